@@ -1,0 +1,192 @@
+// The error taxonomy (seed 003 section 5) as data: classes, stable codes, messages, hints.
+// Documentation (ABI.md's error table) is generated from this file and checked in CI.
+
+/** The nine error classes. The prefix of every code names its class. */
+export const ERROR_CLASSES = {
+  'I-REQ': { meaning: 'Invalid request: schema violations, missing fields, bad types.', status: 'invalid_request', retryable: false },
+  'A-AUTH': { meaning: 'Authorization: the policy or an allowlist refuses it.', status: 'terminal_error', retryable: false },
+  'P-PRECOND': { meaning: 'A precondition is not met (missing resource, bad configuration).', status: 'terminal_error', retryable: false },
+  'R-TIMEOUT': { meaning: 'The deadline passed. Retryable only for pure and idempotent tools.', status: 'retryable_error', retryable: true },
+  'R-UPSTREAM': { meaning: 'A transient upstream failure. Retry with backoff.', status: 'retryable_error', retryable: true },
+  'R-CAP': { meaning: 'Capacity or rate limit. Retry after `retry_after_ms`.', status: 'retryable_error', retryable: true },
+  'S-TOOL': { meaning: 'The tool faulted. Faults of a sandboxed guest are deterministic, so a retry cannot help unless marked retryable.', status: 'terminal_error', retryable: false },
+  'C-CONTRACT': { meaning: 'Contract mismatch between caller and tool (unknown tool, version, output shape).', status: 'terminal_error', retryable: false },
+  'D-DATA': { meaning: 'Data integrity or quality violation (checksum mismatch, malformed content).', status: 'terminal_error', retryable: false },
+} as const;
+
+export type ErrorClass = keyof typeof ERROR_CLASSES;
+
+/** One entry of the taxonomy. `retryable` overrides the class default where set. */
+export interface ErrorSpec {
+  readonly message: string;
+  readonly hint: string;
+  readonly retryable?: boolean;
+}
+
+/** Every error code the host itself produces. Codes are stable: never renamed, never reused. */
+export const ERROR_CODES = {
+  'I-REQ-ENVELOPE': {
+    message: 'The request envelope is malformed.',
+    hint: 'Fix the fields listed in details.violations; see abi/schemas/request-envelope.json.',
+  },
+  'I-REQ-JSON': {
+    message: 'The input is not valid JSON.',
+    hint: 'Pass a JSON object, e.g. --input \'{"sequence":"ACGT"}\'.',
+  },
+  'I-REQ-INPUT': {
+    message: "The input does not match the tool's input schema.",
+    hint: "Fix the fields listed in details.violations; `helix tools --json` shows each tool's inputSchema.",
+  },
+  'I-REQ-INPUT-SIZE': {
+    message: 'The input is larger than the tool accepts.',
+    hint: 'Send less data inline, or import it as an artifact and pass its id.',
+  },
+  'A-AUTH-TOOL-DENIED': {
+    message: 'The policy does not allow this tool.',
+    hint: "Add the tool id to the policy's tools.allow list.",
+  },
+  'A-AUTH-CAPABILITY-NOT-GRANTED': {
+    message: 'The tool asks for capabilities the policy does not grant it.',
+    hint: "Grant the capabilities in the policy's grants for this tool, or remove them from the manifest.",
+  },
+  'A-AUTH-FORBIDDEN': {
+    message: 'forbidden',
+    hint: "Add the capability to the manifest's capabilities.allow and grant it in the policy.",
+  },
+  'P-PRECOND-MANIFEST-INVALID': {
+    message: 'One or more toolpacks violate the ABI; the host refuses to start.',
+    hint: 'Fix every violation listed (file: field: reason), then run `helix validate`.',
+  },
+  'P-PRECOND-POLICY-INVALID': {
+    message: 'The policy file is invalid.',
+    hint: 'Fix the fields listed in details.violations; see abi/schemas/policy.json.',
+  },
+  'P-PRECOND-PLUGINS-DIR': {
+    message: 'The plugins directory cannot be read.',
+    hint: 'Pass an existing directory with --plugins, or omit it to use the bundled plugins.',
+  },
+  'P-PRECOND-HOST-CLOSED': {
+    message: 'The host is closed.',
+    hint: 'Create a new host; a closed host accepts no calls.',
+  },
+  'R-TIMEOUT-001': {
+    message: 'The call did not finish before its deadline.',
+    hint: "Raise timeout_ms (up to the tool's timeoutMs and the policy ceiling) or send less work.",
+  },
+  'R-CAP-QUEUE-FULL': {
+    message: 'The host has too many calls waiting.',
+    hint: 'Retry after details.retry_after_ms.',
+  },
+  'R-CAP-CALL-LIMIT': {
+    message: 'The tool made more capability calls than its limit.',
+    hint: 'Raise limits.maxCapabilityCalls within the policy ceiling, or batch the work in fewer calls.',
+    retryable: false,
+  },
+  'S-TOOL-TRAP': {
+    message: 'The tool trapped.',
+    hint: "Report it to the tool's author with the input; details carry the trap and any panic message.",
+  },
+  'S-TOOL-STACK-OVERFLOW': {
+    message: 'The tool exhausted its call stack.',
+    hint: 'The tool recursed too deeply for this input; report it to its author.',
+  },
+  'S-TOOL-FUEL-EXHAUSTED': {
+    message: 'The tool used up its fuel (instruction budget).',
+    hint: "Send less work, or raise limits.fuel in the manifest (the policy ceiling caps it).",
+  },
+  'S-TOOL-BAD-POINTER': {
+    message: 'The tool returned a pointer or length outside its memory.',
+    hint: 'The module breaks ABI-CALL-004; report it to its author.',
+  },
+  'S-TOOL-OUTPUT-TOO-LARGE': {
+    message: 'The tool returned more bytes than its output limit.',
+    hint: 'Write large results as artifacts, or raise limits.maxOutputBytes within the policy ceiling.',
+  },
+  'S-TOOL-OUTPUT-ENCODING': {
+    message: 'The tool output is not valid UTF-8.',
+    hint: 'The module breaks ABI-OUTPUT-001; report it to its author.',
+  },
+  'S-TOOL-OUTPUT-JSON': {
+    message: 'The tool output is not valid JSON.',
+    hint: 'The module breaks ABI-OUTPUT-001; report it to its author.',
+  },
+  'S-TOOL-OUTPUT-ENVELOPE': {
+    message: 'The tool output is not a valid output envelope.',
+    hint: 'The module breaks ABI-OUTPUT-002; report it to its author.',
+  },
+  'S-TOOL-INSTANTIATE': {
+    message: 'The tool module could not be instantiated.',
+    hint: 'The module failed while starting; report it to its author with details.',
+  },
+  'S-TOOL-WORKER-LOST': {
+    message: 'The worker running the tool stopped unexpectedly.',
+    hint: 'Retry once; if it repeats, report it with the host logs.',
+    retryable: true,
+  },
+  'C-CONTRACT-TOOL-UNKNOWN': {
+    message: 'No tool with this id is loaded.',
+    hint: '`helix tools` lists the loaded tools.',
+  },
+  'C-CONTRACT-VERSION-NO-MATCH': {
+    message: 'No loaded version of the tool satisfies the requested range.',
+    hint: 'Request one of the versions in details.available.',
+  },
+  'C-CONTRACT-VERSION-AMBIGUOUS': {
+    message: 'The version range matches more than one major version.',
+    hint: 'Pin a major version, e.g. "1.x"; majors differ in contract.',
+  },
+  'C-CONTRACT-FN-UNKNOWN': {
+    message: 'The tool has no function with this name.',
+    hint: 'Omit fn, or use the function named in details.available.',
+  },
+  'C-CONTRACT-OUTPUT-SCHEMA': {
+    message: "The tool's output does not match its output schema.",
+    hint: "The tool breaks its own contract; report it to its author with details.violations.",
+  },
+  'D-DATA-DIGEST-MISMATCH': {
+    message: 'Bytes do not match their recorded digest.',
+    hint: 'Rebuild the module (`npm run build`) or restore the original bytes.',
+  },
+} as const satisfies Record<string, ErrorSpec>;
+
+/** A code the host produces. */
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** Guests may use any code of a known class with their own subcode, e.g. `D-DATA-FORMAT`. */
+export const ERROR_CODE_PATTERN =
+  /^(I-REQ|A-AUTH|P-PRECOND|R-TIMEOUT|R-UPSTREAM|R-CAP|S-TOOL|C-CONTRACT|D-DATA)-[A-Z0-9]+(?:-[A-Z0-9]+)*$/;
+
+/** The four outcomes of seed 003: every response has exactly one. */
+export type ResponseStatus = 'success' | 'retryable_error' | 'terminal_error' | 'invalid_request';
+
+/** Determinism class of a tool (seed 003 section 6). */
+export type Determinism = 'pure' | 'idempotent' | 'side_effectful';
+
+/** The class of a code, or undefined when the code does not follow the taxonomy. */
+export function errorClassOf(code: string): ErrorClass | undefined {
+  if (!ERROR_CODE_PATTERN.test(code)) return undefined;
+  const cls = Object.keys(ERROR_CLASSES).find((c) => code.startsWith(`${c}-`));
+  return cls as ErrorClass | undefined;
+}
+
+/** Whether a code is retryable: the code's own flag, else its class default. */
+export function isRetryable(code: string, determinism: Determinism = 'pure'): boolean {
+  const cls = errorClassOf(code);
+  if (cls === undefined) return false;
+  // Timeouts are safe to retry only when a second attempt cannot duplicate an effect.
+  if (cls === 'R-TIMEOUT') return determinism !== 'side_effectful';
+  const spec = (ERROR_CODES as Record<string, ErrorSpec>)[code];
+  return spec?.retryable ?? ERROR_CLASSES[cls].retryable;
+}
+
+/** The response status for an error code (seed 003: exactly one of four outcomes). */
+export function statusForCode(code: string, determinism: Determinism = 'pure'): Exclude<ResponseStatus, 'success'> {
+  const cls = errorClassOf(code);
+  if (cls === 'I-REQ') return 'invalid_request';
+  return isRetryable(code, determinism) ? 'retryable_error' : 'terminal_error';
+}
+
+/** The taxonomy entry for a host code. */
+export function errorSpec(code: ErrorCode): ErrorSpec {
+  return ERROR_CODES[code];
+}

@@ -1,0 +1,47 @@
+// The operator's policy (`helix.policy.yaml`, DESIGN.md section 7) as a zod schema. Deny by
+// default: a tool runs only if allowed, and a capability only if both manifest and policy say so.
+import { z } from 'zod';
+
+/** A tool id pattern: an exact id, a prefix ending in `.*`, or `*` for every tool. */
+export const TOOL_PATTERN = /^(?:\*|[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)*(?:\.\*)?)$/;
+/** A capability pattern: an exact name (`kv.get`) or a family (`kv.*`). */
+export const CAPABILITY_PATTERN = /^[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*(?:\.\*)?$/;
+
+const positiveInt = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+
+/** Upper bounds on what any manifest or request may ask for. */
+export const PolicyCeilingsSchema = z.strictObject({
+  fuel: positiveInt.default(10_000_000_000),
+  maxMemoryPages: z.number().int().min(1).max(65_536).default(1024),
+  timeoutMs: positiveInt.max(86_400_000).default(120_000),
+  maxInputBytes: positiveInt.default(16 * 1024 * 1024),
+  maxOutputBytes: positiveInt.default(16 * 1024 * 1024),
+  maxCapabilityCalls: z.number().int().min(0).max(1_000_000).default(10_000),
+});
+export type PolicyCeilings = z.infer<typeof PolicyCeilingsSchema>;
+
+/** The policy document. Unknown keys are refused, so a typo cannot silently widen access. */
+export const PolicySchema = z.strictObject({
+  version: z.literal(1),
+  tools: z.strictObject({
+    allow: z.array(z.string().regex(TOOL_PATTERN, 'must be a tool id, a prefix such as seq.*, or *')).default([]),
+  }),
+  grants: z
+    .record(
+      z.string().regex(TOOL_PATTERN, 'must be a tool id, a prefix such as seq.*, or *'),
+      z.array(z.string().regex(CAPABILITY_PATTERN, 'must be a capability name or family such as kv.*')),
+    )
+    .default({}),
+  ceilings: PolicyCeilingsSchema.default(() => PolicyCeilingsSchema.parse({})),
+  paths: z
+    .strictObject({
+      importRoots: z.array(z.string().min(1)).default([]),
+      exportRoots: z.array(z.string().min(1)).default([]),
+    })
+    .default({ importRoots: [], exportRoots: [] }),
+});
+export type PolicyInput = z.input<typeof PolicySchema>;
+export type Policy = z.infer<typeof PolicySchema>;
+
+/** Capabilities that a wildcard grant never covers: they must be granted by exact name. */
+export const PRIVILEGED_CAPABILITY_FAMILIES = ['docker', 'slurm'] as const;
