@@ -1,0 +1,74 @@
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { tempDir } from '../../test/helpers/toolpack.js';
+import { HelixError } from '../errors.js';
+import { loadPolicy } from './load-policy.js';
+
+const cleanups: Array<() => void> = [];
+afterEach(() => cleanups.splice(0).forEach((c) => c()));
+
+function policyFile(text: string): string {
+  const t = tempDir();
+  cleanups.push(t.cleanup);
+  const file = path.join(t.dir, 'helix.policy.yaml');
+  writeFileSync(file, text);
+  return file;
+}
+
+function violationsOf(fn: () => unknown): string[] {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(HelixError);
+    expect((err as HelixError).code).toBe('P-PRECOND-POLICY-INVALID');
+    return (err as HelixError).details.violations as string[];
+  }
+  throw new Error('expected the policy to be refused');
+}
+
+describe('loadPolicy', () => {
+  it('loads the bundled default with the working directory as its only root', () => {
+    const p = loadPolicy(undefined, { env: { PWD: '/home/someone/project' } });
+    expect(p.source).toBe('(default)');
+    expect(p.policy.tools.allow).toEqual(['*']);
+    expect(p.policy.paths.importRoots).toEqual(['/home/someone/project']);
+    expect(p.hash).toMatch(/^sha256:[0-9a-f]{64}$/);
+  });
+
+  it('hashes the expanded policy, so the same file under another environment hashes differently', () => {
+    const file = policyFile('version: 1\ntools: { allow: ["seq.*"] }\npaths: { importRoots: ["${DATA}"] }\n');
+    const a = loadPolicy(file, { env: { DATA: '/data/a' } });
+    const a2 = loadPolicy(file, { env: { DATA: '/data/a' } });
+    const b = loadPolicy(file, { env: { DATA: '/data/b' } });
+    expect(a.hash).toBe(a2.hash);
+    expect(a.hash).not.toBe(b.hash);
+  });
+
+  it('hashes canonically: key order and formatting do not change the hash', () => {
+    const x = loadPolicy(policyFile('version: 1\ntools:\n  allow: [a.b]\nceilings: { fuel: 5, timeoutMs: 9 }\n'), { env: {} });
+    const y = loadPolicy(policyFile('ceilings: {timeoutMs: 9, fuel: 5}\ntools: {allow: ["a.b"]}\nversion: 1\n'), { env: {} });
+    expect(x.hash).toBe(y.hash);
+  });
+
+  it('uses a default for an unset variable written ${NAME:-default}', () => {
+    const p = loadPolicy(policyFile('version: 1\ntools: { allow: [] }\npaths: { exportRoots: ["${OUT:-/tmp/out}"] }\n'), { env: {} });
+    expect(p.policy.paths.exportRoots).toEqual(['/tmp/out']);
+  });
+
+  it('lists every violation with its field and line', () => {
+    const file = policyFile(['version: 2', 'tools:', '  allow: ["Bad Tool"]', 'ceilings:', '  fuel: -1', 'netwrk: []', 'paths: { importRoots: ["${MISSING}"] }', ''].join('\n'));
+    const v = violationsOf(() => loadPolicy(file, { env: {} }));
+    expect(v.some((s) => s.includes(':1: version:'))).toBe(true);
+    expect(v.some((s) => s.includes(':3: tools.allow[0]:'))).toBe(true);
+    expect(v.some((s) => s.includes(':5: ceilings.fuel:'))).toBe(true);
+    expect(v.some((s) => s.includes('netwrk'))).toBe(true);
+    expect(v.some((s) => s.includes('MISSING is not set'))).toBe(true);
+    expect(v.length).toBeGreaterThanOrEqual(5);
+  });
+
+  it('refuses YAML that does not parse, and a file that does not exist', () => {
+    expect(violationsOf(() => loadPolicy(policyFile('version: [1\n'), { env: {} }))[0]).toMatch(/invalid YAML/);
+    expect(violationsOf(() => loadPolicy('/nonexistent/helix.policy.yaml', { env: {} }))[0]).toMatch(/cannot read the policy file/);
+  });
+});

@@ -1,0 +1,82 @@
+// Policy decisions: which tools run, which capabilities are granted, and the effective limits
+// of a call (the smallest of manifest, request and policy wins).
+import { PRIVILEGED_CAPABILITY_FAMILIES, WASM_PAGE_BYTES, type Policy, type ToolManifest } from '../../abi/index.js';
+
+/** Whether a tool pattern (`*`, `seq.*`, exact id) matches a tool id. */
+export function toolPatternMatches(pattern: string, toolId: string): boolean {
+  if (pattern === '*') return true;
+  if (pattern.endsWith('.*')) return toolId.startsWith(pattern.slice(0, -1));
+  return pattern === toolId;
+}
+
+/** Whether the policy allows a tool to run at all. */
+export function isToolAllowed(policy: Policy, toolId: string): boolean {
+  return policy.tools.allow.some((p) => toolPatternMatches(p, toolId));
+}
+
+function isPrivileged(capability: string): boolean {
+  const family = capability.split('.')[0] ?? '';
+  return (PRIVILEGED_CAPABILITY_FAMILIES as readonly string[]).includes(family);
+}
+
+/** Whether a capability pattern (`kv.get`, `kv.*`) covers a capability name. Wildcards never cover privileged ones. */
+export function capabilityPatternMatches(pattern: string, capability: string): boolean {
+  if (pattern === capability) return true;
+  if (!pattern.endsWith('.*') || isPrivileged(capability)) return false;
+  return capability.startsWith(pattern.slice(0, -1));
+}
+
+/** Whether the policy grants `capability` to `toolId`. */
+export function isCapabilityGranted(policy: Policy, toolId: string, capability: string): boolean {
+  return Object.entries(policy.grants).some(
+    ([toolPattern, caps]) => toolPatternMatches(toolPattern, toolId) && caps.some((c) => capabilityPatternMatches(c, capability)),
+  );
+}
+
+/** The manifest's requested capabilities that the policy does not grant. */
+export function ungrantedCapabilities(policy: Policy, manifest: ToolManifest): string[] {
+  return manifest.capabilities.allow.filter((c) => !isCapabilityGranted(policy, manifest.id, c));
+}
+
+/** The limits a call runs under. */
+export interface EffectiveLimits {
+  readonly fuel: number;
+  readonly maxMemoryPages: number;
+  readonly timeoutMs: number;
+  readonly maxInputBytes: number;
+  readonly maxOutputBytes: number;
+  readonly maxCapabilityCalls: number;
+}
+
+/** What a request may ask for (seed 003 constraints). */
+export interface RequestedLimits {
+  readonly timeoutMs?: number | undefined;
+  readonly deadlineUnixMs?: number | undefined;
+  readonly memoryMbLimit?: number | undefined;
+}
+
+/** The manifest's limits capped by the policy's ceilings (load-time view, no request). */
+export function toolLimits(policy: Policy, manifest: ToolManifest): EffectiveLimits {
+  const c = policy.ceilings;
+  const l = manifest.limits;
+  return {
+    fuel: Math.min(l.fuel ?? c.fuel, c.fuel),
+    maxMemoryPages: Math.min(l.maxMemoryPages ?? c.maxMemoryPages, c.maxMemoryPages),
+    timeoutMs: Math.min(manifest.timeoutMs, c.timeoutMs),
+    maxInputBytes: Math.min(l.maxInputBytes, c.maxInputBytes),
+    maxOutputBytes: Math.min(l.maxOutputBytes, c.maxOutputBytes),
+    maxCapabilityCalls: Math.min(l.maxCapabilityCalls ?? c.maxCapabilityCalls, c.maxCapabilityCalls),
+  };
+}
+
+/** The limits of one call: the tool's limits narrowed by what the request asks (never widened). */
+export function callLimits(tool: EffectiveLimits, req: RequestedLimits, nowUnixMs: number): EffectiveLimits {
+  let timeoutMs = tool.timeoutMs;
+  if (req.timeoutMs !== undefined) timeoutMs = Math.min(timeoutMs, req.timeoutMs);
+  if (req.deadlineUnixMs !== undefined) timeoutMs = Math.min(timeoutMs, req.deadlineUnixMs - nowUnixMs);
+  let maxMemoryPages = tool.maxMemoryPages;
+  if (req.memoryMbLimit !== undefined) {
+    maxMemoryPages = Math.min(maxMemoryPages, Math.max(1, Math.floor((req.memoryMbLimit * 1024 * 1024) / WASM_PAGE_BYTES)));
+  }
+  return { ...tool, timeoutMs, maxMemoryPages };
+}
