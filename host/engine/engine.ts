@@ -1,0 +1,248 @@
+// The engine: compiled modules by digest and memory cap, a pool of sandbox workers (lanes on
+// piscina threads), a FIFO queue, and the deadline: a call that overruns has its worker
+// terminated, and a new worker takes its place.
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
+import { DEFAULT_ENTRYPOINT } from '../../abi/index.js';
+import type { LoadedTool } from '../loader/load-toolpacks.js';
+import { packageRoot } from '../paths.js';
+import type { EffectiveLimits } from '../policy/rules.js';
+import { instrumentModule } from '../wasm/index.js';
+import { Lane } from './lane.js';
+import type { ExecuteFault, ExecuteResult, ExecuteTask, LaneStart } from './protocol.js';
+
+/** Options of createEngine; every one has a default. */
+export interface EngineOptions {
+  /** Most worker threads; default the number of CPUs. */
+  readonly maxThreads?: number;
+  /** Workers kept warm; default 1. */
+  readonly minThreads?: number;
+  /** Most calls waiting for a worker before new ones get R-CAP-QUEUE-FULL; default 10 000. */
+  readonly maxQueue?: number;
+  /**
+   * Reuse an instance by restoring its post-start snapshot when that is provably the same as a
+   * fresh instance (ABI-CALL-001); default true. False gives every call a new instance.
+   */
+  readonly recycleInstances?: boolean;
+}
+
+/** EngineOptions with defaults applied and checked. */
+export interface EngineConfig {
+  readonly maxThreads: number;
+  readonly minThreads: number;
+  readonly maxQueue: number;
+  readonly recycleInstances: boolean;
+}
+
+/** One call for the engine. */
+export interface ExecuteRequest {
+  readonly tool: LoadedTool;
+  readonly input: Uint8Array;
+  readonly limits: EffectiveLimits;
+}
+
+/** Runs guest calls in isolated workers. */
+export interface Engine {
+  readonly config: EngineConfig;
+  /** Runs one call; resolves with the guest's result or a classified fault, never rejects for guest behaviour. */
+  execute(request: ExecuteRequest): Promise<ExecuteResult>;
+  /** Stops every worker. */
+  close(): Promise<void>;
+}
+
+/** Normalises and checks engine options; errors name the option path. */
+export function resolveEngineConfig(options: EngineOptions = {}): EngineConfig {
+  const cpus = Math.max(1, availableParallelism());
+  const config: EngineConfig = {
+    maxThreads: options.maxThreads ?? cpus,
+    minThreads: options.minThreads ?? 1,
+    maxQueue: options.maxQueue ?? 10_000,
+    recycleInstances: options.recycleInstances ?? true,
+  };
+  if (typeof config.recycleInstances !== 'boolean') throw new TypeError(`options.engine.recycleInstances must be a boolean, got ${String(config.recycleInstances)}`);
+  for (const [name, value] of Object.entries(config)) {
+    if (name === 'recycleInstances') continue;
+    if (!Number.isInteger(value) || value < (name === 'minThreads' ? 0 : 1)) {
+      throw new TypeError(`options.engine.${name} must be a ${name === 'minThreads' ? 'non-negative' : 'positive'} integer, got ${String(value)}`);
+    }
+  }
+  if (config.minThreads > config.maxThreads) {
+    throw new TypeError(`options.engine.minThreads (${config.minThreads}) must not exceed options.engine.maxThreads (${config.maxThreads})`);
+  }
+  return config;
+}
+
+/** Where the compiled worker lives: beside this file, or in dist/ when running from sources (tests). */
+function workerFile(): string {
+  const sibling = fileURLToPath(new URL('./worker.js', import.meta.url));
+  if (existsSync(sibling)) return sibling;
+  const built = path.join(packageRoot(), 'dist', 'host', 'engine', 'worker.js');
+  if (existsSync(built)) return built;
+  throw new Error(`The sandbox worker is not built (looked for ${sibling} and ${built}); run npm run build.`);
+}
+
+interface Variant {
+  readonly key: string;
+  readonly module: WebAssembly.Module;
+  readonly recyclable: boolean;
+  readonly hasStart: boolean;
+  readonly globalExports: readonly string[];
+}
+
+/** A call waiting for, or running on, a lane. */
+interface Job {
+  readonly task: ExecuteTask;
+  readonly module: WebAssembly.Module;
+  readonly timeoutMs: number;
+  readonly resolve: (result: ExecuteResult) => void;
+  timer?: NodeJS.Timeout;
+  lane?: Lane;
+  done: boolean;
+}
+
+/** Creates an engine; `minThreads` workers start at once. */
+export function createEngine(options: EngineOptions = {}): Engine {
+  const config = resolveEngineConfig(options);
+  // Each worker runs one long-lived `serve` task (a lane), so piscina's per-task queue,
+  // timing histograms and atomics wake-ups are not on the call path; piscina starts,
+  // terminates (on a deadline) and replaces the threads.
+  const pool = new Piscina<LaneStart, string>({
+    filename: workerFile(),
+    minThreads: config.minThreads,
+    maxThreads: config.maxThreads,
+    idleTimeout: 2 ** 31 - 1,
+    recordTiming: false,
+    atomics: 'disabled',
+  });
+  const variants = new Map<string, Promise<Variant>>();
+  const lanes = new Set<Lane>();
+  const idle: Lane[] = [];
+  const queue: Job[] = [];
+  let closed = false;
+
+  const onLaneEnd = (lane: Lane): void => {
+    lanes.delete(lane);
+    const i = idle.indexOf(lane);
+    if (i !== -1) idle.splice(i, 1);
+    // A dead lane frees a slot: a queued call may start on a replacement.
+    if (!closed && queue.length > 0) dispatch(queue.shift()!);
+  };
+  const newLane = (): Lane => {
+    const lane = new Lane(pool, onLaneEnd);
+    lanes.add(lane);
+    return lane;
+  };
+  for (let i = 0; i < config.minThreads; i++) idle.push(newLane());
+
+  const finish = (job: Job, result: ExecuteResult): void => {
+    if (job.done) return;
+    job.done = true;
+    clearTimeout(job.timer);
+    job.resolve(result);
+  };
+  const release = (lane: Lane): void => {
+    if (lane.dead || closed) return;
+    const next = queue.shift();
+    if (next !== undefined) start(next, lane);
+    else idle.push(lane);
+  };
+  const start = (job: Job, lane: Lane): void => {
+    job.lane = lane;
+    void lane.run(job.task, job.module).then((outcome) => {
+      if (job.done) return;
+      if (outcome.kind === 'lost') {
+        finish(job, engineFault('S-TOOL-WORKER-LOST', `The worker running the call stopped: ${outcome.message}`, { error: outcome.message }));
+      } else if (outcome.reply.kind === 'host-error') {
+        finish(job, engineFault('S-TOOL-WORKER-LOST', 'The worker failed while serving the call.', { error: outcome.reply.message }));
+      } else {
+        finish(job, outcome.reply);
+      }
+      release(lane);
+    });
+  };
+  const dispatch = (job: Job): void => {
+    const lane = idle.pop() ?? (lanes.size < config.maxThreads ? newLane() : undefined);
+    if (lane !== undefined) {
+      start(job, lane);
+    } else if (queue.length >= config.maxQueue) {
+      finish(job, engineFault('R-CAP-QUEUE-FULL', `${config.maxQueue} calls are already waiting.`, { retry_after_ms: 100, max_queue: config.maxQueue }));
+    } else {
+      queue.push(job);
+    }
+  };
+  const onDeadline = (job: Job): void => {
+    if (job.done) return;
+    if (job.lane !== undefined) {
+      // The guest may be in an endless loop: only stopping its thread is safe.
+      job.lane.kill();
+    } else {
+      const i = queue.indexOf(job);
+      if (i !== -1) queue.splice(i, 1);
+    }
+    finish(job, engineFault('R-TIMEOUT-001', `The call did not finish within ${job.timeoutMs} ms${job.lane === undefined ? ' (it was still waiting for a worker)' : '; its worker was stopped'}.`, { timeout_ms: job.timeoutMs, phase: job.lane === undefined ? 'queue' : 'run' }));
+  };
+
+  // The loader compiled each module for the tool's own memory cap; a request asking for less
+  // memory needs its own instrumented variant, compiled once and kept.
+  const variantFor = (tool: LoadedTool, cap: number): Promise<Variant> => {
+    const key = `${tool.manifest.digest}:${cap}`;
+    let v = variants.get(key);
+    if (v === undefined) {
+      if (cap === tool.limits.maxMemoryPages) {
+        const m = tool.module;
+        v = Promise.resolve({ key, module: m.compiled, recyclable: m.instrumented.recyclable, hasStart: m.instrumented.hasStart, globalExports: m.instrumented.globalExports });
+      } else {
+        const inst = instrumentModule(tool.module.bytes, { maxMemoryPages: cap });
+        v = WebAssembly.compile(inst.bytes).then((module) => ({ key, module, recyclable: inst.recyclable, hasStart: inst.hasStart, globalExports: inst.globalExports }));
+      }
+      variants.set(key, v);
+    }
+    return v;
+  };
+
+  return {
+    config,
+    async execute({ tool, input, limits }) {
+      if (closed) return engineFault('S-TOOL-WORKER-LOST', 'The engine is closed.', {});
+      let variant: Variant;
+      try {
+        variant = await variantFor(tool, limits.maxMemoryPages);
+      } catch (err) {
+        return engineFault('S-TOOL-INSTANTIATE', `The module cannot run under a memory cap of ${limits.maxMemoryPages} pages: ${(err as Error).message}`, { max_memory_pages: limits.maxMemoryPages });
+      }
+      const task: ExecuteTask = {
+        kind: 'execute',
+        key: variant.key,
+        recyclable: variant.recyclable && config.recycleInstances,
+        hasStart: variant.hasStart,
+        globalExports: variant.globalExports,
+        entrypoint: tool.manifest.entrypoint ?? DEFAULT_ENTRYPOINT,
+        input,
+        fuel: limits.fuel,
+        maxOutputBytes: limits.maxOutputBytes,
+        maxMemoryPages: limits.maxMemoryPages,
+        maxCapabilityCalls: limits.maxCapabilityCalls,
+        capabilityAllow: tool.manifest.capabilities.allow,
+      };
+      return new Promise<ExecuteResult>((resolve) => {
+        const job: Job = { task, module: variant.module, timeoutMs: limits.timeoutMs, resolve, done: false };
+        job.timer = setTimeout(() => onDeadline(job), Math.max(0, limits.timeoutMs));
+        dispatch(job);
+      });
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const job of queue.splice(0)) finish(job, engineFault('S-TOOL-WORKER-LOST', 'The engine closed before the call ran.', {}));
+      await Promise.all([...lanes].map((lane) => lane.shutdown()));
+      await pool.destroy();
+    },
+  };
+}
+
+function engineFault(code: ExecuteFault['code'], message: string, details: Record<string, unknown>): ExecuteFault {
+  return { kind: 'fault', code, message, details, fuelUsed: 0, memoryPages: 0, recycled: false };
+}

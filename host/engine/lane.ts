@@ -1,0 +1,94 @@
+// The main thread's end of one worker: a lane. piscina runs the worker's long-lived `serve`
+// task; the lane posts tasks on a MessagePort, wakes the worker through a shared control word,
+// and waits for the reply with Atomics.waitAsync, so a call costs one promise wake here.
+import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
+import type { Piscina } from 'piscina';
+import { LANE_REQ, LANE_REQUEST, LANE_RES, LANE_SHUTDOWN, type ExecuteTask, type LaneReply, type LaneStart } from './protocol.js';
+
+/** How a task sent on a lane ended. */
+export type LaneOutcome = { readonly kind: 'reply'; readonly reply: LaneReply } | { readonly kind: 'lost'; readonly message: string };
+
+/** One worker thread serving one task at a time. */
+export class Lane {
+  readonly #words: Int32Array;
+  readonly #port: MessagePort;
+  readonly #abort = new AbortController();
+  /** Module keys this worker already holds, so each module crosses once per worker. */
+  readonly #known = new Set<string>();
+  #pending: ((outcome: LaneOutcome) => void) | undefined;
+  #dead = false;
+  /** Settles when the worker has stopped, for whatever reason. */
+  readonly ended: Promise<void>;
+
+  constructor(pool: Piscina<LaneStart, string>, onEnd: (lane: Lane) => void) {
+    const control = new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT);
+    const { port1, port2 } = new MessageChannel();
+    this.#words = new Int32Array(control);
+    this.#port = port1;
+    this.ended = pool.run({ control, port: port2 }, { transferList: [port2] as never, signal: this.#abort.signal }).then(
+      () => this.#end('the worker stopped'),
+      (err: unknown) => this.#end(err instanceof Error ? err.message : String(err)),
+    );
+    void this.ended.then(() => onEnd(this));
+  }
+
+  /** Whether the worker is gone (killed, crashed or shut down). */
+  get dead(): boolean {
+    return this.#dead;
+  }
+
+  /** Sends `task`; settles with the worker's reply, or `lost` if the worker dies first. */
+  run(task: ExecuteTask, module: WebAssembly.Module): Promise<LaneOutcome> {
+    if (this.#dead) return Promise.resolve({ kind: 'lost', message: 'the worker had stopped' });
+    const message: ExecuteTask = this.#known.has(task.key) ? task : { ...task, module };
+    this.#known.add(task.key);
+    return new Promise((resolve) => {
+      this.#pending = resolve;
+      this.#port.postMessage(message);
+      Atomics.store(this.#words, LANE_RES, 0);
+      Atomics.store(this.#words, LANE_REQ, LANE_REQUEST);
+      Atomics.notify(this.#words, LANE_REQ);
+      const waited = Atomics.waitAsync(this.#words, LANE_RES, 0);
+      if (waited.async) void waited.value.then(() => this.#collect());
+      else this.#collect();
+    });
+  }
+
+  /** Terminates the worker now (a deadline passed); the pending call is abandoned. */
+  kill(): void {
+    if (this.#dead) return;
+    this.#dead = true;
+    this.#pending = undefined;
+    // Release our own waiter so no promise is left parked on the control word.
+    Atomics.store(this.#words, LANE_RES, 1);
+    Atomics.notify(this.#words, LANE_RES);
+    this.#abort.abort();
+  }
+
+  /** Asks the worker to finish its loop and waits until it has. */
+  async shutdown(): Promise<void> {
+    if (!this.#dead) {
+      Atomics.store(this.#words, LANE_REQ, LANE_SHUTDOWN);
+      Atomics.notify(this.#words, LANE_REQ);
+    }
+    await this.ended;
+  }
+
+  #collect(): void {
+    if (this.#dead) return;
+    const received = receiveMessageOnPort(this.#port);
+    this.#settle(received === undefined ? { kind: 'lost', message: 'the worker woke without a reply' } : { kind: 'reply', reply: received.message as LaneReply });
+  }
+
+  #settle(outcome: LaneOutcome): void {
+    const pending = this.#pending;
+    this.#pending = undefined;
+    pending?.(outcome);
+  }
+
+  #end(message: string): void {
+    this.#dead = true;
+    this.#settle({ kind: 'lost', message });
+    this.#port.close();
+  }
+}

@@ -1,0 +1,84 @@
+// The protocol between the engine (main thread) and its sandbox workers. Each worker serves
+// one lane: messages travel on a MessagePort but are received synchronously
+// (receiveMessageOnPort), and a shared Int32Array of control words wakes each side with
+// Atomics, so a call costs no event-loop turn in the worker and one promise wake on the main
+// thread. Both sides import these types; messages are not re-parsed with zod because both ends
+// are host code: the guest's bytes are parsed where they enter, in the worker.
+import type { MessagePort } from 'node:worker_threads';
+import type { ErrorCode, GuestOutput } from '../../abi/index.js';
+
+/** Run one call of a compiled module in a fresh (or provably equivalent recycled) instance. */
+export interface ExecuteTask {
+  readonly kind: 'execute';
+  /** Cache key of the compiled module: digest and memory cap. */
+  readonly key: string;
+  /** Sent only the first time a worker sees `key`; the worker keeps it. */
+  readonly module?: WebAssembly.Module;
+  /** Whether restoring memory and globals from a post-start snapshot equals a fresh instance. */
+  readonly recyclable: boolean;
+  readonly hasStart: boolean;
+  /** Exported mutable globals to snapshot and restore (instrumentation adds them). */
+  readonly globalExports: readonly string[];
+  readonly entrypoint: string;
+  /** The input, UTF-8 JSON. */
+  readonly input: Uint8Array;
+  readonly fuel: number;
+  readonly maxOutputBytes: number;
+  readonly maxMemoryPages: number;
+  readonly maxCapabilityCalls: number;
+  /** The manifest's capability allowlist. */
+  readonly capabilityAllow: readonly string[];
+}
+
+/** A task with its module resolved, as the sandbox runs it. */
+export type RunnableTask = ExecuteTask & { readonly module: WebAssembly.Module };
+
+/** Measurements every result carries. */
+export interface ExecuteMeasures {
+  readonly fuelUsed: number;
+  readonly memoryPages: number;
+  /** Whether the call ran on a recycled instance (for benchmarks and tests). */
+  readonly recycled: boolean;
+}
+
+/** The guest returned a valid output envelope. */
+export interface ExecuteOutput extends ExecuteMeasures {
+  readonly kind: 'output';
+  readonly output: GuestOutput;
+}
+
+/** The guest faulted; the fault is already classified with a taxonomy code. */
+export interface ExecuteFault extends ExecuteMeasures {
+  readonly kind: 'fault';
+  readonly code: ErrorCode;
+  readonly message: string;
+  readonly details: Record<string, unknown>;
+}
+
+/** What a worker answers for an ExecuteTask. */
+export type ExecuteResult = ExecuteOutput | ExecuteFault;
+
+/** A host-side failure while serving a task (a bug, not guest behaviour). */
+export interface ExecuteHostError {
+  readonly kind: 'host-error';
+  readonly message: string;
+}
+
+/** Everything a worker posts back for a task. */
+export type LaneReply = ExecuteResult | ExecuteHostError;
+
+/** What the piscina task that starts a lane carries. */
+export interface LaneStart {
+  /** Control words, see LANE_*. */
+  readonly control: SharedArrayBuffer;
+  /** The worker's end of the lane's MessageChannel. */
+  readonly port: MessagePort;
+}
+
+/** Control word: 0 idle, LANE_REQUEST when a task waits on the port, LANE_SHUTDOWN to stop. */
+export const LANE_REQ = 0;
+/** Control word: set to LANE_REPLY by the worker when its reply is on the port. */
+export const LANE_RES = 1;
+export const LANE_REQUEST = 1;
+export const LANE_SHUTDOWN = 2;
+export const LANE_REPLY = 1;

@@ -1,0 +1,31 @@
+// The sandbox worker: piscina starts it with one long-running task, `serve`, which is a small
+// reactor: wait on the lane's control word, take the task from the port, run it in the
+// Sandbox, post the reply, wake the main thread. Compiled modules are kept per key.
+import { receiveMessageOnPort } from 'node:worker_threads';
+import { LANE_REPLY, LANE_REQ, LANE_RES, LANE_SHUTDOWN, type ExecuteTask, type LaneReply, type LaneStart } from './protocol.js';
+import { Sandbox } from './sandbox.js';
+
+/** piscina's entry point: serves the lane until told to shut down. */
+export default function serve({ control, port }: LaneStart): string {
+  const words = new Int32Array(control);
+  const sandbox = new Sandbox();
+  const modules = new Map<string, WebAssembly.Module>();
+  for (;;) {
+    Atomics.wait(words, LANE_REQ, 0);
+    if (Atomics.exchange(words, LANE_REQ, 0) === LANE_SHUTDOWN) return 'shutdown';
+    const received = receiveMessageOnPort(port);
+    if (received === undefined) continue;
+    const task = received.message as ExecuteTask;
+    let reply: LaneReply;
+    try {
+      if (task.module !== undefined) modules.set(task.key, task.module);
+      const module = modules.get(task.key);
+      reply = module === undefined ? { kind: 'host-error', message: `worker has no module for ${task.key}` } : sandbox.run({ ...task, module });
+    } catch (err) {
+      reply = { kind: 'host-error', message: err instanceof Error ? (err.stack ?? err.message) : String(err) };
+    }
+    port.postMessage(reply);
+    Atomics.store(words, LANE_RES, LANE_REPLY);
+    Atomics.notify(words, LANE_RES);
+  }
+}

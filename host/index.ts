@@ -1,0 +1,9 @@
+// The public API of the Helix host: create a host, call tools, load and check toolpacks.
+export { createHost, type Host, type HostOptions } from './host.js';
+export { bundledPluginsDir, packageRoot } from './paths.js';
+export { HelixError, isHelixError, type HelixErrorOptions } from './errors.js';
+export { loadToolpacks, loadToolpacksOrThrow, findManifests, type LoadedTool, type LoadResult } from './loader/load-toolpacks.js';
+export { formatViolation, type Violation } from './loader/violation.js';
+export { loadPolicy, type LoadedPolicy } from './policy/load-policy.js';
+export { createEngine, resolveEngineConfig, type Engine, type EngineOptions, type EngineConfig } from './engine/engine.js';
+export type { EffectiveLimits } from './policy/rules.js';

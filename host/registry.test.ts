@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { HelixError } from './errors.js';
+import type { LoadedTool } from './loader/load-toolpacks.js';
+import { ToolRegistry } from './registry.js';
+
+// The registry reads only manifest.id and manifest.version of a loaded tool.
+const tool = (id: string, version: string) => ({ manifest: { id, version } }) as unknown as LoadedTool;
+const registry = new ToolRegistry([tool('seq.stats', '1.0.0'), tool('seq.stats', '1.2.0'), tool('seq.stats', '2.0.0'), tool('seq.revcomp', '0.3.1')]);
+
+function codeOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (err) {
+    return (err as HelixError).code;
+  }
+  return 'none';
+}
+
+describe('ToolRegistry.resolve', () => {
+  it('picks the newest version inside the range', () => {
+    expect(registry.resolve('seq.stats', '1.x').manifest.version).toBe('1.2.0');
+    expect(registry.resolve('seq.stats', '~1.0.0').manifest.version).toBe('1.0.0');
+    expect(registry.resolve('seq.stats', '2.0.0').manifest.version).toBe('2.0.0');
+    expect(registry.resolve('seq.revcomp', '*').manifest.version).toBe('0.3.1');
+  });
+
+  it('refuses a range spanning two majors as ambiguous', () => {
+    expect(codeOf(() => registry.resolve('seq.stats', '*'))).toBe('C-CONTRACT-VERSION-AMBIGUOUS');
+    expect(codeOf(() => registry.resolve('seq.stats', '>=1.1.0'))).toBe('C-CONTRACT-VERSION-AMBIGUOUS');
+  });
+
+  it('tells unknown tools, unmatched ranges and malformed ranges apart', () => {
+    expect(codeOf(() => registry.resolve('seq.nope', '*'))).toBe('C-CONTRACT-TOOL-UNKNOWN');
+    expect(codeOf(() => registry.resolve('seq.stats', '3.x'))).toBe('C-CONTRACT-VERSION-NO-MATCH');
+    expect(codeOf(() => registry.resolve('seq.stats', 'latest please'))).toBe('I-REQ-ENVELOPE');
+  });
+
+  it('lists tools by id, newest version first', () => {
+    expect(registry.list().map((t) => `${t.manifest.id}@${t.manifest.version}`)).toEqual(['seq.revcomp@0.3.1', 'seq.stats@2.0.0', 'seq.stats@1.2.0', 'seq.stats@1.0.0']);
+  });
+});

@@ -1,0 +1,23 @@
+// Builds response envelopes (seed 003 section 2.2): exactly one of four outcomes, metrics and
+// provenance always present.
+import { statusForCode, type CallMetrics, type Determinism, type ResponseEnvelope, type WireError } from '../abi/index.js';
+
+/** Which build answered, as far as the call got. */
+export interface Provenance {
+  readonly tool_id: string;
+  readonly tool_version: string;
+  readonly digest: string | null;
+}
+
+/** Metrics of a call that never reached a guest. */
+export const ZERO_METRICS: CallMetrics = { duration_ms: 0, fuel_used: 0, memory_peak_pages: 0 };
+
+/** A success envelope. */
+export function successResponse(callId: string, output: unknown, metrics: CallMetrics, provenance: Provenance, warnings: string[] = []): ResponseEnvelope {
+  return { call_id: callId, status: 'success', output, side_effects: [], metrics, provenance, warnings, commit_token: null };
+}
+
+/** An error envelope; the status follows from the code's class and the tool's determinism. */
+export function errorResponse(callId: string, error: WireError, metrics: CallMetrics, provenance: Provenance, determinism: Determinism = 'pure'): ResponseEnvelope {
+  return { call_id: callId, status: statusForCode(error.code, determinism), error, side_effects: [], metrics, provenance, warnings: [], commit_token: null };
+}
