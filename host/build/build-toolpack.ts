@@ -1,0 +1,152 @@
+// Builds toolpacks: compiles a pack's AssemblyScript with asc's programmatic API (no child
+// process), checks the module against the manifest's ABI and pins its sha256 digest.
+
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { loadAsc, type AscOutputStream } from './asc-api.js';
+import { checkModule } from './check-module.js';
+import { moduleDigest, readManifestFields, withDigest } from './manifest-digest.js';
+
+/** What one build produced. */
+export interface BuildToolpackResult {
+  /** Absolute path of the `*.tool.yaml` manifest. */
+  manifestPath: string;
+  /** Absolute path of the compiled module. */
+  modulePath: string;
+  /** `sha256:<hex>` of the module bytes, now written in the manifest. */
+  digest: string;
+  /** True when the manifest's digest was rewritten. */
+  changed: boolean;
+}
+
+/** A toolpack that could not be built; `message` says what and, where known, how to fix it. */
+export class ToolpackBuildError extends Error {
+  override readonly name = 'ToolpackBuildError';
+
+  constructor(
+    message: string,
+    /** The toolpack directory. */
+    readonly dir: string,
+    /** The compiler's diagnostics, when the failure was a compile error. */
+    readonly diagnostics: string = '',
+  ) {
+    super(message);
+  }
+}
+
+/** The name every toolpack manifest ends with. */
+export const MANIFEST_SUFFIX = '.tool.yaml';
+
+// Directories never searched for toolpacks: outputs, dependencies, and hidden folders.
+const SKIPPED_DIRS = new Set(['node_modules', 'build', 'dist']);
+
+/**
+ * Builds the toolpack in `dir`: one `*.tool.yaml` manifest and an `asconfig.json` whose
+ * `outFile` is the manifest's `module`. Writes the module (only when its bytes changed) and the
+ * digest (only when it changed). Throws ToolpackBuildError with the compiler's message on failure.
+ */
+export async function buildToolpack(dir: string): Promise<BuildToolpackResult> {
+  const packDir = path.resolve(dir);
+  const manifestPath = await findManifest(packDir);
+  const manifestText = await readFile(manifestPath, 'utf8');
+  const manifest = wrap(packDir, () => readManifestFields(manifestText, manifestPath));
+  const modulePath = path.resolve(path.dirname(manifestPath), manifest.module);
+  // Without its config asc prints its usage and succeeds, so check first.
+  const configExists = await readFile(path.join(packDir, 'asconfig.json')).then(() => true, () => false);
+  if (!configExists) throw new ToolpackBuildError(`${packDir}: missing asconfig.json (entries, outFile, options)`, packDir);
+
+  const outputs = await compile(packDir);
+  const bytes = outputs.get(modulePath);
+  if (!bytes) {
+    const written = [...outputs.keys()].map((file) => path.relative(packDir, file)).join(', ') || 'nothing';
+    throw new ToolpackBuildError(
+      `${packDir}: asconfig.json must set outFile to the manifest's module (${manifest.module}); the compiler wrote ${written}`,
+      packDir,
+    );
+  }
+  const problems = checkModule(bytes, manifest);
+  if (problems.length > 0) throw new ToolpackBuildError(`${modulePath}: ${problems.join('; ')}`, packDir);
+
+  for (const [file, contents] of outputs) await writeIfDifferent(file, contents);
+  const digest = moduleDigest(bytes);
+  const updated = wrap(packDir, () => withDigest(manifestText, digest, manifestPath));
+  if (updated.changed) await writeFile(manifestPath, updated.text);
+  return { manifestPath, modulePath, digest, changed: updated.changed };
+}
+
+/** Every directory under `root` holding a `*.tool.yaml` manifest, sorted; packs are not searched inside. */
+export async function findToolpackDirs(root: string): Promise<string[]> {
+  const found: string[] = [];
+  async function visit(dir: string): Promise<void> {
+    const entries = await readdir(dir, { withFileTypes: true });
+    if (entries.some((entry) => entry.isFile() && entry.name.endsWith(MANIFEST_SUFFIX))) {
+      found.push(dir);
+      return;
+    }
+    for (const entry of entries) {
+      if (entry.isDirectory() && !entry.name.startsWith('.') && !SKIPPED_DIRS.has(entry.name)) {
+        await visit(path.join(dir, entry.name));
+      }
+    }
+  }
+  await visit(path.resolve(root));
+  return found.sort();
+}
+
+async function findManifest(packDir: string): Promise<string> {
+  let names: string[];
+  try {
+    names = (await readdir(packDir)).filter((name) => name.endsWith(MANIFEST_SUFFIX));
+  } catch (error) {
+    throw new ToolpackBuildError(`${packDir}: cannot read the toolpack directory: ${(error as Error).message}`, packDir);
+  }
+  if (names.length !== 1) {
+    throw new ToolpackBuildError(`${packDir}: expected exactly one *${MANIFEST_SUFFIX} manifest, found ${names.length}`, packDir);
+  }
+  return path.join(packDir, names[0]!);
+}
+
+// Runs asc on the pack's asconfig.json with the pack as base directory, so file names baked
+// into the module (panic locations) are relative and the bytes do not depend on where the
+// repository lives. Outputs are collected in memory and written by the caller.
+async function compile(packDir: string): Promise<Map<string, Uint8Array>> {
+  const asc = await loadAsc();
+  const outputs = new Map<string, Uint8Array>();
+  let diagnostics = '';
+  const decoder = new TextDecoder();
+  const stderr: AscOutputStream = {
+    write: (chunk) => void (diagnostics += typeof chunk === 'string' ? chunk : decoder.decode(chunk)),
+  };
+  const result = await asc.main(['--config', 'asconfig.json', '--baseDir', packDir, '--noColors'], {
+    stdout: { write: () => undefined },
+    stderr,
+    writeFile: (file, contents, baseDir) => {
+      const bytes = typeof contents === 'string' ? new TextEncoder().encode(contents) : contents;
+      outputs.set(path.resolve(baseDir, file), bytes);
+    },
+  });
+  if (result.error) {
+    const text = diagnostics.trim() || result.error.message;
+    // asc's wording for this one names an internal path; say what the author has to do.
+    const hint = text.includes("helixAbort' not found")
+      ? '\nhint: the entry file must `export { alloc, dealloc, helix_panic } from "@helix/sdk-as"`, which also loads the abort handler'
+      : '';
+    throw new ToolpackBuildError(`${packDir}: compile failed:\n${text}${hint}`, packDir, text);
+  }
+  return outputs;
+}
+
+async function writeIfDifferent(file: string, contents: Uint8Array): Promise<void> {
+  const current = await readFile(file).catch(() => undefined);
+  if (current && Buffer.compare(current, contents) === 0) return;
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, contents);
+}
+
+function wrap<T>(packDir: string, run: () => T): T {
+  try {
+    return run();
+  } catch (error) {
+    throw new ToolpackBuildError((error as Error).message, packDir);
+  }
+}

@@ -1,0 +1,100 @@
+// Reads the fields the build needs from a toolpack manifest and pins the module digest into it,
+// editing the YAML document in place so comments, order and formatting survive.
+
+import { createHash } from 'node:crypto';
+import { isMap, isScalar, parseDocument, type Document } from 'yaml';
+
+/** The manifest fields the build relies on; full validation belongs to the loader. */
+export interface ManifestBuildFields {
+  id: string;
+  abi: 'helix/v1' | 'extism/v1';
+  /** Module path as written, relative to the manifest. */
+  module: string;
+  /** Export to call: the manifest's `entrypoint`, else `execute`. */
+  entrypoint: string;
+  /** The digest currently written, or null. */
+  digest: string | null;
+}
+
+/** `sha256:<hex>` of `bytes`, the form manifests carry. */
+export function moduleDigest(bytes: Uint8Array): string {
+  return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+}
+
+/** Parses manifest text; throws with every YAML error and the field problems found. */
+export function readManifestFields(text: string, file: string): ManifestBuildFields {
+  const doc = parseManifest(text, file);
+  const data = doc.toJS() as Record<string, unknown> | null;
+  const problems: string[] = [];
+  const field = (name: string): string | undefined => {
+    const value = data?.[name];
+    if (typeof value !== 'string' || value.length === 0) {
+      problems.push(`${name} must be a non-empty string`);
+      return undefined;
+    }
+    return value;
+  };
+  const id = field('id');
+  const abi = field('abi');
+  const module = field('module');
+  if (abi !== undefined && abi !== 'helix/v1' && abi !== 'extism/v1') problems.push(`abi must be helix/v1 or extism/v1, not ${abi}`);
+  const entrypoint = data?.entrypoint ?? 'execute';
+  if (typeof entrypoint !== 'string') problems.push('entrypoint must be a string');
+  if (abi === 'extism/v1' && data?.entrypoint === undefined) problems.push('entrypoint is required for extism/v1');
+  const digest = data?.digest;
+  if (digest !== undefined && digest !== null && typeof digest !== 'string') problems.push('digest must be a string');
+  if (problems.length > 0) throw new Error(`${file}: ${problems.join('; ')}`);
+  return {
+    id: id!,
+    abi: abi as ManifestBuildFields['abi'],
+    module: module!,
+    entrypoint: entrypoint as string,
+    digest: typeof digest === 'string' ? digest : null,
+  };
+}
+
+/**
+ * Returns the manifest text with `digest` set to `digest`, and whether anything changed.
+ * An existing digest value is replaced in place, byte for byte around it; a missing one is
+ * inserted after `entrypoint` (or `module`) through the Document API.
+ */
+export function withDigest(text: string, digest: string, file: string): { text: string; changed: boolean } {
+  const doc = parseManifest(text, file);
+  if (!isMap(doc.contents)) throw new Error(`${file}: the manifest must be a YAML mapping`);
+  const items = doc.contents.items;
+  const pair = items.find((item) => isScalar(item.key) && item.key.value === 'digest');
+  if (pair && isScalar(pair.value) && pair.value.value === digest) return { text, changed: false };
+
+  let next: string;
+  const range = pair && isScalar(pair.value) && typeof pair.value.value === 'string' ? pair.value.range : undefined;
+  if (range) {
+    next = text.slice(0, range[0]) + digest + text.slice(range[1]);
+  } else {
+    if (pair) {
+      pair.value = doc.createNode(digest);
+    } else {
+      const after = ['entrypoint', 'module'].map((key) => items.findIndex((item) => isScalar(item.key) && item.key.value === key));
+      const anchor = Math.max(...after);
+      items.splice(anchor >= 0 ? anchor + 1 : items.length, 0, doc.createPair('digest', digest));
+    }
+    next = doc.toString();
+  }
+  assertOnlyDigestChanged(text, next, digest, file);
+  return { text: next, changed: true };
+}
+
+function parseManifest(text: string, file: string): Document {
+  const doc = parseDocument(text);
+  if (doc.errors.length > 0) throw new Error(`${file}: invalid YAML: ${doc.errors.map((error) => error.message).join('; ')}`);
+  return doc;
+}
+
+// The edit is textual; prove it touched nothing but the digest before anything is written.
+function assertOnlyDigestChanged(before: string, after: string, digest: string, file: string): void {
+  const old = parseDocument(before).toJS() as Record<string, unknown>;
+  const now = parseDocument(after).toJS() as Record<string, unknown>;
+  const expected = JSON.stringify({ ...old, digest: undefined });
+  if (now.digest !== digest || JSON.stringify({ ...now, digest: undefined }) !== expected) {
+    throw new Error(`${file}: rewriting the digest would change other fields; fix the manifest's digest line by hand`);
+  }
+}

@@ -1,0 +1,86 @@
+// Synchronous capability calls through the one import helix/v1 allows. The import is declared
+// here but only linked into modules that call it: the compiler drops unused declarations.
+
+import { unpackLength, unpackPointer } from "./abi";
+import { JSONParser } from "./json/parser";
+import { JSONKind, JSONNull, JSONObject, JSONValue } from "./json/value";
+import { JSONWriter } from "./json/writer";
+
+// @ts-ignore: decorator
+@external("helix_v1", "capability_call")
+declare function hostCapabilityCall(ptr: i32, len: i32): i64;
+
+/**
+ * Low-level call: sends `{"abi_version":1,"name":<name>,"args":<argsJson>}` and returns the
+ * host's response text unparsed (`{"status":"ok",...,"capability_result":{...}}` or
+ * `{"status":"error",...,"error":{...}}`). `argsJson` must be one JSON object; it is not checked.
+ */
+export function capabilityCall(name: string, argsJson: string): string {
+  const packed = send(name, argsJson);
+  const responsePtr = unpackPointer(packed);
+  const response = String.UTF8.decodeUnsafe(responsePtr, unpackLength(packed));
+  // The host wrote the response into a buffer it got from our `alloc`; it is ours to free.
+  heap.free(responsePtr);
+  return response;
+}
+
+// Writes the request, calls the host, and returns its packed response buffer.
+function send(name: string, argsJson: string): i64 {
+  const writer = new JSONWriter(argsJson.length + name.length + 48);
+  writer.beginObject().key("abi_version").integer(1).key("name").string(name).key("args").raw(argsJson).endObject();
+  const request = writer.toString();
+  const size = <usize>String.UTF8.byteLength(request);
+  const buffer = heap.alloc(size);
+  String.UTF8.encodeUnsafe(changetype<usize>(request), request.length, buffer);
+  const packed = hostCapabilityCall(<i32>buffer, <i32>size);
+  heap.free(buffer);
+  return packed;
+}
+
+/** A parsed capability response: `ok` with `result`, or the host's error fields. */
+export class CapabilityResult {
+  constructor(
+    public readonly ok: bool,
+    /** The capability's result (JSON null on error). */
+    public readonly result: JSONValue,
+    /** Taxonomy code of the error, empty on success. */
+    public readonly errorCode: string,
+    public readonly errorMessage: string,
+    public readonly errorHint: string,
+  ) {}
+}
+
+/**
+ * Calls capability `name` with `args` and parses the response. A response that breaks the
+ * ABI's shape aborts, since no tool can recover from a host speaking another protocol.
+ */
+export function callCapability(name: string, args: JSONObject): CapabilityResult {
+  const packed = send(name, args.toString());
+  const responsePtr = unpackPointer(packed);
+  // Parsed in place, then freed: the tree holds copies of every string.
+  const parser = JSONParser.fromBytes(responsePtr, <i32>unpackLength(packed));
+  const parsed = parser.parse();
+  heap.free(responsePtr);
+  if (parsed === null || parsed.kind != JSONKind.OBJECT) abort("capability_call: the host's response is not a JSON object: " + parser.error);
+  const response = changetype<JSONObject>(parsed);
+  const status = response.getString("status");
+  if (status == "ok") {
+    const body = response.getObject("capability_result");
+    if (body === null || !body.has("result")) abort("capability_call: ok response without capability_result.result");
+    return new CapabilityResult(true, changetype<JSONValue>(changetype<JSONObject>(body).get("result")), "", "", "");
+  }
+  const error = response.getObject("error");
+  if (status != "error" || error === null) abort("capability_call: response status is neither ok nor error");
+  const fields = changetype<JSONObject>(error);
+  return new CapabilityResult(
+    false,
+    new JSONNull(),
+    orEmpty(fields.getString("code")),
+    orEmpty(fields.getString("message")),
+    orEmpty(fields.getString("hint")),
+  );
+}
+
+function orEmpty(text: string | null): string {
+  return text !== null ? text : "";
+}

@@ -1,0 +1,18 @@
+// @helix/sdk-as: the AssemblyScript guest SDK for helix/v1 tools. A tool's entry file
+// re-exports the ABI functions and turns `execute` into one line around a handler:
+//
+//   import { JSONObject, Result, run } from "@helix/sdk-as";
+//   export { alloc, dealloc, helix_panic } from "@helix/sdk-as";
+//   export function execute(ptr: i32, len: i32): i64 { return run(ptr, len, handle); }
+//   function handle(input: JSONObject): Result { return Result.ok(input); }
+
+export { alloc, dealloc, Handler, packPointer, readInput, run, unpackLength, unpackPointer, writeOutput } from "./abi";
+export { helix_panic, PANIC_CAPACITY } from "./panic";
+export { ErrorCode, isTaxonomyCode, Result } from "./result";
+export { CapabilityResult, callCapability, capabilityCall } from "./capability";
+export { CodeUnitBuffer } from "./json/buffer";
+export {
+  JSONArray, JSONBool, JSONKind, JSONNull, JSONNumber, JSONObject, JSONString, JSONValue, MAX_SAFE_INTEGER,
+} from "./json/value";
+export { DEFAULT_MAX_DEPTH, JSONParser, parse, tryParse } from "./json/parser";
+export { JSONWriter, quote, stringify } from "./json/writer";
