@@ -1,0 +1,60 @@
+#!/usr/bin/env node
+// The `helix` command line: validate toolpacks, list tools, call a tool. `helix --help` and
+// `helix <command> --help` describe every option.
+import { readFileSync } from 'node:fs';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { packageRoot } from '../paths.js';
+import { callCommand } from './call-command.js';
+import { toolsCommand } from './tools-command.js';
+import { validateCommand } from './validate-command.js';
+import { EXIT } from './output.js';
+
+const version = (JSON.parse(readFileSync(`${packageRoot()}/package.json`, 'utf8')) as { version: string }).version;
+
+/** Parses a positive integer option value, naming the option in the error. */
+export function positiveInt(name: string): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError(`${name} must be a positive integer, got "${value}"`);
+    return n;
+  };
+}
+
+/** Options every command that loads toolpacks shares. */
+export function hostOptions(cmd: Command): Command {
+  return cmd
+    .addOption(new Option('--plugins <dir>', 'directory searched for *.tool.yaml (default: the bundled plugins/)'))
+    .addOption(new Option('--policy <file>', 'policy file (default: the bundled default policy)'));
+}
+
+const program = new Command()
+  .name('helix')
+  .description('Helix: a capability-based host for sandboxed WebAssembly tools.')
+  .version(version)
+  .showHelpAfterError()
+  .exitOverride((err) => {
+    process.exit(err.exitCode === 0 ? EXIT.ok : EXIT.invalid);
+  });
+
+hostOptions(program.command('validate').description('check every toolpack against the ABI; list all violations (exit 1 if any)')).action(validateCommand);
+
+hostOptions(program.command('tools').description('list the loaded tools'))
+  .option('--json', 'print the tools with their schemas and limits as JSON')
+  .action(toolsCommand);
+
+hostOptions(
+  program
+    .command('call')
+    .description('call a tool and print its response envelope as JSON (exit 0 success, 1 error, 2 invalid request, 3 host failed to start)')
+    .argument('<tool>', 'tool id, e.g. seq.gc_content'),
+)
+  .option('--input <json>', 'the input, a JSON object')
+  .option('--input-file <file>', 'read the input JSON from a file (- for stdin)')
+  .option('--version-range <range>', 'semver version or range of the tool', '*')
+  .option('--timeout-ms <n>', 'deadline for this call', positiveInt('--timeout-ms'))
+  .option('--memory-mb <n>', 'memory limit for this call', positiveInt('--memory-mb'))
+  .option('--dry-run', 'validate and authorize without executing')
+  .option('--compact', 'print the envelope on one line')
+  .action(callCommand);
+
+await program.parseAsync(process.argv);

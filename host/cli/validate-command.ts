@@ -1,0 +1,31 @@
+// `helix validate`: load every toolpack, print each violation as `file: field: reason`.
+import { loadToolpacks } from '../loader/load-toolpacks.js';
+import { formatViolation } from '../loader/violation.js';
+import { bundledPluginsDir } from '../paths.js';
+import { loadPolicy } from '../policy/load-policy.js';
+import { EXIT, printError } from './output.js';
+
+/** Options of `helix validate`. */
+export interface ValidateOptions {
+  readonly plugins?: string;
+  readonly policy?: string;
+}
+
+/** Runs `helix validate`. */
+export async function validateCommand(opts: ValidateOptions): Promise<void> {
+  try {
+    const policy = loadPolicy(opts.policy);
+    const dir = opts.plugins ?? bundledPluginsDir();
+    const { tools, violations } = await loadToolpacks(dir, policy.policy);
+    if (violations.length > 0) {
+      for (const v of violations) process.stderr.write(`${formatViolation(v)}\n`);
+      process.stderr.write(`helix: ${violations.length} violation${violations.length === 1 ? '' : 's'}; the host would refuse to start.\n`);
+      process.exitCode = EXIT.failed;
+      return;
+    }
+    process.stdout.write(`ok: ${tools.length} toolpack${tools.length === 1 ? '' : 's'} valid under ${dir} (policy ${policy.source})\n`);
+  } catch (err) {
+    printError(err);
+    process.exitCode = EXIT.startup;
+  }
+}

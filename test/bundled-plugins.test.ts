@@ -1,0 +1,52 @@
+// Every bundled toolpack's fixtures, through the real host: the bundled plugins do what their
+// fixtures say, from the built modules.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHost, type Host } from '../host/index.js';
+
+let host: Host;
+beforeAll(async () => {
+  host = await createHost();
+});
+afterAll(async () => host?.close());
+
+interface Fixture {
+  readonly input: Record<string, unknown>;
+  readonly expect: { readonly output?: unknown; readonly error_code?: string };
+}
+
+describe('bundled toolpacks', () => {
+  it('load, and each declares fixtures', () => {
+    expect(host.tools().length).toBeGreaterThan(0);
+    for (const t of host.tools()) expect(t.manifest.health?.fixtures, t.manifest.id).toBeDefined();
+  });
+
+  it('pass every fixture', async () => {
+    let checked = 0;
+    for (const t of host.tools()) {
+      const dir = path.join(path.dirname(t.manifestPath), t.manifest.health!.fixtures);
+      for (const name of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
+        const fx = JSON.parse(readFileSync(path.join(dir, name), 'utf8')) as Fixture;
+        const r = await host.call({ tool_id: t.manifest.id, input: fx.input });
+        if (fx.expect.error_code !== undefined) expect(r.error?.code, `${t.manifest.id} ${name}`).toBe(fx.expect.error_code);
+        else expect({ status: r.status, output: r.output }, `${t.manifest.id} ${name}`).toEqual({ status: 'success', output: fx.expect.output });
+        checked += 1;
+      }
+    }
+    expect(checked).toBeGreaterThanOrEqual(5);
+  });
+
+  it('seq.gc_content agrees with a direct count on random sequences', async () => {
+    let seed = 7;
+    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    for (let n = 0; n < 20; n++) {
+      const seq = Array.from({ length: 1 + Math.floor(rand() * 500) }, () => 'ACGTNacgtn \n'[Math.floor(rand() * 12)]).join('');
+      const bases = seq.replace(/\s/g, '').toUpperCase();
+      const gc = [...bases].filter((c) => c === 'G' || c === 'C').length;
+      const at = [...bases].filter((c) => c === 'A' || c === 'T').length;
+      const r = await host.call({ tool_id: 'seq.gc_content', input: { sequence: seq } });
+      expect(r.output).toMatchObject({ length: bases.length, gc_count: gc, at_count: at, gc_fraction: gc + at === 0 ? 0 : gc / (gc + at) });
+    }
+  });
+});
