@@ -159,6 +159,23 @@ describe('the engine', () => {
     expect(new Set(concurrent.map((r) => JSON.stringify(r.output)))).toEqual(new Set(['{"value":2}']));
   });
 
+  it('pairs every reply with its own call under heavy concurrency', async () => {
+    // Thousands of calls through two lanes: a reply delivered to the wrong call, or a stale
+    // wake-up taken for a reply, shows as a mismatch or a WORKER-LOST here.
+    let next = 0;
+    const mismatches: string[] = [];
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < 4000) {
+          const n = next++;
+          const r = await host.call({ tool_id: 't.echo', input: { n } });
+          if (r.status !== 'success' || (r.output as { n: number }).n !== n) mismatches.push(`${n}: ${JSON.stringify(r.output ?? r.error)}`);
+        }
+      }),
+    );
+    expect(mismatches).toEqual([]);
+  });
+
   it('reports a trap, a division by zero and a stack overflow as precise tool faults', async () => {
     const trap = await call('t.trap');
     expect(trap.error?.code).toBe('S-TOOL-TRAP');

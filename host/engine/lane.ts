@@ -3,7 +3,7 @@
 // and waits for the reply with Atomics.waitAsync, so a call costs one promise wake here.
 import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
-import { LANE_REQ, LANE_REQUEST, LANE_RES, LANE_SHUTDOWN, type ExecuteTask, type LaneReply, type LaneStart } from './protocol.js';
+import { LANE_REPLY, LANE_REQ, LANE_REQUEST, LANE_RES, LANE_SHUTDOWN, type ExecuteTask, type LaneReply, type LaneStart } from './protocol.js';
 
 /** How a task sent on a lane ended. */
 export type LaneOutcome = { readonly kind: 'reply'; readonly reply: LaneReply } | { readonly kind: 'lost'; readonly message: string };
@@ -44,13 +44,13 @@ export class Lane {
     this.#known.add(task.key);
     return new Promise((resolve) => {
       this.#pending = resolve;
-      this.#port.postMessage(message);
+      // Order matters: the reply flag is cleared before the task exists, and the request flag
+      // is raised only once the task is on the port, so a flag seen set means a message waits.
       Atomics.store(this.#words, LANE_RES, 0);
+      this.#port.postMessage(message);
       Atomics.store(this.#words, LANE_REQ, LANE_REQUEST);
       Atomics.notify(this.#words, LANE_REQ);
-      const waited = Atomics.waitAsync(this.#words, LANE_RES, 0);
-      if (waited.async) void waited.value.then(() => this.#collect());
-      else this.#collect();
+      this.#awaitReply();
     });
   }
 
@@ -74,8 +74,20 @@ export class Lane {
     await this.ended;
   }
 
+  #awaitReply(): void {
+    const waited = Atomics.waitAsync(this.#words, LANE_RES, 0);
+    if (waited.async) void waited.value.then(() => this.#collect());
+    else this.#collect();
+  }
+
   #collect(): void {
     if (this.#dead) return;
+    // A wake can be stale: the worker's notify for the previous reply may land after this call
+    // began waiting. Only the flag says a reply is on the port.
+    if (Atomics.load(this.#words, LANE_RES) !== LANE_REPLY) {
+      this.#awaitReply();
+      return;
+    }
     const received = receiveMessageOnPort(this.#port);
     this.#settle(received === undefined ? { kind: 'lost', message: 'the worker woke without a reply' } : { kind: 'reply', reply: received.message as LaneReply });
   }

@@ -2,7 +2,7 @@
 // reactor: wait on the lane's control word, take the task from the port, run it in the
 // Sandbox, post the reply, wake the main thread. Compiled modules are kept per key.
 import { receiveMessageOnPort } from 'node:worker_threads';
-import { LANE_REPLY, LANE_REQ, LANE_RES, LANE_SHUTDOWN, type ExecuteTask, type LaneReply, type LaneStart } from './protocol.js';
+import { LANE_REPLY, LANE_REQ, LANE_REQUEST, LANE_RES, LANE_SHUTDOWN, type ExecuteTask, type LaneReply, type LaneStart } from './protocol.js';
 import { Sandbox } from './sandbox.js';
 
 /** piscina's entry point: serves the lane until told to shut down. */
@@ -12,7 +12,10 @@ export default function serve({ control, port }: LaneStart): string {
   const modules = new Map<string, WebAssembly.Module>();
   for (;;) {
     Atomics.wait(words, LANE_REQ, 0);
-    if (Atomics.exchange(words, LANE_REQ, 0) === LANE_SHUTDOWN) return 'shutdown';
+    const signal = Atomics.exchange(words, LANE_REQ, 0);
+    if (signal === LANE_SHUTDOWN) return 'shutdown';
+    // A wake without the request flag is stale; the flag is raised only after the task is posted.
+    if (signal !== LANE_REQUEST) continue;
     const received = receiveMessageOnPort(port);
     if (received === undefined) continue;
     const task = received.message as ExecuteTask;
