@@ -1,6 +1,7 @@
 // The main thread's end of one worker: a lane. piscina runs the worker's long-lived `serve`
 // task; the lane posts tasks on a MessagePort, wakes the worker through a shared control word,
 // and waits for the reply with Atomics.waitAsync, so a call costs one promise wake here.
+import { performance } from 'node:perf_hooks';
 import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
 import { LANE_REPLY, LANE_REQ, LANE_REQUEST, LANE_RES, LANE_SHUTDOWN, type ExecuteTask, type LaneReply, type LaneStart } from './protocol.js';
@@ -37,8 +38,12 @@ export class Lane {
     return this.#dead;
   }
 
-  /** Sends `task`; settles with the worker's reply, or `lost` if the worker dies first. */
-  run(task: ExecuteTask, module: WebAssembly.Module): Promise<LaneOutcome> {
+  /**
+   * Sends `task`; settles with the worker's reply, or `lost` if the worker dies first. With
+   * `spinMs` > 0 the main thread polls for the reply that long before yielding to the event
+   * loop: a short call then returns without the cost of waking an idle event loop.
+   */
+  run(task: ExecuteTask, module: WebAssembly.Module, spinMs = 0): Promise<LaneOutcome> {
     if (this.#dead) return Promise.resolve({ kind: 'lost', message: 'the worker had stopped' });
     const message: ExecuteTask = this.#known.has(task.key) ? task : { ...task, module };
     this.#known.add(task.key);
@@ -50,15 +55,19 @@ export class Lane {
       this.#port.postMessage(message);
       Atomics.store(this.#words, LANE_REQ, LANE_REQUEST);
       Atomics.notify(this.#words, LANE_REQ);
+      if (spinMs > 0) {
+        const until = performance.now() + spinMs;
+        while (Atomics.load(this.#words, LANE_RES) !== LANE_REPLY && performance.now() < until);
+      }
       this.#awaitReply();
     });
   }
 
-  /** Terminates the worker now (a deadline passed); the pending call is abandoned. */
+  /** Terminates the worker now (a deadline passed); a pending call settles as `lost`. */
   kill(): void {
     if (this.#dead) return;
     this.#dead = true;
-    this.#pending = undefined;
+    this.#settle({ kind: 'lost', message: 'the worker was stopped' });
     // Release our own waiter so no promise is left parked on the control word.
     Atomics.store(this.#words, LANE_RES, 1);
     Atomics.notify(this.#words, LANE_RES);

@@ -1,0 +1,154 @@
+// `npm run bench`: the isolated call path against (a) the same module in-process on a reused
+// instance, the floor, and (b) @extism/extism in worker mode; and fuel instrumentation against
+// no instrumentation on a compute-heavy plugin. Every figure is a ratio within this one run.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import path from 'node:path';
+import createPlugin from '@extism/extism';
+import { parse as parseYaml } from 'yaml';
+import { createHost, findManifests, type Host } from '../host/index.js';
+import { loadPolicy } from '../host/policy/load-policy.js';
+import { packageRoot } from '../host/paths.js';
+import { FUEL_EXPORT, instrumentModule, START_EXPORT } from '../host/wasm/index.js';
+import { latency, medianMs, throughput } from './stats.js';
+
+const root = packageRoot();
+const fixtures = path.join(root, 'bench', 'fixtures');
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const INPUT = { sequence: 'GATTACA'.repeat(8), id: 'read-0001', tags: ['bench', 'echo'], n: 42 };
+const N_LATENCY = Number(process.env.BENCH_LATENCY_CALLS ?? 3000);
+const N_THROUGHPUT = Number(process.env.BENCH_THROUGHPUT_CALLS ?? 20000);
+const COMPUTE_ROUNDS = Number(process.env.BENCH_COMPUTE_ROUNDS ?? 300000);
+
+interface Manifest {
+  readonly module: string;
+  readonly entrypoint?: string;
+}
+
+function fixture(name: string): { bytes: Uint8Array; manifest: Manifest } {
+  const dir = path.join(fixtures, name);
+  const manifestFile = findManifests(dir)[0];
+  if (manifestFile === undefined) throw new Error(`no manifest in ${dir}; run npm run build`);
+  const manifest = parseYaml(readFileSync(manifestFile, 'utf8')) as Manifest;
+  return { bytes: readFileSync(path.join(dir, manifest.module)), manifest };
+}
+
+type Exports = Record<string, unknown> & { memory: WebAssembly.Memory };
+
+/** One helix/v1 call on an existing instance, with the same encode/decode work as the host. */
+function callInstance(exports: Exports, input: unknown, entry = 'execute'): unknown {
+  const bytes = encoder.encode(JSON.stringify(input));
+  const ptr = (exports.alloc as (n: number) => number)(bytes.length) >>> 0;
+  new Uint8Array(exports.memory.buffer, ptr, bytes.length).set(bytes);
+  const packed = (exports[entry] as (p: number, l: number) => bigint)(ptr, bytes.length);
+  const outPtr = Number(BigInt.asUintN(32, packed >> 32n));
+  const outLen = Number(BigInt.asUintN(32, packed));
+  const out = JSON.parse(decoder.decode(new Uint8Array(exports.memory.buffer, outPtr, outLen)));
+  (exports.dealloc as (p: number, l: number) => void)(outPtr, outLen);
+  (exports.dealloc as (p: number, l: number) => void)(ptr, bytes.length);
+  return out;
+}
+
+function row(cells: Array<string | number>): string {
+  return `| ${cells.map((c) => (typeof c === 'number' ? c.toFixed(c >= 100 ? 0 : 2) : c)).join(' | ')} |`;
+}
+
+async function main(): Promise<void> {
+  const threads = availableParallelism();
+  const lines: string[] = [];
+  const say = (s: string) => {
+    lines.push(s);
+    process.stdout.write(`${s}\n`);
+  };
+  say(`# Helix benchmark (${new Date().toISOString()}, Node ${process.version}, ${threads} CPUs)`);
+  say('');
+
+  // (a) the floor: the echo module in-process on one reused instance, no isolation, no fuel.
+  const echo = fixture('echo');
+  const floorInstance = new WebAssembly.Instance(new WebAssembly.Module(echo.bytes), {});
+  const floor = await latency(() => callInstance(floorInstance.exports as Exports, INPUT), N_LATENCY, 200);
+
+  // Helix: the whole call path (envelope, validation, worker, fresh state, fuel, response).
+  const policy = loadPolicy(undefined);
+  const host: Host = await createHost({ pluginsDir: path.join(fixtures, 'echo'), policy });
+  const helixCall = async () => {
+    const r = await host.call({ tool_id: 'bench.echo', input: INPUT });
+    if (r.status !== 'success') throw new Error(`bench.echo failed: ${JSON.stringify(r.error)}`);
+  };
+  const helix = await latency(helixCall, N_LATENCY, 300);
+  const helixTput = await throughput(Array.from({ length: threads * 4 }, () => helixCall), N_THROUGHPUT);
+  await host.close();
+
+  // Helix with recycling off: a new instance for every call.
+  const fresh: Host = await createHost({ pluginsDir: path.join(fixtures, 'echo'), policy, engine: { recycleInstances: false } });
+  const freshCall = async () => {
+    const r = await fresh.call({ tool_id: 'bench.echo', input: INPUT });
+    if (r.status !== 'success') throw new Error(`bench.echo failed: ${JSON.stringify(r.error)}`);
+  };
+  const helixFresh = await latency(freshCall, N_LATENCY, 300);
+  const helixFreshTput = await throughput(Array.from({ length: threads * 4 }, () => freshCall), N_THROUGHPUT);
+  await fresh.close();
+
+  // (b) Extism in worker mode: one plugin per thread (a plugin is not reentrant).
+  const ext = fixture('echo-extism');
+  const plugins = await Promise.all(Array.from({ length: threads }, () => createPlugin({ wasm: [{ data: ext.bytes }] }, { runInWorker: true, useWasi: false })));
+  const entry = ext.manifest.entrypoint ?? 'echo';
+  const inputText = JSON.stringify(INPUT);
+  const extismCall = (i: number) => async () => {
+    const out = await plugins[i]!.call(entry, inputText);
+    JSON.parse(out!.text());
+  };
+  const extism = await latency(extismCall(0), N_LATENCY, 300);
+  const extismTput = await throughput(plugins.map((_, i) => extismCall(i)), N_THROUGHPUT);
+  await Promise.all(plugins.map((p) => p.close()));
+
+  say(`## Call path: echo tool, ${N_LATENCY} sequential calls for latency, ${N_THROUGHPUT} calls with ${threads * 4} in flight for throughput`);
+  say('');
+  say('| path | median µs | p99 µs | calls/s | median vs Extism | calls/s vs Extism |');
+  say('| --- | --- | --- | --- | --- | --- |');
+  say(row(['(a) floor: in-process, reused instance, no fuel', floor.median, floor.p99, '-', floor.median / extism.median, '-']));
+  say(row(['Helix: worker pool, fresh state per call, fuel', helix.median, helix.p99, helixTput, helix.median / extism.median, helixTput / extismTput]));
+  say(row(['Helix, recycling off (new instance per call)', helixFresh.median, helixFresh.p99, helixFreshTput, helixFresh.median / extism.median, helixFreshTput / extismTput]));
+  say(row([`(b) Extism 2.0.0-rc13, worker mode, ${threads} plugins`, extism.median, extism.p99, extismTput, 1, 1]));
+  say('');
+  say(`Targets: Helix median below 0.5x Extism (got ${(helix.median / extism.median).toFixed(2)}x); Helix throughput at least 2x Extism (got ${(helixTput / extismTput).toFixed(2)}x).`);
+  say('');
+
+  // Fuel overhead on a compute-heavy plugin, both in-process on reused instances.
+  const compute = fixture('compute');
+  const plain = new WebAssembly.Instance(new WebAssembly.Module(compute.bytes), {}).exports as Exports;
+  const inst = instrumentModule(compute.bytes, { maxMemoryPages: 65536 });
+  const metered = new WebAssembly.Instance(new WebAssembly.Module(inst.bytes), {}).exports as Exports;
+  const fuel = metered[FUEL_EXPORT] as WebAssembly.Global;
+  fuel.value = 1n << 62n;
+  if (inst.hasStart) (metered[START_EXPORT] as () => void)();
+  const input = { rounds: COMPUTE_ROUNDS };
+  const a = callInstance(plain, input);
+  const b = callInstance(metered, input);
+  if (JSON.stringify(a) !== JSON.stringify(b)) throw new Error(`instrumented output differs: ${JSON.stringify(a)} vs ${JSON.stringify(b)}`);
+  const before = fuel.value as bigint;
+  callInstance(metered, input);
+  const fuelPerCall = Number(before - (fuel.value as bigint));
+  // Interleave the two so drift in machine load hits both alike.
+  const plainMs: number[] = [];
+  const meteredMs: number[] = [];
+  for (let i = 0; i < 7; i++) {
+    plainMs.push(medianMs(() => callInstance(plain, input), 3));
+    fuel.value = 1n << 62n;
+    meteredMs.push(medianMs(() => callInstance(metered, input), 3));
+  }
+  const med = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
+  const overhead = med(meteredMs) / med(plainMs);
+  say(`## Fuel overhead: bench.compute, rounds=${COMPUTE_ROUNDS}, median of 7x3 interleaved runs`);
+  say('');
+  say('| module | median ms | vs uninstrumented |');
+  say('| --- | --- | --- |');
+  say(row(['uninstrumented', med(plainMs), 1]));
+  say(row([`instrumented (${fuelPerCall.toLocaleString('en')} fuel per call)`, med(meteredMs), overhead]));
+  say('');
+  say(`Target: at most 1.10x (got ${overhead.toFixed(3)}x).`);
+  writeFileSync(path.join(root, 'bench', 'last-run.md'), `${lines.join('\n')}\n`);
+}
+
+await main();
