@@ -216,7 +216,7 @@ function capabilityCall(holder: { current: CallState | undefined; memory?: WebAs
   if (!inBounds(memory, ptr, len)) {
     throw new GuestAbort('S-TOOL-BAD-POINTER', `capability_call(${ptr}, ${len}) points outside the guest's memory.`, { import: HOST_IMPORT_CAPABILITY_CALL, ptr, len, memory_bytes: memory.buffer.byteLength });
   }
-  const response = answer(readBytes(memory, ptr, len), state);
+  const response = answer(readBytes(memory, ptr, len));
   const outPtr = (alloc(response.length) as number) >>> 0;
   if (!inBounds(memory, outPtr, response.length)) {
     throw new GuestAbort('S-TOOL-BAD-POINTER', `alloc(${response.length}) returned ${outPtr}, outside the guest's memory.`, { export: 'alloc', ptr: outPtr, len: response.length });
@@ -225,7 +225,7 @@ function capabilityCall(holder: { current: CallState | undefined; memory?: WebAs
   return packPtrLen(outPtr, response.length);
 }
 
-function answer(request: Uint8Array, state: CallState): Uint8Array {
+function answer(request: Uint8Array): Uint8Array {
   let json: unknown;
   try {
     json = JSON.parse(decoder.decode(request));
@@ -238,7 +238,6 @@ function answer(request: Uint8Array, state: CallState): Uint8Array {
   }
   // Deny by default. The loader refuses allow entries this host does not serve, and no
   // capability is served before the broker lands (issue 4), so every name is refused alike.
-  void state;
   return FORBIDDEN;
 }
 

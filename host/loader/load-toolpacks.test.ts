@@ -1,4 +1,4 @@
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PolicySchema } from '../../abi/index.js';
@@ -93,6 +93,16 @@ describe('loadToolpacks', () => {
     expect(tools[0]!.validateInput({ s: 'a' })).toHaveLength(1);
   });
 
+  it('reports a broken schema file against that file, not the manifest', async () => {
+    const p = await pluginsDir([{ id: 'ref.broken', module: echoModule(), inputSchema: { $ref: 'schemas/in.json' } }]);
+    cleanups.push(p.cleanup);
+    mkdirSync(path.join(p.dir, 'ref.broken', 'schemas'));
+    writeFileSync(path.join(p.dir, 'ref.broken', 'schemas', 'in.json'), JSON.stringify({ type: 'object', properties: { s: { $ref: 'str.json' } } }));
+    writeFileSync(path.join(p.dir, 'ref.broken', 'schemas', 'str.json'), '{ "type": "string", }');
+    const lines = (await loadToolpacks(p.dir, policy)).violations.map(formatViolation);
+    expect(lines).toEqual([expect.stringMatching(/schemas\/str\.json: -: not valid JSON/)]);
+  });
+
   it('fails closed: loadToolpacksOrThrow throws P-PRECOND-MANIFEST-INVALID with every violation', async () => {
     const p = await pluginsDir([
       { id: 'ok.tool', module: echoModule() },
@@ -140,4 +150,3 @@ describe('the loader refuses malformed modules', () => {
   });
 });
 
-void symlinkSync;

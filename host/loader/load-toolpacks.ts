@@ -126,8 +126,12 @@ async function loadOne(file: string, root: string, policy: Policy): Promise<{ to
     const bundled = bundleSchema(manifest[key], file);
     if (!bundled.ok) {
       for (const p of bundled.problems) {
-        const where = p.file === file ? shown : display(p.file);
-        violations.push({ ...(p.file === file ? at([key], '') : { file: where }), file: where, field: p.pointer === '' ? key : `${key}${p.pointer.replaceAll('/', '.')}`, reason: p.reason });
+        if (p.file === file) {
+          violations.push({ ...at([key], p.reason), field: p.pointer === '' ? key : `${key}${p.pointer.replaceAll('/', '.')}` });
+        } else {
+          // A problem inside a referenced schema file is reported against that file.
+          violations.push({ file: display(p.file), field: p.pointer === '' ? '-' : p.pointer.slice(1).replaceAll('/', '.'), reason: p.reason });
+        }
       }
       continue;
     }
