@@ -37,6 +37,14 @@ export const ERROR_CODES = {
     message: "The input does not match the tool's input schema.",
     hint: "Fix the fields listed in details.violations; `helix tools --json` shows each tool's inputSchema.",
   },
+  'I-REQ-TOO-LARGE': {
+    message: 'The data is larger than the limit.',
+    hint: "Import a smaller file, or raise the policy's ceilings.maxImportBytes.",
+  },
+  'I-REQ-IDEMPOTENCY-CONFLICT': {
+    message: 'The idempotency key was already used for a different request.',
+    hint: 'Use a new idempotency_key for a different request; reuse a key only to retry the same one.',
+  },
   'I-REQ-INPUT-SIZE': {
     message: 'The input is larger than the tool accepts.',
     hint: 'Send less data inline, or import it as an artifact and pass its id.',
@@ -48,6 +56,14 @@ export const ERROR_CODES = {
   'A-AUTH-CAPABILITY-NOT-GRANTED': {
     message: 'The tool asks for capabilities the policy does not grant it.',
     hint: "Grant the capabilities in the policy's grants for this tool, or remove them from the manifest.",
+  },
+  'A-AUTH-PATH-OUTSIDE-ROOTS': {
+    message: "The path is outside the policy's import or export roots.",
+    hint: "Move the file under one of the roots in details.roots, or add a root to the policy's paths.",
+  },
+  'A-AUTH-SYMLINK': {
+    message: 'The path is or goes through a symbolic link, which the import and export boundaries refuse.',
+    hint: 'Pass the real path of the file (realpath), not a link to it.',
   },
   'A-AUTH-FORBIDDEN': {
     message: 'forbidden',
@@ -64,6 +80,22 @@ export const ERROR_CODES = {
   'P-PRECOND-PLUGINS-DIR': {
     message: 'The plugins directory cannot be read.',
     hint: 'Pass an existing directory with --plugins, or omit it to use the bundled plugins.',
+  },
+  'P-PRECOND-STORE': {
+    message: 'The store cannot be opened.',
+    hint: 'Check that the Helix home (--home or HELIX_HOME) is a writable directory.',
+  },
+  'P-PRECOND-PATH': {
+    message: 'The path cannot be used.',
+    hint: 'Pass an existing, readable regular file (for import) or a new file in an existing directory (for export).',
+  },
+  'P-PRECOND-ARTIFACT-NOT-FOUND': {
+    message: 'No artifact with this id is in the store.',
+    hint: '`helix artifact list` shows the stored artifacts.',
+  },
+  'P-PRECOND-RUN-NOT-FOUND': {
+    message: 'No run with this id is in the store.',
+    hint: '`helix runs list` shows the recorded runs.',
   },
   'P-PRECOND-HOST-CLOSED': {
     message: 'The host is closed.',
@@ -142,6 +174,10 @@ export const ERROR_CODES = {
   'C-CONTRACT-OUTPUT-SCHEMA': {
     message: "The tool's output does not match its output schema.",
     hint: "The tool breaks its own contract; report it to its author with details.violations.",
+  },
+  'D-DATA-CHECKSUM': {
+    message: 'Stored bytes do not match their content hash.',
+    hint: 'The store is damaged; re-import the artifact from its source (details name the blob).',
   },
   'D-DATA-DIGEST-MISMATCH': {
     message: 'Bytes do not match their recorded digest.',

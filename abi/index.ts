@@ -4,3 +4,4 @@ export * from './errors.js';
 export * from './manifest.js';
 export * from './envelopes.js';
 export * from './policy.js';
+export * from './records.js';

@@ -17,6 +17,8 @@ export const PolicyCeilingsSchema = z.strictObject({
   maxInputBytes: positiveInt.default(16 * 1024 * 1024),
   maxOutputBytes: positiveInt.default(16 * 1024 * 1024),
   maxCapabilityCalls: z.number().int().min(0).max(1_000_000).default(10_000),
+  /** Largest file `artifact import` accepts. */
+  maxImportBytes: positiveInt.default(64 * 1024 ** 3),
 });
 export type PolicyCeilings = z.infer<typeof PolicyCeilingsSchema>;
 
