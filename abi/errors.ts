@@ -179,6 +179,10 @@ export const ERROR_CODES = {
     message: 'Stored bytes do not match their content hash.',
     hint: 'The store is damaged; re-import the artifact from its source (details name the blob).',
   },
+  'D-DATA-RECORD-INVALID': {
+    message: 'A stored record does not match its schema.',
+    hint: 'The store is damaged or was written by an incompatible Helix version; re-import from the source (details name the record and the violations).',
+  },
   'D-DATA-DIGEST-MISMATCH': {
     message: 'Bytes do not match their recorded digest.',
     hint: 'Rebuild the module (`npm run build`) or restore the original bytes.',

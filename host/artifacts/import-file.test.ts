@@ -1,0 +1,147 @@
+// The import boundary under attack, on real files and a real store: every refusal has its code,
+// names the path, and leaves the store exactly as it was.
+import { execFileSync } from 'node:child_process';
+import { chmodSync, closeSync, mkdirSync, openSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { PolicySchema, type Policy } from '../../abi/index.js';
+import { tempDir } from '../../test/helpers/toolpack.js';
+import { openStore, type Store } from '../store/open-store.js';
+import { importFile } from './import-file.js';
+
+let t: { dir: string; cleanup: () => void };
+let data: string;
+let outside: string;
+let store: Store;
+let policy: Policy;
+
+const makePolicy = (importRoots: string[], maxImportBytes = 1 << 20): Policy =>
+  PolicySchema.parse({ version: 1, tools: { allow: [] }, ceilings: { maxImportBytes }, paths: { importRoots, exportRoots: [] } });
+
+beforeEach(() => {
+  t = tempDir('helix-import-');
+  const root = realpathSync(t.dir);
+  data = path.join(root, 'data');
+  outside = path.join(root, 'outside');
+  mkdirSync(data);
+  mkdirSync(outside);
+  store = openStore(path.join(root, 'home'));
+  policy = makePolicy([data]);
+});
+afterEach(async () => {
+  await store.close();
+  t.cleanup();
+});
+
+/** The store's artifact and blob counts, to show a refusal wrote nothing. */
+const counts = (): { artifacts: number; blobs: number } => ({ artifacts: store.db.artifacts.getKeysCount(), blobs: store.db.blobs.getKeysCount() });
+
+async function expectRefused(file: string, code: string, message: RegExp, p: Policy = policy): Promise<void> {
+  const before = counts();
+  const err = await importFile(store, p, file).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err, `importing ${file} should fail`).toMatchObject({ name: 'HelixError', code });
+  expect((err as Error).message).toMatch(message);
+  expect((err as { hint: string }).hint.length).toBeGreaterThan(0);
+  expect(counts()).toEqual(before);
+}
+
+describe('importFile', () => {
+  it('importFile imports a regular file inside a root, recording its real path and mtime', async () => {
+    const file = path.join(data, 'reads.fa');
+    writeFileSync(file, '>r1\nACGT\n');
+    const record = await importFile(store, policy, file, { label: 'reads' });
+    expect(record).toMatchObject({ type: 'fasta', size: 9, label: 'reads', source: { kind: 'import', path: file, mtime_ms: statSync(file).mtimeMs } });
+    expect(counts()).toEqual({ artifacts: 1, blobs: 1 });
+  });
+
+  it('importFile refuses a symbolic link to a file, even one inside the root', async () => {
+    writeFileSync(path.join(data, 'real.txt'), 'hello\n');
+    symlinkSync(path.join(data, 'real.txt'), path.join(data, 'link.txt'));
+    await expectRefused(path.join(data, 'link.txt'), 'A-AUTH-SYMLINK', /link\.txt: it is a symbolic link/);
+  });
+
+  it('importFile refuses a path that goes through a symbolic link to a directory', async () => {
+    mkdirSync(path.join(data, 'real-dir'));
+    writeFileSync(path.join(data, 'real-dir', 'f.txt'), 'hello\n');
+    symlinkSync(path.join(data, 'real-dir'), path.join(data, 'dir-link'));
+    await expectRefused(path.join(data, 'dir-link', 'f.txt'), 'A-AUTH-SYMLINK', /goes through a symbolic link \(its real path is .*real-dir\/f\.txt\)/);
+  });
+
+  it('importFile refuses a link inside the root that points outside it', async () => {
+    writeFileSync(path.join(outside, 'secret'), 'key\n');
+    symlinkSync(path.join(outside, 'secret'), path.join(data, 'escape'));
+    symlinkSync(outside, path.join(data, 'escape-dir'));
+    await expectRefused(path.join(data, 'escape'), 'A-AUTH-SYMLINK', /symbolic link/);
+    await expectRefused(path.join(data, 'escape-dir', 'secret'), 'A-AUTH-SYMLINK', /symbolic link/);
+  });
+
+  it('importFile refuses .. that climbs out of the root', async () => {
+    writeFileSync(path.join(outside, 'secret'), 'key\n');
+    await expectRefused(`${data}/../outside/secret`, 'A-AUTH-PATH-OUTSIDE-ROOTS', /outside\/secret: it is outside the import roots/);
+    await expectRefused(`${data}/sub/../../outside/secret`, 'A-AUTH-PATH-OUTSIDE-ROOTS', /outside the import roots/);
+  });
+
+  it('importFile refuses a path outside the roots without revealing whether it exists', async () => {
+    writeFileSync(path.join(outside, 'secret'), 'key\n');
+    await expectRefused(path.join(outside, 'secret'), 'A-AUTH-PATH-OUTSIDE-ROOTS', /outside the import roots \(.*data\)/);
+    await expectRefused(path.join(outside, 'no-such-file'), 'A-AUTH-PATH-OUTSIDE-ROOTS', /outside the import roots/);
+    await expectRefused(path.join(data, 'x'), 'A-AUTH-PATH-OUTSIDE-ROOTS', /has no import roots/, makePolicy([]));
+  });
+
+  it('importFile refuses the root itself, a directory and a missing file', async () => {
+    mkdirSync(path.join(data, 'sub'));
+    await expectRefused(data, 'P-PRECOND-PATH', /data: it is the import root itself, a directory/);
+    await expectRefused(path.join(data, 'sub'), 'P-PRECOND-PATH', /sub: it is a directory, not a regular file/);
+    await expectRefused(path.join(data, 'missing.txt'), 'P-PRECOND-PATH', /missing\.txt: it does not exist/);
+  });
+
+  it('importFile refuses a FIFO without blocking on it', async () => {
+    const fifo = path.join(data, 'pipe');
+    execFileSync('mkfifo', [fifo]);
+    await expectRefused(fifo, 'P-PRECOND-PATH', /pipe: it is a FIFO \(named pipe\), not a regular file/);
+  });
+
+  it('importFile refuses a character device such as /dev/null', async () => {
+    await expectRefused('/dev/null', 'P-PRECOND-PATH', /\/dev\/null: it is a character device/, makePolicy(['/dev']));
+  });
+
+  it('importFile refuses a file it may not read', async () => {
+    const file = path.join(data, 'locked.txt');
+    writeFileSync(file, 'private\n');
+    chmodSync(file, 0o000);
+    let readable = true;
+    try {
+      closeSync(openSync(file, 'r'));
+    } catch {
+      readable = false;
+    }
+    // As root (CAP_DAC_OVERRIDE) mode 000 does not stop reads, so the refusal cannot happen in
+    // this process; test/artifacts-cli.test.ts then runs the same import as an unprivileged user.
+    if (!readable) await expectRefused(file, 'P-PRECOND-PATH', /locked\.txt: it cannot be opened for reading: permission denied/);
+  });
+
+  it('importFile turns a failed read into P-PRECOND-PATH and stores nothing', async () => {
+    // /proc/<pid>/mem is a regular file that opens but fails to read at offset 0 (EIO).
+    const dir = `/proc/${process.pid}`;
+    await expectRefused(`${dir}/mem`, 'P-PRECOND-PATH', /mem: reading it failed: EIO/, makePolicy([dir]));
+  });
+
+  it('importFile refuses a file over ceilings.maxImportBytes before reading it', async () => {
+    writeFileSync(path.join(data, 'big.bin'), Buffer.alloc(1001));
+    await expectRefused(path.join(data, 'big.bin'), 'I-REQ-TOO-LARGE', /big\.bin: it is 1001 bytes, above the import limit of 1000 bytes/, makePolicy([data], 1000));
+  });
+
+  it('importFile refuses a file that grows past the ceiling while it is read', async () => {
+    // /proc/<pid>/maps reports size 0 but reads several KiB: the stream check must catch it.
+    const dir = `/proc/${process.pid}`;
+    await expectRefused(`${dir}/maps`, 'I-REQ-TOO-LARGE', /maps: it grew past the import limit of 100 bytes while being read/, makePolicy([dir], 100));
+  });
+
+  it('importFile refuses a bad label or type before touching the file', async () => {
+    await expect(importFile(store, policy, path.join(outside, 'x'), { type: 'Not A Word' })).rejects.toMatchObject({ code: 'I-REQ-INPUT', message: expect.stringMatching(/^Invalid type/) });
+    await expect(importFile(store, policy, path.join(data, 'x'), { label: '\u0007' })).rejects.toMatchObject({ code: 'I-REQ-INPUT' });
+  });
+});
