@@ -85,6 +85,10 @@ export const ResponseEnvelopeSchema = z.strictObject({
   provenance: CallProvenanceSchema,
   warnings: z.array(z.string()),
   commit_token: z.string().nullable(),
+  /** The run this call is (null when the call never became a run, e.g. an invalid request). */
+  run_id: z.string().nullable(),
+  /** True when the stored result of an earlier successful run was returned without executing. */
+  replayed: z.boolean(),
 });
 export type ResponseEnvelope = z.infer<typeof ResponseEnvelopeSchema>;
 

@@ -1,22 +1,30 @@
-// One call, end to end (DESIGN.md section 3): envelope, resolution, policy, limits, input
-// validation, execution in the engine, output validation, response. Every failure becomes
-// exactly one response envelope; nothing a caller or guest sends can make this throw.
+// One call, end to end (DESIGN.md section 3): envelope, resolution, limits, input validation,
+// run identity, policy, replay or execution, output validation, response. Every failure
+// becomes exactly one response envelope; nothing a caller or guest sends can make this throw.
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { ERROR_CODES, errorClassOf, RequestEnvelopeSchema, WASM_PAGE_BYTES, type CallMetrics, type ResponseEnvelope, type WireError } from '../abi/index.js';
-import type { Engine } from './engine/engine.js';
+import { ERROR_CODES, errorClassOf, RequestEnvelopeSchema, statusForCode, WASM_PAGE_BYTES, type CallMetrics, type RequestEnvelope, type ResponseEnvelope, type RunLink, type RunResult, type WireError } from '../abi/index.js';
+import { getArtifact } from './artifacts/index.js';
 import { HelixError } from './errors.js';
-import type { LoadedTool } from './loader/load-toolpacks.js';
 import type { LoadedPolicy } from './policy/load-policy.js';
-import { callLimits, isToolAllowed, ungrantedCapabilities } from './policy/rules.js';
+import { callLimits, isToolAllowed, ungrantedCapabilities, type EffectiveLimits } from './policy/rules.js';
 import type { ToolRegistry } from './registry.js';
 import { errorResponse, successResponse, ZERO_METRICS, type Provenance } from './response.js';
+import type { RunCoordinator } from './runs/coordinator.js';
+import { runIdentity } from './runs/identity.js';
+import { buildRunLog } from './runs/run-log.js';
+import type { RunStart } from './runs/run-store.js';
+import type { Store } from './store/open-store.js';
+import type { Tool, ToolOutcome } from './tools/tool.js';
 
 /** What a call needs from the host. */
 export interface CallContext {
   readonly registry: ToolRegistry;
   readonly policy: LoadedPolicy;
-  readonly engine: Engine;
+  /** The policy's canonical text, stored once per hash with the first run under it. */
+  readonly canonicalPolicy: string;
+  readonly store: Store;
+  readonly coordinator: RunCoordinator;
   /** Wall clock for deadlines, ms since the epoch. */
   readonly now: () => number;
 }
@@ -38,74 +46,148 @@ export async function performCall(ctx: CallContext, raw: unknown): Promise<Respo
   const req = parsed.data;
   const callId = req.call_id ?? randomUUID();
   let provenance: Provenance = { tool_id: req.tool_id, tool_version: req.tool_version, digest: null };
-  let tool: LoadedTool | undefined;
+  let tool: Tool | undefined;
+  let runId: string | null = null;
   try {
     tool = ctx.registry.resolve(req.tool_id, req.tool_version);
-    provenance = { tool_id: tool.manifest.id, tool_version: tool.manifest.version, digest: tool.manifest.digest };
-    const entrypoint = tool.manifest.entrypoint ?? 'execute';
-    if (req.fn !== undefined && req.fn !== entrypoint) {
-      throw new HelixError('C-CONTRACT-FN-UNKNOWN', { message: `Tool "${tool.manifest.id}" has no function "${req.fn}".`, details: { fn: req.fn, available: [entrypoint] } });
-    }
-    // Policy, first time (DESIGN.md section 3, step 4).
-    if (!isToolAllowed(ctx.policy.policy, tool.manifest.id)) {
-      throw new HelixError('A-AUTH-TOOL-DENIED', { message: `The policy ${ctx.policy.source} does not allow "${tool.manifest.id}".`, details: { tool_id: tool.manifest.id, policy: ctx.policy.source } });
-    }
-    const ungranted = ungrantedCapabilities(ctx.policy.policy, tool.manifest);
-    if (ungranted.length > 0) {
-      throw new HelixError('A-AUTH-CAPABILITY-NOT-GRANTED', { message: `The policy does not grant ${ungranted.join(', ')} to "${tool.manifest.id}".`, details: { capabilities: ungranted, policy: ctx.policy.source } });
-    }
-    const limits = callLimits(tool.limits, { timeoutMs: req.constraints.timeout_ms, deadlineUnixMs: req.constraints.deadline_unix_ms, memoryMbLimit: req.constraints.memory_mb_limit }, ctx.now());
-    if (limits.timeoutMs <= 0) {
-      throw new HelixError('R-TIMEOUT-001', { message: 'The deadline passed before the call was dispatched.', details: { deadline_unix_ms: req.constraints.deadline_unix_ms, phase: 'dispatch' } });
-    }
-    const initialPages = Math.max(0, ...tool.module.info.memories.map((m) => m.initial));
-    if (limits.maxMemoryPages < initialPages) {
-      const needMb = Math.ceil((initialPages * WASM_PAGE_BYTES) / (1024 * 1024));
-      throw new HelixError('I-REQ-ENVELOPE', {
-        message: `constraints.memory_mb_limit is below the ${needMb} MiB the module needs to start.`,
-        details: { violations: [{ path: '/constraints/memory_mb_limit', message: `must be at least ${needMb}` }] },
-      });
-    }
-    const input = encoder.encode(JSON.stringify(req.input));
-    if (input.length > limits.maxInputBytes) {
-      throw new HelixError('I-REQ-INPUT-SIZE', { message: `The input is ${input.length} bytes; "${tool.manifest.id}" accepts at most ${limits.maxInputBytes}.`, details: { input_bytes: input.length, max_input_bytes: limits.maxInputBytes } });
-    }
-    const violations = tool.validateInput(req.input);
-    if (violations.length > 0) {
-      throw new HelixError('I-REQ-INPUT', { message: `The input has ${violations.length} schema violation${violations.length === 1 ? '' : 's'}.`, details: { violations } });
+    provenance = { tool_id: tool.id, tool_version: tool.version, digest: tool.moduleDigest };
+    const prepared = prepare(ctx, tool, req);
+    runId = prepared.start.run_id;
+
+    // Policy, first time (DESIGN.md section 3, step 4); a refusal is recorded as a blocked run.
+    const refusal = authorize(ctx.policy, tool);
+    if (refusal !== undefined) {
+      await ctx.coordinator.block(prepared.start, { status: 'terminal_error', error: refusal.toWire(), warnings: [] });
+      return errorResponse(callId, refusal.toWire(), { ...ZERO_METRICS, duration_ms: elapsed() }, provenance, tool.deterministic, { run_id: runId, replayed: false });
     }
     if (req.dry_run) {
-      return successResponse(callId, null, { ...ZERO_METRICS, duration_ms: elapsed() }, provenance, ['dry_run: validated and authorized, not executed']);
+      return successResponse(callId, null, { ...ZERO_METRICS, duration_ms: elapsed() }, provenance, ['dry_run: validated and authorized, not executed'], { run_id: runId, replayed: false });
     }
 
-    const result = await ctx.engine.execute({ tool, input, limits });
-    const metrics: CallMetrics = { duration_ms: elapsed(), fuel_used: result.fuelUsed, memory_peak_pages: result.memoryPages };
-    if (result.kind === 'fault') {
-      const error: WireError = { code: result.code, message: result.message, details: result.details, hint: ERROR_CODES[result.code].hint };
-      return errorResponse(callId, error, metrics, provenance, tool.manifest.deterministic);
-    }
-    const out = result.output;
-    switch (out.status) {
-      case 'ok': {
-        const outViolations = tool.validateOutput(out.output);
-        if (outViolations.length > 0) {
-          const err = new HelixError('C-CONTRACT-OUTPUT-SCHEMA', { message: `The output of "${tool.manifest.id}" has ${outViolations.length} schema violation${outViolations.length === 1 ? '' : 's'}.`, details: { violations: outViolations } });
-          return errorResponse(callId, err.toWire(), metrics, provenance, tool.manifest.deterministic);
-        }
-        return successResponse(callId, out.output, metrics, provenance);
-      }
-      case 'error':
-        return errorResponse(callId, guestError(out.error), metrics, provenance, tool.manifest.deterministic);
-      case 'capability_call': {
-        // A terminal call goes through the same allowlist as the import: deny by default.
-        const err = new HelixError('A-AUTH-FORBIDDEN', { details: {} });
-        return errorResponse(callId, err.toWire(), metrics, provenance, tool.manifest.deterministic);
-      }
-    }
+    const t = tool;
+    const outcome = await ctx.coordinator.run(prepared.start, ctx.now() + prepared.limits.timeoutMs, async () => {
+      const result = await t.execute({ input: req.input, inputBytes: prepared.inputBytes, limits: prepared.limits, store: ctx.store, policy: ctx.policy, runId: prepared.start.run_id, boundary: prepared.boundary });
+      const metrics: CallMetrics = { duration_ms: elapsed(), fuel_used: result.fuelUsed, memory_peak_pages: result.memoryPages };
+      const runResult = toRunResult(t, result);
+      const log = await buildRunLog(ctx.store, prepared.start.run_id, { call_id: callId, tool_id: t.id, tool_version: t.version, result: runResult, metrics });
+      return (record) => ({
+        status: runResult.status === 'success' ? 'succeeded' : 'failed',
+        result: runResult,
+        metrics,
+        outputs: record.outputs,
+        log_artifact_id: log.commit(),
+      });
+    });
+    const r = outcome.record.result;
+    const run = { run_id: outcome.record.run_id, replayed: outcome.replayed };
+    const metrics: CallMetrics = outcome.replayed || outcome.joined ? { ...ZERO_METRICS, duration_ms: elapsed() } : (outcome.record.metrics ?? { ...ZERO_METRICS, duration_ms: elapsed() });
+    if (r === null) throw new Error(`run ${outcome.record.run_id} ended without a result`);
+    const warnings = [...r.warnings];
+    if (outcome.replayed) warnings.push(`replayed: run ${outcome.record.run_id} succeeded at ${new Date(outcome.record.finished_at ?? 0).toISOString()}; nothing was executed`);
+    if (outcome.joined) warnings.push(`joined: run ${outcome.record.run_id} was already in flight; this call shares its outcome`);
+    if (r.status === 'success') return successResponse(callId, r.output, metrics, provenance, warnings, run);
+    return { ...errorResponse(callId, r.error!, metrics, provenance, tool.deterministic, run), status: r.status, warnings };
   } catch (err) {
-    if (err instanceof HelixError) return errorResponse(callId, err.toWire(), { ...ZERO_METRICS, duration_ms: elapsed() }, provenance, tool?.manifest.deterministic);
+    if (err instanceof HelixError) {
+      return errorResponse(callId, err.toWire(), { ...ZERO_METRICS, duration_ms: elapsed() }, provenance, tool?.deterministic, { run_id: runId, replayed: false });
+    }
     throw err;
   }
+}
+
+/** Everything checked and computed before policy: limits, input, artifacts, identity. */
+function prepare(ctx: CallContext, tool: Tool, req: RequestEnvelope): { start: RunStart; limits: EffectiveLimits; inputBytes: Uint8Array; boundary: Record<string, unknown> | undefined } {
+  if (req.fn !== undefined && req.fn !== tool.entrypoint) {
+    throw new HelixError('C-CONTRACT-FN-UNKNOWN', { message: `Tool "${tool.id}" has no function "${req.fn}".`, details: { fn: req.fn, available: [tool.entrypoint] } });
+  }
+  const limits = callLimits(tool.limits, { timeoutMs: req.constraints.timeout_ms, deadlineUnixMs: req.constraints.deadline_unix_ms, memoryMbLimit: req.constraints.memory_mb_limit }, ctx.now());
+  if (limits.timeoutMs <= 0) {
+    throw new HelixError('R-TIMEOUT-001', { message: 'The deadline passed before the call was dispatched.', details: { deadline_unix_ms: req.constraints.deadline_unix_ms, phase: 'dispatch' } });
+  }
+  if (limits.maxMemoryPages < tool.minMemoryPages) {
+    const needMb = Math.ceil((tool.minMemoryPages * WASM_PAGE_BYTES) / (1024 * 1024));
+    throw new HelixError('I-REQ-ENVELOPE', {
+      message: `constraints.memory_mb_limit is below the ${needMb} MiB the module needs to start.`,
+      details: { violations: [{ path: '/constraints/memory_mb_limit', message: `must be at least ${needMb}` }] },
+    });
+  }
+  const inputBytes = encoder.encode(JSON.stringify(req.input));
+  if (inputBytes.length > limits.maxInputBytes) {
+    throw new HelixError('I-REQ-INPUT-SIZE', { message: `The input is ${inputBytes.length} bytes; "${tool.id}" accepts at most ${limits.maxInputBytes}.`, details: { input_bytes: inputBytes.length, max_input_bytes: limits.maxInputBytes } });
+  }
+  const { violations, artifacts } = tool.validateInput(req.input);
+  if (violations.length > 0) {
+    throw new HelixError('I-REQ-INPUT', { message: `The input has ${violations.length} schema violation${violations.length === 1 ? '' : 's'}.`, details: { violations } });
+  }
+  // Input linking (seed 000): every referenced artifact must exist; its content hash enters
+  // the run's identity, so identical bytes identify identical work.
+  const inputs: RunLink[] = artifacts.map((ref) => ({ role: ref.path.slice(1) || 'input', artifact_id: ref.artifact_id, sha256: getArtifact(ctx.store, ref.artifact_id).sha256 }));
+  const boundary = tool.snapshotBoundary?.(ctx.store, req.input);
+  const identity = runIdentity(
+    {
+      tool_id: tool.id,
+      tool_version: tool.version,
+      contract_version: tool.contractVersion,
+      module_digest: tool.moduleDigest,
+      input: req.input,
+      input_artifacts: artifacts.map((ref, i) => ({ path: ref.path, artifact_id: ref.artifact_id, sha256: inputs[i]!.sha256 })),
+      ...(boundary === undefined ? {} : { boundary }),
+      limits: { fuel: limits.fuel, max_memory_pages: limits.maxMemoryPages, max_output_bytes: limits.maxOutputBytes },
+    },
+    ctx.policy.hash,
+  );
+  const start: RunStart = {
+    run_id: identity.run_id,
+    tool_id: tool.id,
+    tool_version: tool.version,
+    contract_version: tool.contractVersion,
+    module_digest: tool.moduleDigest,
+    policy_hash: ctx.policy.hash,
+    canonical_policy: ctx.canonicalPolicy,
+    params_hash: identity.params_hash,
+    canonical_params: identity.canonical_params,
+    inputs,
+    idempotency_key: req.constraints.idempotency_key ?? null,
+    call_id: req.call_id ?? '',
+  };
+  return { start, limits, inputBytes, boundary };
+}
+
+/** The policy's refusal of this tool, if any. */
+function authorize(policy: LoadedPolicy, tool: Tool): HelixError | undefined {
+  if (!isToolAllowed(policy.policy, tool.id)) {
+    return new HelixError('A-AUTH-TOOL-DENIED', { message: `The policy ${policy.source} does not allow "${tool.id}".`, details: { tool_id: tool.id, policy: policy.source } });
+  }
+  const ungranted = ungrantedCapabilities(policy.policy, tool.id, tool.capabilities);
+  if (ungranted.length > 0) {
+    return new HelixError('A-AUTH-CAPABILITY-NOT-GRANTED', { message: `The policy does not grant ${ungranted.join(', ')} to "${tool.id}".`, details: { capabilities: ungranted, policy: policy.source } });
+  }
+  return undefined;
+}
+
+/** How a tool's outcome reads as a run result: output validated, guest errors classed. */
+function toRunResult(tool: Tool, outcome: ToolOutcome): RunResult {
+  if (outcome.kind === 'fault') return { status: statusOf(tool, outcome.error.code), error: outcome.error, warnings: [] };
+  const out = outcome.output;
+  switch (out.status) {
+    case 'ok': {
+      const violations = tool.validateOutput(out.output);
+      if (violations.length === 0) return { status: 'success', output: out.output, warnings: [] };
+      const err = new HelixError('C-CONTRACT-OUTPUT-SCHEMA', { message: `The output of "${tool.id}" has ${violations.length} schema violation${violations.length === 1 ? '' : 's'}.`, details: { violations } });
+      return { status: 'terminal_error', error: err.toWire(), warnings: [] };
+    }
+    case 'error':
+      return { status: statusOf(tool, out.error.code), error: guestError(out.error), warnings: [] };
+    case 'capability_call': {
+      // A terminal call goes through the same allowlist as the import: deny by default.
+      const err = new HelixError('A-AUTH-FORBIDDEN', { details: {} });
+      return { status: 'terminal_error', error: err.toWire(), warnings: [] };
+    }
+  }
+}
+
+function statusOf(tool: Tool, code: string): RunResult['status'] {
+  return statusForCode(code, tool.deterministic);
 }
 
 /** A guest's own error: its code and message as sent, a hint from the taxonomy when it gave none. */

@@ -1,14 +1,22 @@
-// createHost: loads the policy and every toolpack (fail-closed), starts the engine, and serves
-// calls. The CLI, the MCP server and embedders all go through this one object.
+// createHost: loads the policy and every toolpack (fail-closed), opens the store (marking runs
+// a dead process left running as interrupted), starts the engine, and serves calls. The CLI,
+// the MCP server and embedders all go through this one object.
 import type { ResponseEnvelope } from '../abi/index.js';
 import { performCall } from './call.js';
 import { createEngine, type Engine, type EngineOptions } from './engine/engine.js';
 import { HelixError } from './errors.js';
-import { loadToolpacksOrThrow, type LoadedTool } from './loader/load-toolpacks.js';
+import { canonicalJson } from './hashing.js';
+import { loadToolpacksOrThrow } from './loader/load-toolpacks.js';
 import { bundledPluginsDir } from './paths.js';
 import { loadPolicy, type LoadedPolicy } from './policy/load-policy.js';
 import { ToolRegistry } from './registry.js';
 import { errorResponse, ZERO_METRICS } from './response.js';
+import { RunCoordinator } from './runs/coordinator.js';
+import { recoverInterrupted } from './runs/run-store.js';
+import { openStore, resolveHome, type Store } from './store/open-store.js';
+import { builtinTools } from './tools/builtins.js';
+import type { Tool } from './tools/tool.js';
+import { wasmTool } from './tools/wasm-tool.js';
 
 /** Options of createHost; everything has a default. */
 export interface HostOptions {
@@ -18,6 +26,8 @@ export interface HostOptions {
   readonly policyFile?: string;
   /** An already loaded policy. */
   readonly policy?: LoadedPolicy;
+  /** The Helix home holding the store; default `HELIX_HOME`, else `./.helix`. */
+  readonly home?: string;
   readonly engine?: EngineOptions;
   /** Wall clock, ms since the epoch; default Date.now. */
   readonly now?: () => number;
@@ -27,38 +37,63 @@ export interface HostOptions {
 export interface Host {
   readonly policy: LoadedPolicy;
   readonly pluginsDir: string;
-  /** Loaded tools, by id then newest version first. */
-  tools(): readonly LoadedTool[];
+  readonly store: Store;
+  /** Runs found `running` from a dead process at startup, now marked interrupted. */
+  readonly interrupted: readonly string[];
+  /** Callable tools (toolpacks and built-ins), by id then newest version first. */
+  tools(): readonly Tool[];
   /** Performs a call; always resolves with exactly one response envelope. */
   call(request: unknown): Promise<ResponseEnvelope>;
-  /** Stops the workers; later calls get P-PRECOND-HOST-CLOSED. */
+  /** Stops the workers and closes the store; later calls get P-PRECOND-HOST-CLOSED. */
   close(): Promise<void>;
 }
 
-/** Loads policy and toolpacks and starts the engine. Throws HelixError if anything is invalid. */
+/** Loads policy and toolpacks, opens the store and starts the engine. Throws HelixError if anything is invalid. */
 export async function createHost(options: HostOptions = {}): Promise<Host> {
   const policy = options.policy ?? loadPolicy(options.policyFile);
   const pluginsDir = options.pluginsDir ?? bundledPluginsDir();
-  const tools = await loadToolpacksOrThrow(pluginsDir, policy.policy);
-  const registry = new ToolRegistry(tools);
+  const loaded = await loadToolpacksOrThrow(pluginsDir, policy.policy);
+  const now = options.now ?? Date.now;
+  const store = openStore(resolveHome(options.home));
+  let interrupted: string[];
+  try {
+    interrupted = await recoverInterrupted(store, now());
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
   const engine: Engine = createEngine(options.engine);
-  const ctx = { registry, policy, engine, now: options.now ?? Date.now };
+  const registry = new ToolRegistry([...loaded.map((t) => wasmTool(t, engine)), ...builtinTools(policy.policy)]);
+  const ctx = { registry, policy, canonicalPolicy: canonicalJson(policy.policy), store, coordinator: new RunCoordinator(store, now), now };
   let closed = false;
+  let pending = 0;
+  let drained: (() => void) | undefined;
   return {
     policy,
     pluginsDir,
+    store,
+    interrupted,
     tools: () => registry.list(),
     async call(request) {
       if (closed) {
         const err = new HelixError('P-PRECOND-HOST-CLOSED');
         return errorResponse('', err.toWire(), ZERO_METRICS, { tool_id: '', tool_version: '', digest: null });
       }
-      return performCall(ctx, request);
+      pending += 1;
+      try {
+        return await performCall(ctx, request);
+      } finally {
+        pending -= 1;
+        if (pending === 0) drained?.();
+      }
     },
     async close() {
       if (closed) return;
       closed = true;
+      // Let calls in flight record their runs before the store closes.
+      if (pending > 0) await new Promise<void>((resolve) => (drained = resolve));
       await engine.close();
+      await store.close();
     },
   };
 }

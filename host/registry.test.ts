@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { HelixError } from './errors.js';
-import type { LoadedTool } from './loader/load-toolpacks.js';
+import type { Tool } from './tools/tool.js';
 import { ToolRegistry } from './registry.js';
 
-// The registry reads only manifest.id and manifest.version of a loaded tool.
-const tool = (id: string, version: string) => ({ manifest: { id, version } }) as unknown as LoadedTool;
+// The registry reads only the id and version of a tool.
+const tool = (id: string, version: string) => ({ id, version }) as unknown as Tool;
 const registry = new ToolRegistry([tool('seq.stats', '1.0.0'), tool('seq.stats', '1.2.0'), tool('seq.stats', '2.0.0'), tool('seq.revcomp', '0.3.1')]);
 
 function codeOf(fn: () => unknown): string {
@@ -18,10 +18,10 @@ function codeOf(fn: () => unknown): string {
 
 describe('ToolRegistry.resolve', () => {
   it('picks the newest version inside the range', () => {
-    expect(registry.resolve('seq.stats', '1.x').manifest.version).toBe('1.2.0');
-    expect(registry.resolve('seq.stats', '~1.0.0').manifest.version).toBe('1.0.0');
-    expect(registry.resolve('seq.stats', '2.0.0').manifest.version).toBe('2.0.0');
-    expect(registry.resolve('seq.revcomp', '*').manifest.version).toBe('0.3.1');
+    expect(registry.resolve('seq.stats', '1.x').version).toBe('1.2.0');
+    expect(registry.resolve('seq.stats', '~1.0.0').version).toBe('1.0.0');
+    expect(registry.resolve('seq.stats', '2.0.0').version).toBe('2.0.0');
+    expect(registry.resolve('seq.revcomp', '*').version).toBe('0.3.1');
   });
 
   it('refuses a range spanning two majors as ambiguous', () => {
@@ -36,6 +36,6 @@ describe('ToolRegistry.resolve', () => {
   });
 
   it('lists tools by id, newest version first', () => {
-    expect(registry.list().map((t) => `${t.manifest.id}@${t.manifest.version}`)).toEqual(['seq.revcomp@0.3.1', 'seq.stats@2.0.0', 'seq.stats@1.2.0', 'seq.stats@1.0.0']);
+    expect(registry.list().map((t) => `${t.id}@${t.version}`)).toEqual(['seq.revcomp@0.3.1', 'seq.stats@2.0.0', 'seq.stats@1.2.0', 'seq.stats@1.0.0']);
   });
 });

@@ -3,13 +3,20 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHost, type Host } from '../host/index.js';
+import { createHost, type Host, type WasmTool } from '../host/index.js';
+import { tempDir } from './helpers/toolpack.js';
 
 let host: Host;
+const home = tempDir('helix-home-');
 beforeAll(async () => {
-  host = await createHost();
+  host = await createHost({ home: home.dir });
 });
-afterAll(async () => host?.close());
+afterAll(async () => {
+  await host?.close();
+  home.cleanup();
+});
+
+const toolpacks = (): WasmTool[] => host.tools().filter((t): t is WasmTool => t.kind === 'wasm');
 
 interface Fixture {
   readonly input: Record<string, unknown>;
@@ -18,13 +25,13 @@ interface Fixture {
 
 describe('bundled toolpacks', () => {
   it('load, and each declares fixtures', () => {
-    expect(host.tools().length).toBeGreaterThan(0);
-    for (const t of host.tools()) expect(t.manifest.health?.fixtures, t.manifest.id).toBeDefined();
+    expect(toolpacks().length).toBeGreaterThan(0);
+    for (const t of toolpacks()) expect(t.loaded.manifest.health?.fixtures, t.id).toBeDefined();
   });
 
   it('pass every fixture', async () => {
     let checked = 0;
-    for (const t of host.tools()) {
+    for (const { loaded: t } of toolpacks()) {
       const dir = path.join(path.dirname(t.manifestPath), t.manifest.health!.fixtures);
       for (const name of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
         const fx = JSON.parse(readFileSync(path.join(dir, name), 'utf8')) as Fixture;

@@ -12,9 +12,12 @@ import { pluginsDir, tempDir } from './helpers/toolpack.js';
 const run = promisify(execFile);
 const cli = path.join(packageRoot(), 'dist', 'host', 'cli', 'main.js');
 
+const home = tempDir('helix-home-');
+afterAll(() => home.cleanup());
+
 async function helix(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [cli, ...args], { cwd: packageRoot() });
+    const { stdout, stderr } = await run(process.execPath, [cli, ...args], { cwd: packageRoot(), env: { ...process.env, HELIX_HOME: home.dir } });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -114,10 +117,11 @@ describe('helix tools', () => {
   it('lists the loaded tools, and as JSON with schemas and effective limits', async () => {
     const table = await helix(['tools', '--plugins', good.dir]);
     expect(table.code).toBe(0);
-    expect(table.stdout).toMatch(/cli\.echo\s+1\.0\.0\s+pure/);
+    expect(table.stdout).toMatch(/cli\.echo\s+1\.0\.0\s+wasm\s+pure/);
+    expect(table.stdout).toMatch(/helix\.artifact_list\s+1\.0\.0\s+builtin/);
     const json = await helix(['tools', '--plugins', good.dir, '--json']);
     const tools = JSON.parse(json.stdout) as Array<{ id: string; limits: { fuel: number }; inputSchema: unknown }>;
-    expect(tools.map((t) => t.id)).toEqual(['cli.burn', 'cli.echo']);
+    expect(tools.map((t) => t.id).filter((id) => id.startsWith('cli.'))).toEqual(['cli.burn', 'cli.echo']);
     expect(tools[0]!.limits.fuel).toBe(5000);
   });
 });

@@ -5,7 +5,7 @@ import { ResponseEnvelopeSchema, type ResponseEnvelope } from '../abi/index.js';
 import { createHost, type Host } from '../host/index.js';
 import { loadPolicy } from '../host/policy/load-policy.js';
 import { abiPrelude, echoModule, fixedOutputModule, numberResultModule, watString } from './helpers/guest-wat.js';
-import { pluginsDir } from './helpers/toolpack.js';
+import { pluginsDir, tempDir } from './helpers/toolpack.js';
 
 const LOOP_FOREVER = `(loop $l (br $l)) (i64.const 0)`;
 /** Counts down from the input's byte length times 1000: fuel grows with input size. */
@@ -40,6 +40,14 @@ const outputSchema = { type: 'object', properties: { value: { type: 'integer' } 
 
 let host: Host;
 let cleanup: () => void;
+let plugins: string;
+const homes: Array<{ dir: string; cleanup: () => void }> = [];
+/** A fresh store: identical calls replay within one store, so execution tests vary inputs or stores. */
+function newHome(): string {
+  const h = tempDir('helix-home-');
+  homes.push(h);
+  return h.dir;
+}
 
 beforeAll(async () => {
   const p = await pluginsDir([
@@ -66,12 +74,14 @@ beforeAll(async () => {
     { id: 't.strict', module: echoModule(), inputSchema: { type: 'object', properties: { n: { type: 'integer', minimum: 1 }, s: { type: 'string' } }, required: ['n', 's'], additionalProperties: false } },
   ]);
   cleanup = p.cleanup;
-  host = await createHost({ pluginsDir: p.dir, policy: loadPolicy(undefined), engine: { maxThreads: 2 } });
+  plugins = p.dir;
+  host = await createHost({ pluginsDir: p.dir, policy: loadPolicy(undefined), home: newHome(), engine: { maxThreads: 2 } });
 });
 
 afterAll(async () => {
   await host?.close();
   cleanup?.();
+  homes.forEach((h) => h.cleanup());
 });
 
 async function call(tool_id: string, input: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): Promise<ResponseEnvelope> {
@@ -127,9 +137,14 @@ describe('the engine', () => {
 
   it('reports the same fuel_used for the same call, and more fuel for more work', async () => {
     const a = await call('t.burn', { pad: 'xx' });
-    const b = await call('t.burn', { pad: 'xx' });
+    // The same call again in this store would replay; run it in a second host with its own store.
+    const other = await createHost({ pluginsDir: plugins, policy: loadPolicy(undefined), home: newHome(), engine: { maxThreads: 1 } });
+    const b = ResponseEnvelopeSchema.parse(await other.call({ tool_id: 't.burn', input: { pad: 'xx' } }));
+    await other.close();
     const c = await call('t.burn', { pad: 'xxxx' });
     expect([a.status, b.status, c.status]).toEqual(['success', 'success', 'success']);
+    expect([a.replayed, b.replayed]).toEqual([false, false]);
+    expect(a.metrics.fuel_used).toBeGreaterThan(0);
     expect(a.metrics.fuel_used).toBe(b.metrics.fuel_used);
     expect(c.metrics.fuel_used).toBeGreaterThan(a.metrics.fuel_used);
   });
@@ -153,9 +168,10 @@ describe('the engine', () => {
 
   it('gives every call a fresh state: globals and memory do not survive', async () => {
     const results = [];
-    for (let i = 0; i < 6; i++) results.push(await call('t.state'));
+    for (let i = 0; i < 6; i++) results.push(await call('t.state', { i }));
+    expect(results.map((r) => r.replayed)).toEqual(Array(6).fill(false));
     expect(results.map((r) => r.output)).toEqual(Array(6).fill({ value: 2 }));
-    const concurrent = await Promise.all(Array.from({ length: 20 }, () => call('t.state')));
+    const concurrent = await Promise.all(Array.from({ length: 20 }, (_, i) => call('t.state', { i: 100 + i })));
     expect(new Set(concurrent.map((r) => JSON.stringify(r.output)))).toEqual(new Set(['{"value":2}']));
   });
 

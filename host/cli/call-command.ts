@@ -18,6 +18,8 @@ export interface CallOptions {
   readonly memoryMb?: number;
   readonly dryRun?: boolean;
   readonly compact?: boolean;
+  readonly home?: string;
+  readonly idempotencyKey?: string;
 }
 
 /** Runs `helix call`. */
@@ -49,16 +51,17 @@ export async function callCommand(toolId: string, opts: CallOptions): Promise<vo
   }
   let host;
   try {
-    host = await createHost({ pluginsDir: opts.plugins, policyFile: opts.policy });
+    host = await createHost({ pluginsDir: opts.plugins, policyFile: opts.policy, home: opts.home });
   } catch (err) {
     printError(err);
     process.exitCode = EXIT.startup;
     return;
   }
   try {
-    const constraints: Record<string, number> = {};
+    const constraints: Record<string, number | string> = {};
     if (opts.timeoutMs !== undefined) constraints.timeout_ms = opts.timeoutMs;
     if (opts.memoryMb !== undefined) constraints.memory_mb_limit = opts.memoryMb;
+    if (opts.idempotencyKey !== undefined) constraints.idempotency_key = opts.idempotencyKey;
     const response = await host.call({
       call_id: callId,
       tool_id: toolId,

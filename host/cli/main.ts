@@ -4,7 +4,9 @@
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { packageRoot } from '../paths.js';
+import { registerArtifactCommands } from './artifact-command.js';
 import { callCommand } from './call-command.js';
+import { registerRunsCommands } from './runs-command.js';
 import { toolsCommand } from './tools-command.js';
 import { validateCommand } from './validate-command.js';
 import { EXIT } from './output.js';
@@ -54,7 +56,13 @@ hostOptions(
   .option('--timeout-ms <n>', 'deadline for this call', positiveInt('--timeout-ms'))
   .option('--memory-mb <n>', 'memory limit for this call', positiveInt('--memory-mb'))
   .option('--dry-run', 'validate and authorize without executing')
+  .option('--home <dir>', 'Helix home holding the store (default: $HELIX_HOME or ./.helix)')
+  .option('--idempotency-key <key>', 'dedupe retries of this exact request (16+ characters)')
   .option('--compact', 'print the envelope on one line')
   .action(callCommand);
+
+registerRunsCommands(program);
+
+registerArtifactCommands(program);
 
 await program.parseAsync(process.argv);

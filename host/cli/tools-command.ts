@@ -1,5 +1,9 @@
-// `helix tools`: the loaded tools, as a table or as JSON with schemas and effective limits.
-import { createHost } from '../host.js';
+// `helix tools`: the callable tools (toolpacks and built-ins), as a table or as JSON with
+// schemas and effective limits. Loads and checks toolpacks like the host, without a store.
+import { loadToolpacksOrThrow } from '../loader/load-toolpacks.js';
+import { bundledPluginsDir } from '../paths.js';
+import { loadPolicy } from '../policy/load-policy.js';
+import { builtinTools } from '../tools/builtins.js';
 import { EXIT, printError, printJson } from './output.js';
 
 /** Options of `helix tools`. */
@@ -9,41 +13,43 @@ export interface ToolsOptions {
   readonly json?: boolean;
 }
 
+/** One row of the listing. */
+interface ToolRow {
+  readonly id: string;
+  readonly version: string;
+  readonly kind: 'wasm' | 'builtin';
+  readonly description: string;
+  readonly deterministic: string;
+  readonly digest: string | null;
+  readonly limits: unknown;
+  readonly capabilities: readonly string[];
+  readonly inputSchema: unknown;
+  readonly outputSchema: unknown;
+}
+
 /** Runs `helix tools`. */
 export async function toolsCommand(opts: ToolsOptions): Promise<void> {
-  let host;
+  let rows: ToolRow[];
   try {
-    host = await createHost({ pluginsDir: opts.plugins, policyFile: opts.policy, engine: { minThreads: 0 } });
+    const policy = loadPolicy(opts.policy);
+    const loaded = await loadToolpacksOrThrow(opts.plugins ?? bundledPluginsDir(), policy.policy);
+    rows = [
+      ...loaded.map((t) => ({ id: t.manifest.id, version: t.manifest.version, kind: 'wasm' as const, description: t.manifest.description, deterministic: t.manifest.deterministic, digest: t.manifest.digest, limits: t.limits, capabilities: t.manifest.capabilities.allow, inputSchema: t.inputSchema, outputSchema: t.outputSchema })),
+      ...builtinTools(policy.policy).map((t) => ({ id: t.id, version: t.version, kind: 'builtin' as const, description: t.description, deterministic: t.deterministic, digest: null, limits: t.limits, capabilities: t.capabilities, inputSchema: t.inputSchema, outputSchema: t.outputSchema })),
+    ];
   } catch (err) {
     printError(err);
     process.exitCode = EXIT.startup;
     return;
   }
-  try {
-    const tools = host.tools();
-    if (opts.json) {
-      printJson(
-        tools.map((t) => ({
-          id: t.manifest.id,
-          version: t.manifest.version,
-          description: t.manifest.description,
-          abi: t.manifest.abi,
-          digest: t.manifest.digest,
-          deterministic: t.manifest.deterministic,
-          limits: t.limits,
-          capabilities: t.manifest.capabilities.allow,
-          inputSchema: t.inputSchema,
-          outputSchema: t.outputSchema,
-        })),
-      );
-      return;
-    }
-    const rows = tools.map((t) => [t.manifest.id, t.manifest.version, t.manifest.deterministic, t.manifest.description]);
-    const widths = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i]!.length), ['ID', 'VERSION', 'DETERMINISM'][i]!.length));
-    const line = (r: string[]): string => `${r.slice(0, 3).map((c, i) => c.padEnd(widths[i]!)).join('  ')}  ${r[3]}\n`;
-    process.stdout.write(line(['ID', 'VERSION', 'DETERMINISM', 'DESCRIPTION']));
-    for (const r of rows) process.stdout.write(line(r as string[]));
-  } finally {
-    await host.close();
+  if (opts.json) {
+    printJson(rows);
+    return;
   }
+  const cells = rows.map((r) => [r.id, r.version, r.kind, r.deterministic, r.description]);
+  const heads = ['ID', 'VERSION', 'KIND', 'DETERMINISM'];
+  const widths = heads.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
+  const line = (c: string[]): string => `${c.slice(0, 4).map((x, i) => x.padEnd(widths[i]!)).join('  ')}  ${c[4]}\n`;
+  process.stdout.write(line([...heads, 'DESCRIPTION']));
+  for (const c of cells) process.stdout.write(line(c));
 }

@@ -8,7 +8,7 @@ import { ToolManifestSchema, type Policy, type ToolManifest } from '../../abi/in
 import { findCapability } from '../../capabilities/index.js';
 import { HelixError } from '../errors.js';
 import { toolLimits, type EffectiveLimits } from '../policy/rules.js';
-import { compileJsonSchema, type Validator } from './json-schema.js';
+import { compileJsonSchema, type RefValidator, type Validator } from './json-schema.js';
 import { checkModule, type CheckedModule } from './module-check.js';
 import { bundleSchema, type JsonSchema } from './schema-bundle.js';
 import { fieldPath, formatViolation, issueReason, type Violation } from './violation.js';
@@ -23,6 +23,8 @@ export interface LoadedTool {
   readonly inputSchema: JsonSchema;
   readonly outputSchema: JsonSchema;
   readonly validateInput: Validator;
+  /** validateInput that also reports the artifact ids the input refers to (x-helix-artifact). */
+  readonly validateInputRefs: RefValidator;
   readonly validateOutput: Validator;
   readonly module: CheckedModule;
 }
@@ -116,12 +118,13 @@ async function loadOne(file: string, root: string, policy: Policy): Promise<{ to
   }
   const manifest = parsed.data;
   const limits = toolLimits(policy, manifest);
+  if (manifest.id.startsWith('helix.')) violations.push(at(['id'], 'the prefix helix. is reserved for the host built-in tools'));
 
   for (const [i, entry] of manifest.capabilities.allow.entries()) {
     if (findCapability(entry) === undefined) violations.push(at(['capabilities', 'allow', i], `unknown capability ${entry}: this host does not provide it`));
   }
 
-  const schemas: Partial<Record<'inputSchema' | 'outputSchema', { schema: JsonSchema; validate: Validator }>> = {};
+  const schemas: Partial<Record<'inputSchema' | 'outputSchema', { schema: JsonSchema; validate: Validator; validateWithRefs: RefValidator }>> = {};
   for (const key of ['inputSchema', 'outputSchema'] as const) {
     const bundled = bundleSchema(manifest[key], file);
     if (!bundled.ok) {
@@ -144,7 +147,7 @@ async function loadOne(file: string, root: string, policy: Policy): Promise<{ to
       violations.push(at([key], 'must describe an object (type: object): tool input is a JSON object'));
       continue;
     }
-    schemas[key] = { schema: bundled.schema, validate: compiled.validate };
+    schemas[key] = { schema: bundled.schema, validate: compiled.validate, validateWithRefs: compiled.validateWithRefs };
   }
 
   const modulePath = path.resolve(path.dirname(file), manifest.module);
@@ -176,6 +179,7 @@ async function loadOne(file: string, root: string, policy: Policy): Promise<{ to
       inputSchema: schemas.inputSchema.schema,
       outputSchema: schemas.outputSchema.schema,
       validateInput: schemas.inputSchema.validate,
+      validateInputRefs: schemas.inputSchema.validateWithRefs,
       validateOutput: schemas.outputSchema.validate,
       module: checked,
     },

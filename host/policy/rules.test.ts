@@ -43,7 +43,7 @@ describe('policy rules', () => {
   });
 
   it('report the capabilities a manifest asks for and the policy does not grant', () => {
-    expect(ungrantedCapabilities(policy, manifest)).toEqual(['kv.put']);
+    expect(ungrantedCapabilities(policy, manifest.id, manifest.capabilities.allow)).toEqual(['kv.put']);
   });
 
   it('cap every manifest limit by the policy ceiling', () => {

@@ -33,9 +33,9 @@ export function isCapabilityGranted(policy: Policy, toolId: string, capability: 
   );
 }
 
-/** The manifest's requested capabilities that the policy does not grant. */
-export function ungrantedCapabilities(policy: Policy, manifest: ToolManifest): string[] {
-  return manifest.capabilities.allow.filter((c) => !isCapabilityGranted(policy, manifest.id, c));
+/** The capabilities a tool asks for that the policy does not grant it. */
+export function ungrantedCapabilities(policy: Policy, toolId: string, requested: readonly string[]): string[] {
+  return requested.filter((c) => !isCapabilityGranted(policy, toolId, c));
 }
 
 /** The limits a call runs under. */

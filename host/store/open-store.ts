@@ -33,12 +33,14 @@ export interface StoreDatabases {
   readonly policies: Database<string, string>;
   /** run id -> RunRecord. */
   readonly runs: Database<RunRecord, string>;
+  /** run id -> owner, for runs now `running`: what startup recovery scans. */
+  readonly activeRuns: Database<{ pid: number; hostname: string; started_at: number }, string>;
   /** [run id, seq] -> RunEvent. */
   readonly runEvents: Database<RunEvent, [string, number]>;
   /** [run id, seq] -> journal entry (capability calls and results). */
   readonly journal: Database<Record<string, unknown>, [string, number]>;
-  /** [unix ms, seq] -> audit record. */
-  readonly audit: Database<Record<string, unknown>, [number, number]>;
+  /** [unix ms, pid, counter] -> audit record. */
+  readonly audit: Database<Record<string, unknown>, [number, number, number] | [number]>;
   /** [tool id, key] -> value of the kv capability. */
   readonly kv: Database<unknown, [string, string]>;
   /** idempotency key -> run id. */
@@ -81,6 +83,7 @@ export function openStore(home: string): Store {
     params: root.openDB({ name: 'param_sets', encoding: 'string' }),
     policies: root.openDB({ name: 'policies', encoding: 'string' }),
     runs: root.openDB({ name: 'runs' }),
+    activeRuns: root.openDB({ name: 'active_runs' }),
     runEvents: root.openDB({ name: 'run_events' }),
     journal: root.openDB({ name: 'run_journal' }),
     audit: root.openDB({ name: 'audit' }),

@@ -1,0 +1,75 @@
+// `helix runs list | show | export`: what ran, from what, under which policy, and the RO-Crate
+// of a run with its ancestry. Reads the store directly; no toolpacks are loaded.
+import type { Command } from 'commander';
+import { RUN_STATUSES, type RunStatus } from '../../abi/index.js';
+import { HelixError } from '../errors.js';
+import { exportRunCrate } from '../runs/ro-crate.js';
+import { listRuns, requireRun, runEvents } from '../runs/run-store.js';
+import { openStore, resolveHome, type Store } from '../store/open-store.js';
+import { EXIT, printError, printJson } from './output.js';
+
+/** Opens the store named by --home / HELIX_HOME, runs `fn`, closes it; errors go to stderr. */
+export async function withStore(home: string | undefined, fn: (store: Store) => Promise<void> | void): Promise<void> {
+  let store: Store | undefined;
+  try {
+    store = openStore(resolveHome(home));
+    await fn(store);
+  } catch (err) {
+    printError(err);
+    process.exitCode = err instanceof HelixError && err.code.startsWith('I-REQ') ? EXIT.invalid : EXIT.failed;
+  } finally {
+    await store?.close();
+  }
+}
+
+/** Adds the `runs` commands to the program. */
+export function registerRunsCommands(program: Command): void {
+  const runs = program.command('runs').description('inspect recorded runs and export their provenance');
+  runs
+    .command('list')
+    .description('recorded runs, newest first')
+    .option('--home <dir>', 'Helix home holding the store (default: $HELIX_HOME or ./.helix)')
+    .option('--status <status>', `only runs in this status (${RUN_STATUSES.join(', ')})`)
+    .option('--tool <id>', 'only runs of this tool')
+    .option('--limit <n>', 'at most this many', (v) => Number(v), 50)
+    .option('--json', 'print the run records as JSON')
+    .action((opts: { home?: string; status?: string; tool?: string; limit: number; json?: boolean }) =>
+      withStore(opts.home, (store) => {
+        if (opts.status !== undefined && !(RUN_STATUSES as readonly string[]).includes(opts.status)) {
+          throw new HelixError('I-REQ-ENVELOPE', { message: `--status ${opts.status} is not a run status.`, hint: `Use one of ${RUN_STATUSES.join(', ')}.` });
+        }
+        const list = listRuns(store, { status: opts.status as RunStatus | undefined, toolId: opts.tool, limit: opts.limit });
+        if (opts.json) return printJson(list);
+        process.stdout.write(`${['RUN', 'STATUS', 'TOOL', 'STARTED', 'MS'].join('\t')}\n`);
+        for (const r of list) {
+          const when = r.started_at === null ? '-' : new Date(r.started_at).toISOString();
+          process.stdout.write(`${[r.run_id, r.status, `${r.tool_id}@${r.tool_version}`, when, r.metrics?.duration_ms ?? '-'].join('\t')}\n`);
+        }
+      }),
+    );
+  runs
+    .command('show')
+    .description('one run: record, canonical params, events')
+    .argument('<run_id>')
+    .option('--home <dir>', 'Helix home holding the store (default: $HELIX_HOME or ./.helix)')
+    .action((runId: string, opts: { home?: string }) =>
+      withStore(opts.home, (store) => {
+        const run = requireRun(store, runId);
+        const params = store.db.params.get(run.params_hash);
+        printJson({ ...run, params: params === undefined ? null : (JSON.parse(params) as unknown), events: runEvents(store, runId) });
+      }),
+    );
+  runs
+    .command('export')
+    .description('write the run and the runs that produced its inputs as an RO-Crate (Workflow Run Crate)')
+    .argument('<run_id>')
+    .argument('<dir>', 'a new or empty directory')
+    .option('--home <dir>', 'Helix home holding the store (default: $HELIX_HOME or ./.helix)')
+    .option('--no-data', 'metadata only, without the artifacts\' bytes')
+    .action((runId: string, dir: string, opts: { home?: string; data: boolean }) =>
+      withStore(opts.home, async (store) => {
+        const crate = await exportRunCrate(store, runId, dir, { includeData: opts.data });
+        process.stdout.write(`exported ${crate.runs.length} run${crate.runs.length === 1 ? '' : 's'} and ${crate.files.length} file${crate.files.length === 1 ? '' : 's'} to ${crate.dir}\n`);
+      }),
+    );
+}

@@ -1,0 +1,100 @@
+// Replay and idempotency (seed 003 section 3.5, seed 002): a call whose run already succeeded
+// returns the stored result without executing; a call whose run is in flight, here or in
+// another process sharing the store, joins it, so both callers get one outcome and the work
+// runs once.
+import type { RunRecord } from '../../abi/index.js';
+import { HelixError } from '../errors.js';
+import type { Store } from '../store/open-store.js';
+import { isOtherLiveOwner } from './owner.js';
+import { beginRun, blockRun, finishRun, getRun, type RunFinish, type RunStart } from './run-store.js';
+
+/** How a coordinated run ended for this caller. */
+export interface RunOutcome {
+  readonly record: RunRecord;
+  /** The stored result of an earlier success was returned; nothing ran. */
+  readonly replayed: boolean;
+  /** This caller joined a run another caller had started. */
+  readonly joined: boolean;
+}
+
+/** How often a caller waiting on another process's run looks at the store. */
+const POLL_MS = 25;
+
+/** Coordinates runs of one store within this process. */
+export class RunCoordinator {
+  readonly #inflight = new Map<string, Promise<RunRecord>>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly now: () => number,
+  ) {}
+
+  /**
+   * Runs `execute` under the identity in `start`, unless the run already succeeded (replay)
+   * or is in flight (join). `execute` returns how the run ended; `commit` runs inside the
+   * finishing transaction (for output and log artifacts).
+   */
+  async run(start: RunStart, deadlineMs: number, execute: () => Promise<(record: RunRecord) => RunFinish>): Promise<RunOutcome> {
+    this.#checkIdempotency(start);
+    const existing = getRun(this.store, start.run_id);
+    if (existing?.status === 'succeeded') return { record: existing, replayed: true, joined: false };
+    const inflight = this.#inflight.get(start.run_id);
+    if (inflight !== undefined) return { record: await inflight, replayed: false, joined: true };
+
+    const promise = this.#start(start, deadlineMs, execute);
+    this.#inflight.set(start.run_id, promise.then((o) => o.record));
+    try {
+      return await promise;
+    } finally {
+      this.#inflight.delete(start.run_id);
+    }
+  }
+
+  /** Records a call the policy refused as a `blocked` run. */
+  async block(start: RunStart, result: RunRecord['result'] & object): Promise<RunRecord> {
+    return blockRun(this.store, start, result, this.now());
+  }
+
+  async #start(start: RunStart, deadlineMs: number, execute: () => Promise<(record: RunRecord) => RunFinish>): Promise<RunOutcome> {
+    const begun = await beginRun(this.store, start, this.now());
+    if (!begun.started) {
+      if (begun.record.status === 'succeeded') return { record: begun.record, replayed: true, joined: false };
+      return { record: await this.#waitForOther(start.run_id, deadlineMs), replayed: false, joined: true };
+    }
+    let finish: (record: RunRecord) => RunFinish;
+    try {
+      finish = await execute();
+    } catch (err) {
+      // A host bug while running: record the run as failed rather than leave it `running`.
+      const message = err instanceof Error ? err.message : String(err);
+      finish = () => ({ status: 'failed', result: { status: 'terminal_error', error: { code: 'S-TOOL-WORKER-LOST', message, details: {} }, warnings: [] }, metrics: { duration_ms: 0, fuel_used: 0, memory_peak_pages: 0 }, outputs: [], log_artifact_id: null });
+      await finishRun(this.store, start.run_id, finish, this.now());
+      throw err;
+    }
+    return { record: await finishRun(this.store, start.run_id, finish, this.now()), replayed: false, joined: false };
+  }
+
+  /** Waits for a run another live process is executing, until it ends or the deadline. */
+  async #waitForOther(runId: string, deadlineMs: number): Promise<RunRecord> {
+    for (;;) {
+      const run = getRun(this.store, runId);
+      if (run === undefined) throw new Error(`run ${runId} vanished while being waited for`);
+      if (run.status !== 'running' || run.owner === null || !isOtherLiveOwner(run.owner)) return run;
+      if (this.now() >= deadlineMs) {
+        throw new HelixError('R-TIMEOUT-001', { message: `Run ${runId} is still running in process ${run.owner.pid}; the deadline passed while waiting for it.`, details: { run_id: runId, phase: 'join', owner_pid: run.owner.pid } });
+      }
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    }
+  }
+
+  #checkIdempotency(start: RunStart): void {
+    if (start.idempotency_key === null) return;
+    const bound = this.store.db.idempotency.get(start.idempotency_key);
+    if (bound !== undefined && bound !== start.run_id) {
+      throw new HelixError('I-REQ-IDEMPOTENCY-CONFLICT', {
+        message: `idempotency_key was used for run ${bound}, a different request.`,
+        details: { idempotency_key: start.idempotency_key, bound_run_id: bound, run_id: start.run_id },
+      });
+    }
+  }
+}

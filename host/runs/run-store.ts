@@ -1,0 +1,192 @@
+// Runs in the store: the status machine with its allowed transitions, one transaction per state
+// change that belongs together (record, params, policy, links, events, artifacts), events, and
+// recovery of runs a dead process left `running`.
+import { RUN_TRANSITIONS, RunEventSchema, RunRecordSchema, type CallMetrics, type RunEvent, type RunLink, type RunRecord, type RunResult, type RunStatus } from '../../abi/index.js';
+import { HelixError } from '../errors.js';
+import { appendAudit } from '../store/audit.js';
+import type { Store } from '../store/open-store.js';
+import { currentOwner, isOtherLiveOwner, type Owner } from './owner.js';
+
+/** Reads a run, parsed against its schema; undefined when absent. */
+export function getRun(store: Store, runId: string): RunRecord | undefined {
+  const raw = store.db.runs.get(runId);
+  return raw === undefined ? undefined : RunRecordSchema.parse(raw);
+}
+
+/** Reads a run or throws P-PRECOND-RUN-NOT-FOUND. */
+export function requireRun(store: Store, runId: string): RunRecord {
+  const run = getRun(store, runId);
+  if (run === undefined) throw new HelixError('P-PRECOND-RUN-NOT-FOUND', { message: `No run ${runId} is in the store ${store.home}.`, details: { run_id: runId } });
+  return run;
+}
+
+/** Refuses a transition the status machine does not allow (a host bug, never a user error). */
+export function checkTransition(from: RunStatus | undefined, to: RunStatus): void {
+  const allowed = from === undefined ? ['queued', 'running', 'blocked'] : RUN_TRANSITIONS[from];
+  if (!allowed.includes(to)) throw new Error(`run status cannot go from ${from ?? '(new)'} to ${to}`);
+}
+
+/** Appends an event to a run's log; call inside a transaction. */
+function appendEvent(store: Store, runId: string, event: RunEvent): void {
+  let seq = 0;
+  for (const key of store.db.runEvents.getKeys({ start: [runId, Number.MAX_SAFE_INTEGER], end: [runId, -1], reverse: true, limit: 1 })) seq = key[1] + 1;
+  store.db.runEvents.put([runId, seq], RunEventSchema.parse(event));
+}
+
+/** A run's events in order. */
+export function runEvents(store: Store, runId: string): RunEvent[] {
+  return [...store.db.runEvents.getRange({ start: [runId, 0], end: [runId, Number.MAX_SAFE_INTEGER] })].map((e) => RunEventSchema.parse(e.value));
+}
+
+/** What starting (or refusing) a run records. */
+export interface RunStart {
+  readonly run_id: string;
+  readonly tool_id: string;
+  readonly tool_version: string;
+  readonly contract_version: string;
+  readonly module_digest: string | null;
+  readonly policy_hash: string;
+  readonly canonical_policy: string;
+  readonly params_hash: string;
+  readonly canonical_params: string;
+  readonly inputs: readonly RunLink[];
+  readonly idempotency_key: string | null;
+  readonly call_id: string;
+}
+
+function baseRecord(start: RunStart, existing: RunRecord | undefined, now: number): RunRecord {
+  return {
+    run_id: start.run_id,
+    tool_id: start.tool_id,
+    tool_version: start.tool_version,
+    contract_version: start.contract_version,
+    module_digest: start.module_digest,
+    policy_hash: start.policy_hash,
+    params_hash: start.params_hash,
+    status: existing?.status ?? 'queued',
+    attempts: existing?.attempts ?? 0,
+    created_at: existing?.created_at ?? now,
+    started_at: existing?.started_at ?? null,
+    finished_at: existing?.finished_at ?? null,
+    owner: null,
+    metrics: existing?.metrics ?? null,
+    result: existing?.result ?? null,
+    inputs: [...start.inputs],
+    outputs: existing?.outputs ?? [],
+    log_artifact_id: existing?.log_artifact_id ?? null,
+    idempotency_key: start.idempotency_key ?? existing?.idempotency_key ?? null,
+    last_call_id: start.call_id,
+  };
+}
+
+function putShared(store: Store, start: RunStart): void {
+  if (!store.db.params.doesExist(start.params_hash)) store.db.params.put(start.params_hash, start.canonical_params);
+  if (!store.db.policies.doesExist(start.policy_hash)) store.db.policies.put(start.policy_hash, start.canonical_policy);
+  if (start.idempotency_key !== null) store.db.idempotency.put(start.idempotency_key, start.run_id);
+}
+
+/**
+ * Marks a run `running` (creating it, or re-running a failed, blocked or interrupted one) in one
+ * transaction with its params, policy, input links, owner and a `started` event. Returns the
+ * record, or the existing record unchanged when another process got there first.
+ */
+export async function beginRun(store: Store, start: RunStart, now: number): Promise<{ started: boolean; record: RunRecord }> {
+  const owner: Owner = currentOwner();
+  return store.root.transaction(() => {
+    const existing = getRun(store, start.run_id);
+    if (existing !== undefined && (existing.status === 'succeeded' || (existing.status === 'running' && existing.owner !== null && isOtherLiveOwner(existing.owner)))) {
+      return { started: false, record: existing };
+    }
+    // A run still marked running by a dead owner was interrupted; record that before re-running.
+    if (existing?.status === 'running') {
+      appendEvent(store, start.run_id, { at: now, kind: 'interrupted', detail: { owner: existing.owner } });
+      existing.status = 'interrupted';
+    }
+    const record = baseRecord(start, existing, now);
+    checkTransition(existing?.status, 'running');
+    const next: RunRecord = { ...record, status: 'running', attempts: record.attempts + 1, started_at: now, finished_at: null, owner: { ...owner } };
+    putShared(store, start);
+    store.db.runs.put(start.run_id, RunRecordSchema.parse(next));
+    store.db.activeRuns.put(start.run_id, { ...owner });
+    appendEvent(store, start.run_id, { at: now, kind: 'started', detail: { attempt: next.attempts, call_id: start.call_id, pid: owner.pid } });
+    return { started: true, record: next };
+  });
+}
+
+/** How a run ended. */
+export interface RunFinish {
+  readonly status: 'succeeded' | 'failed';
+  readonly result: RunResult;
+  readonly metrics: CallMetrics;
+  readonly outputs: readonly RunLink[];
+  readonly log_artifact_id: string | null;
+}
+
+/**
+ * Ends a run: record, links, event and the removal from the active set in one transaction.
+ * `commitArtifacts` runs inside the same transaction, so output and log artifacts become
+ * visible exactly when the run does.
+ */
+export async function finishRun(store: Store, runId: string, finish: (record: RunRecord) => RunFinish, now: number): Promise<RunRecord> {
+  return store.root.transaction(() => {
+    const current = requireRun(store, runId);
+    const f = finish(current);
+    checkTransition(current.status, f.status);
+    const next: RunRecord = { ...current, status: f.status, finished_at: now, owner: null, metrics: f.metrics, result: f.result, outputs: [...f.outputs], log_artifact_id: f.log_artifact_id };
+    store.db.runs.put(runId, RunRecordSchema.parse(next));
+    store.db.activeRuns.remove(runId);
+    appendEvent(store, runId, { at: now, kind: 'finished', detail: { status: f.status, code: f.result.error?.code ?? null, duration_ms: f.metrics.duration_ms } });
+    return next;
+  });
+}
+
+/** Records a run the policy refused (status `blocked`), with the refusal as its result. */
+export async function blockRun(store: Store, start: RunStart, result: RunResult, now: number): Promise<RunRecord> {
+  return store.root.transaction(() => {
+    const existing = getRun(store, start.run_id);
+    checkTransition(existing?.status, 'blocked');
+    const next: RunRecord = { ...baseRecord(start, existing, now), status: 'blocked', finished_at: now, result };
+    putShared(store, start);
+    store.db.runs.put(start.run_id, RunRecordSchema.parse(next));
+    appendEvent(store, start.run_id, { at: now, kind: 'blocked', detail: { code: result.error?.code ?? null } });
+    appendAudit(store, now, { kind: 'run.blocked', run_id: start.run_id, tool_id: start.tool_id, code: result.error?.code ?? null });
+    return next;
+  });
+}
+
+/** Marks every run left `running` by a process that is gone as `interrupted`. Returns their ids. */
+export async function recoverInterrupted(store: Store, now: number): Promise<string[]> {
+  const stale = [...store.db.activeRuns.getRange()].filter(({ value }) => !isOtherLiveOwner(value) && !isSelf(value)).map(({ key }) => key);
+  if (stale.length === 0) return [];
+  return store.root.transaction(() => {
+    const done: string[] = [];
+    for (const runId of stale) {
+      const run = getRun(store, runId);
+      store.db.activeRuns.remove(runId);
+      if (run?.status !== 'running') continue;
+      checkTransition(run.status, 'interrupted');
+      store.db.runs.put(runId, RunRecordSchema.parse({ ...run, status: 'interrupted', owner: null, finished_at: now }));
+      appendEvent(store, runId, { at: now, kind: 'interrupted', detail: { owner: run.owner, found_at_startup: true } });
+      done.push(runId);
+    }
+    return done;
+  });
+}
+
+function isSelf(owner: Owner): boolean {
+  const me = currentOwner();
+  return owner.pid === me.pid && owner.hostname === me.hostname && owner.started_at === me.started_at;
+}
+
+/** Runs, newest first, optionally filtered. */
+export function listRuns(store: Store, filter: { status?: RunStatus; toolId?: string; limit?: number } = {}): RunRecord[] {
+  const runs: RunRecord[] = [];
+  for (const { value } of store.db.runs.getRange()) {
+    const r = RunRecordSchema.parse(value);
+    if (filter.status !== undefined && r.status !== filter.status) continue;
+    if (filter.toolId !== undefined && r.tool_id !== filter.toolId) continue;
+    runs.push(r);
+  }
+  runs.sort((a, b) => (b.started_at ?? b.created_at) - (a.started_at ?? a.created_at) || a.run_id.localeCompare(b.run_id));
+  return filter.limit === undefined ? runs : runs.slice(0, filter.limit);
+}

@@ -1,0 +1,23 @@
+// The audit trail: one record per decision that an operator may have to account for (a run the
+// policy blocked; capability decisions once the broker lands). Append-only, keyed so that
+// records from concurrent processes never collide and read back in time order.
+import type { Store } from './open-store.js';
+
+let counter = 0;
+
+/** An audit record; never holds a secret value. */
+export interface AuditRecord {
+  readonly kind: string;
+  readonly [field: string]: unknown;
+}
+
+/** Appends a record at `at`; call inside a transaction to tie it to the change it explains. */
+export function appendAudit(store: Store, at: number, record: AuditRecord): void {
+  counter = (counter + 1) % 1_000_000_000;
+  store.db.audit.put([at, process.pid, counter], { ...record, at });
+}
+
+/** Audit records in time order, optionally from `since` (ms). */
+export function readAudit(store: Store, since = 0): Array<AuditRecord & { at: number }> {
+  return [...store.db.audit.getRange({ start: [since] })].map((e) => e.value as AuditRecord & { at: number });
+}

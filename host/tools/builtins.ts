@@ -1,0 +1,154 @@
+// Host built-in tools over the store, called and recorded like any toolpack: artifact_get,
+// artifact_list (snapshot-bounded, seed 002) and artifact_preview. Their ids live under the
+// reserved `helix.` prefix; the MCP server exposes them by their short names.
+import type { ArtifactRecord, Policy } from '../../abi/index.js';
+import { getArtifact, listArtifacts, snapshotBoundary } from '../artifacts/index.js';
+import { HelixError } from '../errors.js';
+import { compileJsonSchema, type RefValidator, type Validator } from '../loader/json-schema.js';
+import type { JsonSchema } from '../loader/schema-bundle.js';
+import type { EffectiveLimits } from '../policy/rules.js';
+import type { Tool, ToolOutcome, ToolRunContext } from './tool.js';
+
+/** The prefix of built-in tool ids; toolpacks may not use it. */
+export const BUILTIN_PREFIX = 'helix.';
+
+const ARTIFACT_ID = { type: 'string', 'x-helix-artifact': true, description: 'An artifact id, e.g. from artifact import.' };
+
+const RECORD_SCHEMA: JsonSchema = {
+  type: 'object',
+  required: ['id', 'sha256', 'size', 'type', 'media_type', 'label', 'created_at', 'created_by_run'],
+  properties: {
+    id: { type: 'string' },
+    sha256: { type: 'string' },
+    size: { type: 'integer' },
+    type: { type: 'string' },
+    compression: { type: ['string', 'null'] },
+    media_type: { type: 'string' },
+    label: { type: ['string', 'null'] },
+    created_at: { type: 'integer' },
+    created_by_run: { type: ['string', 'null'] },
+  },
+};
+
+/** The record as tools and agents see it: metadata without the stored preview. */
+function summary(a: ArtifactRecord): Record<string, unknown> {
+  return { id: a.id, sha256: a.sha256, size: a.size, type: a.type, compression: a.compression, media_type: a.media_type, label: a.label, created_at: a.created_at, created_by_run: a.created_by_run };
+}
+
+interface BuiltinSpec {
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: JsonSchema;
+  readonly outputSchema: JsonSchema;
+  readonly boundary?: Tool['snapshotBoundary'];
+  readonly run: (input: Record<string, unknown>, ctx: ToolRunContext) => unknown;
+}
+
+const SPECS: readonly BuiltinSpec[] = [
+  {
+    name: 'artifact_get',
+    description: 'The metadata of one artifact: type, size, sha256, label, and the run that created it.',
+    inputSchema: { type: 'object', required: ['artifact_id'], additionalProperties: false, properties: { artifact_id: ARTIFACT_ID } },
+    outputSchema: RECORD_SCHEMA,
+    run: (input, ctx) => summary(getArtifact(ctx.store, input.artifact_id as string)),
+  },
+  {
+    name: 'artifact_list',
+    description: 'Artifacts in creation order, as of the moment of the call: a replay lists the same artifacts even after new imports.',
+    inputSchema: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        as_of_created_at: { type: 'integer', minimum: 0, description: 'List as of this moment (ms since the epoch); default: now. Passing the as_of_created_at of an earlier answer replays it.' },
+        type: { type: 'string', description: 'Only artifacts of this type, e.g. fastq.' },
+        limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
+      },
+    },
+    outputSchema: {
+      type: 'object',
+      required: ['as_of_created_at', 'artifact_count', 'artifacts'],
+      properties: { as_of_created_at: { type: 'integer' }, artifact_count: { type: 'integer' }, artifacts: { type: 'array', items: RECORD_SCHEMA } },
+    },
+    // The snapshot boundary is part of the run's identity: a replay lists exactly what the
+    // first call listed, whatever was imported since (seed 002).
+    boundary: (store, input) => {
+      if (typeof input.as_of_created_at !== 'number') return snapshotBoundary(store);
+      const asOf = input.as_of_created_at;
+      return { as_of_created_at: asOf, artifact_count: listArtifacts(store, { asOfCreatedAt: asOf }).length };
+    },
+    run: (input, ctx) => {
+      const b = ctx.boundary as { as_of_created_at: number; artifact_count: number };
+      const all = listArtifacts(ctx.store, { asOfCreatedAt: b.as_of_created_at }).filter((a) => input.type === undefined || a.type === input.type);
+      return { ...b, artifacts: all.slice(0, (input.limit as number | undefined) ?? 100).map(summary) };
+    },
+  },
+  {
+    name: 'artifact_preview',
+    description: 'A short look at an artifact: the first lines of text and, for FASTA/FASTQ, the first records.',
+    inputSchema: { type: 'object', required: ['artifact_id'], additionalProperties: false, properties: { artifact_id: ARTIFACT_ID } },
+    outputSchema: {
+      type: 'object',
+      required: ['artifact_id', 'type', 'text', 'truncated'],
+      properties: {
+        artifact_id: { type: 'string' },
+        type: { type: 'string' },
+        text: { type: ['string', 'null'] },
+        records: { type: 'array', items: { type: 'object', required: ['id', 'length'], properties: { id: { type: 'string' }, length: { type: 'integer' } } } },
+        truncated: { type: 'boolean' },
+      },
+    },
+    run: (input, ctx) => {
+      const a = getArtifact(ctx.store, input.artifact_id as string);
+      return { artifact_id: a.id, type: a.type, ...a.preview };
+    },
+  },
+];
+
+function compile(schema: JsonSchema): { validate: Validator; validateWithRefs: RefValidator } {
+  const c = compileJsonSchema(schema);
+  if (!c.ok) throw new Error(`built-in schema is invalid: ${c.problems.join('; ')}`);
+  return c;
+}
+
+/** The built-in tools under `policy`'s ceilings. */
+export function builtinTools(policy: Policy): Tool[] {
+  const c = policy.ceilings;
+  const limits: EffectiveLimits = {
+    fuel: 0,
+    maxMemoryPages: 0,
+    timeoutMs: Math.min(30_000, c.timeoutMs),
+    maxInputBytes: Math.min(64 * 1024, c.maxInputBytes),
+    maxOutputBytes: c.maxOutputBytes,
+    maxCapabilityCalls: 0,
+  };
+  return SPECS.map((spec): Tool => {
+    const input = compile(spec.inputSchema);
+    const output = compile(spec.outputSchema);
+    return {
+      kind: 'builtin',
+      id: `${BUILTIN_PREFIX}${spec.name}`,
+      version: '1.0.0',
+      contractVersion: 'v1',
+      description: spec.description,
+      deterministic: 'pure',
+      entrypoint: spec.name,
+      capabilities: [],
+      moduleDigest: null,
+      limits,
+      minMemoryPages: 0,
+      inputSchema: spec.inputSchema,
+      outputSchema: spec.outputSchema,
+      validateInput: input.validateWithRefs,
+      validateOutput: output.validate,
+      ...(spec.boundary === undefined ? {} : { snapshotBoundary: spec.boundary }),
+      async execute(ctx): Promise<ToolOutcome> {
+        try {
+          return { kind: 'output', output: { status: 'ok', output: spec.run(ctx.input, ctx) }, fuelUsed: 0, memoryPages: 0 };
+        } catch (err) {
+          if (err instanceof HelixError) return { kind: 'fault', error: err.toWire(), fuelUsed: 0, memoryPages: 0 };
+          throw err;
+        }
+      },
+    };
+  });
+}

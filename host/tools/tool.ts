@@ -1,0 +1,61 @@
+// The one interface every callable tool implements, WebAssembly toolpacks and host built-ins
+// alike (seed 000's ToolDefinition): a descriptor the pipeline validates and authorizes
+// against, an optional snapshot boundary for identity, and execute.
+import type { Determinism, GuestOutput, WireError } from '../../abi/index.js';
+import type { RefValidator, Validator } from '../loader/json-schema.js';
+import type { JsonSchema } from '../loader/schema-bundle.js';
+import type { LoadedPolicy } from '../policy/load-policy.js';
+import type { EffectiveLimits } from '../policy/rules.js';
+import type { Store } from '../store/open-store.js';
+
+/** What the pipeline knows of a tool before running it. */
+export interface ToolDescriptor {
+  readonly kind: 'wasm' | 'builtin';
+  readonly id: string;
+  readonly version: string;
+  readonly contractVersion: string;
+  readonly description: string;
+  readonly deterministic: Determinism;
+  /** The function a request's `fn` must name, if it names one. */
+  readonly entrypoint: string;
+  /** Capabilities the tool asks for (the manifest's allowlist). */
+  readonly capabilities: readonly string[];
+  /** The module digest, or null for a built-in. */
+  readonly moduleDigest: string | null;
+  /** The tool's limits, capped by the policy. */
+  readonly limits: EffectiveLimits;
+  /** Pages of memory the tool needs to start; a request may not cap memory below this. */
+  readonly minMemoryPages: number;
+  readonly inputSchema: JsonSchema;
+  readonly outputSchema: JsonSchema;
+  readonly validateInput: RefValidator;
+  readonly validateOutput: Validator;
+}
+
+/** What a tool gets to run one call. */
+export interface ToolRunContext {
+  readonly input: Record<string, unknown>;
+  /** The input as UTF-8 JSON, as sent to a guest. */
+  readonly inputBytes: Uint8Array;
+  readonly limits: EffectiveLimits;
+  readonly store: Store;
+  readonly policy: LoadedPolicy;
+  readonly runId: string;
+  /** The snapshot boundary computed for this call, if the tool has one. */
+  readonly boundary: Record<string, unknown> | undefined;
+}
+
+/** How a call of a tool ended, before output validation. */
+export type ToolOutcome =
+  | { readonly kind: 'output'; readonly output: GuestOutput; readonly fuelUsed: number; readonly memoryPages: number }
+  | { readonly kind: 'fault'; readonly error: WireError; readonly fuelUsed: number; readonly memoryPages: number };
+
+/** A callable tool. */
+export interface Tool extends ToolDescriptor {
+  /**
+   * Identity beyond the input for tools over mutable state (seed 002): e.g. artifact_list's
+   * (as_of_created_at, artifact_count), taken when the call arrives and filtered by in run.
+   */
+  snapshotBoundary?(store: Store, input: Record<string, unknown>): Record<string, unknown>;
+  execute(ctx: ToolRunContext): Promise<ToolOutcome>;
+}
