@@ -13,6 +13,7 @@ import { ToolRegistry } from './registry.js';
 import { errorResponse, ZERO_METRICS } from './response.js';
 import { RunCoordinator } from './runs/coordinator.js';
 import { recoverInterrupted } from './runs/run-store.js';
+import { recordModules } from './store/modules.js';
 import { openStore, resolveHome, type Store } from './store/open-store.js';
 import { builtinTools } from './tools/builtins.js';
 import type { Tool } from './tools/tool.js';
@@ -58,6 +59,7 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
   let interrupted: string[];
   try {
     interrupted = await recoverInterrupted(store, now());
+    await recordModules(store, loaded, now());
   } catch (err) {
     await store.close();
     throw err;

@@ -108,9 +108,16 @@ export function commitArtifact(store: Store, prepared: PreparedArtifact, nowMs: 
   });
   commitBlob(store, prepared.blob);
   store.db.artifacts.putSync(id, record);
-  store.db.artifactsByTime.putSync([created_at, id], id);
+  // A run's log is reached through its run, not listed: indexing it would move the snapshot
+  // boundary of artifact_list with every run, so no listing could ever replay.
+  if (!isRunLog(record)) store.db.artifactsByTime.putSync([created_at, id], id);
   store.db.meta.putSync(LAST_CREATED_AT, created_at);
   return record;
+}
+
+/** Whether an artifact is the log of a run (source role `log`, reserved for the host). */
+export function isRunLog(record: ArtifactRecord): boolean {
+  return record.source.kind === 'run' && record.source.role === 'log';
 }
 
 /** Prepares and commits in one go (the commit is one transaction). */

@@ -1,0 +1,116 @@
+// Crash safety with kill -9 on real child processes: mid-import leaves no partial artifact,
+// mid-run leaves a run the next start marks interrupted, and completed runs are never lost.
+import { spawn } from 'node:child_process';
+import { randomFillSync } from 'node:crypto';
+import { openSync, writeSync, closeSync, writeFileSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { exportArtifact, importFile, listArtifacts } from '../host/artifacts/index.js';
+import { createHost } from '../host/index.js';
+import { packageRoot } from '../host/paths.js';
+import { loadPolicy } from '../host/policy/load-policy.js';
+import { getRun } from '../host/runs/run-store.js';
+import { openStore } from '../host/store/open-store.js';
+import { echoModule, numberResultModule } from './helpers/guest-wat.js';
+import { pluginsDir, tempDir } from './helpers/toolpack.js';
+
+const cli = path.join(packageRoot(), 'dist', 'host', 'cli', 'main.js');
+const dirs: Array<{ dir: string; cleanup: () => void }> = [];
+const temp = (): string => {
+  const t = tempDir('helix-crash-');
+  dirs.push(t);
+  return t.dir;
+};
+afterAll(() => dirs.forEach((d) => d.cleanup()));
+
+/** Starts the CLI in a child process. */
+function helix(args: string[], cwd: string): ReturnType<typeof spawn> {
+  return spawn(process.execPath, [cli, ...args], { cwd, stdio: 'ignore' });
+}
+
+async function until(what: string, check: () => boolean, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+function kill9(child: ReturnType<typeof spawn>): Promise<void> {
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+}
+
+let plugins: { dir: string; cleanup: () => void };
+beforeAll(async () => {
+  plugins = await pluginsDir([
+    { id: 'c.echo', module: echoModule() },
+    { id: 'c.forever', module: numberResultModule('(loop $l (br $l)) (i64.const 0)'), manifest: { timeoutMs: 120_000, limits: { maxInputBytes: 100, maxOutputBytes: 100, fuel: 1e15 } }, outputSchema: { type: 'object' } },
+  ]);
+  dirs.push(plugins);
+});
+
+describe('kill -9', () => {
+  it('mid-import leaves no partial artifact, and the file imports cleanly afterwards', async () => {
+    const root = temp();
+    const home = temp();
+    const file = path.join(root, 'big.bin');
+    const fd = openSync(file, 'w');
+    const block = Buffer.alloc(8 * 1024 * 1024);
+    for (let i = 0; i < 48; i++) writeSync(fd, randomFillSync(block)); // 384 MiB of distinct chunks
+    closeSync(fd);
+    const policyFile = path.join(root, 'policy.yaml');
+    writeFileSync(policyFile, `version: 1\ntools: { allow: ["*"] }\npaths: { importRoots: ["${root}"], exportRoots: ["${root}"] }\n`);
+
+    const child = helix(['artifact', 'import', file, '--home', home, '--policy', policyFile], root);
+    const store = openStore(home);
+    try {
+      await until('chunks to be written', () => store.db.chunks.getKeysCount() > 20);
+      await kill9(child);
+      expect(store.db.chunks.getKeysCount()).toBeGreaterThan(0);
+      expect(listArtifacts(store)).toEqual([]);
+      expect(store.db.blobs.getKeysCount()).toBe(0);
+      const policy = loadPolicy(policyFile).policy;
+      const record = await importFile(store, policy, file);
+      expect(record.size).toBe(48 * block.length);
+      await exportArtifact(store, policy, record.id, path.join(root, 'back.bin'));
+      expect(readFileSync(path.join(root, 'back.bin')).equals(readFileSync(file))).toBe(true);
+    } finally {
+      await store.close();
+    }
+  }, 120_000);
+
+  it('mid-run leaves the run to be marked interrupted at the next start; completed runs stay', async () => {
+    const home = temp();
+    const before = await createHost({ pluginsDir: plugins.dir, home });
+    const done = await before.call({ tool_id: 'c.echo', input: { kept: true } });
+    await before.close();
+    expect(done.status).toBe('success');
+
+    const child = helix(['call', 'c.forever', '--plugins', plugins.dir, '--home', home, '--input', '{}'], packageRoot());
+    let runId: string | undefined;
+    const watch = openStore(home);
+    try {
+      await until('the run to start', () => {
+        for (const { key } of watch.db.activeRuns.getRange()) runId = key;
+        return runId !== undefined;
+      });
+      await kill9(child);
+      expect(getRun(watch, runId!)?.status).toBe('running');
+    } finally {
+      await watch.close();
+    }
+
+    const after = await createHost({ pluginsDir: plugins.dir, home });
+    try {
+      expect(after.interrupted).toEqual([runId]);
+      expect(getRun(after.store, runId!)).toMatchObject({ status: 'interrupted', owner: null });
+      const replay = await after.call({ tool_id: 'c.echo', input: { kept: true } });
+      expect(replay).toMatchObject({ status: 'success', replayed: true, run_id: done.run_id });
+    } finally {
+      await after.close();
+    }
+  }, 60_000);
+});
