@@ -145,4 +145,13 @@ describe('helix artifact', () => {
     // The same file is readable by root, which shows the refusal came from the permission alone.
     if (asRoot) closeSync(openSync(locked, 'r'));
   });
+
+  it('helix artifact import --text stores inline text, and refuses a path and --text together', async () => {
+    const r = await helix(withStore(['artifact', 'import', '--text', '>r1\nACGT\n', '--label', 'inline']));
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ type: 'fasta', size: 9, label: 'inline', source: { kind: 'inline' } });
+    const both = await helix(withStore(['artifact', 'import', path.join(data, 'genome.fa'), '--text', 'x']));
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/exactly one of a path or --text/);
+  });
 });

@@ -1,18 +1,14 @@
 // `helix artifact import|export|list|show`: the artifact layer on the command line. Records go
 // to stdout as JSON (list also as a table), errors to stderr with their taxonomy code.
 import { Command, InvalidArgumentError, Option } from 'commander';
-import type { ArtifactRecord, Policy } from '../../abi/index.js';
-import { exportArtifact, getArtifact, importFile, listArtifacts } from '../artifacts/index.js';
+import type { ArtifactRecord } from '../../abi/index.js';
+import { exportArtifact, getArtifact, importFile, importInline, listArtifacts } from '../artifacts/index.js';
 import { HelixError } from '../errors.js';
-import { loadPolicy } from '../policy/load-policy.js';
-import { openStore, resolveHome, type Store } from '../store/open-store.js';
-import { EXIT, printError, printJson } from './output.js';
+import { printJson } from './output.js';
+import { withStore, type StoreCommandOptions } from './with-store.js';
 
 /** Options every artifact command takes. */
-export interface ArtifactCommonOptions {
-  readonly home?: string;
-  readonly policy?: string;
-}
+export type ArtifactCommonOptions = StoreCommandOptions;
 
 function common(cmd: Command): Command {
   return cmd
@@ -24,33 +20,6 @@ function limitOption(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError(`--limit must be a positive integer, got "${value}"`);
   return n;
-}
-
-/** The exit code for a failure: 2 for invalid input, 3 when the policy or store cannot be used, else 1. */
-function exitCodeOf(err: unknown): number {
-  if (!(err instanceof HelixError)) return EXIT.failed;
-  if (err.code.startsWith('I-REQ-')) return EXIT.invalid;
-  // The same failures make every other command exit with "could not start".
-  if (err.code === 'P-PRECOND-POLICY-INVALID' || err.code === 'P-PRECOND-STORE') return EXIT.startup;
-  return EXIT.failed;
-}
-
-/**
- * Loads the policy (validated, so a bad file is reported even where roots are unused), opens the
- * store, runs `body`, and always closes the store; failures are printed with their exit code.
- */
-async function withStore(opts: ArtifactCommonOptions, body: (store: Store, policy: Policy) => Promise<void>): Promise<void> {
-  let store: Store | undefined;
-  try {
-    const { policy } = loadPolicy(opts.policy);
-    store = openStore(resolveHome(opts.home));
-    await body(store, policy);
-  } catch (err) {
-    printError(err);
-    process.exitCode = exitCodeOf(err);
-  } finally {
-    await store?.close();
-  }
 }
 
 function humanSize(bytes: number): string {
@@ -83,12 +52,22 @@ export function artifactTable(records: readonly ArtifactRecord[]): string {
 export function registerArtifactCommands(program: Command): void {
   const artifact = program.command('artifact').description('import, export, list and show artifacts (content-addressed data in the store)');
 
-  common(artifact.command('import').description('import a file inside the policy import roots; print its record as JSON').argument('<path>', 'file to import'))
+  common(
+    artifact
+      .command('import')
+      .description('import a file inside the policy import roots, or inline text with --text; print its record as JSON')
+      .argument('[path]', 'file to import'),
+  )
+    .option('--text <text>', 'import this text instead of a file')
     .option('--label <label>', 'a short label for people')
     .option('--type <type>', 'the type, overriding detection (a lowercase word such as fasta)')
-    .action(async (file: string, opts: ArtifactCommonOptions & { label?: string; type?: string }) => {
+    .action(async (file: string | undefined, opts: ArtifactCommonOptions & { label?: string; type?: string; text?: string }) => {
       await withStore(opts, async (store, policy) => {
-        printJson(await importFile(store, policy, file, { label: opts.label ?? null, ...(opts.type === undefined ? {} : { type: opts.type }) }));
+        if ((file === undefined) === (opts.text === undefined)) {
+          throw new HelixError('I-REQ-ENVELOPE', { message: 'Give exactly one of a path or --text.', hint: 'helix artifact import reads.fastq, or helix artifact import --text ">r1\nACGT"' });
+        }
+        const meta = { label: opts.label ?? null, ...(opts.type === undefined ? {} : { type: opts.type }) };
+        printJson(opts.text !== undefined ? await importInline(store, opts.text, { ...meta, maxBytes: policy.ceilings.maxImportBytes }) : await importFile(store, policy, file!, meta));
       });
     });
 

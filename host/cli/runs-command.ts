@@ -5,22 +5,8 @@ import { RUN_STATUSES, type RunStatus } from '../../abi/index.js';
 import { HelixError } from '../errors.js';
 import { exportRunCrate } from '../runs/ro-crate.js';
 import { listRuns, requireRun, runEvents } from '../runs/run-store.js';
-import { openStore, resolveHome, type Store } from '../store/open-store.js';
-import { EXIT, printError, printJson } from './output.js';
-
-/** Opens the store named by --home / HELIX_HOME, runs `fn`, closes it; errors go to stderr. */
-export async function withStore(home: string | undefined, fn: (store: Store) => Promise<void> | void): Promise<void> {
-  let store: Store | undefined;
-  try {
-    store = openStore(resolveHome(home));
-    await fn(store);
-  } catch (err) {
-    printError(err);
-    process.exitCode = err instanceof HelixError && err.code.startsWith('I-REQ') ? EXIT.invalid : EXIT.failed;
-  } finally {
-    await store?.close();
-  }
-}
+import { printJson } from './output.js';
+import { withStore } from './with-store.js';
 
 /** Adds the `runs` commands to the program. */
 export function registerRunsCommands(program: Command): void {
@@ -34,7 +20,7 @@ export function registerRunsCommands(program: Command): void {
     .option('--limit <n>', 'at most this many', (v) => Number(v), 50)
     .option('--json', 'print the run records as JSON')
     .action((opts: { home?: string; status?: string; tool?: string; limit: number; json?: boolean }) =>
-      withStore(opts.home, (store) => {
+      withStore(opts, (store) => {
         if (opts.status !== undefined && !(RUN_STATUSES as readonly string[]).includes(opts.status)) {
           throw new HelixError('I-REQ-ENVELOPE', { message: `--status ${opts.status} is not a run status.`, hint: `Use one of ${RUN_STATUSES.join(', ')}.` });
         }
@@ -53,7 +39,7 @@ export function registerRunsCommands(program: Command): void {
     .argument('<run_id>')
     .option('--home <dir>', 'Helix home holding the store (default: $HELIX_HOME or ./.helix)')
     .action((runId: string, opts: { home?: string }) =>
-      withStore(opts.home, (store) => {
+      withStore(opts, (store) => {
         const run = requireRun(store, runId);
         const params = store.db.params.get(run.params_hash);
         printJson({ ...run, params: params === undefined ? null : (JSON.parse(params) as unknown), events: runEvents(store, runId) });
@@ -67,7 +53,7 @@ export function registerRunsCommands(program: Command): void {
     .option('--home <dir>', 'Helix home holding the store (default: $HELIX_HOME or ./.helix)')
     .option('--no-data', 'metadata only, without the artifacts\' bytes')
     .action((runId: string, dir: string, opts: { home?: string; data: boolean }) =>
-      withStore(opts.home, async (store) => {
+      withStore(opts, async (store) => {
         const crate = await exportRunCrate(store, runId, dir, { includeData: opts.data });
         process.stdout.write(`exported ${crate.runs.length} run${crate.runs.length === 1 ? '' : 's'} and ${crate.files.length} file${crate.files.length === 1 ? '' : 's'} to ${crate.dir}\n`);
       }),
