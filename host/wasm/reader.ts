@@ -91,8 +91,25 @@ export class Reader {
       value += payload * scale;
       scale *= 128;
       if (!(byte & 0x80)) {
+        // Past 2^53 a float sum loses low bits before the sign is applied; redo it exactly.
+        if (scale > 2 ** 53) return this.#exact(start, signed);
         if (signed && payload & 0x40) value -= scale;
         return value;
+      }
+    }
+  }
+
+  /** Re-reads the (already validated) LEB128 at `start` with BigInt arithmetic. */
+  #exact(start: number, signed: boolean): number {
+    let value = 0n;
+    let shift = 0n;
+    for (let i = start; ; i++) {
+      const byte = this.bytes[i]!;
+      value |= BigInt(byte & 0x7f) << shift;
+      shift += 7n;
+      if (!(byte & 0x80)) {
+        if (signed && byte & 0x40) value -= 1n << shift;
+        return Number(value);
       }
     }
   }
