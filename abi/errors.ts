@@ -45,9 +45,25 @@ export const ERROR_CODES = {
     message: 'The idempotency key was already used for a different request.',
     hint: 'Use a new idempotency_key for a different request; reuse a key only to retry the same one.',
   },
+  'I-REQ-CAPABILITY-ARGS': {
+    message: "The capability call's arguments do not match the capability's schema.",
+    hint: 'Fix the arguments listed in details.violations; abi/ABI.md lists each capability.',
+  },
   'I-REQ-INPUT-SIZE': {
     message: 'The input is larger than the tool accepts.',
     hint: 'Send less data inline, or import it as an artifact and pass its id.',
+  },
+  'I-REQ-HTTP-URL': {
+    message: 'The URL cannot be requested: it does not parse, is not http or https, or carries a user name or password.',
+    hint: 'Pass an absolute http:// or https:// URL without user:password@; send credentials in a header instead.',
+  },
+  'I-REQ-HTTP-HEADER': {
+    message: 'A request header is refused: the host sets it itself, or it is malformed, or there are too many.',
+    hint: 'Drop Host, Content-Length, Transfer-Encoding and hop-by-hop headers (Connection, Upgrade, TE, ...); names must be HTTP tokens and values free of CR, LF and NUL.',
+  },
+  'I-REQ-HTTP-BODY': {
+    message: 'The request body cannot be sent.',
+    hint: 'Send a body only with POST, PUT, PATCH or DELETE, and give valid base64 when body_encoding is base64.',
   },
   'A-AUTH-TOOL-DENIED': {
     message: 'The policy does not allow this tool.',
@@ -68,6 +84,18 @@ export const ERROR_CODES = {
   'A-AUTH-FORBIDDEN': {
     message: 'forbidden',
     hint: "Add the capability to the manifest's capabilities.allow and grant it in the policy.",
+  },
+  'A-AUTH-HTTP-ORIGIN': {
+    message: "The URL's origin is not allowed by both the tool's manifest and the policy.",
+    hint: "Add the origin (scheme://host:port) to the manifest's capabilities.network and the policy's network.allow.",
+  },
+  'A-AUTH-HTTP-PRIVATE-ADDRESS': {
+    message: 'The host is or resolves to a private, loopback, link-local or other non-public address.',
+    hint: "If the tool really must reach it, add the host or the address (or its CIDR range) to the policy's network.allowPrivate.",
+  },
+  'A-AUTH-HTTP-REDIRECT': {
+    message: 'The server redirected to a destination that http.request refuses.',
+    hint: 'Request an allowed URL directly, or allow the redirect target (details.to) the way details.refused says.',
   },
   'P-PRECOND-MANIFEST-INVALID': {
     message: 'One or more toolpacks violate the ABI; the host refuses to start.',
@@ -97,6 +125,14 @@ export const ERROR_CODES = {
     message: 'No run with this id is in the store.',
     hint: '`helix runs list` shows the recorded runs.',
   },
+  'P-PRECOND-SECRET-MISSING': {
+    message: 'The secret is not configured or cannot be read.',
+    hint: "Define the secret in the policy's secrets (env or file) and make its source available.",
+  },
+  'P-PRECOND-VERIFY': {
+    message: 'The run cannot be verified.',
+    hint: 'Only succeeded runs of toolpacks whose module and input are in the store can be verified.',
+  },
   'P-PRECOND-HOST-CLOSED': {
     message: 'The host is closed.',
     hint: 'Create a new host; a closed host accepts no calls.',
@@ -105,6 +141,23 @@ export const ERROR_CODES = {
     message: 'The call did not finish before its deadline.',
     hint: "Raise timeout_ms (up to the tool's timeoutMs and the policy ceiling) or send less work.",
   },
+  'R-UPSTREAM-HTTP-DNS': {
+    message: 'The host name could not be resolved.',
+    hint: 'Check the host name; if it is right, the resolver failed: retry with backoff.',
+  },
+  'R-UPSTREAM-HTTP-NETWORK': {
+    message: 'The connection to the server failed (refused, reset, TLS or protocol error).',
+    hint: 'Retry with backoff; if it repeats, check that the server is up and its certificate is valid (details.cause_code).',
+  },
+  'R-UPSTREAM-HTTP-REDIRECT-LIMIT': {
+    message: 'The server redirected more times than the policy allows.',
+    hint: "Request the final URL directly, or raise the policy's network.maxRedirects.",
+    retryable: false,
+  },
+  'R-UPSTREAM-CAPABILITY': {
+    message: 'A capability failed for a reason outside the tool.',
+    hint: 'Retry with backoff; if it repeats, report it with details and the host logs.',
+  },
   'R-CAP-QUEUE-FULL': {
     message: 'The host has too many calls waiting.',
     hint: 'Retry after details.retry_after_ms.',
@@ -112,6 +165,16 @@ export const ERROR_CODES = {
   'R-CAP-CALL-LIMIT': {
     message: 'The tool made more capability calls than its limit.',
     hint: 'Raise limits.maxCapabilityCalls within the policy ceiling, or batch the work in fewer calls.',
+    retryable: false,
+  },
+  'R-CAP-HTTP-RESPONSE-TOO-LARGE': {
+    message: 'The response body is larger than the limit.',
+    hint: "Ask for less (a range, a page, a filter), or raise max_response_bytes within the policy's network.maxResponseBytes.",
+    retryable: false,
+  },
+  'R-CAP-PAYLOAD': {
+    message: 'A capability request or result is larger than allowed.',
+    hint: 'Send or ask for less per call (artifact reads and writes take up to 1 MiB per piece).',
     retryable: false,
   },
   'S-TOOL-TRAP': {
@@ -171,6 +234,14 @@ export const ERROR_CODES = {
     message: 'The tool has no function with this name.',
     hint: 'Omit fn, or use the function named in details.available.',
   },
+  'C-CONTRACT-OUTPUT-ROLE': {
+    message: 'The tool wrote to an output role it did not declare, or after sealing it.',
+    hint: "Declare the role in the manifest's declaredOutputs, and write each role until final once.",
+  },
+  'C-CONTRACT-DECLARED-OUTPUTS': {
+    message: 'The run did not create exactly its declared outputs with their declared types.',
+    hint: 'Create every role in declaredOutputs, with its type, and no other (details list the differences).',
+  },
   'C-CONTRACT-OUTPUT-SCHEMA': {
     message: "The tool's output does not match its output schema.",
     hint: "The tool breaks its own contract; report it to its author with details.violations.",
@@ -182,6 +253,10 @@ export const ERROR_CODES = {
   'D-DATA-RECORD-INVALID': {
     message: 'A stored record does not match its schema.',
     hint: 'The store is damaged or was written by an incompatible Helix version; re-import from the source (details name the record and the violations).',
+  },
+  'D-DATA-JOURNAL': {
+    message: "The run's journal does not match its hash chain.",
+    hint: 'The journal was altered after the run; the run cannot be trusted or verified.',
   },
   'D-DATA-DIGEST-MISMATCH': {
     message: 'Bytes do not match their recorded digest.',

@@ -28,12 +28,19 @@ export const ManifestLimitsSchema = z.strictObject({
 });
 export type ManifestLimits = z.infer<typeof ManifestLimitsSchema>;
 
-/** Which capabilities the guest may call (seed 004 allowlist). */
+/** `scheme://host:port` with an optional leading `*.` label wildcard, e.g. `https://*.ncbi.nlm.nih.gov:443`. */
+export const NETWORK_PATTERN = /^(https?):\/\/(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*:(\d{1,5})$/;
+
+/** Which capabilities the guest may call (seed 004 allowlist), with per-capability settings. */
 export const ManifestCapabilitiesSchema = z.strictObject({
   abiVersion: z.literal(1).describe('Capability envelope version; only 1 exists.'),
   allow: z
     .array(z.string().regex(CAPABILITY_NAME_PATTERN, 'must be a capability name such as clock.now_unix'))
     .describe('Exact capability names; scoped entries such as secrets.get.db_password grant only that secret.'),
+  network: z
+    .array(z.string().regex(NETWORK_PATTERN, 'must be scheme://host:port, e.g. https://api.example.org:443 or https://*.example.org:443'))
+    .default([])
+    .describe('Origins http.request may reach; the policy must allow them too.'),
 });
 
 /** An output the tool promises to create (seed 000: declared outputs are enforced). */
@@ -59,7 +66,7 @@ export const ToolManifestSchema = z.strictObject({
   deterministic: z.enum(['pure', 'idempotent', 'side_effectful']),
   timeoutMs: positiveInt.max(86_400_000),
   limits: ManifestLimitsSchema,
-  capabilities: ManifestCapabilitiesSchema.default({ abiVersion: 1, allow: [] }),
+  capabilities: ManifestCapabilitiesSchema.default({ abiVersion: 1, allow: [], network: [] }),
   inputSchema: JsonSchemaDocSchema,
   outputSchema: JsonSchemaDocSchema,
   declaredOutputs: z.array(DeclaredOutputSchema).default([]),

@@ -22,6 +22,20 @@ export const PolicyCeilingsSchema = z.strictObject({
 });
 export type PolicyCeilings = z.infer<typeof PolicyCeilingsSchema>;
 
+/** Outbound HTTP: origins any tool may reach (a tool also needs them in its manifest). */
+export const PolicyNetworkSchema = z.strictObject({
+  allow: z
+    .array(z.string().regex(/^(https?):\/\/(\*\.)?[a-z0-9.-]+:\d{1,5}$/, 'must be scheme://host:port, optionally *.domain'))
+    .default([]),
+  /** Hosts or CIDR ranges in private, loopback or link-local space that may be reached anyway. */
+  allowPrivate: z.array(z.string().min(1)).default([]),
+  maxResponseBytes: positiveInt.default(16 * 1024 * 1024),
+  maxRedirects: z.number().int().min(0).max(20).default(5),
+});
+
+/** Where a secret's value comes from; values never enter logs, audit records, runs or journals. */
+export const SecretSourceSchema = z.union([z.strictObject({ env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must be an environment variable name') }), z.strictObject({ file: z.string().min(1) })]);
+
 /** The policy document. Unknown keys are refused, so a typo cannot silently widen access. */
 export const PolicySchema = z.strictObject({
   version: z.literal(1),
@@ -41,6 +55,8 @@ export const PolicySchema = z.strictObject({
       exportRoots: z.array(z.string().min(1)).default([]),
     })
     .default({ importRoots: [], exportRoots: [] }),
+  network: PolicyNetworkSchema.default(() => PolicyNetworkSchema.parse({})),
+  secrets: z.record(z.string().regex(/^[a-z][a-z0-9_]*$/, 'must be a lowercase secret name'), SecretSourceSchema).default({}),
 });
 export type PolicyInput = z.input<typeof PolicySchema>;
 export type Policy = z.infer<typeof PolicySchema>;

@@ -100,8 +100,40 @@ export const RunRecordSchema = z.strictObject({
   log_artifact_id: z.string().regex(ARTIFACT_ID_PATTERN).nullable(),
   idempotency_key: z.string().nullable(),
   last_call_id: z.string().nullable(),
+  /** sha256 of the input JSON bytes the guest received (stored as a blob, for verify). */
+  input_sha256: z.string().regex(SHA256_PATTERN).nullable().default(null),
+  /** sha256 of the output envelope bytes the guest returned. */
+  output_sha256: z.string().regex(SHA256_PATTERN).nullable().default(null),
+  /** The capability journal: how many entries and the hash of the last (its chain head). */
+  journal: z.strictObject({ entries: z.number().int().min(0), head: z.string().nullable() }).default({ entries: 0, head: null }),
 });
 export type RunRecord = z.infer<typeof RunRecordSchema>;
+
+/** One capability call of a run and its answer, hash-chained to the previous entry. */
+export const JournalEntrySchema = z.strictObject({
+  seq: z.number().int().min(0),
+  /** The capability name as requested (null when the request was not a valid envelope). */
+  name: z.string().nullable(),
+  /** The arguments as requested, secret values replaced by markers. */
+  args: z.unknown(),
+  /** sha256 of the exact request bytes: a re-execution must make the same request. */
+  request_sha256: z.string().regex(SHA256_PATTERN),
+  outcome: z.enum(['ok', 'error', 'abort']),
+  /**
+   * How the result is kept: `value` in full; `digest` only its hash (an immutable source such as
+   * an artifact re-supplies it); `redacted` not at all (a secret).
+   */
+  mode: z.enum(['value', 'digest', 'redacted']),
+  result: z.unknown(),
+  result_sha256: z.string().regex(SHA256_PATTERN).nullable(),
+  error: z.strictObject({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()), hint: z.string().optional() }).nullable(),
+  /** sha256 of the answer bytes the guest received. */
+  response_sha256: z.string().regex(SHA256_PATTERN),
+  fuel: z.number().int().min(0),
+  /** sha256 of the previous entry's hash and this entry's canonical content. */
+  hash: z.string().regex(SHA256_PATTERN),
+});
+export type JournalEntry = z.infer<typeof JournalEntrySchema>;
 
 /** One entry of a run's event log. */
 export const RunEventSchema = z.strictObject({

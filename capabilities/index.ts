@@ -1,20 +1,36 @@
 // The capability registry: every capability a guest can reach through the broker. A manifest
 // that allows a name not served here fails to load (fail-closed), so the list is exact.
+import { artifactList, artifactRead, artifactStat, artifactWrite } from './artifact.js';
+import { clockNowUnix } from './clock.js';
+import { httpRequest } from './http.js';
+import { kvDelete, kvGet, kvList, kvPut } from './kv.js';
+import { logEmit } from './log.js';
+import { secretsGet } from './secrets.js';
+import type { CapabilityDefinition } from './types.js';
 
-/** What the loader and broker need to know of a capability. */
-export interface CapabilityDescriptor {
-  /** Exact name, e.g. `clock.now_unix`; a `scoped` capability also accepts `<name>.<scope>`. */
-  readonly name: string;
-  /** Privileged capabilities are granted only by exact name in a policy (DESIGN.md section 7). */
-  readonly privileged: boolean;
-  /** Whether allow entries may name a scope after the capability name (`secrets.get.db_password`). */
-  readonly scoped: boolean;
+export type * from './types.js';
+
+/** Every capability this host serves, by name. */
+export const CAPABILITIES: ReadonlyMap<string, CapabilityDefinition<any, any>> = new Map(
+  ([clockNowUnix, logEmit, kvGet, kvPut, kvDelete, kvList, artifactStat, artifactRead, artifactWrite, artifactList, secretsGet, httpRequest] as Array<CapabilityDefinition<any, any>>).map((c) => [c.name, c]),
+);
+
+/** What an allowlist entry names: a capability, and for scoped ones the scope. */
+export interface AllowEntry {
+  readonly capability: CapabilityDefinition<any, any>;
+  readonly scope: string | undefined;
 }
 
-/** The capabilities this host serves. The broker and its capabilities arrive with issue 4. */
-export const CAPABILITIES: readonly CapabilityDescriptor[] = [];
-
-/** The descriptor serving an allowlist entry (exact name, or a scoped entry of a scoped capability). */
-export function findCapability(entry: string): CapabilityDescriptor | undefined {
-  return CAPABILITIES.find((c) => c.name === entry || (c.scoped && entry.startsWith(`${c.name}.`)));
+/**
+ * Resolves an allowlist entry: an exact capability name, or `<scoped capability>.<scope>`
+ * (`secrets.get.db_password`). A scoped capability's bare name is not an entry: it would grant
+ * every secret.
+ */
+export function findCapability(entry: string): AllowEntry | undefined {
+  const exact = CAPABILITIES.get(entry);
+  if (exact !== undefined) return exact.scopeOf === undefined ? { capability: exact, scope: undefined } : undefined;
+  for (const c of CAPABILITIES.values()) {
+    if (c.scopeOf !== undefined && entry.startsWith(`${c.name}.`)) return { capability: c, scope: entry.slice(c.name.length + 1) };
+  }
+  return undefined;
 }

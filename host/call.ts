@@ -3,8 +3,9 @@
 // becomes exactly one response envelope; nothing a caller or guest sends can make this throw.
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { ERROR_CODES, errorClassOf, RequestEnvelopeSchema, statusForCode, WASM_PAGE_BYTES, type CallMetrics, type RequestEnvelope, type ResponseEnvelope, type RunLink, type RunResult, type WireError } from '../abi/index.js';
-import { getArtifact } from './artifacts/index.js';
+import { ERROR_CODES, errorClassOf, RequestEnvelopeSchema, statusForCode, WASM_PAGE_BYTES, type CallMetrics, type RequestEnvelope, type ResponseEnvelope, type RunLink, type RunRecord, type RunResult, type WireError } from '../abi/index.js';
+import { commitArtifact, getArtifact } from './artifacts/index.js';
+import { writeJournal } from './broker/journal.js';
 import { HelixError } from './errors.js';
 import type { LoadedPolicy } from './policy/load-policy.js';
 import { callLimits, isToolAllowed, ungrantedCapabilities, type EffectiveLimits } from './policy/rules.js';
@@ -13,7 +14,8 @@ import { errorResponse, successResponse, ZERO_METRICS, type Provenance } from '.
 import type { RunCoordinator } from './runs/coordinator.js';
 import { runIdentity } from './runs/identity.js';
 import { buildRunLog } from './runs/run-log.js';
-import type { RunStart } from './runs/run-store.js';
+import type { RunFinish, RunStart } from './runs/run-store.js';
+import { commitBlob, writeChunks } from './store/blobs.js';
 import type { Store } from './store/open-store.js';
 import type { Tool, ToolOutcome } from './tools/tool.js';
 
@@ -65,19 +67,7 @@ export async function performCall(ctx: CallContext, raw: unknown): Promise<Respo
     }
 
     const t = tool;
-    const outcome = await ctx.coordinator.run(prepared.start, ctx.now() + prepared.limits.timeoutMs, async () => {
-      const result = await t.execute({ input: req.input, inputBytes: prepared.inputBytes, limits: prepared.limits, store: ctx.store, policy: ctx.policy, runId: prepared.start.run_id, boundary: prepared.boundary });
-      const metrics: CallMetrics = { duration_ms: elapsed(), fuel_used: result.fuelUsed, memory_peak_pages: result.memoryPages };
-      const runResult = toRunResult(t, result);
-      const log = await buildRunLog(ctx.store, prepared.start.run_id, { call_id: callId, tool_id: t.id, tool_version: t.version, result: runResult, metrics });
-      return (record) => ({
-        status: runResult.status === 'success' ? 'succeeded' : 'failed',
-        result: runResult,
-        metrics,
-        outputs: record.outputs,
-        log_artifact_id: log.commit(),
-      });
-    });
+    const outcome = await ctx.coordinator.run(prepared.start, ctx.now() + prepared.limits.timeoutMs, () => execute(ctx, t, req, prepared, callId, elapsed));
     const r = outcome.record.result;
     const run = { run_id: outcome.record.run_id, replayed: outcome.replayed };
     const metrics: CallMetrics = outcome.replayed || outcome.joined ? { ...ZERO_METRICS, duration_ms: elapsed() } : (outcome.record.metrics ?? { ...ZERO_METRICS, duration_ms: elapsed() });
@@ -95,8 +85,65 @@ export async function performCall(ctx: CallContext, raw: unknown): Promise<Respo
   }
 }
 
+/** Runs the tool and returns how to finish its run (inside the finishing transaction). */
+async function execute(ctx: CallContext, tool: Tool, req: RequestEnvelope, prepared: Prepared, callId: string, elapsed: () => number): Promise<(record: RunRecord) => RunFinish> {
+  const runId = prepared.start.run_id;
+  const deadlineMs = ctx.now() + prepared.limits.timeoutMs;
+  // Capabilities stop their own waits (HTTP) when the call's deadline passes.
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), prepared.limits.timeoutMs);
+  timer.unref();
+  let result: ToolOutcome;
+  try {
+    result = await tool.execute({ input: req.input, inputBytes: prepared.inputBytes, limits: prepared.limits, store: ctx.store, policy: ctx.policy, runId, boundary: prepared.boundary, deadlineMs, signal: abort.signal });
+  } finally {
+    clearTimeout(timer);
+  }
+  const metrics: CallMetrics = { duration_ms: elapsed(), fuel_used: result.fuelUsed, memory_peak_pages: result.memoryPages };
+  const effects = result.effects;
+  let runResult = toRunResult(tool, result);
+  if (effects !== undefined && runResult.status === 'success' && effects.outputProblems.length > 0) {
+    const err = new HelixError('C-CONTRACT-DECLARED-OUTPUTS', { message: `The run of "${tool.id}" did not create exactly its declared outputs: ${effects.outputProblems.join('; ')}.`, details: { problems: effects.outputProblems } });
+    runResult = { status: 'terminal_error', error: err.toWire(), warnings: [] };
+  }
+  if (effects !== undefined) runResult = effects.scrub(runResult);
+  const succeeded = runResult.status === 'success';
+  // The input a guest saw is kept (content-addressed) so `helix verify` can run the call again.
+  const inputBlob = tool.kind === 'wasm' ? await writeChunks(ctx.store, once(prepared.inputBytes)) : undefined;
+  const log = await buildRunLog(ctx.store, runId, { call_id: callId, tool_id: tool.id, tool_version: tool.version, result: runResult, metrics, lines: effects?.log ?? [], dropped: effects?.logDropped ?? 0 });
+  return () => {
+    if (inputBlob !== undefined) commitBlob(ctx.store, inputBlob);
+    const outputs: RunLink[] = succeeded
+      ? (effects?.outputs ?? []).map((o) => ({ role: o.role, artifact_id: commitArtifact(ctx.store, o.prepared, ctx.now(), o.id).id, sha256: o.prepared.blob.sha256 }))
+      : [];
+    if (effects !== undefined) writeJournal(ctx.store, runId, effects.journal);
+    return {
+      status: succeeded ? 'succeeded' : 'failed',
+      result: runResult,
+      metrics,
+      outputs,
+      log_artifact_id: log.commit(),
+      input_sha256: inputBlob?.sha256 ?? null,
+      output_sha256: succeeded && result.kind === 'output' ? (result.outputSha256 ?? null) : null,
+      journal: { entries: effects?.journal.length ?? 0, head: effects?.journalHead ?? null },
+    };
+  };
+}
+
+async function* once(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
+  yield bytes;
+}
+
+/** What prepare computes for a call. */
+interface Prepared {
+  readonly start: RunStart;
+  readonly limits: EffectiveLimits;
+  readonly inputBytes: Uint8Array;
+  readonly boundary: Record<string, unknown> | undefined;
+}
+
 /** Everything checked and computed before policy: limits, input, artifacts, identity. */
-function prepare(ctx: CallContext, tool: Tool, req: RequestEnvelope): { start: RunStart; limits: EffectiveLimits; inputBytes: Uint8Array; boundary: Record<string, unknown> | undefined } {
+function prepare(ctx: CallContext, tool: Tool, req: RequestEnvelope): Prepared {
   if (req.fn !== undefined && req.fn !== tool.entrypoint) {
     throw new HelixError('C-CONTRACT-FN-UNKNOWN', { message: `Tool "${tool.id}" has no function "${req.fn}".`, details: { fn: req.fn, available: [tool.entrypoint] } });
   }
@@ -129,6 +176,7 @@ function prepare(ctx: CallContext, tool: Tool, req: RequestEnvelope): { start: R
       tool_version: tool.version,
       contract_version: tool.contractVersion,
       module_digest: tool.moduleDigest,
+      entrypoint: tool.entrypoint,
       input: req.input,
       input_artifacts: artifacts.map((ref, i) => ({ path: ref.path, artifact_id: ref.artifact_id, sha256: inputs[i]!.sha256 })),
       ...(boundary === undefined ? {} : { boundary }),

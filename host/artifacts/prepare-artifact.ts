@@ -87,11 +87,13 @@ export async function prepareArtifact(store: Store, source: AsyncIterable<Uint8A
  * max(now, last created_at + 1): strictly increasing across the store, even within a millisecond
  * and across processes (the transaction holds LMDB's write lock).
  */
-export function commitArtifact(store: Store, prepared: PreparedArtifact, nowMs: number = Date.now()): ArtifactRecord {
+export function commitArtifact(store: Store, prepared: PreparedArtifact, nowMs: number = Date.now(), reservedId?: string): ArtifactRecord {
   checkInteger(Math.trunc(nowMs), 'nowMs', 0);
   const last = store.db.meta.get(LAST_CREATED_AT);
   const created_at = Math.max(Math.trunc(nowMs), (typeof last === 'number' ? last : 0) + 1);
-  const id = newArtifactId(created_at);
+  // A run's output gets its id when the guest seals it (so the guest can name it in its output)
+  // but becomes visible only here, when the run ends.
+  const id = reservedId ?? newArtifactId(created_at);
   // Parsed before any write, so a bad record throws before the transaction has changed anything.
   const record = ArtifactRecordSchema.parse({
     id,

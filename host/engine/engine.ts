@@ -10,8 +10,8 @@ import { DEFAULT_ENTRYPOINT } from '../../abi/index.js';
 import type { LoadedTool } from '../loader/load-toolpacks.js';
 import { packageRoot } from '../paths.js';
 import type { EffectiveLimits } from '../policy/rules.js';
-import { instrumentModule } from '../wasm/index.js';
-import { Lane } from './lane.js';
+import { instrumentModule, type InstrumentResult } from '../wasm/index.js';
+import { Lane, type LaneBroker } from './lane.js';
 import type { ExecuteFault, ExecuteResult, ExecuteTask, LaneStart } from './protocol.js';
 
 /** Options of createEngine; every one has a default. */
@@ -43,11 +43,30 @@ export interface EngineConfig {
   readonly spinMicros: number;
 }
 
+/** A module as the engine runs it: checked, instrumented for one memory cap, compiled. */
+export interface EngineModule {
+  readonly digest: string;
+  readonly entrypoint: string;
+  /** The module as built, for instrumenting variants with a smaller memory cap. */
+  readonly bytes: Uint8Array;
+  readonly instrumented: InstrumentResult;
+  readonly compiled: WebAssembly.Module;
+  /** The memory cap `instrumented` and `compiled` were made for. */
+  readonly cap: number;
+}
+
+/** The engine's view of a loaded toolpack. */
+export function engineModule(tool: LoadedTool): EngineModule {
+  return { digest: tool.manifest.digest, entrypoint: tool.manifest.entrypoint ?? DEFAULT_ENTRYPOINT, bytes: tool.module.bytes, instrumented: tool.module.instrumented, compiled: tool.module.compiled, cap: tool.limits.maxMemoryPages };
+}
+
 /** One call for the engine. */
 export interface ExecuteRequest {
-  readonly tool: LoadedTool;
+  readonly module: EngineModule;
   readonly input: Uint8Array;
   readonly limits: EffectiveLimits;
+  /** Answers the guest's capability calls for this call. */
+  readonly broker: LaneBroker;
 }
 
 /** Runs guest calls in isolated workers. */
@@ -104,6 +123,7 @@ interface Variant {
 interface Job {
   readonly task: ExecuteTask;
   readonly module: WebAssembly.Module;
+  readonly broker: LaneBroker;
   readonly timeoutMs: number;
   readonly resolve: (result: ExecuteResult) => void;
   timer?: NodeJS.Timeout;
@@ -163,7 +183,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     running += 1;
     // Spin only for a lone call: with others in flight the main thread has dispatching to do.
     const spinMs = running === 1 && queue.length === 0 ? config.spinMicros / 1000 : 0;
-    void lane.run(job.task, job.module, spinMs).then((outcome) => {
+    void lane.run(job.task, job.module, job.broker, spinMs).then((outcome) => {
       running -= 1;
       if (job.done) return;
       if (outcome.kind === 'lost') {
@@ -200,15 +220,14 @@ export function createEngine(options: EngineOptions = {}): Engine {
 
   // The loader compiled each module for the tool's own memory cap; a request asking for less
   // memory needs its own instrumented variant, compiled once and kept.
-  const variantFor = (tool: LoadedTool, cap: number): Promise<Variant> => {
-    const key = `${tool.manifest.digest}:${cap}`;
+  const variantFor = (m: EngineModule, cap: number): Promise<Variant> => {
+    const key = `${m.digest}:${cap}`;
     let v = variants.get(key);
     if (v === undefined) {
-      if (cap === tool.limits.maxMemoryPages) {
-        const m = tool.module;
+      if (cap === m.cap) {
         v = Promise.resolve({ key, module: m.compiled, recyclable: m.instrumented.recyclable, hasStart: m.instrumented.hasStart, globalExports: m.instrumented.globalExports });
       } else {
-        const inst = instrumentModule(tool.module.bytes, { maxMemoryPages: cap });
+        const inst = instrumentModule(m.bytes, { maxMemoryPages: cap });
         v = WebAssembly.compile(inst.bytes).then((module) => ({ key, module, recyclable: inst.recyclable, hasStart: inst.hasStart, globalExports: inst.globalExports }));
       }
       variants.set(key, v);
@@ -218,11 +237,11 @@ export function createEngine(options: EngineOptions = {}): Engine {
 
   return {
     config,
-    async execute({ tool, input, limits }) {
+    async execute({ module, input, limits, broker }) {
       if (closed) return engineFault('S-TOOL-WORKER-LOST', 'The engine is closed.', {});
       let variant: Variant;
       try {
-        variant = await variantFor(tool, limits.maxMemoryPages);
+        variant = await variantFor(module, limits.maxMemoryPages);
       } catch (err) {
         return engineFault('S-TOOL-INSTANTIATE', `The module cannot run under a memory cap of ${limits.maxMemoryPages} pages: ${(err as Error).message}`, { max_memory_pages: limits.maxMemoryPages });
       }
@@ -232,16 +251,14 @@ export function createEngine(options: EngineOptions = {}): Engine {
         recyclable: variant.recyclable && config.recycleInstances,
         hasStart: variant.hasStart,
         globalExports: variant.globalExports,
-        entrypoint: tool.manifest.entrypoint ?? DEFAULT_ENTRYPOINT,
+        entrypoint: module.entrypoint,
         input,
         fuel: limits.fuel,
         maxOutputBytes: limits.maxOutputBytes,
         maxMemoryPages: limits.maxMemoryPages,
-        maxCapabilityCalls: limits.maxCapabilityCalls,
-        capabilityAllow: tool.manifest.capabilities.allow,
       };
       return new Promise<ExecuteResult>((resolve) => {
-        const job: Job = { task, module: variant.module, timeoutMs: limits.timeoutMs, resolve, done: false };
+        const job: Job = { task, module: variant.module, broker, timeoutMs: limits.timeoutMs, resolve, done: false };
         job.timer = setTimeout(() => onDeadline(job), Math.max(0, limits.timeoutMs));
         dispatch(job);
       });

@@ -4,7 +4,10 @@
 import { performance } from 'node:perf_hooks';
 import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
-import { LANE_REPLY, LANE_REQ, LANE_REQUEST, LANE_RES, LANE_SHUTDOWN, type ExecuteTask, type LaneReply, type LaneStart } from './protocol.js';
+import { LANE_CAP, LANE_CAPABILITY, LANE_REPLY, LANE_REQ, LANE_REQUEST, LANE_RES, LANE_SHUTDOWN, type BrokerAnswer, type CapabilityForward, type ExecuteTask, type LaneReply, type LaneStart } from './protocol.js';
+
+/** Answers a guest's capability request (the broker of the call running on the lane). */
+export type LaneBroker = (request: Uint8Array) => Promise<BrokerAnswer>;
 
 /** How a task sent on a lane ended. */
 export type LaneOutcome = { readonly kind: 'reply'; readonly reply: LaneReply } | { readonly kind: 'lost'; readonly message: string };
@@ -17,12 +20,13 @@ export class Lane {
   /** Module keys this worker already holds, so each module crosses once per worker. */
   readonly #known = new Set<string>();
   #pending: ((outcome: LaneOutcome) => void) | undefined;
+  #broker: LaneBroker | undefined;
   #dead = false;
   /** Settles when the worker has stopped, for whatever reason. */
   readonly ended: Promise<void>;
 
   constructor(pool: Piscina<LaneStart, string>, onEnd: (lane: Lane) => void) {
-    const control = new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT);
+    const control = new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT);
     const { port1, port2 } = new MessageChannel();
     this.#words = new Int32Array(control);
     this.#port = port1;
@@ -43,12 +47,13 @@ export class Lane {
    * `spinMs` > 0 the main thread polls for the reply that long before yielding to the event
    * loop: a short call then returns without the cost of waking an idle event loop.
    */
-  run(task: ExecuteTask, module: WebAssembly.Module, spinMs = 0): Promise<LaneOutcome> {
+  run(task: ExecuteTask, module: WebAssembly.Module, broker: LaneBroker, spinMs = 0): Promise<LaneOutcome> {
     if (this.#dead) return Promise.resolve({ kind: 'lost', message: 'the worker had stopped' });
     const message: ExecuteTask = this.#known.has(task.key) ? task : { ...task, module };
     this.#known.add(task.key);
     return new Promise((resolve) => {
       this.#pending = resolve;
+      this.#broker = broker;
       // Order matters: the reply flag is cleared before the task exists, and the request flag
       // is raised only once the task is on the port, so a flag seen set means a message waits.
       Atomics.store(this.#words, LANE_RES, 0);
@@ -57,7 +62,7 @@ export class Lane {
       Atomics.notify(this.#words, LANE_REQ);
       if (spinMs > 0) {
         const until = performance.now() + spinMs;
-        while (Atomics.load(this.#words, LANE_RES) !== LANE_REPLY && performance.now() < until);
+        while (Atomics.load(this.#words, LANE_RES) === 0 && performance.now() < until);
       }
       this.#awaitReply();
     });
@@ -92,8 +97,13 @@ export class Lane {
   #collect(): void {
     if (this.#dead) return;
     // A wake can be stale: the worker's notify for the previous reply may land after this call
-    // began waiting. Only the flag says a reply is on the port.
-    if (Atomics.load(this.#words, LANE_RES) !== LANE_REPLY) {
+    // began waiting. Only the flag says what is on the port.
+    const flag = Atomics.load(this.#words, LANE_RES);
+    if (flag === LANE_CAPABILITY) {
+      void this.#answer();
+      return;
+    }
+    if (flag !== LANE_REPLY) {
       this.#awaitReply();
       return;
     }
@@ -101,9 +111,33 @@ export class Lane {
     this.#settle(received === undefined ? { kind: 'lost', message: 'the worker woke without a reply' } : { kind: 'reply', reply: received.message as LaneReply });
   }
 
+  /** Serves a guest's capability call: ask the broker, post its answer, wake the worker. */
+  async #answer(): Promise<void> {
+    const received = receiveMessageOnPort(this.#port);
+    const broker = this.#broker;
+    if (received === undefined || broker === undefined) {
+      this.#settle({ kind: 'lost', message: 'the worker asked for a capability without a request' });
+      this.kill();
+      return;
+    }
+    let answer: BrokerAnswer;
+    try {
+      answer = await broker((received.message as CapabilityForward).request);
+    } catch (err) {
+      answer = { kind: 'abort', code: 'S-TOOL-WORKER-LOST', message: `The capability broker failed: ${err instanceof Error ? err.message : String(err)}`, details: {} };
+    }
+    if (this.#dead) return; // the deadline passed while the broker worked
+    Atomics.store(this.#words, LANE_RES, 0);
+    this.#port.postMessage(answer);
+    Atomics.store(this.#words, LANE_CAP, 1);
+    Atomics.notify(this.#words, LANE_CAP);
+    this.#awaitReply();
+  }
+
   #settle(outcome: LaneOutcome): void {
     const pending = this.#pending;
     this.#pending = undefined;
+    this.#broker = undefined;
     pending?.(outcome);
   }
 

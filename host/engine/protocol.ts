@@ -25,9 +25,6 @@ export interface ExecuteTask {
   readonly fuel: number;
   readonly maxOutputBytes: number;
   readonly maxMemoryPages: number;
-  readonly maxCapabilityCalls: number;
-  /** The manifest's capability allowlist. */
-  readonly capabilityAllow: readonly string[];
 }
 
 /** A task with its module resolved, as the sandbox runs it. */
@@ -45,6 +42,8 @@ export interface ExecuteMeasures {
 export interface ExecuteOutput extends ExecuteMeasures {
   readonly kind: 'output';
   readonly output: GuestOutput;
+  /** sha256 (hex) of the output envelope's bytes, as the guest returned them (for verify). */
+  readonly outputSha256: string;
 }
 
 /** The guest faulted; the fault is already classified with a taxonomy code. */
@@ -67,6 +66,20 @@ export interface ExecuteHostError {
 /** Everything a worker posts back for a task. */
 export type LaneReply = ExecuteResult | ExecuteHostError;
 
+/** A guest's capability call, forwarded by the worker while the guest waits. */
+export interface CapabilityForward {
+  readonly kind: 'capability';
+  /** The request bytes as the guest wrote them (bounds already checked). */
+  readonly request: Uint8Array;
+}
+
+/** The broker's answer to a forwarded call. */
+export type BrokerAnswer =
+  /** Bytes for the guest's buffer, and fuel to charge for the call. */
+  | { readonly kind: 'answer'; readonly response: Uint8Array; readonly fuel: number }
+  /** End the run with this fault (e.g. too many calls). */
+  | { readonly kind: 'abort'; readonly code: ErrorCode; readonly message: string; readonly details: Record<string, unknown> };
+
 /** What the piscina task that starts a lane carries. */
 export interface LaneStart {
   /** Control words, see LANE_*. */
@@ -77,8 +90,11 @@ export interface LaneStart {
 
 /** Control word: 0 idle, LANE_REQUEST when a task waits on the port, LANE_SHUTDOWN to stop. */
 export const LANE_REQ = 0;
-/** Control word: set to LANE_REPLY by the worker when its reply is on the port. */
+/** Control word: set to LANE_REPLY by the worker when its reply is on the port, LANE_CAPABILITY when a capability call is. */
 export const LANE_RES = 1;
+/** Control word: set to 1 by the main thread when the broker's answer is on the port. */
+export const LANE_CAP = 2;
 export const LANE_REQUEST = 1;
 export const LANE_SHUTDOWN = 2;
 export const LANE_REPLY = 1;
+export const LANE_CAPABILITY = 2;

@@ -1,10 +1,8 @@
 // The per-call sandbox inside a worker: instantiate (or recycle) an instance, meter it with
 // fuel, pass JSON in through alloc/execute, read the packed result with bounds checks, and
 // classify every way a guest can fail. No guest state survives from one call to the next.
+import { createHash } from 'node:crypto';
 import {
-  CAPABILITY_ABI_VERSION,
-  CapabilityRequestSchema,
-  ERROR_CODES,
   GuestOutputSchema,
   HOST_IMPORT_CAPABILITY_CALL,
   HOST_IMPORT_MODULE,
@@ -14,7 +12,7 @@ import {
 } from '../../abi/index.js';
 import { FUEL_EXPORT, START_EXPORT } from '../wasm/index.js';
 import { inBounds, packPtrLen, pagesOf, readBytes, unpackPtrLen, writeBytes } from './guest-memory.js';
-import type { ExecuteFault, ExecuteOutput, ExecuteResult, RunnableTask } from './protocol.js';
+import type { BrokerAnswer, ExecuteFault, ExecuteOutput, ExecuteResult, RunnableTask } from './protocol.js';
 
 type Unmeasured = Omit<ExecuteOutput, 'recycled'> | Omit<ExecuteFault, 'recycled'>;
 
@@ -32,14 +30,24 @@ class GuestAbort extends Error {
 /** Per-call state the host functions reach through (the wasmtime `Caller` idea). */
 interface CallState {
   task: RunnableTask;
-  capabilityCalls: number;
+}
+
+/** Sends a capability request to the broker and waits for its answer (synchronously). */
+export type BrokerLink = (request: Uint8Array) => BrokerAnswer;
+
+interface Holder {
+  current: CallState | undefined;
+  memory?: WebAssembly.Memory;
+  alloc?: Fn;
+  fuel?: WebAssembly.Global;
+  broker: BrokerLink;
 }
 
 interface Slot {
   readonly instance: WebAssembly.Instance;
   readonly memory: WebAssembly.Memory;
   readonly fuel: WebAssembly.Global;
-  readonly state: { current: CallState | undefined };
+  readonly state: Holder;
   startFuel: number;
   readonly globalExports: readonly string[];
   snapshot?: { memory: Uint8Array; globals: unknown[] };
@@ -51,10 +59,6 @@ type Fn = (...args: number[]) => unknown;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });
 const lenientDecoder = new TextDecoder('utf-8');
-// The same bytes for every refused name: a guest learns nothing from probing (seed 004).
-const FORBIDDEN = encoder.encode(
-  JSON.stringify({ status: 'error', abi_version: CAPABILITY_ABI_VERSION, error: { code: 'A-AUTH-FORBIDDEN', message: ERROR_CODES['A-AUTH-FORBIDDEN'].message, details: {}, hint: ERROR_CODES['A-AUTH-FORBIDDEN'].hint } }),
-);
 /** Fuel granted to `helix_panic` after a trap: enough to find a message, not to run away. */
 const PANIC_FUEL = 1_000_000n;
 
@@ -62,10 +66,13 @@ const PANIC_FUEL = 1_000_000n;
 export class Sandbox {
   readonly #slots = new Map<string, Slot>();
 
+  /** `broker` answers the guests' capability calls (in a worker: through the lane). */
+  constructor(private readonly broker: BrokerLink) {}
+
   /** Runs one call. Never throws for anything the guest does. */
   run(task: RunnableTask): ExecuteResult {
     const budget = BigInt(task.fuel);
-    const state: CallState = { task, capabilityCalls: 0 };
+    const state: CallState = { task };
     let slot = this.#slots.get(task.key);
     this.#slots.delete(task.key); // a slot is reinstated only after a clean call
     let recycled = false;
@@ -77,7 +84,7 @@ export class Sandbox {
         slot.fuel.value = budget - BigInt(slot.startFuel);
       } else {
         slot = undefined;
-        const created = instantiate(task, budget);
+        const created = instantiate(task, budget, this.broker);
         if ('kind' in created) return created;
         slot = created;
         slot.state.current = state;
@@ -96,10 +103,10 @@ export class Sandbox {
   }
 }
 
-function instantiate(task: RunnableTask, budget: bigint): Slot | ExecuteFault {
+function instantiate(task: RunnableTask, budget: bigint, broker: BrokerLink): Slot | ExecuteFault {
   // No call state while the start function runs: capability calls are refused there, since a
   // recycled instance would not repeat them.
-  const holder: { current: CallState | undefined; memory?: WebAssembly.Memory; alloc?: Fn } = { current: undefined };
+  const holder: Holder = { current: undefined, broker };
   const imports = { [HOST_IMPORT_MODULE]: { [HOST_IMPORT_CAPABILITY_CALL]: (ptr: number, len: number) => capabilityCall(holder, ptr >>> 0, len >>> 0) } };
   let instance: WebAssembly.Instance;
   try {
@@ -112,6 +119,7 @@ function instantiate(task: RunnableTask, budget: bigint): Slot | ExecuteFault {
   const fuel = exports[FUEL_EXPORT] as WebAssembly.Global;
   holder.memory = memory;
   holder.alloc = exports.alloc as Fn;
+  holder.fuel = fuel;
   fuel.value = budget;
   const slot: Slot = { instance, memory, fuel, state: holder, startFuel: 0, globalExports: task.globalExports, dirty: false };
   if (task.hasStart) {
@@ -176,7 +184,7 @@ function call(slot: Slot, task: RunnableTask, progress: { phase: string }): Unme
   const measures = { fuelUsed: task.fuel - Number(remaining), memoryPages: pagesOf(memory) };
   const parsed = parseOutput(bytes);
   if (parsed.kind === 'fault') return { ...parsed, ...measures };
-  return { kind: 'output', output: parsed.output, ...measures };
+  return { kind: 'output', output: parsed.output, outputSha256: createHash('sha256').update(bytes).digest('hex'), ...measures };
 }
 
 function parseOutput(bytes: Uint8Array): { kind: 'output'; output: import('../../abi/index.js').GuestOutput } | { kind: 'fault'; code: ErrorCode; message: string; details: Record<string, unknown> } {
@@ -200,49 +208,31 @@ function parseOutput(bytes: Uint8Array): { kind: 'output'; output: import('../..
   return { kind: 'output', output: envelope.data };
 }
 
-/** `helix_v1.capability_call`: requests are read with bounds checks and answered in guest memory. */
-function capabilityCall(holder: { current: CallState | undefined; memory?: WebAssembly.Memory; alloc?: Fn }, ptr: number, len: number): bigint {
-  const state = holder.current;
-  const memory = holder.memory;
-  const alloc = holder.alloc;
-  // During instantiation (a start function) there is no call yet and no broker to ask.
-  if (state === undefined || memory === undefined || alloc === undefined) {
+/**
+ * `helix_v1.capability_call`: the request is read with bounds checks and handed to the broker;
+ * the guest blocks until the answer is written into a buffer from its own `alloc`.
+ */
+function capabilityCall(holder: Holder, ptr: number, len: number): bigint {
+  const { current: state, memory, alloc, fuel } = holder;
+  // During instantiation (a start function) there is no call yet: a recycled instance would
+  // not repeat the call, so a start function may make none.
+  if (state === undefined || memory === undefined || alloc === undefined || fuel === undefined) {
     throw new GuestAbort('S-TOOL-TRAP', 'capability_call is not available while the module starts.', { phase: 'start' });
-  }
-  state.capabilityCalls += 1;
-  if (state.capabilityCalls > state.task.maxCapabilityCalls) {
-    throw new GuestAbort('R-CAP-CALL-LIMIT', `The tool made more than ${state.task.maxCapabilityCalls} capability calls.`, { max_capability_calls: state.task.maxCapabilityCalls });
   }
   if (!inBounds(memory, ptr, len)) {
     throw new GuestAbort('S-TOOL-BAD-POINTER', `capability_call(${ptr}, ${len}) points outside the guest's memory.`, { import: HOST_IMPORT_CAPABILITY_CALL, ptr, len, memory_bytes: memory.buffer.byteLength });
   }
-  const response = answer(readBytes(memory, ptr, len));
+  const answer = holder.broker(readBytes(memory, ptr, len));
+  if (answer.kind === 'abort') throw new GuestAbort(answer.code, answer.message, answer.details);
+  // The call's cost in fuel; the guest's next check sees it (the counter is reloaded after calls).
+  fuel.value = (fuel.value as bigint) - BigInt(answer.fuel);
+  const response = answer.response;
   const outPtr = (alloc(response.length) as number) >>> 0;
   if (!inBounds(memory, outPtr, response.length)) {
     throw new GuestAbort('S-TOOL-BAD-POINTER', `alloc(${response.length}) returned ${outPtr}, outside the guest's memory.`, { export: 'alloc', ptr: outPtr, len: response.length });
   }
   writeBytes(memory, outPtr, response);
   return packPtrLen(outPtr, response.length);
-}
-
-function answer(request: Uint8Array): Uint8Array {
-  let json: unknown;
-  try {
-    json = JSON.parse(decoder.decode(request));
-  } catch (err) {
-    return capabilityError('I-REQ-ENVELOPE', `The capability request is not UTF-8 JSON: ${(err as Error).message}`);
-  }
-  const parsed = CapabilityRequestSchema.safeParse(json);
-  if (!parsed.success) {
-    return capabilityError('I-REQ-ENVELOPE', `The capability request is malformed: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
-  }
-  // Deny by default. The loader refuses allow entries this host does not serve, and no
-  // capability is served before the broker lands (issue 4), so every name is refused alike.
-  return FORBIDDEN;
-}
-
-function capabilityError(code: ErrorCode, message: string): Uint8Array {
-  return encoder.encode(JSON.stringify({ status: 'error', abi_version: CAPABILITY_ABI_VERSION, error: { code, message, details: {}, hint: ERROR_CODES[code].hint } }));
 }
 
 class FuelExhausted extends Error {}

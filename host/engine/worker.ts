@@ -1,15 +1,16 @@
 // The sandbox worker: piscina starts it with one long-running task, `serve`, which is a small
 // reactor: wait on the lane's control word, take the task from the port, run it in the
-// Sandbox, post the reply, wake the main thread. Compiled modules are kept per key.
+// Sandbox, post the reply, wake the main thread. A guest's capability call is forwarded the
+// same way and the worker blocks until the broker's answer arrives. Modules are kept per key.
 import { performance } from 'node:perf_hooks';
-import { receiveMessageOnPort } from 'node:worker_threads';
-import { LANE_REPLY, LANE_REQ, LANE_REQUEST, LANE_RES, LANE_SHUTDOWN, type ExecuteTask, type LaneReply, type LaneStart } from './protocol.js';
+import { receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
+import { LANE_CAP, LANE_CAPABILITY, LANE_REPLY, LANE_REQ, LANE_REQUEST, LANE_RES, LANE_SHUTDOWN, type BrokerAnswer, type CapabilityForward, type ExecuteTask, type LaneReply, type LaneStart } from './protocol.js';
 import { Sandbox } from './sandbox.js';
 
 /** piscina's entry point: serves the lane until told to shut down. */
 export default function serve({ control, port }: LaneStart): string {
   const words = new Int32Array(control);
-  const sandbox = new Sandbox();
+  const sandbox = new Sandbox((request) => forward(words, port, request));
   const modules = new Map<string, WebAssembly.Module>();
   for (;;) {
     awaitRequest(words);
@@ -31,6 +32,25 @@ export default function serve({ control, port }: LaneStart): string {
     port.postMessage(reply);
     Atomics.store(words, LANE_RES, LANE_REPLY);
     Atomics.notify(words, LANE_RES);
+  }
+}
+
+/**
+ * Hands a capability request to the main thread's broker and blocks until it answers: the
+ * guest's call is synchronous, the broker's work (store, network) is not. The deadline still
+ * runs on the main thread, which terminates this worker if the answer comes too late.
+ */
+function forward(words: Int32Array, port: MessagePort, request: Uint8Array): BrokerAnswer {
+  const message: CapabilityForward = { kind: 'capability', request };
+  Atomics.store(words, LANE_CAP, 0);
+  port.postMessage(message);
+  Atomics.store(words, LANE_RES, LANE_CAPABILITY);
+  Atomics.notify(words, LANE_RES);
+  for (;;) {
+    Atomics.wait(words, LANE_CAP, 0);
+    if (Atomics.exchange(words, LANE_CAP, 0) !== 1) continue;
+    const received = receiveMessageOnPort(port);
+    if (received !== undefined) return received.message as BrokerAnswer;
   }
 }
 

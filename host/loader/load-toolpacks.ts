@@ -5,7 +5,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { ToolManifestSchema, type Policy, type ToolManifest } from '../../abi/index.js';
-import { findCapability } from '../../capabilities/index.js';
+import { CAPABILITIES, findCapability } from '../../capabilities/index.js';
 import { HelixError } from '../errors.js';
 import { toolLimits, type EffectiveLimits } from '../policy/rules.js';
 import { compileJsonSchema, type RefValidator, type Validator } from './json-schema.js';
@@ -121,7 +121,12 @@ async function loadOne(file: string, root: string, policy: Policy): Promise<{ to
   if (manifest.id.startsWith('helix.')) violations.push(at(['id'], 'the prefix helix. is reserved for the host built-in tools'));
 
   for (const [i, entry] of manifest.capabilities.allow.entries()) {
-    if (findCapability(entry) === undefined) violations.push(at(['capabilities', 'allow', i], `unknown capability ${entry}: this host does not provide it`));
+    if (findCapability(entry) !== undefined) continue;
+    const scoped = CAPABILITIES.get(entry)?.scopeOf !== undefined;
+    violations.push(at(['capabilities', 'allow', i], scoped ? `${entry} must name what it grants, e.g. ${entry}.db_password: the bare name would grant every one` : `unknown capability ${entry}: this host does not provide it`));
+  }
+  if (manifest.capabilities.allow.includes('http.request') && manifest.capabilities.network.length === 0) {
+    violations.push(at(['capabilities', 'network'], 'http.request needs the origins it may reach, e.g. [https://api.example.org:443]'));
   }
 
   const schemas: Partial<Record<'inputSchema' | 'outputSchema', { schema: JsonSchema; validate: Validator; validateWithRefs: RefValidator }>> = {};

@@ -19,6 +19,8 @@ export interface ParamsSource {
   readonly contract_version: string;
   /** The module digest, or null for a host built-in. */
   readonly module_digest: string | null;
+  /** The function called (part of the work, and what a verify calls again). */
+  readonly entrypoint?: string;
   readonly input: Record<string, unknown>;
   readonly input_artifacts: readonly InputArtifact[];
   /** Extra identity a tool defines, e.g. a snapshot boundary (artifact_list). */
@@ -63,7 +65,7 @@ function contentAddressedInput(input: Record<string, unknown>, artifacts: readon
  */
 export function canonicalParams(src: ParamsSource): string {
   return canonicalJson({
-    tool: { id: src.tool_id, version: src.tool_version, contract_version: src.contract_version, module_digest: src.module_digest },
+    tool: { id: src.tool_id, version: src.tool_version, contract_version: src.contract_version, module_digest: src.module_digest, entrypoint: src.entrypoint ?? null },
     input: contentAddressedInput(src.input, src.input_artifacts),
     input_artifacts: [...src.input_artifacts].map((a) => ({ path: a.path, sha256: a.sha256 })).sort((x, y) => x.path.localeCompare(y.path)),
     boundary: src.boundary ?? null,

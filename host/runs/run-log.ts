@@ -8,6 +8,10 @@ import { runEvents } from './run-store.js';
 
 /** What the log records about the call that ended the run. */
 export interface RunLogSummary {
+  /** The guest's own lines (log.emit), already scrubbed of secrets. */
+  readonly lines?: ReadonlyArray<{ at: number; level: string; event: string; fields: Record<string, unknown> }>;
+  /** Lines the guest emitted past the per-run limit. */
+  readonly dropped?: number;
   readonly call_id: string;
   readonly tool_id: string;
   readonly tool_version: string;
@@ -22,6 +26,8 @@ const MAX_LOG_BYTES = 16 * 1024 * 1024;
 export async function buildRunLog(store: Store, runId: string, summary: RunLogSummary): Promise<{ commit: () => string }> {
   const lines = [
     ...runEvents(store, runId).map((e) => ({ at: e.at, event: e.kind, ...e.detail })),
+    ...(summary.lines ?? []).map((l) => ({ at: l.at, level: l.level, event: `guest.${l.event}`, fields: l.fields })),
+    ...(summary.dropped ? [{ at: Date.now(), event: 'guest.log_truncated', dropped: summary.dropped }] : []),
     {
       at: Date.now(),
       event: 'result',

@@ -76,6 +76,9 @@ function baseRecord(start: RunStart, existing: RunRecord | undefined, now: numbe
     log_artifact_id: existing?.log_artifact_id ?? null,
     idempotency_key: start.idempotency_key ?? existing?.idempotency_key ?? null,
     last_call_id: start.call_id,
+    input_sha256: existing?.input_sha256 ?? null,
+    output_sha256: existing?.output_sha256 ?? null,
+    journal: existing?.journal ?? { entries: 0, head: null },
   };
 }
 
@@ -120,6 +123,9 @@ export interface RunFinish {
   readonly metrics: CallMetrics;
   readonly outputs: readonly RunLink[];
   readonly log_artifact_id: string | null;
+  readonly input_sha256?: string | null;
+  readonly output_sha256?: string | null;
+  readonly journal?: { entries: number; head: string | null };
 }
 
 /**
@@ -132,7 +138,19 @@ export async function finishRun(store: Store, runId: string, finish: (record: Ru
     const current = requireRun(store, runId);
     const f = finish(current);
     checkTransition(current.status, f.status);
-    const next: RunRecord = { ...current, status: f.status, finished_at: now, owner: null, metrics: f.metrics, result: f.result, outputs: [...f.outputs], log_artifact_id: f.log_artifact_id };
+    const next: RunRecord = {
+      ...current,
+      status: f.status,
+      finished_at: now,
+      owner: null,
+      metrics: f.metrics,
+      result: f.result,
+      outputs: [...f.outputs],
+      log_artifact_id: f.log_artifact_id,
+      input_sha256: f.input_sha256 ?? null,
+      output_sha256: f.output_sha256 ?? null,
+      journal: f.journal ?? { entries: 0, head: null },
+    };
     store.db.runs.put(runId, RunRecordSchema.parse(next));
     store.db.activeRuns.remove(runId);
     appendEvent(store, runId, { at: now, kind: 'finished', detail: { status: f.status, code: f.result.error?.code ?? null, duration_ms: f.metrics.duration_ms } });

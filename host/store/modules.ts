@@ -3,19 +3,29 @@
 // tell which exact build a run's module_digest names, long after the file is gone.
 import { createHash } from 'node:crypto';
 import type { LoadedTool } from '../loader/load-toolpacks.js';
+import { commitBlob, writeChunks } from './blobs.js';
 import type { Store } from './open-store.js';
 
-/** Records (or refreshes) the metadata of every loaded module, in one transaction. */
+async function* once(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
+  yield bytes;
+}
+
+/** Records (or refreshes) every loaded module: its bytes as a blob and its metadata, in one transaction. */
 export async function recordModules(store: Store, tools: readonly LoadedTool[], now: number): Promise<void> {
   if (tools.length === 0) return;
+  // The bytes are kept so a run can be verified after the toolpack has changed or gone.
+  const blobs = await Promise.all(tools.map((t) => (store.db.blobs.doesExist(t.manifest.digest.slice(7)) ? undefined : writeChunks(store, once(t.module.bytes)))));
   await store.root.transaction(() => {
+    for (const b of blobs) if (b !== undefined) commitBlob(store, b);
     for (const t of tools) {
       const digest = t.manifest.digest;
       const previous = store.db.modules.get(digest);
       const info = t.module.info;
       store.db.modules.put(digest, {
         digest,
+        blob: digest.slice('sha256:'.length),
         size: t.module.bytes.length,
+        entrypoint: t.manifest.entrypoint ?? 'execute',
         abi: t.manifest.abi,
         tools: [...new Set([...((previous?.tools as string[] | undefined) ?? []), `${t.manifest.id}@${t.manifest.version}`])].sort(),
         exports: info.exports.map((e) => `${e.kind} ${e.name}`),

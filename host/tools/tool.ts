@@ -2,6 +2,7 @@
 // alike (seed 000's ToolDefinition): a descriptor the pipeline validates and authorizes
 // against, an optional snapshot boundary for identity, and execute.
 import type { Determinism, GuestOutput, WireError } from '../../abi/index.js';
+import type { RunEffects } from '../broker/broker.js';
 import type { RefValidator, Validator } from '../loader/json-schema.js';
 import type { JsonSchema } from '../loader/schema-bundle.js';
 import type { LoadedPolicy } from '../policy/load-policy.js';
@@ -43,12 +44,27 @@ export interface ToolRunContext {
   readonly runId: string;
   /** The snapshot boundary computed for this call, if the tool has one. */
   readonly boundary: Record<string, unknown> | undefined;
+  /** The call's deadline, ms since the epoch. */
+  readonly deadlineMs: number;
+  /** Aborted when the call is cancelled. */
+  readonly signal: AbortSignal;
+}
+
+/** What a guest's run leaves behind: its capability journal, outputs and log lines. */
+export type { RunEffects } from '../broker/broker.js';
+
+/** Measurements and effects every outcome carries. */
+interface OutcomeCommon {
+  readonly fuelUsed: number;
+  readonly memoryPages: number;
+  /** Journal, sealed outputs and log of a guest that could call capabilities. */
+  readonly effects?: RunEffects;
 }
 
 /** How a call of a tool ended, before output validation. */
 export type ToolOutcome =
-  | { readonly kind: 'output'; readonly output: GuestOutput; readonly fuelUsed: number; readonly memoryPages: number }
-  | { readonly kind: 'fault'; readonly error: WireError; readonly fuelUsed: number; readonly memoryPages: number };
+  | (OutcomeCommon & { readonly kind: 'output'; readonly output: GuestOutput; readonly outputSha256?: string })
+  | (OutcomeCommon & { readonly kind: 'fault'; readonly error: WireError });
 
 /** A callable tool. */
 export interface Tool extends ToolDescriptor {

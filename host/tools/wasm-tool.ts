@@ -1,8 +1,11 @@
-// A WebAssembly toolpack as a Tool: its manifest is the descriptor and the engine runs it.
-import { DEFAULT_ENTRYPOINT, ERROR_CODES } from '../../abi/index.js';
-import type { Engine } from '../engine/engine.js';
+// A WebAssembly toolpack as a Tool: its manifest is the descriptor, the engine runs it, and a
+// broker per run answers its capability calls (and a terminal capability_call output).
+import { DEFAULT_ENTRYPOINT, ERROR_CODES, type GuestOutput } from '../../abi/index.js';
+import { createBroker } from '../broker/broker.js';
+import { RunOutputs } from '../broker/outputs.js';
+import { engineModule, type Engine } from '../engine/engine.js';
 import type { LoadedTool } from '../loader/load-toolpacks.js';
-import type { Tool } from './tool.js';
+import type { Tool, ToolOutcome } from './tool.js';
 
 /** A Tool over a loaded toolpack, executed by `engine`. */
 export interface WasmTool extends Tool {
@@ -13,6 +16,7 @@ export interface WasmTool extends Tool {
 /** Wraps a loaded toolpack. */
 export function wasmTool(loaded: LoadedTool, engine: Engine): WasmTool {
   const m = loaded.manifest;
+  const module = engineModule(loaded);
   return {
     kind: 'wasm',
     loaded,
@@ -30,10 +34,31 @@ export function wasmTool(loaded: LoadedTool, engine: Engine): WasmTool {
     outputSchema: loaded.outputSchema,
     validateInput: loaded.validateInputRefs,
     validateOutput: loaded.validateOutput,
-    async execute(ctx) {
-      const result = await engine.execute({ tool: loaded, input: ctx.inputBytes, limits: ctx.limits });
-      if (result.kind === 'output') return { kind: 'output', output: result.output, fuelUsed: result.fuelUsed, memoryPages: result.memoryPages };
-      return { kind: 'fault', error: { code: result.code, message: result.message, details: result.details, hint: ERROR_CODES[result.code].hint }, fuelUsed: result.fuelUsed, memoryPages: result.memoryPages };
+    async execute(ctx): Promise<ToolOutcome> {
+      const outputs = new RunOutputs(ctx.store, ctx.runId, m.declaredOutputs, ctx.policy.policy.ceilings.maxImportBytes);
+      const broker = createBroker({
+        store: ctx.store,
+        policy: ctx.policy.policy,
+        toolId: m.id,
+        allow: m.capabilities.allow,
+        network: m.capabilities.network,
+        runId: ctx.runId,
+        deadlineMs: ctx.deadlineMs,
+        signal: ctx.signal,
+        maxCapabilityCalls: ctx.limits.maxCapabilityCalls,
+        outputs,
+      });
+      const result = await engine.execute({ module, input: ctx.inputBytes, limits: ctx.limits, broker: broker.handle });
+      if (result.kind === 'fault') {
+        return { kind: 'fault', error: { code: result.code, message: result.message, details: result.details, hint: ERROR_CODES[result.code].hint }, fuelUsed: result.fuelUsed, memoryPages: result.memoryPages, effects: broker.finish() };
+      }
+      let output: GuestOutput = result.output;
+      if (output.status === 'capability_call') {
+        // The seed-004 form: the host performs the call, under the same rules, as the tool's last act.
+        const call = await broker.terminal(output.capability_call.name, output.capability_call.args);
+        output = call.ok ? { status: 'ok', output: call.result } : { status: 'error', error: call.error };
+      }
+      return { kind: 'output', output, outputSha256: result.outputSha256, fuelUsed: result.fuelUsed, memoryPages: result.memoryPages, effects: broker.finish() };
     },
   };
 }

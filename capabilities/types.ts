@@ -1,0 +1,93 @@
+// What a capability is and what it may reach: a capability gets a narrow context (its tool,
+// run, policy, deadline and a few ports), never the host object (DESIGN.md section 2).
+import type { z } from 'zod';
+import type { Policy } from '../abi/index.js';
+
+/** An artifact as a capability sees it: metadata, never a path. */
+export interface ArtifactSummary {
+  readonly id: string;
+  readonly sha256: string;
+  readonly size: number;
+  readonly type: string;
+  readonly compression: 'gzip' | null;
+  readonly media_type: string;
+  readonly label: string | null;
+  readonly created_at: number;
+  readonly created_by_run: string | null;
+}
+
+/** Artifact access for the current run. */
+export interface ArtifactPort {
+  stat(id: string): ArtifactSummary;
+  /** Bytes [offset, offset+length) of the artifact (of its decompressed content with `decompress`). */
+  read(id: string, range: { offset: number; length: number; decompress: boolean }): Promise<{ data: Uint8Array; eof: boolean }>;
+  list(filter: { limit: number; type?: string }): ArtifactSummary[];
+  /** Appends to the output under `role`; with `final`, seals it and returns its id (visible when the run ends). */
+  write(role: string, data: Uint8Array, final: boolean, meta: { type?: string; label?: string }): Promise<{ bytes: number; artifact?: { id: string; sha256: string; size: number } }>;
+}
+
+/** The tool's own key-value namespace. */
+export interface KvPort {
+  get(key: string): { found: boolean; value?: unknown };
+  put(key: string, value: unknown): Promise<void>;
+  delete(key: string): Promise<boolean>;
+  list(prefix: string, limit: number): string[];
+}
+
+/** The run's log (its log artifact) and the audit trail. */
+export interface LogPort {
+  emit(level: string, event: string, fields: Record<string, unknown>): void;
+}
+
+/** Secrets by name, resolved from the policy's sources. */
+export interface SecretPort {
+  get(name: string): string;
+}
+
+/** Time, from the host or (when verifying) from the journal. */
+export interface ClockPort {
+  nowUnixMs(): number;
+}
+
+/** Everything a capability call may reach. */
+export interface CapabilityContext {
+  readonly toolId: string;
+  readonly runId: string;
+  /** The manifest's capability section: allowlist and per-capability settings. */
+  readonly manifest: { readonly allow: readonly string[]; readonly network: readonly string[] };
+  readonly policy: Policy;
+  /** The call's deadline, ms since the epoch: capability waits count against it. */
+  readonly deadlineMs: number;
+  /** Aborted when the call is cancelled or its deadline passes. */
+  readonly signal: AbortSignal;
+  readonly artifacts: ArtifactPort;
+  readonly kv: KvPort;
+  readonly log: LogPort;
+  readonly secrets: SecretPort;
+  readonly clock: ClockPort;
+}
+
+/** How a capability's result is kept in the run's journal. */
+export type JournalMode = 'value' | 'digest' | 'redacted';
+
+/** One capability: its schemas, its rules, its implementation. */
+export interface CapabilityDefinition<A = unknown, R = unknown> {
+  /** The name a guest calls, e.g. `kv.get`. */
+  readonly name: string;
+  readonly description: string;
+  /** Granted only by exact name in a policy, never by a wildcard. */
+  readonly privileged: boolean;
+  /**
+   * For scoped capabilities, the scope a call needs: the allowlist must hold `<name>.<scope>`
+   * (`secrets.get.db_password`) and the bare name grants nothing.
+   */
+  readonly scopeOf?: (args: A) => string;
+  /**
+   * How the journal keeps the result: `value` in full; `digest` only its hash, for results an
+   * immutable source re-supplies (artifact bytes); `redacted` nothing (secrets).
+   */
+  readonly journal: JournalMode;
+  readonly args: z.ZodType<A>;
+  readonly result: z.ZodType<R>;
+  invoke(args: A, ctx: CapabilityContext): Promise<R> | R;
+}

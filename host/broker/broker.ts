@@ -1,0 +1,240 @@
+// The broker: the only path from a guest to a capability. Per call it checks the envelope, the
+// call count, the allowlist and the policy (policy, second time), the arguments' schema and the
+// payload sizes, runs the capability, records the call in the run's journal and every decision
+// in the audit trail, and answers with bytes for the guest.
+import { CAPABILITY_ABI_VERSION, CapabilityRequestSchema, ERROR_CODES, type ErrorCode, type JournalEntry, type Policy, type WireError } from '../../abi/index.js';
+import { CAPABILITIES, type CapabilityContext, type CapabilityDefinition } from '../../capabilities/index.js';
+import type { BrokerAnswer } from '../engine/protocol.js';
+import { HelixError } from '../errors.js';
+import { canonicalJson } from '../hashing.js';
+import { isCapabilityGranted } from '../policy/rules.js';
+import { appendAudit } from '../store/audit.js';
+import type { Store } from '../store/open-store.js';
+import { JournalBuilder, sha256Hex } from './journal.js';
+import type { RunOutputs, SealedOutput } from './outputs.js';
+import { artifactPort, kvPort, RunLog, SecretSource, systemClock, type LogLine } from './ports.js';
+
+/** Largest request a guest may send (an artifact.write piece of 1 MiB, base64, plus envelope). */
+export const MAX_REQUEST_BYTES = 1_500_000;
+/** Largest answer (an artifact.read piece of 1 MiB, base64, plus envelope). */
+export const MAX_RESPONSE_BYTES = 1_500_000;
+/** Fuel for one capability call, plus one unit per 64 bytes moved: calls are not free work. */
+export const CALL_FUEL = 1000;
+
+const encoder = new TextEncoder();
+
+/** Answer bytes for an error; the `forbidden` answer is the same bytes for every refused name. */
+export function errorAnswer(error: WireError): Uint8Array {
+  return encoder.encode(JSON.stringify({ status: 'error', abi_version: CAPABILITY_ABI_VERSION, error }));
+}
+
+/** Answer bytes for a result. */
+export function okAnswer(name: string, result: unknown): Uint8Array {
+  return encoder.encode(JSON.stringify({ status: 'ok', abi_version: CAPABILITY_ABI_VERSION, capability_result: { name, result } }));
+}
+
+const FORBIDDEN: WireError = { code: 'A-AUTH-FORBIDDEN', message: ERROR_CODES['A-AUTH-FORBIDDEN'].message, details: {}, hint: ERROR_CODES['A-AUTH-FORBIDDEN'].hint };
+
+/** What a run's broker needs. */
+export interface BrokerOptions {
+  readonly store: Store;
+  readonly policy: Policy;
+  readonly toolId: string;
+  /** The manifest's allowlist and network patterns. */
+  readonly allow: readonly string[];
+  readonly network: readonly string[];
+  readonly runId: string;
+  readonly deadlineMs: number;
+  readonly signal: AbortSignal;
+  readonly maxCapabilityCalls: number;
+  readonly outputs: RunOutputs;
+  readonly now?: () => number;
+}
+
+/** What a run leaves behind for its finishing transaction. */
+export interface RunEffects {
+  readonly journal: readonly JournalEntry[];
+  readonly journalHead: string | null;
+  readonly outputs: readonly SealedOutput[];
+  /** Differences from the declared outputs; any makes a succeeded call fail. */
+  readonly outputProblems: readonly string[];
+  readonly log: readonly LogLine[];
+  readonly logDropped: number;
+  /** Replaces every secret value handed out in this run by a marker. */
+  scrub<T>(value: T): T;
+}
+
+/** The broker of one run. */
+export interface RunBroker {
+  /** Answers one `helix_v1.capability_call`. */
+  handle(request: Uint8Array): Promise<BrokerAnswer>;
+  /** A terminal capability call (seed 004): the same rules; its result becomes the output. */
+  terminal(name: string, args: unknown): Promise<{ ok: true; result: unknown } | { ok: false; error: WireError }>;
+  finish(): RunEffects;
+}
+
+type Decision = 'allowed' | 'forbidden' | 'invalid' | 'failed' | 'aborted';
+
+/** Creates the broker of one run. */
+export function createBroker(o: BrokerOptions): RunBroker {
+  const now = o.now ?? Date.now;
+  const journal = new JournalBuilder();
+  const log = new RunLog(now);
+  const secrets = new SecretSource(o.policy);
+  let calls = 0;
+  const ctx: CapabilityContext = {
+    toolId: o.toolId,
+    runId: o.runId,
+    manifest: { allow: o.allow, network: o.network },
+    policy: o.policy,
+    deadlineMs: o.deadlineMs,
+    signal: o.signal,
+    artifacts: artifactPort(o.store, o.outputs),
+    kv: kvPort(o.store, o.toolId),
+    log,
+    secrets,
+    clock: systemClock,
+  };
+
+  const scrub = <T>(value: T): T => {
+    if (secrets.handedOut.size === 0) return value;
+    const walk = (v: unknown): unknown => {
+      if (typeof v === 'string') {
+        let s = v;
+        for (const [name, secret] of secrets.handedOut) s = s.split(secret).join(`[secret:${name}]`);
+        return s;
+      }
+      if (Array.isArray(v)) return v.map(walk);
+      if (typeof v === 'object' && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
+      return v;
+    };
+    return walk(value) as T;
+  };
+
+  const audit = (decision: Decision, name: string | null, reason: string, code?: string): void => {
+    appendAudit(o.store, now(), scrub({ kind: 'capability', decision, tool_id: o.toolId, run_id: o.runId, capability: name, reason, ...(code === undefined ? {} : { code }) }));
+  };
+
+  /** Records the call, its answer and its decision; returns the answer for the guest. */
+  const conclude = (
+    request: Uint8Array,
+    name: string | null,
+    args: unknown,
+    outcome: { kind: 'ok'; result: unknown; cap: CapabilityDefinition } | { kind: 'error'; error: WireError; decision: Decision; reason: string } | { kind: 'abort'; code: ErrorCode; message: string; details: Record<string, unknown> },
+  ): BrokerAnswer => {
+    let response: Uint8Array;
+    let entry: Omit<JournalEntry, 'seq' | 'hash'>;
+    const base = { name, args: scrub(args ?? null), request_sha256: sha256Hex(request) };
+    if (outcome.kind === 'abort') {
+      response = new Uint8Array(0);
+      entry = { ...base, outcome: 'abort', mode: 'value', result: null, result_sha256: null, error: { code: outcome.code, message: outcome.message, details: outcome.details }, response_sha256: sha256Hex(response), fuel: 0 };
+      audit('aborted', name, outcome.message, outcome.code);
+      journal.append(entry);
+      return { kind: 'abort', code: outcome.code, message: outcome.message, details: outcome.details };
+    }
+    if (outcome.kind === 'ok') {
+      response = okAnswer(name!, outcome.result);
+      if (response.length > MAX_RESPONSE_BYTES) {
+        return conclude(request, name, args, { kind: 'error', error: wire('R-CAP-PAYLOAD', `The result of ${name} is ${response.length} bytes, above ${MAX_RESPONSE_BYTES}.`, { max_bytes: MAX_RESPONSE_BYTES }), decision: 'failed', reason: 'result too large' });
+      }
+      const mode = outcome.cap.journal;
+      entry = {
+        ...base,
+        outcome: 'ok',
+        mode,
+        result: mode === 'value' ? scrub(outcome.result) : null,
+        result_sha256: mode === 'digest' ? sha256Hex(canonicalJson(outcome.result)) : null,
+        error: null,
+        response_sha256: sha256Hex(response),
+        fuel: fuelFor(request, response),
+      };
+      audit('allowed', name, 'granted');
+    } else {
+      response = outcome.error === FORBIDDEN ? FORBIDDEN_BYTES : errorAnswer(outcome.error);
+      entry = { ...base, outcome: 'error', mode: 'value', result: null, result_sha256: null, error: scrub(outcome.error), response_sha256: sha256Hex(response), fuel: fuelFor(request, response) };
+      audit(outcome.decision, name, outcome.reason, outcome.error.code);
+    }
+    journal.append(entry);
+    return { kind: 'answer', response, fuel: entry.fuel };
+  };
+
+  const handle = async (request: Uint8Array): Promise<BrokerAnswer> => {
+    calls += 1;
+    if (calls > o.maxCapabilityCalls) {
+      return conclude(request, null, null, { kind: 'abort', code: 'R-CAP-CALL-LIMIT', message: `The tool made more than ${o.maxCapabilityCalls} capability calls.`, details: { max_capability_calls: o.maxCapabilityCalls } });
+    }
+    if (request.length > MAX_REQUEST_BYTES) {
+      return conclude(request, null, null, { kind: 'error', error: wire('R-CAP-PAYLOAD', `The request is ${request.length} bytes, above ${MAX_REQUEST_BYTES}.`, { max_bytes: MAX_REQUEST_BYTES }), decision: 'invalid', reason: 'request too large' });
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(request));
+    } catch (err) {
+      return conclude(request, null, null, { kind: 'error', error: wire('I-REQ-ENVELOPE', `The capability request is not UTF-8 JSON: ${(err as Error).message}`, {}), decision: 'invalid', reason: 'not JSON' });
+    }
+    const env = CapabilityRequestSchema.safeParse(json);
+    if (!env.success) {
+      const violations = env.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
+      return conclude(request, null, json, { kind: 'error', error: wire('I-REQ-ENVELOPE', `The capability request is malformed: ${violations.join('; ')}`, { violations }), decision: 'invalid', reason: 'malformed envelope' });
+    }
+    const { name, args } = env.data;
+    const cap = CAPABILITIES.get(name);
+    // Deny by default, and say nothing about why: unknown, not allowlisted and not granted all
+    // get the same bytes (seed 004).
+    const listed = cap !== undefined && (cap.scopeOf === undefined ? o.allow.includes(name) : o.allow.some((e) => e.startsWith(`${name}.`)));
+    if (cap === undefined || !listed || !isCapabilityGranted(o.policy, o.toolId, cap.scopeOf === undefined ? name : o.allow.find((e) => e.startsWith(`${name}.`))!)) {
+      return conclude(request, name, args, { kind: 'error', error: FORBIDDEN, decision: 'forbidden', reason: cap === undefined ? 'unknown capability' : !listed ? 'not in the manifest allowlist' : 'not granted by the policy' });
+    }
+    const parsed = cap.args.safeParse(args);
+    if (!parsed.success) {
+      const violations = parsed.error.issues.map((i) => ({ path: `/${i.path.join('/')}`, message: i.message }));
+      return conclude(request, name, args, { kind: 'error', error: wire('I-REQ-CAPABILITY-ARGS', `The arguments of ${name} have ${violations.length} violation${violations.length === 1 ? '' : 's'}.`, { violations }), decision: 'invalid', reason: 'arguments' });
+    }
+    if (cap.scopeOf !== undefined) {
+      const entry = `${name}.${cap.scopeOf(parsed.data)}`;
+      if (!o.allow.includes(entry) || !isCapabilityGranted(o.policy, o.toolId, entry)) {
+        return conclude(request, name, args, { kind: 'error', error: FORBIDDEN, decision: 'forbidden', reason: `scope ${entry} not allowlisted or not granted` });
+      }
+    }
+    try {
+      const result = cap.result.parse(await cap.invoke(parsed.data, ctx));
+      return conclude(request, name, args, { kind: 'ok', result, cap });
+    } catch (err) {
+      if (err instanceof HelixError) return conclude(request, name, args, { kind: 'error', error: err.toWire(), decision: 'failed', reason: err.message });
+      const message = err instanceof Error ? err.message : String(err);
+      return conclude(request, name, args, { kind: 'error', error: wire('R-UPSTREAM-CAPABILITY', `${name} failed: ${message}`, {}), decision: 'failed', reason: message });
+    }
+  };
+
+  return {
+    handle,
+    async terminal(name, args) {
+      const answer = await handle(encoder.encode(JSON.stringify({ abi_version: CAPABILITY_ABI_VERSION, name, args })));
+      if (answer.kind === 'abort') return { ok: false, error: { code: answer.code, message: answer.message, details: answer.details, hint: ERROR_CODES[answer.code].hint } };
+      const parsed = JSON.parse(new TextDecoder().decode(answer.response)) as { status: string; capability_result?: { result: unknown }; error?: WireError };
+      return parsed.status === 'ok' ? { ok: true, result: parsed.capability_result!.result } : { ok: false, error: parsed.error! };
+    },
+    finish() {
+      const outputs = o.outputs.close();
+      return {
+        journal: journal.entries,
+        journalHead: journal.head,
+        outputs,
+        outputProblems: o.outputs.check(outputs),
+        log: log.lines.map((l) => scrub(l)),
+        logDropped: log.dropped,
+        scrub,
+      };
+    },
+  };
+}
+
+const FORBIDDEN_BYTES = errorAnswer(FORBIDDEN);
+
+function wire(code: ErrorCode, message: string, details: Record<string, unknown>): WireError {
+  return { code, message, details, hint: ERROR_CODES[code].hint };
+}
+
+function fuelFor(request: Uint8Array, response: Uint8Array): number {
+  return CALL_FUEL + Math.ceil((request.length + response.length) / 64);
+}

@@ -1,0 +1,129 @@
+// A run's output artifacts as the guest writes them (artifact.write): one streaming writer per
+// declared role, with backpressure, sealed by a final piece. Nothing is visible until the run
+// ends; the pipeline commits the sealed outputs in the run's finishing transaction.
+import type { DeclaredOutputSchema } from '../../abi/index.js';
+import type { z } from 'zod';
+import { prepareArtifact, type PreparedArtifact } from '../artifacts/index.js';
+import { HelixError } from '../errors.js';
+import { newArtifactId } from '../store/ids.js';
+import type { Store } from '../store/open-store.js';
+
+type Declared = z.infer<typeof DeclaredOutputSchema>;
+
+/** A sealed output, ready to commit with the run. */
+export interface SealedOutput {
+  readonly role: string;
+  readonly id: string;
+  readonly prepared: PreparedArtifact;
+  readonly declared: Declared;
+}
+
+/** Pieces waiting for the chunk writer; `push` waits while too much is buffered. */
+class PieceQueue implements AsyncIterable<Uint8Array> {
+  readonly #pieces: Uint8Array[] = [];
+  #ended = false;
+  #wake: (() => void) | undefined;
+  #drained: (() => void) | undefined;
+  #buffered = 0;
+  static readonly HIGH_WATER = 8 * 1024 * 1024;
+
+  async push(piece: Uint8Array): Promise<void> {
+    this.#pieces.push(piece);
+    this.#buffered += piece.length;
+    this.#wake?.();
+    while (this.#buffered > PieceQueue.HIGH_WATER) await new Promise<void>((resolve) => (this.#drained = resolve));
+  }
+
+  end(): void {
+    this.#ended = true;
+    this.#wake?.();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
+    for (;;) {
+      const piece = this.#pieces.shift();
+      if (piece !== undefined) {
+        this.#buffered -= piece.length;
+        if (this.#buffered <= PieceQueue.HIGH_WATER) this.#drained?.();
+        yield piece;
+        continue;
+      }
+      if (this.#ended) return;
+      await new Promise<void>((resolve) => (this.#wake = resolve));
+      this.#wake = undefined;
+    }
+  }
+}
+
+interface Writer {
+  readonly queue: PieceQueue;
+  readonly prepared: Promise<PreparedArtifact>;
+  bytes: number;
+  sealed?: SealedOutput;
+}
+
+/** The outputs of one run. */
+export class RunOutputs {
+  readonly #writers = new Map<string, Writer>();
+  readonly #declared: Map<string, Declared>;
+
+  constructor(
+    private readonly store: Store,
+    private readonly runId: string,
+    declared: readonly Declared[],
+    private readonly maxBytes: number,
+  ) {
+    this.#declared = new Map(declared.map((d) => [d.role, d]));
+  }
+
+  /** Appends `data` to `role`; with `final` seals it and returns its reserved id. */
+  async write(role: string, data: Uint8Array, final: boolean, meta: { type?: string; label?: string }): Promise<{ bytes: number; artifact?: { id: string; sha256: string; size: number } }> {
+    const declared = this.#declared.get(role);
+    if (declared === undefined) {
+      throw new HelixError('C-CONTRACT-OUTPUT-ROLE', { message: `Role "${role}" is not a declared output.`, details: { role, declared: [...this.#declared.keys()] } });
+    }
+    let w = this.#writers.get(role);
+    if (w?.sealed !== undefined) throw new HelixError('C-CONTRACT-OUTPUT-ROLE', { message: `Role "${role}" was already sealed with final.`, details: { role } });
+    if (w === undefined) {
+      const queue = new PieceQueue();
+      const prepared = prepareArtifact(this.store, queue, {
+        maxBytes: this.maxBytes,
+        label: meta.label ?? declared.label ?? null,
+        // The guest may state the type; otherwise it is detected from the content, and either
+        // way it must be the declared one when the run ends.
+        ...(meta.type === undefined ? {} : { type: meta.type }),
+        source: { kind: 'run', run_id: this.runId, role },
+        createdByRun: this.runId,
+      });
+      // Surface a failure at the next write or at final, not as an unhandled rejection.
+      prepared.catch(() => undefined);
+      w = { queue, prepared, bytes: 0 };
+      this.#writers.set(role, w);
+    }
+    w.bytes += data.length;
+    if (data.length > 0) await w.queue.push(data);
+    if (!final) return { bytes: w.bytes };
+    w.queue.end();
+    const prepared = await w.prepared;
+    w.sealed = { role, id: newArtifactId(), prepared, declared };
+    return { bytes: w.bytes, artifact: { id: w.sealed.id, sha256: prepared.blob.sha256, size: prepared.blob.size } };
+  }
+
+  /** Ends every writer (so nothing waits forever) and returns the sealed outputs. */
+  close(): SealedOutput[] {
+    for (const w of this.#writers.values()) if (w.sealed === undefined) w.queue.end();
+    return [...this.#writers.values()].flatMap((w) => (w.sealed === undefined ? [] : [w.sealed]));
+  }
+
+  /** Differences from the declared outputs (seed 000: exactly the declared roles and types). */
+  check(sealed: readonly SealedOutput[]): string[] {
+    const problems: string[] = [];
+    const byRole = new Map(sealed.map((s) => [s.role, s]));
+    for (const d of this.#declared.values()) {
+      const s = byRole.get(d.role);
+      if (s === undefined) problems.push(this.#writers.has(d.role) ? `role ${d.role} was written but never sealed with final` : `role ${d.role} was not created`);
+      else if (s.prepared.type !== d.type) problems.push(`role ${d.role} has type ${s.prepared.type}, declared ${d.type}`);
+    }
+    return problems;
+  }
+}

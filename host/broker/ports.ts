@@ -1,0 +1,149 @@
+// The live ports a run's capabilities reach: artifacts (ranged and gunzipped reads, outputs),
+// the tool's kv namespace, the run log, secrets from the policy's sources, the clock. Each is
+// bound to one run and one tool; none exposes the store or a path.
+import { readFileSync } from 'node:fs';
+import { Readable } from 'node:stream';
+import { createGunzip } from 'node:zlib';
+import type { ArtifactRecord, Policy } from '../../abi/index.js';
+import type { ArtifactPort, ArtifactSummary, ClockPort, KvPort, LogPort, SecretPort } from '../../capabilities/index.js';
+import { getArtifact, listArtifacts } from '../artifacts/index.js';
+import { HelixError } from '../errors.js';
+import { readBlob } from '../store/blobs.js';
+import type { Store } from '../store/open-store.js';
+import type { RunOutputs } from './outputs.js';
+
+/** The metadata capabilities return for an artifact. */
+export function summarize(a: ArtifactRecord): ArtifactSummary {
+  return { id: a.id, sha256: a.sha256, size: a.size, type: a.type, compression: a.compression, media_type: a.media_type, label: a.label, created_at: a.created_at, created_by_run: a.created_by_run };
+}
+
+/** A position in an artifact's decompressed content, so sequential reads do not start over. */
+interface Cursor {
+  position: number;
+  readonly iterator: AsyncIterator<Buffer>;
+  pending: Buffer;
+  done: boolean;
+}
+
+/** Artifact access for one run. */
+export function artifactPort(store: Store, outputs: RunOutputs): ArtifactPort {
+  const cursors = new Map<string, Cursor>();
+  const open = (record: ArtifactRecord): Cursor => {
+    const gunzip = Readable.from(readBlob(store, record.sha256)).pipe(createGunzip());
+    return { position: 0, iterator: gunzip[Symbol.asyncIterator]() as AsyncIterator<Buffer>, pending: Buffer.alloc(0), done: false };
+  };
+  const readDecompressed = async (record: ArtifactRecord, offset: number, length: number): Promise<{ data: Uint8Array; eof: boolean }> => {
+    let c = cursors.get(record.id);
+    // Reading on from where the last read stopped is the common case; anything else restarts.
+    if (c === undefined || offset < c.position) c = open(record);
+    cursors.set(record.id, c);
+    while (c.position + c.pending.length < offset + length && !c.done) {
+      let next: IteratorResult<Buffer>;
+      try {
+        next = await c.iterator.next();
+      } catch (err) {
+        throw new HelixError('D-DATA-CHECKSUM', { message: `Artifact ${record.id} is not valid gzip: ${(err as Error).message}`, details: { artifact_id: record.id } });
+      }
+      if (next.done) c.done = true;
+      else c.pending = c.pending.length === 0 ? next.value : Buffer.concat([c.pending, next.value]);
+      // Drop what lies before the requested offset, so memory stays one read wide.
+      if (c.position + c.pending.length <= offset) {
+        c.position += c.pending.length;
+        c.pending = Buffer.alloc(0);
+      } else if (c.position < offset) {
+        c.pending = c.pending.subarray(offset - c.position);
+        c.position = offset;
+      }
+    }
+    const start = Math.max(0, offset - c.position);
+    const data = Buffer.from(c.pending.subarray(start, start + length));
+    const eof = c.done && start + length >= c.pending.length;
+    return { data, eof };
+  };
+  return {
+    stat: (id) => summarize(getArtifact(store, id)),
+    async read(id, { offset, length, decompress }) {
+      const record = getArtifact(store, id);
+      if (decompress && record.compression === 'gzip') return readDecompressed(record, offset, length);
+      const parts: Buffer[] = [];
+      for await (const piece of readBlob(store, record.sha256, { start: offset, end: offset + length })) parts.push(piece);
+      return { data: Buffer.concat(parts), eof: offset + length >= record.size };
+    },
+    list: ({ limit, type }) => listArtifacts(store).filter((a) => type === undefined || a.type === type).slice(0, limit).map(summarize),
+    write: (role, data, final, meta) => outputs.write(role, data, final, meta),
+  };
+}
+
+/** The tool's namespace in the kv database: keys never leave [toolId, ...]. */
+export function kvPort(store: Store, toolId: string): KvPort {
+  return {
+    get(key) {
+      const value = store.db.kv.get([toolId, key]);
+      return value === undefined ? { found: false } : { found: true, value };
+    },
+    async put(key, value) {
+      await store.db.kv.put([toolId, key], value);
+    },
+    async delete(key) {
+      return store.db.kv.remove([toolId, key]);
+    },
+    list(prefix, limit) {
+      const keys: string[] = [];
+      for (const [, key] of store.db.kv.getKeys({ start: [toolId, prefix], end: [toolId, `${prefix}\uffff`], limit })) keys.push(key);
+      return keys;
+    },
+  };
+}
+
+/** A line of the run's log. */
+export interface LogLine {
+  readonly at: number;
+  readonly level: string;
+  readonly event: string;
+  readonly fields: Record<string, unknown>;
+}
+
+/** Most log lines a run keeps; later ones are counted, not kept. */
+export const MAX_LOG_LINES = 10_000;
+
+/** Collects the run's log lines (they go into its log artifact when it ends). */
+export class RunLog implements LogPort {
+  readonly lines: LogLine[] = [];
+  dropped = 0;
+  constructor(private readonly now: () => number) {}
+  emit(level: string, event: string, fields: Record<string, unknown>): void {
+    if (this.lines.length >= MAX_LOG_LINES) this.dropped += 1;
+    else this.lines.push({ at: this.now(), level, event, fields });
+  }
+}
+
+/**
+ * Secrets from the policy's sources. Every value handed out is remembered so the broker can
+ * scrub it from anything it records.
+ */
+export class SecretSource implements SecretPort {
+  readonly handedOut = new Map<string, string>();
+  constructor(
+    private readonly policy: Policy,
+    private readonly env: Readonly<Record<string, string | undefined>> = process.env,
+  ) {}
+  get(name: string): string {
+    const source = this.policy.secrets[name];
+    if (source === undefined) throw new HelixError('P-PRECOND-SECRET-MISSING', { message: `The policy defines no secret "${name}".`, details: { name } });
+    let value: string | undefined;
+    if ('env' in source) value = this.env[source.env];
+    else {
+      try {
+        value = readFileSync(source.file, 'utf8').replace(/\r?\n$/, '');
+      } catch (err) {
+        throw new HelixError('P-PRECOND-SECRET-MISSING', { message: `The file of secret "${name}" cannot be read: ${(err as NodeJS.ErrnoException).code ?? 'error'}.`, details: { name } });
+      }
+    }
+    if (value === undefined || value === '') throw new HelixError('P-PRECOND-SECRET-MISSING', { message: `Secret "${name}" has no value in its source.`, details: { name } });
+    this.handedOut.set(name, value);
+    return value;
+  }
+}
+
+/** The wall clock. */
+export const systemClock: ClockPort = { nowUnixMs: () => Date.now() };
