@@ -6,7 +6,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResponseEnvelopeSchema, type ResponseEnvelope } from '../abi/index.js';
 import { getArtifact, importInline } from '../host/artifacts/index.js';
-import { brokenLink, readJournal } from '../host/broker/journal.js';
+import { brokenLink, entryHash, readJournal } from '../host/broker/journal.js';
+import { verifyRun } from '../host/runs/verify.js';
 import { createHost, type Host } from '../host/index.js';
 import { getRun } from '../host/runs/run-store.js';
 import { readAudit } from '../host/store/audit.js';
@@ -167,5 +168,51 @@ describe('the broker', () => {
     await host.store.root.flushed;
     // Every byte of the store file: the value was never written anywhere.
     expect(readFileSync(host.store.path).includes(Buffer.from(SECRET))).toBe(false);
+  });
+});
+
+describe('helix verify', () => {
+  it('reproduces a run with capability calls from its journal, byte for byte', async () => {
+    const text = `>r1\n${'ACGT'.repeat(500)}\n`;
+    const art = await importInline(host.store, text);
+    const r = await script('b.script', { calls: [call('clock.now_unix'), call('kv.put', { key: 'v', value: 1 }), call('kv.get', { key: 'v' }), call('artifact.read', { artifact_id: art.id, length: 100 }), call('log.emit', { event: 'done' }), call('nope.nope')] });
+    expect(r.status).toBe('success');
+    // The store moves on after the run; a verify still sees what the run saw.
+    await script('b.script', { calls: [call('kv.put', { key: 'v', value: 2 })] });
+    const report = await verifyRun(host.store, r.run_id!);
+    expect(report).toMatchObject({ run_id: r.run_id, match: true });
+    expect(report.checks.every((c) => c.ok)).toBe(true);
+  });
+
+  it('reproduces a run that ended with a terminal capability_call', async () => {
+    const r = await script('b.script', { terminal: call('clock.now_unix') });
+    expect(r.status).toBe('success');
+    expect((await verifyRun(host.store, r.run_id!)).match).toBe(true);
+  });
+
+  it('detects a tampered journal entry, and a tampered entry whose chain was recomputed', async () => {
+    const r = await script('b.script', { calls: [call('kv.get', { key: 'tamper' }), call('clock.now_unix')] });
+    const journal = readJournal(host.store, r.run_id!);
+    const edited = { ...journal[1]!, result: { unix_ms: 1, unix_s: 0 } };
+    await host.store.db.journal.put([r.run_id!, 1], edited as never);
+    const plain = await verifyRun(host.store, r.run_id!);
+    expect(plain.match).toBe(false);
+    expect(plain.checks[0]).toMatchObject({ check: 'journal hash chain', ok: false });
+    expect(plain.first_difference).toMatchObject({ seq: 1 });
+
+    // A forger who also recomputes the hash and the run's head is caught when the answer is rebuilt.
+    const { hash: _h, ...body } = edited;
+    const hash = entryHash(journal[0]!.hash, body);
+    await host.store.db.journal.put([r.run_id!, 1], { ...edited, hash } as never);
+    const run = getRun(host.store, r.run_id!)!;
+    await host.store.db.runs.put(r.run_id!, { ...run, journal: { entries: 2, head: hash } });
+    const forged = await verifyRun(host.store, r.run_id!);
+    expect(forged.match).toBe(false);
+    expect(forged.first_difference).toMatchObject({ seq: 1, reason: expect.stringMatching(/does not hash to what the guest received/) });
+  });
+
+  it('refuses to verify a failed run or a built-in', async () => {
+    const failed = await script('b.limited', { storm: 'clock.now_unix', n: 2 });
+    await expect(verifyRun(host.store, failed.run_id!)).rejects.toMatchObject({ code: 'P-PRECOND-VERIFY' });
   });
 });

@@ -6,7 +6,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { packageRoot } from '../paths.js';
 import { registerArtifactCommands } from './artifact-command.js';
 import { callCommand } from './call-command.js';
-import { registerRunsCommands } from './runs-command.js';
+import { registerRunsCommands, verifyCommand } from './runs-command.js';
 import { toolsCommand } from './tools-command.js';
 import { validateCommand } from './validate-command.js';
 import { EXIT } from './output.js';
@@ -62,6 +62,13 @@ hostOptions(
   .action(callCommand);
 
 registerRunsCommands(program);
+
+program
+  .command('verify')
+  .description('re-execute a succeeded run offline against its journal; exit 0 when it reproduces the same output, 1 with the first difference')
+  .argument('<run_id>')
+  .option('--home <dir>', 'Helix home holding the store (default: $HELIX_HOME or ./.helix)')
+  .action(verifyCommand);
 
 registerArtifactCommands(program);
 

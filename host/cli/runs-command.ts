@@ -5,8 +5,18 @@ import { RUN_STATUSES, type RunStatus } from '../../abi/index.js';
 import { HelixError } from '../errors.js';
 import { exportRunCrate } from '../runs/ro-crate.js';
 import { listRuns, requireRun, runEvents } from '../runs/run-store.js';
-import { printJson } from './output.js';
+import { verifyRun } from '../runs/verify.js';
+import { EXIT, printJson } from './output.js';
 import { withStore } from './with-store.js';
+
+/** Runs `helix verify`: prints the report as JSON; exit 1 when the run does not reproduce. */
+export async function verifyCommand(runId: string, opts: { home?: string }): Promise<void> {
+  await withStore(opts, async (store) => {
+    const report = await verifyRun(store, runId);
+    printJson(report);
+    if (!report.match) process.exitCode = EXIT.failed;
+  });
+}
 
 /** Adds the `runs` commands to the program. */
 export function registerRunsCommands(program: Command): void {

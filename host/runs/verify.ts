@@ -1,0 +1,90 @@
+// helix verify: re-execute a succeeded run offline against its journal, from the module and
+// input kept in the store, and report whether it produces the same output bytes, or the first
+// difference. Nothing is recorded and nothing outside the run's journal is consulted, except
+// immutable artifacts and secret sources for calls the journal keeps by digest or not at all.
+import { CAPABILITY_ABI_VERSION, PolicySchema, type RunRecord } from '../../abi/index.js';
+import { brokenLink, readJournal } from '../broker/journal.js';
+import { createReplayBroker, type Departure } from '../broker/replay-broker.js';
+import { createEngine } from '../engine/engine.js';
+import { HelixError } from '../errors.js';
+import { readBlobBytes } from '../store/blobs.js';
+import type { Store } from '../store/open-store.js';
+import { instrumentModule } from '../wasm/index.js';
+import { requireRun } from './run-store.js';
+
+/** What a verification found. */
+export interface VerifyReport {
+  readonly run_id: string;
+  readonly match: boolean;
+  readonly checks: ReadonlyArray<{ readonly check: string; readonly ok: boolean; readonly detail?: string }>;
+  /** Where the re-execution first differed (absent on a match). */
+  readonly first_difference?: Departure | { readonly where: string; readonly expected: unknown; readonly actual: unknown };
+}
+
+interface CanonicalParams {
+  readonly tool: { readonly entrypoint: string | null };
+  readonly limits: { readonly fuel: number; readonly max_memory_pages: number; readonly max_output_bytes: number } | null;
+}
+
+/** Verifies `runId`; throws P-PRECOND-VERIFY when the run cannot be verified at all. */
+export async function verifyRun(store: Store, runId: string, timeoutMs = 600_000): Promise<VerifyReport> {
+  const run = requireRun(store, runId);
+  const why = unverifiable(run);
+  if (why !== undefined) throw new HelixError('P-PRECOND-VERIFY', { message: `Run ${runId} cannot be verified: ${why}.`, details: { run_id: runId, status: run.status } });
+  const checks: Array<{ check: string; ok: boolean; detail?: string }> = [];
+  const journal = readJournal(store, runId);
+  const broken = brokenLink(journal, run.journal.head);
+  checks.push({ check: 'journal hash chain', ok: broken === undefined, ...(broken === undefined ? {} : { detail: broken.reason }) });
+  if (broken !== undefined) return { run_id: runId, match: false, checks, first_difference: { seq: broken.seq, reason: `the journal was altered: ${broken.reason}` } };
+
+  const params = JSON.parse(store.db.params.get(run.params_hash) ?? 'null') as CanonicalParams | null;
+  const policyText = store.db.policies.get(run.policy_hash);
+  if (params?.limits == null || policyText === undefined) throw new HelixError('P-PRECOND-VERIFY', { message: `Run ${runId} lacks its params or policy snapshot in the store.`, details: { run_id: runId } });
+  const policy = PolicySchema.parse(JSON.parse(policyText));
+  const moduleBytes = await readBlobBytes(store, run.module_digest!.slice('sha256:'.length), 1 << 30);
+  const input = await readBlobBytes(store, run.input_sha256!, 1 << 30);
+  const instrumented = instrumentModule(moduleBytes, { maxMemoryPages: params.limits.max_memory_pages });
+  const compiled = await WebAssembly.compile(instrumented.bytes);
+  const replay = createReplayBroker(store, policy, runId, run.tool_id, journal);
+  const engine = createEngine({ minThreads: 1, maxThreads: 1, spinMicros: 0 });
+  try {
+    const result = await engine.execute({
+      module: { digest: run.module_digest!, entrypoint: params.tool.entrypoint ?? 'execute', bytes: moduleBytes, instrumented, compiled, cap: params.limits.max_memory_pages },
+      input,
+      limits: { fuel: params.limits.fuel, maxMemoryPages: params.limits.max_memory_pages, maxOutputBytes: params.limits.max_output_bytes, timeoutMs, maxInputBytes: input.length, maxCapabilityCalls: journal.length + 1 },
+      broker: replay.handle,
+    });
+    // A terminal capability_call (seed 004) was the run's last journaled call: make it again.
+    if (result.kind === 'output' && result.output.status === 'capability_call') {
+      const { name, args } = result.output.capability_call;
+      await replay.handle(new TextEncoder().encode(JSON.stringify({ abi_version: CAPABILITY_ABI_VERSION, name, args })));
+    }
+    const departed = replay.departure();
+    checks.push({ check: 'capability calls follow the journal', ok: departed === undefined, ...(departed === undefined ? {} : { detail: departed.reason }) });
+    if (departed !== undefined) return { run_id: runId, match: false, checks, first_difference: departed };
+    if (result.kind === 'fault') {
+      checks.push({ check: 're-execution succeeds', ok: false, detail: `${result.code}: ${result.message}` });
+      return { run_id: runId, match: false, checks, first_difference: { where: 'execution', expected: 'success', actual: result.code } };
+    }
+    const allCalls = replay.consumed() === journal.length;
+    checks.push({ check: 'every journaled call was made', ok: allCalls, ...(allCalls ? {} : { detail: `${replay.consumed()} of ${journal.length}` }) });
+    const sameOutput = result.outputSha256 === run.output_sha256;
+    checks.push({ check: 'same output bytes', ok: sameOutput });
+    const sameFuel = result.fuelUsed === run.metrics?.fuel_used;
+    checks.push({ check: 'same fuel used', ok: sameFuel, ...(sameFuel ? {} : { detail: `${result.fuelUsed} now, ${run.metrics?.fuel_used} then` }) });
+    const match = allCalls && sameOutput && sameFuel;
+    if (match) return { run_id: runId, match, checks };
+    const where = !allCalls ? 'journal' : !sameOutput ? 'output' : 'fuel';
+    const [expected, actual] = where === 'journal' ? [journal.length, replay.consumed()] : where === 'output' ? [run.output_sha256, result.outputSha256] : [run.metrics?.fuel_used, result.fuelUsed];
+    return { run_id: runId, match, checks, first_difference: { where, expected, actual } };
+  } finally {
+    await engine.close();
+  }
+}
+
+function unverifiable(run: RunRecord): string | undefined {
+  if (run.status !== 'succeeded') return `it is ${run.status}; only succeeded runs have a result to reproduce`;
+  if (run.module_digest === null) return 'it is a host built-in, not a module';
+  if (run.input_sha256 === null || run.output_sha256 === null) return 'it was recorded without its input or output hash';
+  return undefined;
+}
