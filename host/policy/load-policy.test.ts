@@ -67,6 +67,11 @@ describe('loadPolicy', () => {
     expect(v.length).toBeGreaterThanOrEqual(5);
   });
 
+  it('refuses an allowPrivate entry that is no host, address or range, at load', () => {
+    const v = violationsOf(() => loadPolicy(policyFile('version: 1\ntools: { allow: [] }\nnetwork: { allowPrivate: ["10.0.0.0/8", "not a host!"] }\n'), { env: {} }));
+    expect(v).toEqual([expect.stringMatching(/network\.allowPrivate\[1\]: "not a host!" is not a host name/)]);
+  });
+
   it('refuses YAML that does not parse, and a file that does not exist', () => {
     expect(violationsOf(() => loadPolicy(policyFile('version: [1\n'), { env: {} }))[0]).toMatch(/invalid YAML/);
     expect(violationsOf(() => loadPolicy('/nonexistent/helix.policy.yaml', { env: {} }))[0]).toMatch(/cannot read the policy file/);

@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { LineCounter, parseDocument } from 'yaml';
 import { PolicySchema, type Policy } from '../../abi/index.js';
+import { compileAllowPrivate } from '../../capabilities/http-guard.js';
 import { HelixError } from '../errors.js';
 import { canonicalJson, sha256Digest } from '../hashing.js';
 import { fieldPath, formatViolation, issueReason, type Violation } from '../loader/violation.js';
@@ -60,6 +61,14 @@ function finish(
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
       violations.push(withLine({ file: source, field: fieldPath(issue.path), reason: issueReason(issue) }, lineOf, issue.path));
+    }
+  }
+  if (parsed.success) {
+    // allowPrivate entries are checked here, at load, not first at an HTTP call.
+    try {
+      compileAllowPrivate(parsed.data.network.allowPrivate);
+    } catch (err) {
+      for (const v of (err as HelixError).details.violations as string[]) violations.push({ file: source, field: v.split(':')[0]!, reason: v.slice(v.indexOf(':') + 2) });
     }
   }
   if (violations.length > 0 || !parsed.success) throw policyError(source, violations);
