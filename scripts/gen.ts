@@ -16,6 +16,7 @@ import {
   CapabilityRequestSchema,
   CapabilityResponseSchema,
 } from '../abi/index.js';
+import { CAPABILITIES } from '../capabilities/index.js';
 import { packageRoot } from '../host/paths.js';
 
 /** Every generated file: path relative to the package root, and its content. */
@@ -34,9 +35,32 @@ export function generatedFiles(): Map<string, string> {
     const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
     files.set(`abi/schemas/${name}.json`, `${JSON.stringify({ ...json, $id: `https://helix.dev/abi/v1/${name}.json` }, null, 2)}\n`);
   }
+  for (const cap of CAPABILITIES.values()) {
+    for (const [part, schema] of [['args', cap.args], ['result', cap.result]] as const) {
+      const json = z.toJSONSchema(schema as z.ZodType, { io: part === 'args' ? 'input' : 'output', unrepresentable: 'any' });
+      files.set(`abi/schemas/capabilities/${cap.name}.${part}.json`, `${JSON.stringify({ ...json, $id: `https://helix.dev/abi/v1/capabilities/${cap.name}.${part}.json` }, null, 2)}\n`);
+    }
+  }
   const abiMd = path.join(packageRoot(), 'abi', 'ABI.md');
-  files.set('abi/ABI.md', withErrorTable(readFileSync(abiMd, 'utf8')));
+  files.set('abi/ABI.md', withCapabilityTable(withErrorTable(readFileSync(abiMd, 'utf8'))));
   return files;
+}
+
+function withCapabilityTable(md: string): string {
+  const rows = ['| capability | what it does | scoped | privileged | journal |', '| --- | --- | --- | --- | --- |'];
+  for (const cap of [...CAPABILITIES.values()].sort((a, b) => a.name.localeCompare(b.name))) {
+    rows.push(`| \`${cap.name}\` | ${cap.description.replace(/\|/g, '\\|')} | ${cap.scopeOf === undefined ? 'no' : 'yes'} | ${cap.privileged ? 'yes' : 'no'} | ${cap.journal} |`);
+  }
+  return replaceBetween(md, 'capabilities', rows.join('\n'));
+}
+
+function replaceBetween(md: string, marker: string, content: string): string {
+  const begin = `<!-- ${marker}:begin -->`;
+  const end = `<!-- ${marker}:end -->`;
+  const i = md.indexOf(begin);
+  const j = md.indexOf(end);
+  if (i === -1 || j === -1) throw new Error(`abi/ABI.md lacks the ${marker}:begin/${marker}:end markers`);
+  return `${md.slice(0, i + begin.length)}\n${content}\n${md.slice(j)}`;
 }
 
 function withErrorTable(md: string): string {
@@ -47,12 +71,7 @@ function withErrorTable(md: string): string {
     const cell = (s: string) => s.replace(/\|/g, '\\|');
     rows.push(`| \`${code}\` | ${statusForCode(code)} | ${isRetryable(code) ? 'yes' : 'no'} | ${cell(spec.message)} | ${cell(spec.hint)} |`);
   }
-  const begin = '<!-- errors:begin -->';
-  const end = '<!-- errors:end -->';
-  const i = md.indexOf(begin);
-  const j = md.indexOf(end);
-  if (i === -1 || j === -1) throw new Error('abi/ABI.md lacks the errors:begin/errors:end markers');
-  return `${md.slice(0, i + begin.length)}\n${rows.join('\n')}\n${md.slice(j)}`;
+  return replaceBetween(md, 'errors', rows.join('\n'));
 }
 
 /** Writes the files (or, with check, reports the stale ones and exits 1). */

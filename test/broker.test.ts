@@ -165,6 +165,8 @@ describe('the broker', () => {
     const log = await import('../host/store/blobs.js').then((b) => b.readBlobBytes(host.store, getArtifact(host.store, run.log_artifact_id!).sha256, 1e7));
     expect(log.toString()).toContain('guest.leak');
     expect(log.toString()).not.toContain(SECRET);
+    const audited = readAudit(host.store).find((a) => a.kind === 'log' && a.run_id === r.run_id);
+    expect(audited).toMatchObject({ event: 'leak', fields: { value: '[secret:db_password]' } });
     await host.store.root.flushed;
     // Every byte of the store file: the value was never written anywhere.
     expect(readFileSync(host.store.path).includes(Buffer.from(SECRET))).toBe(false);

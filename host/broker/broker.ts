@@ -79,8 +79,10 @@ type Decision = 'allowed' | 'forbidden' | 'invalid' | 'failed' | 'aborted';
 export function createBroker(o: BrokerOptions): RunBroker {
   const now = o.now ?? Date.now;
   const journal = new JournalBuilder();
-  const log = new RunLog(now);
   const secrets = new SecretSource(o.policy);
+  // Declared before use below; log lines go to the audit trail too, scrubbed like everything else.
+  let auditLine: (line: LogLine) => void = () => undefined;
+  const log = new RunLog(now, (line) => auditLine(line));
   let calls = 0;
   const ctx: CapabilityContext = {
     toolId: o.toolId,
@@ -110,6 +112,8 @@ export function createBroker(o: BrokerOptions): RunBroker {
     };
     return walk(value) as T;
   };
+
+  auditLine = (line) => appendAudit(o.store, line.at, scrub({ kind: 'log', tool_id: o.toolId, run_id: o.runId, level: line.level, event: line.event, fields: line.fields }));
 
   const audit = (decision: Decision, name: string | null, reason: string, code?: string): void => {
     appendAudit(o.store, now(), scrub({ kind: 'capability', decision, tool_id: o.toolId, run_id: o.runId, capability: name, reason, ...(code === undefined ? {} : { code }) }));

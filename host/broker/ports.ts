@@ -110,10 +110,19 @@ export const MAX_LOG_LINES = 10_000;
 export class RunLog implements LogPort {
   readonly lines: LogLine[] = [];
   dropped = 0;
-  constructor(private readonly now: () => number) {}
+  /** `onLine` also receives each kept line (the broker audits them). */
+  constructor(
+    private readonly now: () => number,
+    private readonly onLine: (line: LogLine) => void = () => undefined,
+  ) {}
   emit(level: string, event: string, fields: Record<string, unknown>): void {
-    if (this.lines.length >= MAX_LOG_LINES) this.dropped += 1;
-    else this.lines.push({ at: this.now(), level, event, fields });
+    if (this.lines.length >= MAX_LOG_LINES) {
+      this.dropped += 1;
+      return;
+    }
+    const line = { at: this.now(), level, event, fields };
+    this.lines.push(line);
+    this.onLine(line);
   }
 }
 
