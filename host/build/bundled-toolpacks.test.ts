@@ -66,6 +66,7 @@ describe('the bundled toolpacks', () => {
       'bench/fixtures/echo',
       'bench/fixtures/echo-extism',
       'plugins/seq-gc-content',
+      'plugins/seq-revcomp',
     ]);
   });
 

@@ -47,6 +47,8 @@ export class CapabilityResult {
     public readonly errorCode: string,
     public readonly errorMessage: string,
     public readonly errorHint: string,
+    /** The error's `details` object, null on success or when the host sent none. */
+    public readonly errorDetails: JSONObject | null = null,
   ) {}
 }
 
@@ -55,12 +57,67 @@ export class CapabilityResult {
  * ABI's shape aborts, since no tool can recover from a host speaking another protocol.
  */
 export function callCapability(name: string, args: JSONObject): CapabilityResult {
+  return parseResponse(send(name, args.toString()));
+}
+
+/** `callCapability` with the args already serialised: `argsJson` must be one JSON object (not checked). */
+export function callCapabilityJson(name: string, argsJson: string): CapabilityResult {
+  return parseResponse(send(name, argsJson));
+}
+
+/**
+ * Lowest level: sends `size` bytes at `request`, which must be the whole UTF-8 request
+ * `{"abi_version":1,"name":...,"args":{...}}`, and parses the response. For wrappers that
+ * build large requests (artifact.write pieces) straight in memory, without string copies.
+ */
+export function callCapabilityEncoded(request: usize, size: usize): CapabilityResult {
+  return parseResponse(hostCapabilityCall(<i32>request, <i32>size));
+}
+
+/**
+ * A response whose buffer the caller keeps: the string value under one key is not decoded
+ * but unescaped in place, as the `rawLength` UTF-8 bytes at offset `rawStart` of the buffer.
+ * For wrappers that stream large payloads (ArtifactReader) without UTF-16 copies. The caller
+ * must `free()` it.
+ */
+export class CapabilityBuffer {
+  constructor(
+    public readonly result: CapabilityResult,
+    /** The response buffer (from the guest's `alloc`). */
+    public readonly pointer: usize,
+    public readonly length: i32,
+    /** Offset of the raw string's UTF-8 bytes in the buffer, -1 when the response had none. */
+    public readonly rawStart: i32,
+    public readonly rawLength: i32,
+  ) {}
+
+  /** Releases the response buffer; the raw bytes are gone afterwards. */
+  free(): void {
+    heap.free(this.pointer);
+  }
+}
+
+/** `callCapability`, keeping the response buffer and leaving the string under `rawKey` in place. */
+export function callCapabilityInPlace(name: string, args: JSONObject, rawKey: string): CapabilityBuffer {
   const packed = send(name, args.toString());
+  const pointer = unpackPointer(packed);
+  const length = <i32>unpackLength(packed);
+  const parser = JSONParser.fromBytes(pointer, length);
+  parser.rawKey = rawKey;
+  const result = parseResponseWith(parser);
+  return new CapabilityBuffer(result, pointer, length, parser.rawStart, parser.rawLength);
+}
+
+function parseResponse(packed: i64): CapabilityResult {
   const responsePtr = unpackPointer(packed);
   // Parsed in place, then freed: the tree holds copies of every string.
-  const parser = JSONParser.fromBytes(responsePtr, <i32>unpackLength(packed));
-  const parsed = parser.parse();
+  const result = parseResponseWith(JSONParser.fromBytes(responsePtr, <i32>unpackLength(packed)));
   heap.free(responsePtr);
+  return result;
+}
+
+function parseResponseWith(parser: JSONParser): CapabilityResult {
+  const parsed = parser.parse();
   if (parsed === null || parsed.kind != JSONKind.OBJECT) abort("capability_call: the host's response is not a JSON object: " + parser.error);
   const response = changetype<JSONObject>(parsed);
   const status = response.getString("status");
@@ -78,6 +135,7 @@ export function callCapability(name: string, args: JSONObject): CapabilityResult
     orEmpty(fields.getString("code")),
     orEmpty(fields.getString("message")),
     orEmpty(fields.getString("hint")),
+    fields.getObject("details"),
   );
 }
 

@@ -9,7 +9,21 @@
 export { alloc, dealloc, Handler, packPointer, readInput, run, unpackLength, unpackPointer, writeOutput } from "./abi";
 export { helix_panic, PANIC_CAPACITY } from "./panic";
 export { ErrorCode, isTaxonomyCode, Result } from "./result";
-export { CapabilityResult, callCapability, capabilityCall } from "./capability";
+export {
+  CapabilityBuffer, CapabilityResult, callCapability, callCapabilityEncoded, callCapabilityInPlace, callCapabilityJson, capabilityCall,
+} from "./capability";
+export { Base64 } from "./base64";
+export { badResult, CAPABILITY_REQUEST_CODE, CapabilityStatus } from "./caps/status";
+export { Clock, ClockTime } from "./caps/clock";
+export { Log } from "./caps/log";
+export { Kv, KvDeleted, KvKeys, KvValue } from "./caps/kv";
+export {
+  Artifact, ArtifactBytes, ArtifactInfo, ArtifactList, ARTIFACT_MAX_PIECE, ArtifactPiece, ArtifactWritten,
+} from "./caps/artifact";
+export { ArtifactReader, DEFAULT_MAX_LINE_LENGTH } from "./caps/artifact-reader";
+export { ArtifactWriter, WRITE_PIECE_BYTES } from "./caps/artifact-writer";
+export { Http, HttpResponse } from "./caps/http";
+export { Secrets, SecretValue } from "./caps/secrets";
 export { CodeUnitBuffer } from "./json/buffer";
 export {
   JSONArray, JSONBool, JSONKind, JSONNull, JSONNumber, JSONObject, JSONString, JSONValue, MAX_SAFE_INTEGER,

@@ -1,5 +1,7 @@
 // A growable UTF-16 buffer for building text in linear time (the writer's output; string
-// concatenation in a loop would be quadratic), and the UTF-8 decoder the parser uses.
+// concatenation in a loop would be quadratic), the UTF-8 decoder the parser uses, and the
+// byte-level helpers of streaming: a word-at-a-time scan for bytes JSON must escape, and the
+// decoding of one escape to UTF-8.
 
 /** Appends UTF-16 code units and turns them into one string at the end. */
 export class CodeUnitBuffer {
@@ -89,4 +91,112 @@ export function decodeUtf8(source: usize, length: i32, target: usize): usize {
     out += 2;
   }
   return out;
+}
+
+const LOW_BITS: u64 = 0x0101010101010101;
+const HIGH_BITS: u64 = 0x8080808080808080;
+
+/**
+ * The address of the first byte in [at, end) that JSON text cannot hold as is inside a string
+ * (a quote, a backslash or a control character), or `end`. Eight bytes per step: a word has
+ * such a byte exactly when one of the zero-byte tests below fires.
+ */
+export function findJsonSpecial(at: usize, end: usize): usize {
+  while (at + 8 <= end) {
+    const word = load<u64>(at);
+    const quote = word ^ 0x2222222222222222;
+    const backslash = word ^ 0x5c5c5c5c5c5c5c5c;
+    const found = (((quote - LOW_BITS) & ~quote) | ((backslash - LOW_BITS) & ~backslash) | ((word - 0x2020202020202020) & ~word)) & HIGH_BITS;
+    // The lowest flagged byte is a true match (a borrow can only flag bytes above one).
+    if (found != 0) return at + <usize>(ctz(found) >> 3);
+    at += 8;
+  }
+  while (at < end) {
+    const byte = <u32>load<u8>(at);
+    if (byte < 0x20 || byte == 0x22 || byte == 0x5c) break;
+    at++;
+  }
+  return at;
+}
+
+/**
+ * Decodes the JSON escape at `read` (a backslash) to UTF-8 at `write`. Returns
+ * `(bytes read << 32) | bytes written`, or -1 when the escape is malformed. A surrogate pair
+ * written as two \u escapes becomes one 4-byte character; a lone surrogate becomes U+FFFD.
+ */
+export function decodeEscape(read: usize, end: usize, write: usize): i64 {
+  if (read + 1 >= end) return -1;
+  let unit: i32 = -1;
+  switch (<u32>load<u8>(read + 1)) {
+    case 0x22: unit = 0x22; break;
+    case 0x5c: unit = 0x5c; break;
+    case 0x2f: unit = 0x2f; break;
+    case 0x62: unit = 0x08; break;
+    case 0x66: unit = 0x0c; break;
+    case 0x6e: unit = 0x0a; break;
+    case 0x72: unit = 0x0d; break;
+    case 0x74: unit = 0x09; break;
+    case 0x75: break;
+    default: return -1;
+  }
+  if (unit >= 0) {
+    store<u8>(write, <u8>unit);
+    return (<i64>2 << 32) | 1;
+  }
+  let code = hex4(read + 2, end);
+  if (code < 0) return -1;
+  let consumed: i64 = 6;
+  if ((code & 0xfc00) == 0xd800) {
+    const next = read + 6;
+    const low = next + 6 <= end && load<u8>(next) == 0x5c && load<u8>(next + 1) == 0x75 ? hex4(next + 2, end) : -1;
+    if (low >= 0 && (low & 0xfc00) == 0xdc00) {
+      code = 0x10000 + ((code - 0xd800) << 10) + (low - 0xdc00);
+      consumed = 12;
+    } else {
+      code = 0xfffd;
+    }
+  } else if ((code & 0xfc00) == 0xdc00) {
+    code = 0xfffd;
+  }
+  return (consumed << 32) | <i64>(encodeUtf8(write, <u32>code) - write);
+}
+
+// The value of four hex digits at `at`, or -1.
+function hex4(at: usize, end: usize): i32 {
+  if (at + 4 > end) return -1;
+  let value = 0;
+  for (let k: usize = 0; k < 4; k++) {
+    const byte = <i32>load<u8>(at + k);
+    let digit: i32;
+    if (byte >= 0x30 && byte <= 0x39) digit = byte - 0x30;
+    else if (byte >= 0x61 && byte <= 0x66) digit = byte - 0x57;
+    else if (byte >= 0x41 && byte <= 0x46) digit = byte - 0x37;
+    else return -1;
+    value = (value << 4) | digit;
+  }
+  return value;
+}
+
+// Writes the UTF-8 of `code` at `out`; returns the address after it.
+export function encodeUtf8(out: usize, code: u32): usize {
+  if (code < 0x80) {
+    store<u8>(out, <u8>code);
+    return out + 1;
+  }
+  if (code < 0x800) {
+    store<u8>(out, <u8>(0xc0 | (code >> 6)));
+    store<u8>(out + 1, <u8>(0x80 | (code & 0x3f)));
+    return out + 2;
+  }
+  if (code < 0x10000) {
+    store<u8>(out, <u8>(0xe0 | (code >> 12)));
+    store<u8>(out + 1, <u8>(0x80 | ((code >> 6) & 0x3f)));
+    store<u8>(out + 2, <u8>(0x80 | (code & 0x3f)));
+    return out + 3;
+  }
+  store<u8>(out, <u8>(0xf0 | (code >> 18)));
+  store<u8>(out + 1, <u8>(0x80 | ((code >> 12) & 0x3f)));
+  store<u8>(out + 2, <u8>(0x80 | ((code >> 6) & 0x3f)));
+  store<u8>(out + 3, <u8>(0x80 | (code & 0x3f)));
+  return out + 4;
 }

@@ -2,7 +2,7 @@
 // first problem and reports what and where, because capability results are data, not code.
 // Parsing the bytes directly (rather than a decoded copy) halves peak memory for large inputs.
 
-import { decodeUtf8 } from "./buffer";
+import { decodeEscape, decodeUtf8, findJsonSpecial } from "./buffer";
 import { decimalToDouble } from "./decimal";
 import { JSONArray, JSONBool, JSONNull, JSONNumber, JSONObject, JSONString, JSONValue } from "./value";
 
@@ -22,6 +22,17 @@ export class JSONParser {
   error: string = "";
   /** Byte offset into the UTF-8 text of the first problem, -1 when none. */
   position: i32 = -1;
+  /**
+   * Streaming aid: a string value under this key is not decoded into a string but unescaped
+   * in place, in the parsed bytes, to its UTF-8 text. It parses as an empty string, and
+   * `rawStart`/`rawLength` say where its bytes are. Used to take large payloads out of a
+   * response without UTF-16 copies (the parsed bytes are modified).
+   */
+  rawKey: string | null = null;
+  /** Byte offset of the raw string's UTF-8 text, -1 when none was met. */
+  rawStart: i32 = -1;
+  /** Length in bytes of the raw string's UTF-8 text. */
+  rawLength: i32 = 0;
 
   // Holds the encoded text of a string source, so the bytes stay alive while parsing.
   private bytes: ArrayBuffer | null;
@@ -95,7 +106,8 @@ export class JSONParser {
       if (this.index >= this.end || this.peek() != 0x3a) return this.fail("expected ':' after an object key");
       this.index++;
       this.skipWhitespace();
-      const value = this.parseValue();
+      const rawKey = this.rawKey;
+      const value = rawKey !== null && key == rawKey && this.index < this.end && this.peek() == 0x22 ? this.takeRawString() : this.parseValue();
       if (value === null) return null;
       // Duplicate keys: the last value wins, the first position stays, as in JSON.parse.
       object.set(key, value);
@@ -210,6 +222,34 @@ export class JSONParser {
     out = decodeUtf8(start + <usize>run, close - run, out);
     this.index = close + 1;
     return changetype<string>(__renew(result, out - result));
+  }
+
+  // Unescapes a string value in place, recording where its UTF-8 text lies. Runs without
+  // escapes are found a word at a time and moved with one copy.
+  private takeRawString(): JSONValue | null {
+    const base = this.start;
+    const end = base + <usize>this.end;
+    const first = base + <usize>(this.index + 1);
+    let read = first;
+    let write = first;
+    while (true) {
+      const stop = findJsonSpecial(read, end);
+      if (write != read) memory.copy(write, read, stop - read);
+      write += stop - read;
+      read = stop;
+      if (read >= end) return this.failAt(this.end, "unterminated string");
+      const byte = <u32>load<u8>(read);
+      if (byte == 0x22) break;
+      if (byte < 0x20) return this.failAt(<i32>(read - base), "unescaped control character in a string");
+      const step = decodeEscape(read, end, write);
+      if (step < 0) return this.failAt(<i32>(read - base), "invalid escape in a string");
+      read += <usize>(step >>> 32);
+      write += <usize>(step & 0xffffffff);
+    }
+    this.rawStart = <i32>(first - base);
+    this.rawLength = <i32>(write - first);
+    this.index = <i32>(read - base) + 1;
+    return new JSONString("");
   }
 
   // The four hex digits at `at`, or -1 after recording the error.
