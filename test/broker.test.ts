@@ -2,6 +2,8 @@
 // makes the calls its input lists; the real broker, store and policy answer them.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResponseEnvelopeSchema, type ResponseEnvelope } from '../abi/index.js';
@@ -20,25 +22,36 @@ const limits = { maxInputBytes: 4_000_000, maxOutputBytes: 4_000_000, fuel: 5e9,
 const home = tempDir('helix-home-');
 let host: Host;
 let plugins: { dir: string; cleanup: () => void };
+let server: Server;
+let origin: string;
 
 beforeAll(async () => {
+  // A local upstream: /hello answers at once, /hang never answers.
+  server = createServer((req, res) => {
+    if (req.url === '/hello') res.end('hello from upstream');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const script = await compileGuest('script.ts');
   plugins = await pluginsDir([
     { id: 'b.script', module: script, manifest: { limits, capabilities: { abiVersion: 1, allow: [...ALL, 'secrets.get.db_password'] } } },
     { id: 'b.other', module: script, manifest: { limits, capabilities: { abiVersion: 1, allow: ['kv.get'] } } },
     { id: 'b.limited', module: script, manifest: { limits: { ...limits, maxCapabilityCalls: 5 }, capabilities: { abiVersion: 1, allow: ['clock.now_unix'] } } },
+    { id: 'b.http', module: script, manifest: { timeoutMs: 1500, limits, capabilities: { abiVersion: 1, allow: ['http.request'], network: [origin] } } },
     { id: 'b.writer', module: script, manifest: { limits, capabilities: { abiVersion: 1, allow: ['artifact.write'] }, declaredOutputs: [{ role: 'report', type: 'text', label: 'a report' }] } },
   ]);
   const policyFile = path.join(plugins.dir, 'policy.yaml');
   writeFileSync(
     policyFile,
-    ['version: 1', 'tools: { allow: ["*"] }', 'grants:', '  "*": ["clock.*", "log.*", "kv.*", "artifact.*"]', '  b.script: ["secrets.get.db_password"]', 'secrets:', '  db_password: { env: HELIX_TEST_DB_PASSWORD }', ''].join('\n'),
+    ['version: 1', 'tools: { allow: ["*"] }', 'grants:', '  "*": ["clock.*", "log.*", "kv.*", "artifact.*"]', '  b.script: ["secrets.get.db_password"]', '  b.http: ["http.request"]', 'secrets:', '  db_password: { env: HELIX_TEST_DB_PASSWORD }', 'network:', `  allow: ["${origin}"]`, '  allowPrivate: ["127.0.0.1"]', ''].join('\n'),
   );
   process.env.HELIX_TEST_DB_PASSWORD = SECRET;
   host = await createHost({ pluginsDir: plugins.dir, policyFile, home: home.dir });
 }, 120_000);
 afterAll(async () => {
   await host?.close();
+  server?.close();
+  server?.closeAllConnections();
   plugins?.cleanup();
   home.cleanup();
 });
@@ -170,6 +183,23 @@ describe('the broker', () => {
     await host.store.root.flushed;
     // Every byte of the store file: the value was never written anywhere.
     expect(readFileSync(host.store.path).includes(Buffer.from(SECRET))).toBe(false);
+  });
+});
+
+describe('http.request through the broker', () => {
+  it('reaches an origin the manifest and the policy both allow', async () => {
+    const r = await script('b.http', { calls: [call('http.request', { url: `${origin}/hello` }), call('http.request', { url: 'http://127.0.0.2:9/x' })] });
+    expect(r.answers[0]!.capability_result!.result).toMatchObject({ status: 200, body: 'hello from upstream' });
+    expect(r.answers[1]!.error!.code).toBe('A-AUTH-HTTP-ORIGIN');
+  });
+
+  it('keeps the deadline running while a capability waits', async () => {
+    const r = await script('b.http', { calls: [call('http.request', { url: `${origin}/hang` })] });
+    // Either the capability gave up at the deadline and the guest returned, or the worker was
+    // stopped; both end the call within the deadline with a timeout.
+    const code = r.status === 'success' ? r.answers[0]!.error!.code : r.error!.code;
+    expect(code).toBe('R-TIMEOUT-001');
+    expect(r.metrics.duration_ms).toBeLessThan(5000);
   });
 });
 
