@@ -43,7 +43,7 @@ const ReadArgs = z.strictObject({
 const ReadResult = z.strictObject({ data: z.string(), encoding: z.enum(['utf8', 'base64']), offset: z.number().int(), next_offset: z.number().int(), eof: z.boolean() });
 
 /** Cuts `data` back to the last complete UTF-8 character, unless it is the end of the content. */
-function utf8Cut(data: Uint8Array, eof: boolean): number {
+export function utf8Cut(data: Uint8Array, eof: boolean): number {
   if (eof) return data.length;
   let end = data.length;
   // Walk back over continuation bytes to the lead byte of the last character.

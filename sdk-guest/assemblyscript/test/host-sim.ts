@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { CapabilityRequestSchema, ERROR_CODES } from '../../../abi/index.js';
+import { utf8Cut } from '../../../capabilities/artifact.js';
 import { CAPABILITIES } from '../../../capabilities/index.js';
 import { FUEL_EXPORT } from '../../../host/wasm/index.js';
 import { instantiate, readText, type ToolExports } from './harness.js';
@@ -71,18 +72,8 @@ const FORBIDDEN = JSON.stringify({
   error: { code: 'A-AUTH-FORBIDDEN', message: 'forbidden', details: {}, hint: ERROR_CODES['A-AUTH-FORBIDDEN'].hint },
 });
 
-/** Cuts `data` back to its last complete UTF-8 character unless it ends the content (as artifact.read does). */
-export function utf8Cut(data: Uint8Array, eof: boolean): number {
-  if (eof) return data.length;
-  let end = data.length;
-  let i = end - 1;
-  while (i >= 0 && i >= end - 4 && (data[i]! & 0xc0) === 0x80) i--;
-  if (i < 0) return end;
-  const lead = data[i]!;
-  const need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
-  if (end - i < need) end = i;
-  return end;
-}
+/** The same cut artifact.read makes (shared, so the simulation cannot drift from it). */
+export { utf8Cut } from '../../../capabilities/artifact.js';
 
 /** The simulated host: state in plain maps, inspected by the tests. */
 export class HostSim {
