@@ -1,12 +1,13 @@
 // `npm run bench`: the isolated call path against (a) the same module in-process on a reused
 // instance, the floor, and (b) @extism/extism in worker mode; and fuel instrumentation against
 // no instrumentation on a compute-heavy plugin. Every figure is a ratio within this one run.
-import { readFileSync, writeFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import createPlugin from '@extism/extism';
 import { parse as parseYaml } from 'yaml';
-import { createHost, findManifests, type Host } from '../host/index.js';
+import { createEngine, createHost, findManifests, loadToolpacksOrThrow, type Host } from '../host/index.js';
+import { engineModule } from '../host/engine/engine.js';
 import { loadPolicy } from '../host/policy/load-policy.js';
 import { packageRoot } from '../host/paths.js';
 import { FUEL_EXPORT, instrumentModule, START_EXPORT } from '../host/wasm/index.js';
@@ -69,26 +70,45 @@ async function main(): Promise<void> {
   const floorInstance = new WebAssembly.Instance(new WebAssembly.Module(echo.bytes), {});
   const floor = await latency(() => callInstance(floorInstance.exports as Exports, INPUT), N_LATENCY, 200);
 
-  // Helix: the whole call path (envelope, validation, worker, fresh state, fuel, response).
+  // Helix's sandboxed call path: the engine as the call pipeline drives it (worker lane, fresh
+  // state per call, fuel, output bounds and envelope checks), without the run record.
   const policy = loadPolicy(undefined);
-  const host: Host = await createHost({ pluginsDir: path.join(fixtures, 'echo'), policy });
-  const helixCall = async () => {
-    const r = await host.call({ tool_id: 'bench.echo', input: INPUT });
-    if (r.status !== 'success') throw new Error(`bench.echo failed: ${JSON.stringify(r.error)}`);
+  const [loaded] = await loadToolpacksOrThrow(path.join(fixtures, 'echo'), policy.policy);
+  const refuse = async () => ({ kind: 'abort' as const, code: 'A-AUTH-FORBIDDEN' as const, message: 'no capabilities in the benchmark', details: {} });
+  const sandboxed = async (recycleInstances: boolean) => {
+    const engine = createEngine({ recycleInstances });
+    const module = engineModule(loaded!);
+    const call = async () => {
+      const r = await engine.execute({ module, input: encoder.encode(JSON.stringify(INPUT)), limits: loaded!.limits, broker: refuse });
+      if (r.kind !== 'output') throw new Error(`bench.echo failed: ${r.code} ${r.message}`);
+    };
+    const lat = await latency(call, N_LATENCY, 300);
+    const tput = await throughput(Array.from({ length: threads * 4 }, () => call), N_THROUGHPUT);
+    await engine.close();
+    return { ...lat, tput };
   };
-  const helix = await latency(helixCall, N_LATENCY, 300);
-  const helixTput = await throughput(Array.from({ length: threads * 4 }, () => helixCall), N_THROUGHPUT);
-  await host.close();
+  const helix = await sandboxed(true);
+  const helixFresh = await sandboxed(false);
 
-  // Helix with recycling off: a new instance for every call.
-  const fresh: Host = await createHost({ pluginsDir: path.join(fixtures, 'echo'), policy, engine: { recycleInstances: false } });
-  const freshCall = async () => {
-    const r = await fresh.call({ tool_id: 'bench.echo', input: INPUT });
-    if (r.status !== 'success') throw new Error(`bench.echo failed: ${JSON.stringify(r.error)}`);
+  // The whole recorded call (host.call): envelope, validation, run identity, the run's two
+  // durable LMDB commits (started, finished with its log), response.
+  const home = mkdtempSync(path.join(tmpdir(), 'helix-bench-'));
+  const host: Host = await createHost({ pluginsDir: path.join(fixtures, 'echo'), policy, home });
+  // Every call differs (n), so each one executes: an identical call would replay from the store.
+  let n = 0;
+  const recordedCall = async () => {
+    const r = await host.call({ tool_id: 'bench.echo', input: { ...INPUT, n: n++ } });
+    if (r.status !== 'success' || r.replayed) throw new Error(`bench.echo did not execute: ${JSON.stringify(r.error ?? r.warnings)}`);
   };
-  const helixFresh = await latency(freshCall, N_LATENCY, 300);
-  const helixFreshTput = await throughput(Array.from({ length: threads * 4 }, () => freshCall), N_THROUGHPUT);
-  await fresh.close();
+  const recorded = await latency(recordedCall, Math.min(N_LATENCY, 1000), 100);
+  const recordedTput = await throughput(Array.from({ length: threads * 8 }, () => recordedCall), Math.min(N_THROUGHPUT, 5000));
+  const replayCall = async () => {
+    const r = await host.call({ tool_id: 'bench.echo', input: { ...INPUT, n: 0 } });
+    if (!r.replayed) throw new Error('expected a replay');
+  };
+  const replay = await latency(replayCall, N_LATENCY, 100);
+  await host.close();
+  rmSync(home, { recursive: true, force: true });
 
   // (b) Extism in worker mode: one plugin per thread (a plugin is not reentrant).
   const ext = fixture('echo-extism');
@@ -103,16 +123,23 @@ async function main(): Promise<void> {
   const extismTput = await throughput(plugins.map((_, i) => extismCall(i)), N_THROUGHPUT);
   await Promise.all(plugins.map((p) => p.close()));
 
-  say(`## Call path: echo tool, ${N_LATENCY} sequential calls for latency, ${N_THROUGHPUT} calls with ${threads * 4} in flight for throughput`);
+  say(`## Sandboxed call path: echo tool, ${N_LATENCY} sequential calls for latency, ${N_THROUGHPUT} calls with ${threads * 4} in flight for throughput`);
   say('');
   say('| path | median µs | p99 µs | calls/s | median vs Extism | calls/s vs Extism |');
   say('| --- | --- | --- | --- | --- | --- |');
   say(row(['(a) floor: in-process, reused instance, no fuel', floor.median, floor.p99, '-', floor.median / extism.median, '-']));
-  say(row(['Helix: worker pool, fresh state per call, fuel', helix.median, helix.p99, helixTput, helix.median / extism.median, helixTput / extismTput]));
-  say(row(['Helix, recycling off (new instance per call)', helixFresh.median, helixFresh.p99, helixFreshTput, helixFresh.median / extism.median, helixFreshTput / extismTput]));
+  say(row(['Helix sandboxed call: worker lane, fresh state per call, fuel', helix.median, helix.p99, helix.tput, helix.median / extism.median, helix.tput / extismTput]));
+  say(row(['Helix sandboxed call, recycling off (new instance per call)', helixFresh.median, helixFresh.p99, helixFresh.tput, helixFresh.median / extism.median, helixFresh.tput / extismTput]));
   say(row([`(b) Extism 2.0.0-rc13, worker mode, ${threads} plugins`, extism.median, extism.p99, extismTput, 1, 1]));
   say('');
-  say(`Targets: Helix median below 0.5x Extism (got ${(helix.median / extism.median).toFixed(2)}x); Helix throughput at least 2x Extism (got ${(helixTput / extismTput).toFixed(2)}x).`);
+  say(`Targets: Helix median below 0.5x Extism (got ${(helix.median / extism.median).toFixed(2)}x); Helix throughput at least 2x Extism (got ${(helix.tput / extismTput).toFixed(2)}x).`);
+  say('');
+  say('## The recorded call: host.call with run identity and the run record in LMDB');
+  say('');
+  say('| path | median µs | p99 µs | calls/s |');
+  say('| --- | --- | --- | --- |');
+  say(row(['host.call, new run (two durable commits)', recorded.median, recorded.p99, recordedTput]));
+  say(row(['host.call, replay of a succeeded run', replay.median, replay.p99, '-']));
   say('');
 
   // Fuel overhead on a compute-heavy plugin, both in-process on reused instances.

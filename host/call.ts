@@ -109,7 +109,7 @@ async function execute(ctx: CallContext, tool: Tool, req: RequestEnvelope, prepa
   if (effects !== undefined) runResult = effects.scrub(runResult);
   const succeeded = runResult.status === 'success';
   // The input a guest saw is kept (content-addressed) so `helix verify` can run the call again.
-  const inputBlob = tool.kind === 'wasm' ? await writeChunks(ctx.store, once(prepared.inputBytes)) : undefined;
+  const inputBlob = tool.kind === 'wasm' ? await writeChunks(ctx.store, once(prepared.inputBytes), Number.MAX_SAFE_INTEGER, { defer: true }) : undefined;
   const log = await buildRunLog(ctx.store, runId, { call_id: callId, tool_id: tool.id, tool_version: tool.version, result: runResult, metrics, lines: effects?.log ?? [], dropped: effects?.logDropped ?? 0 });
   return () => {
     if (inputBlob !== undefined) commitBlob(ctx.store, inputBlob);

@@ -27,6 +27,8 @@ export interface PrepareOptions extends ArtifactMeta {
   readonly maxBytes: number;
   readonly source: ArtifactSource;
   readonly createdByRun?: string | null;
+  /** Hold the bytes for commitArtifact's transaction (small data only; see writeChunks). */
+  readonly deferChunks?: boolean;
 }
 
 /** Bytes stored as chunks and inspected, not yet visible: commitArtifact makes them an artifact. */
@@ -72,7 +74,7 @@ export async function prepareArtifact(store: Store, source: AsyncIterable<Uint8A
   }
   const inspector = new ContentInspector(typeOverride);
   try {
-    const blob = await writeChunks(store, observed(source, inspector), maxBytes);
+    const blob = await writeChunks(store, observed(source, inspector), maxBytes, { defer: opts.deferChunks === true });
     const { detected, preview } = await inspector.end();
     return { blob, ...detected, label, source: parsedSource.data, created_by_run: createdByRun, preview };
   } finally {

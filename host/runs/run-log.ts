@@ -48,6 +48,8 @@ export async function buildRunLog(store: Store, runId: string, summary: RunLogSu
     type: 'jsonl',
     source: { kind: 'run', run_id: runId, role: 'log' },
     createdByRun: runId,
+    // A run's log is small: its bytes go in with the run's finishing transaction.
+    deferChunks: true,
   });
   return { commit: () => commitArtifact(store, prepared).id };
 }

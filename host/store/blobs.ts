@@ -10,11 +10,23 @@ export const CHUNK_BYTES = 1 << 20;
 /** Chunk writes in flight before the writer waits (bounds memory on fast sources). */
 const MAX_PENDING = 8;
 
-/** A blob whose chunks are all stored; commitBlob makes it visible. */
+/** A blob whose chunks are all stored (or, when deferred, held); commitBlob makes it visible. */
 export interface WrittenBlob {
   readonly sha256: string;
   readonly size: number;
   readonly chunks: readonly string[];
+  /** Chunks held back for commitBlob to write inside its transaction (small data, `defer`). */
+  readonly deferred?: ReadonlyArray<readonly [string, Uint8Array]>;
+}
+
+/** Options of writeChunks. */
+export interface WriteChunksOptions {
+  /**
+   * Hold the chunks and let commitBlob write them in the caller's transaction, instead of
+   * committing each chunk on its own. For small data on hot paths (a run's input and log):
+   * one transaction instead of two. Do not use for data that may be large.
+   */
+  readonly defer?: boolean;
 }
 
 const hex = (data: Uint8Array): string => createHash('sha256').update(data).digest('hex');
@@ -23,22 +35,25 @@ const hex = (data: Uint8Array): string => createHash('sha256').update(data).dige
  * Streams `source` into chunks (awaiting their commits, so memory stays bounded). Throws
  * I-REQ-TOO-LARGE past `maxBytes`; chunks already written stay invisible (no blob points at them).
  */
-export async function writeChunks(store: Store, source: AsyncIterable<Uint8Array>, maxBytes = Number.MAX_SAFE_INTEGER): Promise<WrittenBlob> {
+export async function writeChunks(store: Store, source: AsyncIterable<Uint8Array>, maxBytes = Number.MAX_SAFE_INTEGER, options: WriteChunksOptions = {}): Promise<WrittenBlob> {
   const whole = createHash('sha256');
   const chunks: string[] = [];
   const pending: Array<Promise<unknown>> = [];
-  let buffer = Buffer.allocUnsafe(CHUNK_BYTES);
+  const deferred: Array<[string, Uint8Array]> = [];
+  // Pieces gather until a chunk is full; small data never allocates a whole chunk.
+  let pieces: Uint8Array[] = [];
   let filled = 0;
   let size = 0;
   const flush = async (): Promise<void> => {
     if (filled === 0) return;
-    const chunk = filled === CHUNK_BYTES ? buffer : Buffer.from(buffer.subarray(0, filled));
+    const chunk = pieces.length === 1 ? Buffer.from(pieces[0]!) : Buffer.concat(pieces, filled);
+    pieces = [];
+    filled = 0;
     const key = hex(chunk);
     chunks.push(key);
-    if (!store.db.chunks.doesExist(key)) pending.push(store.db.chunks.put(key, chunk));
+    if (options.defer) deferred.push([key, chunk]);
+    else if (!store.db.chunks.doesExist(key)) pending.push(store.db.chunks.put(key, chunk));
     if (pending.length >= MAX_PENDING) await pending.shift();
-    buffer = Buffer.allocUnsafe(CHUNK_BYTES);
-    filled = 0;
   };
   for await (const piece of source) {
     size += piece.length;
@@ -50,7 +65,8 @@ export async function writeChunks(store: Store, source: AsyncIterable<Uint8Array
     let offset = 0;
     while (offset < piece.length) {
       const n = Math.min(piece.length - offset, CHUNK_BYTES - filled);
-      buffer.set(piece.subarray(offset, offset + n), filled);
+      // Copied: a source may reuse its buffer once the piece is consumed.
+      pieces.push(piece.slice(offset, offset + n));
       filled += n;
       offset += n;
       if (filled === CHUNK_BYTES) await flush();
@@ -58,11 +74,12 @@ export async function writeChunks(store: Store, source: AsyncIterable<Uint8Array
   }
   await flush();
   await Promise.all(pending);
-  return { sha256: whole.digest('hex'), size, chunks };
+  return { sha256: whole.digest('hex'), size, chunks, ...(options.defer ? { deferred } : {}) };
 }
 
 /** Records the blob; call inside the transaction that makes its artifact visible. */
 export function commitBlob(store: Store, blob: WrittenBlob): void {
+  for (const [key, bytes] of blob.deferred ?? []) if (!store.db.chunks.doesExist(key)) store.db.chunks.putSync(key, bytes);
   if (!store.db.blobs.doesExist(blob.sha256)) store.db.blobs.putSync(blob.sha256, { size: blob.size, chunks: [...blob.chunks] });
 }
 
