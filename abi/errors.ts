@@ -158,6 +158,10 @@ export const ERROR_CODES = {
     message: 'A capability failed for a reason outside the tool.',
     hint: 'Retry with backoff; if it repeats, report it with details and the host logs.',
   },
+  'R-TIMEOUT-CANCELLED': {
+    message: 'The call was cancelled by its caller before it finished.',
+    hint: 'Nothing to fix: the caller withdrew the call. Call again to run it.',
+  },
   'R-CAP-QUEUE-FULL': {
     message: 'The host has too many calls waiting.',
     hint: 'Retry after details.retry_after_ms.',

@@ -19,6 +19,16 @@ import { commitBlob, writeChunks } from './store/blobs.js';
 import type { Store } from './store/open-store.js';
 import type { Tool, ToolOutcome } from './tools/tool.js';
 
+/** What a caller can attach to one call (the MCP server uses all three). */
+export interface CallOptions {
+  /** Aborting it cancels the call; a run in progress is stopped and recorded as failed. */
+  readonly signal?: AbortSignal;
+  /** Receives progress while the call runs: elapsed time and capability calls so far. */
+  readonly onProgress?: (progress: { elapsed_ms: number; capability_calls: number }) => void;
+  /** Receives the guest's log lines as they are emitted. */
+  readonly onLog?: (line: { level: string; event: string; fields: Record<string, unknown> }) => void;
+}
+
 /** What a call needs from the host. */
 export interface CallContext {
   readonly registry: ToolRegistry;
@@ -29,12 +39,14 @@ export interface CallContext {
   readonly coordinator: RunCoordinator;
   /** Wall clock for deadlines, ms since the epoch. */
   readonly now: () => number;
+  /** How often progress is reported while a call runs, ms. */
+  readonly progressIntervalMs: number;
 }
 
 const encoder = new TextEncoder();
 
 /** Performs one call from a raw (unvalidated) request envelope. */
-export async function performCall(ctx: CallContext, raw: unknown): Promise<ResponseEnvelope> {
+export async function performCall(ctx: CallContext, raw: unknown, options: CallOptions = {}): Promise<ResponseEnvelope> {
   const started = performance.now();
   const elapsed = (): number => Math.round(performance.now() - started);
   const parsed = RequestEnvelopeSchema.safeParse(raw);
@@ -67,7 +79,7 @@ export async function performCall(ctx: CallContext, raw: unknown): Promise<Respo
     }
 
     const t = tool;
-    const outcome = await ctx.coordinator.run(prepared.start, ctx.now() + prepared.limits.timeoutMs, () => execute(ctx, t, req, prepared, callId, elapsed));
+    const outcome = await ctx.coordinator.run(prepared.start, ctx.now() + prepared.limits.timeoutMs, () => execute(ctx, t, req, prepared, callId, elapsed, options));
     const r = outcome.record.result;
     const run = { run_id: outcome.record.run_id, replayed: outcome.replayed };
     const metrics: CallMetrics = outcome.replayed || outcome.joined ? { ...ZERO_METRICS, duration_ms: elapsed() } : (outcome.record.metrics ?? { ...ZERO_METRICS, duration_ms: elapsed() });
@@ -86,18 +98,40 @@ export async function performCall(ctx: CallContext, raw: unknown): Promise<Respo
 }
 
 /** Runs the tool and returns how to finish its run (inside the finishing transaction). */
-async function execute(ctx: CallContext, tool: Tool, req: RequestEnvelope, prepared: Prepared, callId: string, elapsed: () => number): Promise<(record: RunRecord) => RunFinish> {
+async function execute(ctx: CallContext, tool: Tool, req: RequestEnvelope, prepared: Prepared, callId: string, elapsed: () => number, options: CallOptions): Promise<(record: RunRecord) => RunFinish> {
   const runId = prepared.start.run_id;
   const deadlineMs = ctx.now() + prepared.limits.timeoutMs;
-  // Capabilities stop their own waits (HTTP) when the call's deadline passes.
+  // Capabilities stop their own waits (HTTP) when the call's deadline passes or it is cancelled.
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), prepared.limits.timeoutMs);
   timer.unref();
+  const onCancel = (): void => abort.abort();
+  options.signal?.addEventListener('abort', onCancel, { once: true });
+  let calls = 0;
+  const report = (): void => options.onProgress?.({ elapsed_ms: elapsed(), capability_calls: calls });
+  const ticker = options.onProgress === undefined ? undefined : setInterval(report, ctx.progressIntervalMs);
   let result: ToolOutcome;
   try {
-    result = await tool.execute({ input: req.input, inputBytes: prepared.inputBytes, limits: prepared.limits, store: ctx.store, policy: ctx.policy, runId, boundary: prepared.boundary, deadlineMs, signal: abort.signal });
+    result = await tool.execute({
+      input: req.input,
+      inputBytes: prepared.inputBytes,
+      limits: prepared.limits,
+      store: ctx.store,
+      policy: ctx.policy,
+      runId,
+      boundary: prepared.boundary,
+      deadlineMs,
+      signal: abort.signal,
+      ...(options.signal === undefined ? {} : { cancel: options.signal }),
+      ...(options.onLog === undefined ? {} : { onLog: options.onLog }),
+      onCapabilityCall: (n) => {
+        calls = n;
+      },
+    });
   } finally {
     clearTimeout(timer);
+    clearInterval(ticker);
+    options.signal?.removeEventListener('abort', onCancel);
   }
   const metrics: CallMetrics = { duration_ms: elapsed(), fuel_used: result.fuelUsed, memory_peak_pages: result.memoryPages };
   const effects = result.effects;

@@ -2,7 +2,7 @@
 // a dead process left running as interrupted), starts the engine, and serves calls. The CLI,
 // the MCP server and embedders all go through this one object.
 import type { ResponseEnvelope } from '../abi/index.js';
-import { performCall } from './call.js';
+import { performCall, type CallOptions } from './call.js';
 import { createEngine, type Engine, type EngineOptions } from './engine/engine.js';
 import { HelixError } from './errors.js';
 import { canonicalJson } from './hashing.js';
@@ -32,6 +32,8 @@ export interface HostOptions {
   readonly engine?: EngineOptions;
   /** Wall clock, ms since the epoch; default Date.now. */
   readonly now?: () => number;
+  /** How often a running call reports progress to a caller that asked for it, ms; default 1000. */
+  readonly progressIntervalMs?: number;
 }
 
 /** A running host. */
@@ -44,7 +46,7 @@ export interface Host {
   /** Callable tools (toolpacks and built-ins), by id then newest version first. */
   tools(): readonly Tool[];
   /** Performs a call; always resolves with exactly one response envelope. */
-  call(request: unknown): Promise<ResponseEnvelope>;
+  call(request: unknown, options?: CallOptions): Promise<ResponseEnvelope>;
   /** Stops the workers and closes the store; later calls get P-PRECOND-HOST-CLOSED. */
   close(): Promise<void>;
 }
@@ -66,7 +68,7 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
   }
   const engine: Engine = createEngine(options.engine);
   const registry = new ToolRegistry([...loaded.map((t) => wasmTool(t, engine)), ...builtinTools(policy.policy)]);
-  const ctx = { registry, policy, canonicalPolicy: canonicalJson(policy.policy), store, coordinator: new RunCoordinator(store, now), now };
+  const ctx = { registry, policy, canonicalPolicy: canonicalJson(policy.policy), store, coordinator: new RunCoordinator(store, now), now, progressIntervalMs: options.progressIntervalMs ?? 1000 };
   let closed = false;
   let pending = 0;
   let drained: (() => void) | undefined;
@@ -76,14 +78,14 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     store,
     interrupted,
     tools: () => registry.list(),
-    async call(request) {
+    async call(request, options) {
       if (closed) {
         const err = new HelixError('P-PRECOND-HOST-CLOSED');
         return errorResponse('', err.toWire(), ZERO_METRICS, { tool_id: '', tool_version: '', digest: null });
       }
       pending += 1;
       try {
-        return await performCall(ctx, request);
+        return await performCall(ctx, request, options);
       } finally {
         pending -= 1;
         if (pending === 0) drained?.();

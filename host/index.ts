@@ -1,5 +1,6 @@
 // The public API of the Helix host: create a host, call tools, load and check toolpacks.
 export { createHost, type Host, type HostOptions } from './host.js';
+export type { CallOptions } from './call.js';
 export { bundledPluginsDir, packageRoot } from './paths.js';
 export { HelixError, isHelixError, type HelixErrorOptions } from './errors.js';
 export { loadToolpacks, loadToolpacksOrThrow, findManifests, type LoadedTool, type LoadResult } from './loader/load-toolpacks.js';

@@ -49,6 +49,10 @@ export interface BrokerOptions {
   readonly maxCapabilityCalls: number;
   readonly outputs: RunOutputs;
   readonly now?: () => number;
+  /** Sees each kept log line, scrubbed (for live logging to the caller). */
+  readonly onLog?: (line: LogLine) => void;
+  /** Sees the running count of capability calls (for progress). */
+  readonly onCall?: (count: number) => void;
 }
 
 /** What a run leaves behind for its finishing transaction. */
@@ -113,7 +117,11 @@ export function createBroker(o: BrokerOptions): RunBroker {
     return walk(value) as T;
   };
 
-  auditLine = (line) => appendAudit(o.store, line.at, scrub({ kind: 'log', tool_id: o.toolId, run_id: o.runId, level: line.level, event: line.event, fields: line.fields }));
+  auditLine = (line) => {
+    const clean = scrub(line);
+    appendAudit(o.store, line.at, { kind: 'log', tool_id: o.toolId, run_id: o.runId, level: clean.level, event: clean.event, fields: clean.fields });
+    o.onLog?.(clean);
+  };
 
   const audit = (decision: Decision, name: string | null, reason: string, code?: string): void => {
     appendAudit(o.store, now(), scrub({ kind: 'capability', decision, tool_id: o.toolId, run_id: o.runId, capability: name, reason, ...(code === undefined ? {} : { code }) }));
@@ -164,6 +172,7 @@ export function createBroker(o: BrokerOptions): RunBroker {
 
   const handle = async (request: Uint8Array): Promise<BrokerAnswer> => {
     calls += 1;
+    o.onCall?.(calls);
     if (calls > o.maxCapabilityCalls) {
       return conclude(request, null, null, { kind: 'abort', code: 'R-CAP-CALL-LIMIT', message: `The tool made more than ${o.maxCapabilityCalls} capability calls.`, details: { max_capability_calls: o.maxCapabilityCalls } });
     }

@@ -67,6 +67,8 @@ export interface ExecuteRequest {
   readonly limits: EffectiveLimits;
   /** Answers the guest's capability calls for this call. */
   readonly broker: LaneBroker;
+  /** Aborting it cancels the call: dequeued if waiting, its worker stopped if running. */
+  readonly signal?: AbortSignal;
 }
 
 /** Runs guest calls in isolated workers. */
@@ -206,16 +208,26 @@ export function createEngine(options: EngineOptions = {}): Engine {
       queue.push(job);
     }
   };
-  const onDeadline = (job: Job): void => {
-    if (job.done) return;
+  /** Stops a job wherever it is: waiting (dequeued) or running (its worker terminated). */
+  const stop = (job: Job): 'queue' | 'run' => {
     if (job.lane !== undefined) {
       // The guest may be in an endless loop: only stopping its thread is safe.
       job.lane.kill();
-    } else {
-      const i = queue.indexOf(job);
-      if (i !== -1) queue.splice(i, 1);
+      return 'run';
     }
-    finish(job, engineFault('R-TIMEOUT-001', `The call did not finish within ${job.timeoutMs} ms${job.lane === undefined ? ' (it was still waiting for a worker)' : '; its worker was stopped'}.`, { timeout_ms: job.timeoutMs, phase: job.lane === undefined ? 'queue' : 'run' }));
+    const i = queue.indexOf(job);
+    if (i !== -1) queue.splice(i, 1);
+    return 'queue';
+  };
+  const onDeadline = (job: Job): void => {
+    if (job.done) return;
+    const phase = stop(job);
+    finish(job, engineFault('R-TIMEOUT-001', `The call did not finish within ${job.timeoutMs} ms${phase === 'queue' ? ' (it was still waiting for a worker)' : '; its worker was stopped'}.`, { timeout_ms: job.timeoutMs, phase }));
+  };
+  const onCancel = (job: Job): void => {
+    if (job.done) return;
+    const phase = stop(job);
+    finish(job, engineFault('R-TIMEOUT-CANCELLED', `The call was cancelled by its caller${phase === 'run' ? '; its worker was stopped' : ''}.`, { phase }));
   };
 
   // The loader compiled each module for the tool's own memory cap; a request asking for less
@@ -237,7 +249,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
 
   return {
     config,
-    async execute({ module, input, limits, broker }) {
+    async execute({ module, input, limits, broker, signal }) {
       if (closed) return engineFault('S-TOOL-WORKER-LOST', 'The engine is closed.', {});
       let variant: Variant;
       try {
@@ -260,6 +272,10 @@ export function createEngine(options: EngineOptions = {}): Engine {
       return new Promise<ExecuteResult>((resolve) => {
         const job: Job = { task, module: variant.module, broker, timeoutMs: limits.timeoutMs, resolve, done: false };
         job.timer = setTimeout(() => onDeadline(job), Math.max(0, limits.timeoutMs));
+        if (signal !== undefined) {
+          if (signal.aborted) return onCancel(job);
+          signal.addEventListener('abort', () => onCancel(job), { once: true });
+        }
         dispatch(job);
       });
     },

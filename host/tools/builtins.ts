@@ -1,8 +1,12 @@
-// Host built-in tools over the store, called and recorded like any toolpack: artifact_get,
-// artifact_list (snapshot-bounded, seed 002) and artifact_preview. Their ids live under the
+// Host built-in tools over the store, called and recorded like any toolpack: artifact_import,
+// artifact_get, artifact_list (snapshot-bounded, seed 002), artifact_preview, run_get, run_verify. Their ids live under the
 // reserved `helix.` prefix; the MCP server exposes them by their short names.
 import type { ArtifactRecord, Policy } from '../../abi/index.js';
-import { getArtifact, listArtifacts, snapshotBoundary } from '../artifacts/index.js';
+import { realpathSync, statSync } from 'node:fs';
+import { getArtifact, importFile, listArtifacts, snapshotBoundary } from '../artifacts/index.js';
+import { getRun, requireRun } from '../runs/run-store.js';
+import { verifyRun } from '../runs/verify.js';
+import type { Store } from '../store/open-store.js';
 import { HelixError } from '../errors.js';
 import { compileJsonSchema, type RefValidator, type Validator } from '../loader/json-schema.js';
 import type { JsonSchema } from '../loader/schema-bundle.js';
@@ -41,10 +45,68 @@ interface BuiltinSpec {
   readonly inputSchema: JsonSchema;
   readonly outputSchema: JsonSchema;
   readonly boundary?: Tool['snapshotBoundary'];
+  readonly deterministic?: Tool['deterministic'];
   readonly run: (input: Record<string, unknown>, ctx: ToolRunContext) => unknown;
 }
 
+const RUN_ID = { type: 'string', pattern: '^run_[0-9a-f]{32}$', description: 'A run id, as in a response envelope.' };
+
+/** A run's state as far as reading it goes: it changes while the run is live. */
+function runBoundary(store: Store, input: Record<string, unknown>): Record<string, unknown> {
+  const run = getRun(store, String(input.run_id));
+  return run === undefined ? { run: null } : { status: run.status, attempts: run.attempts, finished_at: run.finished_at, journal_head: run.journal.head };
+}
+
 const SPECS: readonly BuiltinSpec[] = [
+  {
+    name: 'artifact_import',
+    description: "Imports a file from under the policy's import roots as an artifact (streamed, content-addressed). The same unchanged file imports once: a repeat call replays.",
+    inputSchema: {
+      type: 'object',
+      required: ['path'],
+      additionalProperties: false,
+      properties: {
+        path: { type: 'string', minLength: 1, description: 'A file under one of the policy import roots.' },
+        label: { type: 'string', maxLength: 200 },
+        type: { type: 'string', pattern: '^[a-z][a-z0-9_]*$', description: 'Overrides the detected type.' },
+      },
+    },
+    outputSchema: RECORD_SCHEMA,
+    deterministic: 'idempotent',
+    // The file as it is now (path, size, modification time) is part of the run's identity, so a
+    // changed file imports again and an unchanged one replays.
+    boundary: (_store, input) => {
+      try {
+        const st = statSync(String(input.path));
+        return { realpath: realpathSync(String(input.path)), size: st.size, mtime_ms: st.mtimeMs };
+      } catch {
+        return { missing: String(input.path) };
+      }
+    },
+    run: async (input, ctx) => {
+      const meta = { label: typeof input.label === 'string' ? input.label : null, ...(typeof input.type === 'string' ? { type: input.type } : {}) };
+      return summary(await importFile(ctx.store, ctx.policy.policy, String(input.path), meta));
+    },
+  },
+  {
+    name: 'run_get',
+    description: 'A recorded run: status, tool, timings, metrics, result, input and output artifacts, log artifact.',
+    inputSchema: { type: 'object', required: ['run_id'], additionalProperties: false, properties: { run_id: RUN_ID } },
+    outputSchema: { type: 'object', required: ['run_id', 'status', 'tool_id'], properties: { run_id: { type: 'string' }, status: { type: 'string' }, tool_id: { type: 'string' } } },
+    boundary: runBoundary,
+    run: (input, ctx) => {
+      const { owner: _owner, ...run } = requireRun(ctx.store, String(input.run_id));
+      return run;
+    },
+  },
+  {
+    name: 'run_verify',
+    description: 'Re-executes a succeeded run offline against its journal and reports whether it reproduces the same output bytes, or the first difference.',
+    inputSchema: { type: 'object', required: ['run_id'], additionalProperties: false, properties: { run_id: RUN_ID } },
+    outputSchema: { type: 'object', required: ['run_id', 'match', 'checks'], properties: { run_id: { type: 'string' }, match: { type: 'boolean' }, checks: { type: 'array' } } },
+    boundary: runBoundary,
+    run: (input, ctx) => verifyRun(ctx.store, String(input.run_id)),
+  },
   {
     name: 'artifact_get',
     description: 'The metadata of one artifact: type, size, sha256, label, and the run that created it.',
@@ -130,7 +192,7 @@ export function builtinTools(policy: Policy): Tool[] {
       version: '1.0.0',
       contractVersion: 'v1',
       description: spec.description,
-      deterministic: 'pure',
+      deterministic: spec.deterministic ?? 'pure',
       entrypoint: spec.name,
       capabilities: [],
       moduleDigest: null,
@@ -143,7 +205,7 @@ export function builtinTools(policy: Policy): Tool[] {
       ...(spec.boundary === undefined ? {} : { snapshotBoundary: spec.boundary }),
       async execute(ctx): Promise<ToolOutcome> {
         try {
-          return { kind: 'output', output: { status: 'ok', output: spec.run(ctx.input, ctx) }, fuelUsed: 0, memoryPages: 0 };
+          return { kind: 'output', output: { status: 'ok', output: await spec.run(ctx.input, ctx) }, fuelUsed: 0, memoryPages: 0 };
         } catch (err) {
           if (err instanceof HelixError) return { kind: 'fault', error: err.toWire(), fuelUsed: 0, memoryPages: 0 };
           throw err;

@@ -46,8 +46,14 @@ export interface ToolRunContext {
   readonly boundary: Record<string, unknown> | undefined;
   /** The call's deadline, ms since the epoch. */
   readonly deadlineMs: number;
-  /** Aborted when the call is cancelled. */
+  /** Aborted when the deadline passes or the caller cancels (capabilities stop their waits). */
   readonly signal: AbortSignal;
+  /** Aborted when the caller cancels: the engine stops the guest. */
+  readonly cancel?: AbortSignal;
+  /** Receives the guest's log lines as they are emitted (already scrubbed of secrets). */
+  readonly onLog?: (line: { level: string; event: string; fields: Record<string, unknown> }) => void;
+  /** Receives a count each time the guest makes a capability call. */
+  readonly onCapabilityCall?: (count: number) => void;
 }
 
 /** What a guest's run leaves behind: its capability journal, outputs and log lines. */

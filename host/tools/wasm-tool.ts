@@ -47,8 +47,10 @@ export function wasmTool(loaded: LoadedTool, engine: Engine): WasmTool {
         signal: ctx.signal,
         maxCapabilityCalls: ctx.limits.maxCapabilityCalls,
         outputs,
+        ...(ctx.onLog === undefined ? {} : { onLog: ctx.onLog }),
+        ...(ctx.onCapabilityCall === undefined ? {} : { onCall: ctx.onCapabilityCall }),
       });
-      const result = await engine.execute({ module, input: ctx.inputBytes, limits: ctx.limits, broker: broker.handle });
+      const result = await engine.execute({ module, input: ctx.inputBytes, limits: ctx.limits, broker: broker.handle, ...(ctx.cancel === undefined ? {} : { signal: ctx.cancel }) });
       if (result.kind === 'fault') {
         return { kind: 'fault', error: { code: result.code, message: result.message, details: result.details, hint: ERROR_CODES[result.code].hint }, fuelUsed: result.fuelUsed, memoryPages: result.memoryPages, effects: broker.finish() };
       }

@@ -7,9 +7,9 @@ import path from 'node:path';
 import { stringify } from 'yaml';
 import { wat2wasm } from './wat.js';
 
-/** A fresh temporary directory, removed by the returned cleanup. */
-export function tempDir(prefix = 'helix-test-'): { dir: string; cleanup: () => void } {
-  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+/** A fresh temporary directory (under `parent`, default the OS temp dir), removed by the returned cleanup. */
+export function tempDir(prefix = 'helix-test-', parent: string = tmpdir()): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(path.join(parent, prefix));
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
