@@ -1,12 +1,13 @@
 #!/usr/bin/env node
-// The `helix` command line: validate toolpacks, list tools, call a tool. `helix --help` and
-// `helix <command> --help` describe every option.
+// The `helix` command line: validate toolpacks, list tools, call a tool, serve them over MCP.
+// `helix --help` and `helix <command> --help` describe every option.
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { packageRoot } from '../paths.js';
 import { registerArtifactCommands } from './artifact-command.js';
 import { callCommand } from './call-command.js';
 import { registerRunsCommands, verifyCommand } from './runs-command.js';
+import { serveCommand } from './serve-command.js';
 import { toolsCommand } from './tools-command.js';
 import { validateCommand } from './validate-command.js';
 import { EXIT } from './output.js';
@@ -60,6 +61,11 @@ hostOptions(
   .option('--idempotency-key <key>', 'dedupe retries of this exact request (16+ characters)')
   .option('--compact', 'print the envelope on one line')
   .action(callCommand);
+
+hostOptions(program.command('serve').description('serve the tools to an MCP client (an agent) over stdio; stdout is the protocol, stderr the log (exit 3 if the host cannot start)'))
+  .option('--home <dir>', 'Helix home holding the store (default: $HELIX_HOME or ./.helix)')
+  .option('--progress-interval-ms <n>', 'how often a long call sends progress to a client that asked for it, ms (default: 1000)', positiveInt('--progress-interval-ms'))
+  .action(serveCommand);
 
 registerRunsCommands(program);
 

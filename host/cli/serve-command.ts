@@ -1,0 +1,92 @@
+// `helix serve`: the MCP server on stdio. stdout carries nothing but the protocol; what it loaded,
+// how to connect and any trouble go to stderr. Startup is fail-closed (exit 3 before any
+// protocol traffic); stdin closing, SIGINT or SIGTERM stop it cleanly.
+import { fileURLToPath } from 'node:url';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { createHost, type Host } from '../host.js';
+import { startupBanner } from '../mcp/banner.js';
+import { createMcpServer, type HelixMcpServer } from '../mcp/server.js';
+import { EXIT, printError } from './output.js';
+
+/** Options of `helix serve`. */
+export interface ServeOptions {
+  readonly plugins?: string;
+  readonly policy?: string;
+  readonly home?: string;
+  readonly progressIntervalMs?: number;
+}
+
+/** Keeps stray console output of any library off stdout, where it would corrupt the protocol. */
+function consoleToStderr(): void {
+  const toStderr = (...args: unknown[]): void => console.error(...args);
+  console.log = toStderr;
+  console.info = toStderr;
+  console.debug = toStderr;
+}
+
+/** Loads the host and the MCP tool table; on failure prints why and sets exit code 3. */
+async function start(opts: ServeOptions): Promise<{ host: Host; mcp: HelixMcpServer } | undefined> {
+  let host: Host;
+  try {
+    host = await createHost({ pluginsDir: opts.plugins, policyFile: opts.policy, home: opts.home, progressIntervalMs: opts.progressIntervalMs });
+  } catch (err) {
+    printError(err);
+    process.exitCode = EXIT.startup;
+    return undefined;
+  }
+  try {
+    return { host, mcp: createMcpServer(host) };
+  } catch (err) {
+    printError(err);
+    await host.close();
+    process.exitCode = EXIT.startup;
+    return undefined;
+  }
+}
+
+/** Runs `helix serve` until stdin closes or a signal stops it. */
+export async function serveCommand(opts: ServeOptions): Promise<void> {
+  consoleToStderr();
+  const started = await start(opts);
+  if (started === undefined) return;
+  const { host, mcp } = started;
+  const extraArgs = opts.progressIntervalMs === undefined ? [] : ['--progress-interval-ms', String(opts.progressIntervalMs)];
+  const cliPath = fileURLToPath(new URL('./main.js', import.meta.url));
+  process.stderr.write(startupBanner(host, mcp.tools, { cliPath, plugins: opts.plugins, policy: opts.policy, extraArgs }));
+  if (process.stdin.isTTY) {
+    process.stderr.write(`stdin is a terminal: this server waits for an MCP client. Register it with one (above), or try it with\n  npx @modelcontextprotocol/inspector node ${cliPath} serve\nCtrl-C or Ctrl-D stops it.\n`);
+  }
+
+  let stopping: Promise<void> | undefined;
+  const stop = (why: string): Promise<void> => {
+    // Closing the connection aborts every request in flight, so their runs are cancelled and
+    // recorded as failed (R-TIMEOUT-CANCELLED); the host then drains them and closes the store.
+    if (stopping !== undefined) return stopping;
+    // Deferred a tick: closing the connection calls back into stop, which must see it started.
+    stopping = Promise.resolve().then(async () => {
+      process.stderr.write(`helix serve: ${why}; stopping\n`);
+      try {
+        await mcp.close();
+        await host.close();
+        process.stderr.write('helix serve: stopped\n');
+      } catch (err) {
+        printError(err);
+        process.exitCode = EXIT.failed;
+      }
+    });
+    return stopping;
+  };
+  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+    process.on(signal, () => {
+      // A second signal while stopping: the person wants out now.
+      if (stopping !== undefined) process.exit(code);
+      void stop(`${signal} received`);
+    });
+  }
+  process.stdin.once('end', () => void stop('stdin closed'));
+  // A client that dies without closing our stdin first leaves a broken pipe on stdout.
+  process.stdout.on('error', (err) => void stop(`stdout failed (${err.message})`));
+  mcp.server.onerror = (err) => process.stderr.write(`helix serve: protocol error: ${err.message}\n`);
+  mcp.server.onclose = () => void stop('connection closed');
+  await mcp.connect(new StdioServerTransport());
+}

@@ -1,0 +1,76 @@
+// `tools/call`: an MCP call becomes a request envelope for Host.call, with the request's abort
+// signal (notifications/cancelled stops the run), progress for a progress token, and the guest's
+// log lines as notifications/message at the client's level.
+import { randomUUID } from 'node:crypto';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import { ErrorCode, McpError, type CallToolRequest, type CallToolResult, type ServerNotification, type ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { RequestEnvelopeInput } from '../../abi/index.js';
+import type { CallOptions } from '../call.js';
+import type { Host } from '../host.js';
+import { logNotification, mcpLevelOf, type LogLevelGate } from './logging.js';
+import { toolResult } from './results.js';
+import type { ExposedTool } from './tools.js';
+
+/** The SDK's per-request handle: abort signal, `_meta`, notifications tied to the request. */
+export type RequestExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/** What the tools/call handler works with. */
+export interface CallToolContext {
+  readonly host: Host;
+  /** MCP tool name -> the tool behind it. */
+  readonly tools: ReadonlyMap<string, ExposedTool>;
+  readonly logLevel: LogLevelGate;
+  /** The request envelope's `context.actor_id`, e.g. `mcp://claude-ai`. */
+  readonly actor: () => string;
+}
+
+/** Progress as MCP sees it: elapsed milliseconds, strictly increasing, with a readable message. */
+function progressReporter(toolId: string, token: string | number, extra: RequestExtra): NonNullable<CallOptions['onProgress']> {
+  let last = 0;
+  return (p) => {
+    if (p.elapsed_ms <= last) return;
+    last = p.elapsed_ms;
+    const calls = `${p.capability_calls} capability call${p.capability_calls === 1 ? '' : 's'}`;
+    const message = `${toolId}: running for ${(p.elapsed_ms / 1000).toFixed(1)} s, ${calls}`;
+    // A client that went away cannot be told; the call itself goes on to its own end.
+    extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: p.elapsed_ms, message } }).catch(() => undefined);
+  };
+}
+
+/**
+ * The run id a call will have, from a dry run of the same request (validated and authorized,
+ * never executed), so live log lines can name their run: the host reports a call's run id only
+ * with its response. For a toolpack the identity depends only on the request, the tool and the
+ * policy, so the dry run and the call agree. A dry run that fails has failed exactly as the call
+ * would, before anything ran: its envelope is the answer.
+ */
+async function predictRun(host: Host, request: RequestEnvelopeInput): Promise<{ runId: string | null; failed?: Awaited<ReturnType<Host['call']>> }> {
+  const dry = await host.call({ ...request, dry_run: true });
+  return dry.status === 'success' ? { runId: dry.run_id } : { runId: dry.run_id, failed: dry };
+}
+
+/** Handles one tools/call request. Tool failures come back as isError results, never thrown. */
+export async function callTool(ctx: CallToolContext, params: CallToolRequest['params'], extra: RequestExtra): Promise<CallToolResult> {
+  const exposed = ctx.tools.get(params.name);
+  if (exposed === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`, { name: params.name });
+  const { tool } = exposed;
+  const callId = randomUUID();
+  const request: RequestEnvelopeInput = { call_id: callId, tool_id: tool.id, tool_version: tool.version, input: params.arguments ?? {}, context: { actor_id: ctx.actor() } };
+  const options: { -readonly [K in keyof CallOptions]: CallOptions[K] } = { signal: extra.signal };
+  const token = extra._meta?.progressToken;
+  if (token !== undefined) options.onProgress = progressReporter(tool.id, token, extra);
+  // Only a toolpack granted log.emit can log; the dry run is spent only where lines can come.
+  if (tool.kind === 'wasm' && tool.capabilities.includes('log.emit') && ctx.logLevel.allowsGuestLines()) {
+    const predicted = await predictRun(ctx.host, request);
+    if (predicted.failed !== undefined) return toolResult(predicted.failed, exposed.wrapsOutput);
+    const ids = { tool_id: tool.id, run_id: predicted.runId, call_id: callId };
+    options.onLog = (line) => {
+      if (!ctx.logLevel.allows(mcpLevelOf(line.level))) return;
+      extra.sendNotification(logNotification(line, ids)).catch(() => undefined);
+    };
+  }
+  // A request cancelled already gets no answer (the SDK drops it); do not start a run for it.
+  if (extra.signal.aborted) throw new McpError(ErrorCode.RequestTimeout, 'The request was cancelled before the call started.');
+  const response = await ctx.host.call(request, options);
+  return toolResult(response, exposed.wrapsOutput);
+}

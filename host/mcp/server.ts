@@ -1,0 +1,89 @@
+// The Helix MCP server (DESIGN.md section 11): the SDK's low-level Server wired to a Host, so
+// the tools' own JSON Schemas pass through untouched (the high-level McpServer wants zod).
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  CallToolRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  ReadResourceRequestSchema,
+  SetLevelRequestSchema,
+  type LoggingLevel,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { Host } from '../host.js';
+import { packageRoot } from '../paths.js';
+import { callTool, type CallToolContext } from './call-tool.js';
+import { LogLevelGate } from './logging.js';
+import { ARTIFACT_TEMPLATE, DEFAULT_READ_BOUNDS, listArtifactResources, readArtifactResource, type ReadBounds } from './resources.js';
+import { exposeTools, type ExposedTool } from './tools.js';
+
+/** Options of createMcpServer; everything has a default. */
+export interface McpServerOptions {
+  /** Bounds of `resources/read`; default 1 MiB of text, 4 MiB of binary. */
+  readonly readBounds?: ReadBounds;
+  /** The logging level before the client sets one; default info. */
+  readonly logLevel?: LoggingLevel;
+}
+
+/** A Helix MCP server, not yet connected. */
+export interface HelixMcpServer {
+  /** The SDK server (for a transport, or a test's in-memory pair). */
+  readonly server: Server;
+  /** The MCP tools and the Helix tools behind them. */
+  readonly tools: readonly ExposedTool[];
+  connect(transport: Transport): Promise<void>;
+  /** Closes the connection; calls in flight are cancelled (their runs recorded as failed). */
+  close(): Promise<void>;
+}
+
+const INSTRUCTIONS = [
+  'Helix runs sandboxed WebAssembly tools. Every call is a recorded run: the result carries its run id in _meta["helix/run_id"], and a repeated identical call replays the stored result instead of running again.',
+  'Files enter as artifacts (artifact_import, under the operator\'s import roots) and are passed to tools by id (art_...); tool outputs that are files come back as artifact ids.',
+  'Read an artifact as the resource helix://artifact/<id>, or look at it with artifact_preview. A failed call returns isError with the error envelope: its error.code, message and hint say what to fix.',
+].join(' ');
+
+function helixVersion(): string {
+  return (JSON.parse(readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+}
+
+/**
+ * Creates the MCP server over `host`: one MCP tool per tool id, artifacts as resources, logging.
+ * Throws (before anything is connected) when tool names collide.
+ */
+export function createMcpServer(host: Host, options: McpServerOptions = {}): HelixMcpServer {
+  const tools = exposeTools(host.tools());
+  const byName = new Map(tools.map((t) => [t.name, t]));
+  const bounds = options.readBounds ?? DEFAULT_READ_BOUNDS;
+  const logLevel = new LogLevelGate(options.logLevel);
+  const server = new Server(
+    { name: 'helix', title: 'Helix', version: helixVersion() },
+    { capabilities: { tools: { listChanged: false }, resources: { listChanged: false, subscribe: false }, logging: {} }, instructions: INSTRUCTIONS },
+  );
+  const ctx: CallToolContext = {
+    host,
+    tools: byName,
+    logLevel,
+    actor: () => `mcp://${server.getClientVersion()?.name ?? 'client'}`,
+  };
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.map((t) => t.definition) }));
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) => callTool(ctx, request.params, extra));
+  server.setRequestHandler(ListResourcesRequestSchema, (request) => listArtifactResources(host.store, request.params?.cursor));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [ARTIFACT_TEMPLATE] }));
+  server.setRequestHandler(ReadResourceRequestSchema, (request) => readArtifactResource(host.store, request.params.uri, bounds));
+  // Replaces the SDK's own handler: the level also decides whether a call listens for log lines.
+  server.setRequestHandler(SetLevelRequestSchema, (request) => {
+    logLevel.set(request.params.level);
+    return {};
+  });
+
+  return {
+    server,
+    tools,
+    connect: (transport) => server.connect(transport),
+    close: () => server.close(),
+  };
+}

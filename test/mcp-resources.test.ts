@@ -1,0 +1,81 @@
+// Artifacts as MCP resources through the built `helix serve` with the bundled plugins: every page
+// of a store of more than one page, reads at the real bounds, and a tool's output artifact read
+// back by its handle.
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import type { CallToolResult, Resource } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { importInline } from '../host/artifacts/index.js';
+import { DEFAULT_READ_BOUNDS, RESOURCE_PAGE_SIZE } from '../host/mcp/resources.js';
+import { openStore } from '../host/store/open-store.js';
+import { tempDir } from './helpers/toolpack.js';
+import { serveWithClient, type Served } from './fixtures/mcp/serve.js';
+
+const home = tempDir('helix-mcp-res-');
+const ids: Record<string, string> = {};
+const small: string[] = [];
+const bigBinary = randomBytes(DEFAULT_READ_BOUNDS.blobMaxBytes - 1000);
+let served: Served;
+
+beforeAll(async () => {
+  // Filled in-process before the server starts: the store is shared by processes, and this is
+  // much faster than a hundred imports through a client.
+  const store = openStore(path.join(home.dir));
+  try {
+    for (let i = 0; i < RESOURCE_PAGE_SIZE + 5; i++) small.push((await importInline(store, `note ${i}\n`, { label: `note ${i}` })).id);
+    ids.fasta = (await importInline(store, '>r1 first\nACGTTT\n>r2\nGGGCCA\n', { label: 'reads' })).id;
+    ids.bigText = (await importInline(store, `${'ACGT'.repeat(20)}\n`.repeat(Math.ceil((DEFAULT_READ_BOUNDS.textMaxBytes * 1.5) / 81)), { label: 'big text' })).id;
+    ids.binary = (await importInline(store, bigBinary, { label: 'binary' })).id;
+    ids.tooBig = (await importInline(store, randomBytes(DEFAULT_READ_BOUNDS.blobMaxBytes + 1), { label: 'too big' })).id;
+  } finally {
+    await store.close();
+  }
+  served = await serveWithClient(['--home', home.dir]);
+}, 120_000);
+afterAll(async () => {
+  await served?.close();
+  home.cleanup();
+});
+
+const uri = (id: string): string => `helix://artifact/${id}`;
+
+describe('helix serve: artifact resources', () => {
+  it('resources/list pages through every artifact in creation order', async () => {
+    const all: Resource[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = await served.client.listResources(cursor === undefined ? {} : { cursor });
+      all.push(...page.resources);
+      cursor = page.nextCursor;
+      pages += 1;
+    } while (cursor !== undefined);
+    expect(pages).toBe(2);
+    expect(all.map((r) => r.uri)).toEqual([...small, ids.fasta, ids.bigText, ids.binary, ids.tooBig].map((id) => uri(id!)));
+    expect(all[0]).toMatchObject({ name: 'note 0', mimeType: 'text/plain', size: 7 });
+  });
+
+  it('resources/read returns text above 1 MiB as its preview with a note on how to get the bytes', async () => {
+    const { contents } = await served.client.readResource({ uri: uri(ids.bigText!) });
+    const c = contents[0] as { text: string; _meta: Record<string, unknown> };
+    expect(c.text.length).toBeLessThan(10_000);
+    expect(c.text).toMatch(/^ACGT/);
+    expect(c.text).toContain(`above the ${DEFAULT_READ_BOUNDS.textMaxBytes}-byte bound`);
+    expect(c._meta).toMatchObject({ 'helix/truncated': true });
+  });
+
+  it('resources/read returns binary up to 4 MiB as base64, and refuses a larger artifact', async () => {
+    const { contents } = await served.client.readResource({ uri: uri(ids.binary!) });
+    expect(contents[0]).toMatchObject({ mimeType: 'application/octet-stream' });
+    expect(Buffer.from((contents[0] as { blob: string }).blob, 'base64').equals(bigBinary)).toBe(true);
+    await expect(served.client.readResource({ uri: uri(ids.tooBig!) })).rejects.toThrow(/above the 4194304-byte bound.*helix artifact export/);
+  });
+
+  it('an artifact a tool creates is readable by the handle in its output', async () => {
+    const r = (await served.client.callTool({ name: 'seq-revcomp', arguments: { fasta: ids.fasta } })) as CallToolResult;
+    expect(r.isError).toBeFalsy();
+    const out = r.structuredContent as { revcomp: string };
+    const { contents } = await served.client.readResource({ uri: uri(out.revcomp) });
+    expect(contents[0]).toMatchObject({ mimeType: 'text/x-fasta', text: '>r1 first revcomp\nAAACGT\n>r2 revcomp\nTGGCCC\n' });
+  });
+});
