@@ -6,7 +6,10 @@ import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import createPlugin from '@extism/extism';
 import { parse as parseYaml } from 'yaml';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { createEngine, createHost, findManifests, loadToolpacksOrThrow, type Host } from '../host/index.js';
+import { createMcpServer } from '../host/mcp/index.js';
 import { engineModule } from '../host/engine/engine.js';
 import { loadPolicy } from '../host/policy/load-policy.js';
 import { packageRoot } from '../host/paths.js';
@@ -107,6 +110,22 @@ async function main(): Promise<void> {
     if (!r.replayed) throw new Error('expected a replay');
   };
   const replay = await latency(replayCall, N_LATENCY, 100);
+
+  // The same recorded call as an MCP tools/call, client and server in one process over the
+  // SDK's in-memory transport: what the MCP layer adds (JSON-RPC, result shaping) to host.call.
+  const mcp = createMcpServer(host);
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await mcp.connect(serverSide);
+  const client = new Client({ name: 'bench', version: '1' });
+  await client.connect(clientSide);
+  const mcpCall = async () => {
+    const r = await client.callTool({ name: 'bench-echo', arguments: { ...INPUT, n: n++ } });
+    if (r.isError === true || (r._meta as Record<string, unknown>)['helix/replayed'] !== false) throw new Error(`bench-echo over MCP did not execute: ${JSON.stringify(r.content)}`);
+  };
+  const mcpRecorded = await latency(mcpCall, Math.min(N_LATENCY, 1000), 100);
+  const mcpTput = await throughput(Array.from({ length: threads * 8 }, () => mcpCall), Math.min(N_THROUGHPUT, 5000));
+  await client.close();
+  await mcp.close();
   await host.close();
   rmSync(home, { recursive: true, force: true });
 
@@ -140,6 +159,12 @@ async function main(): Promise<void> {
   say('| --- | --- | --- | --- |');
   say(row(['host.call, new run (two durable commits)', recorded.median, recorded.p99, recordedTput]));
   say(row(['host.call, replay of a succeeded run', replay.median, replay.p99, '-']));
+  say('');
+  say('## The same call through MCP: tools/call from the SDK client, in-memory transport');
+  say('');
+  say('| path | median µs | p99 µs | calls/s | median vs host.call | calls/s vs host.call |');
+  say('| --- | --- | --- | --- | --- | --- |');
+  say(row(['tools/call, new run', mcpRecorded.median, mcpRecorded.p99, mcpTput, mcpRecorded.median / recorded.median, mcpTput / recordedTput]));
   say('');
 
   // Fuel overhead on a compute-heavy plugin, both in-process on reused instances.
