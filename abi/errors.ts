@@ -65,6 +65,18 @@ export const ERROR_CODES = {
     message: 'The request body cannot be sent.',
     hint: 'Send a body only with POST, PUT, PATCH or DELETE, and give valid base64 when body_encoding is base64.',
   },
+  'I-REQ-TOOLPACK-NAME': {
+    message: 'The toolpack name cannot be used.',
+    hint: 'Start with a letter and use letters, digits and single hyphens or underscores between them, e.g. hello-tool.',
+  },
+  'I-REQ-TOOL-ID': {
+    message: 'The tool id is not dotted lowercase segments.',
+    hint: 'Pass --id with lowercase segments joined by dots, each starting with a letter, e.g. --id seq.my_tool.',
+  },
+  'I-REQ-TARGET-NOT-EMPTY': {
+    message: 'The target directory exists and is not empty.',
+    hint: 'Choose another name or --dir, or remove the directory first.',
+  },
   'A-AUTH-TOOL-DENIED': {
     message: 'The policy does not allow this tool.',
     hint: "Add the tool id to the policy's tools.allow list.",
@@ -216,6 +228,10 @@ export const ERROR_CODES = {
   'S-TOOL-INSTANTIATE': {
     message: 'The tool module could not be instantiated.',
     hint: 'The module failed while starting; report it to its author with details.',
+  },
+  'S-TOOL-EXTISM-ERROR': {
+    message: 'The Extism plugin reported an error.',
+    hint: 'details.plugin_error carries the plugin\'s message (extism_error_set) or details.return_code its non-zero result; report it to the plugin\'s author with the input.',
   },
   'S-TOOL-WORKER-LOST': {
     message: 'The worker running the tool stopped unexpectedly.',

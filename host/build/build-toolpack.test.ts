@@ -122,3 +122,101 @@ describe('findToolpackDirs', () => {
     expect(await findToolpackDirs(base)).toEqual([path.join(base, 'b-pack'), path.join(base, 'group/a-pack')]);
   });
 });
+
+describe('buildToolpack for C packs (src/*.c, no asconfig.json)', () => {
+  const GREET = [
+    '#define HELIX_IMPLEMENTATION',
+    '#include "helix.h"',
+    'static helix_result handle(const helix_value *input) {',
+    '  const char *name = helix_get_string(input, "name");',
+    '  if (!name) return helix_error(HELIX_INVALID_INPUT, "name is required", "pass {\\"name\\": \\"...\\"}");',
+    '  return helix_ok_json("true", 4);',
+    '}',
+    'HELIX_TOOL(handle)',
+    '',
+  ].join('\n');
+
+  /** A C pack whose manifest has no digest yet, as `helix new --lang c` leaves it. */
+  async function cPack(source: string = GREET, extra: Record<string, string> = {}): Promise<string> {
+    const dir = path.join(root, 'c-packs', `greet-${++copies}`);
+    await mkdir(path.join(dir, 'src'), { recursive: true });
+    await writeFile(path.join(dir, 'src/main.c'), source);
+    for (const [name, text] of Object.entries(extra)) await writeFile(path.join(dir, name), text);
+    await writeFile(
+      path.join(dir, 'greet.tool.yaml'),
+      '# a C pack\nid: c.greet\nversion: 1.0.0\nabi: helix/v1\nmodule: build/greet.wasm\nentrypoint: execute\ndeterministic: pure\n',
+    );
+    return dir;
+  }
+
+  it('compiles with clang, inserts the digest, and builds the same bytes twice and from another directory', async () => {
+    const dir = await cPack();
+    const first = await buildToolpack(dir);
+    const bytes = await readFile(first.modulePath);
+    expect(first.modulePath).toBe(path.join(dir, 'build/greet.wasm'));
+    expect(first.digest).toBe(sha256(bytes));
+    expect(await readFile(first.manifestPath, 'utf8')).toMatch(new RegExp(`^entrypoint: execute\\ndigest: ${first.digest}$`, 'm'));
+    expect(WebAssembly.Module.exports(new WebAssembly.Module(bytes)).map((e) => e.name).sort()).toEqual(['alloc', 'dealloc', 'execute', 'helix_panic', 'memory']);
+    expect(WebAssembly.Module.imports(new WebAssembly.Module(bytes))).toEqual([]);
+    const second = await buildToolpack(dir);
+    expect(second).toEqual({ ...first, changed: false });
+    const elsewhere = await buildToolpack(await cPack());
+    expect(elsewhere.digest).toBe(first.digest);
+  }, 60_000);
+
+  it('gives the same bytes whether or not a wasm-opt is on PATH', async () => {
+    const plain = await buildToolpack(await cPack());
+    const saved = process.env.PATH;
+    // npm puts binaryen's wasm-opt here; clang would run it on an optimised link.
+    process.env.PATH = `${path.join(REPO, 'node_modules/.bin')}${path.delimiter}${saved}`;
+    try {
+      expect((await buildToolpack(await cPack())).digest).toBe(plain.digest);
+    } finally {
+      process.env.PATH = saved;
+    }
+  }, 60_000);
+
+  it('reports clang diagnostics with the file and line, and writes nothing', async () => {
+    const dir = await cPack('#define HELIX_IMPLEMENTATION\n#include "helix.h"\nstatic helix_result handle(const helix_value *input) { return missing(input); }\nHELIX_TOOL(handle)\n');
+    const manifestBefore = await readFile(path.join(dir, 'greet.tool.yaml'), 'utf8');
+    const error = (await buildToolpack(dir).catch((caught: unknown) => caught)) as ToolpackBuildError;
+    expect(error).toBeInstanceOf(ToolpackBuildError);
+    expect(error.message).toMatch(/compile failed/);
+    expect(error.diagnostics).toMatch(/src\/main\.c:3:\d+: error: implicit declaration of function 'missing'/);
+    expect(await readFile(path.join(dir, 'greet.tool.yaml'), 'utf8')).toBe(manifestBefore);
+    await expect(readFile(path.join(dir, 'build/greet.wasm'))).rejects.toThrow(/ENOENT/);
+  }, 60_000);
+
+  it('says to define HELIX_IMPLEMENTATION when the SDK was only declared', async () => {
+    const dir = await cPack(GREET.replace('#define HELIX_IMPLEMENTATION\n', ''));
+    await expect(buildToolpack(dir)).rejects.toThrow(/undefined symbol: helix_\w+[\s\S]*hint: define HELIX_IMPLEMENTATION before including helix\.h in exactly one \.c file/);
+  }, 60_000);
+
+  it('says there is no libc when a source calls one of its functions', async () => {
+    const dir = await cPack(GREET.replace('return helix_ok_json("true", 4);', 'extern int puts(const char *); puts(name); return helix_ok_json("true", 4);'));
+    await expect(buildToolpack(dir)).rejects.toThrow(/hint: there is no libc: puts must come from your sources/);
+  }, 60_000);
+
+  it('refuses a module without the execute export, saying how the C SDK defines it', async () => {
+    const dir = await cPack(GREET.replace('HELIX_TOOL(handle)', 'helix_result (*keep)(const helix_value *) = handle;'));
+    await expect(buildToolpack(dir)).rejects.toThrow(/entrypoint execute is not an exported function/);
+  }, 60_000);
+
+  it('names the package to install when clang cannot be found', async () => {
+    const dir = await cPack();
+    const saved = process.env.HELIX_CLANG;
+    process.env.HELIX_CLANG = path.join(root, 'no-such-clang');
+    try {
+      await expect(buildToolpack(dir)).rejects.toThrow(/clang not found \(.*no-such-clang\): C toolpacks need clang and wasm-ld\nhint: apt-get install clang lld/);
+    } finally {
+      if (saved === undefined) delete process.env.HELIX_CLANG;
+      else process.env.HELIX_CLANG = saved;
+    }
+  });
+
+  it('refuses a pack with neither asconfig.json nor C sources', async () => {
+    const dir = await cPack();
+    await rm(path.join(dir, 'src'), { recursive: true });
+    await expect(buildToolpack(dir)).rejects.toThrow(/nothing to build: no asconfig\.json \(AssemblyScript: entries, outFile, options\) and no src\/\*\.c/);
+  });
+});

@@ -1,11 +1,14 @@
 // Builds toolpacks: compiles a pack's AssemblyScript with asc's programmatic API (no child
-// process), checks the module against the manifest's ABI and pins its sha256 digest.
+// process) or its C sources with clang (compile-c.ts), checks the module against the manifest's
+// ABI and pins its sha256 digest.
 
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { loadAsc, type AscOutputStream } from './asc-api.js';
 import { checkModule } from './check-module.js';
+import { C_SOURCE_DIR, CCompileError, compileC, findCSources } from './compile-c.js';
 import { moduleDigest, readManifestFields, withDigest } from './manifest-digest.js';
+import { bundledSdkModulesDir, sdkAwareReadFile } from './sdk-path.js';
 
 /** What one build produced. */
 export interface BuildToolpackResult {
@@ -51,11 +54,18 @@ export async function buildToolpack(dir: string): Promise<BuildToolpackResult> {
   const manifestText = await readFile(manifestPath, 'utf8');
   const manifest = wrap(packDir, () => readManifestFields(manifestText, manifestPath));
   const modulePath = path.resolve(path.dirname(manifestPath), manifest.module);
-  // Without its config asc prints its usage and succeeds, so check first.
+  // Without its config asc prints its usage and succeeds, so check first. A pack without one
+  // is a C pack when it has sources in src/.
   const configExists = await readFile(path.join(packDir, 'asconfig.json')).then(() => true, () => false);
-  if (!configExists) throw new ToolpackBuildError(`${packDir}: missing asconfig.json (entries, outFile, options)`, packDir);
+  const cSources = configExists ? [] : await findCSources(packDir);
+  if (!configExists && cSources.length === 0) {
+    throw new ToolpackBuildError(
+      `${packDir}: nothing to build: no asconfig.json (AssemblyScript: entries, outFile, options) and no ${C_SOURCE_DIR}/*.c (C with sdk-guest/c/helix.h)`,
+      packDir,
+    );
+  }
 
-  const outputs = await compile(packDir);
+  const outputs = configExists ? await compile(packDir) : new Map([[modulePath, await compileCPack(packDir, cSources)]]);
   const bytes = outputs.get(modulePath);
   if (!bytes) {
     const written = [...outputs.keys()].map((file) => path.relative(packDir, file)).join(', ') || 'nothing';
@@ -64,7 +74,9 @@ export async function buildToolpack(dir: string): Promise<BuildToolpackResult> {
       packDir,
     );
   }
-  const problems = checkModule(bytes, manifest);
+  const problems = checkModule(bytes, manifest).map((problem) =>
+    configExists ? problem : problem.replace('re-export it from @helix/sdk-as', 'define HELIX_IMPLEMENTATION in one .c file and name the handler with HELIX_TOOL(handler)'),
+  );
   if (problems.length > 0) throw new ToolpackBuildError(`${modulePath}: ${problems.join('; ')}`, packDir);
 
   for (const [file, contents] of outputs) await writeIfDifferent(file, contents);
@@ -117,9 +129,13 @@ async function compile(packDir: string): Promise<Map<string, Uint8Array>> {
   const stderr: AscOutputStream = {
     write: (chunk) => void (diagnostics += typeof chunk === 'string' ? chunk : decoder.decode(chunk)),
   };
-  const result = await asc.main(['--config', 'asconfig.json', '--baseDir', packDir, '--noColors'], {
+  // A pack outside the repository finds @helix/sdk-as through Helix's own copy (sdk-path.ts).
+  const sdkModules = bundledSdkModulesDir();
+  const sdkPath = sdkModules === undefined ? [] : ['--path', sdkModules];
+  const result = await asc.main(['--config', 'asconfig.json', '--baseDir', packDir, '--noColors', ...sdkPath], {
     stdout: { write: () => undefined },
     stderr,
+    readFile: sdkAwareReadFile(path.join(packDir, 'asconfig.json'), sdkModules),
     writeFile: (file, contents, baseDir) => {
       const bytes = typeof contents === 'string' ? new TextEncoder().encode(contents) : contents;
       outputs.set(path.resolve(baseDir, file), bytes);
@@ -134,6 +150,15 @@ async function compile(packDir: string): Promise<Map<string, Uint8Array>> {
     throw new ToolpackBuildError(`${packDir}: compile failed:\n${text}${hint}`, packDir, text);
   }
   return outputs;
+}
+
+async function compileCPack(packDir: string, sources: readonly string[]): Promise<Uint8Array> {
+  try {
+    return await compileC(packDir, sources);
+  } catch (error) {
+    if (error instanceof CCompileError) throw new ToolpackBuildError(`${packDir}: ${error.message}`, packDir, error.diagnostics);
+    throw error;
+  }
 }
 
 async function writeIfDifferent(file: string, contents: Uint8Array): Promise<void> {

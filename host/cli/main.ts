@@ -1,13 +1,17 @@
 #!/usr/bin/env node
-// The `helix` command line: validate toolpacks, list tools, call a tool, serve them over MCP.
+// The `helix` command line: validate toolpacks, list tools, call a tool, serve them over MCP,
+// and the plugin author's loop: new, build, test.
 // `helix --help` and `helix <command> --help` describe every option.
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { packageRoot } from '../paths.js';
 import { registerArtifactCommands } from './artifact-command.js';
+import { buildCommand } from './build-command.js';
 import { callCommand } from './call-command.js';
+import { newCommand, TEMPLATE_LANGS } from './new-command.js';
 import { registerRunsCommands, verifyCommand } from './runs-command.js';
 import { serveCommand } from './serve-command.js';
+import { testCommand } from './test-command.js';
 import { toolsCommand } from './tools-command.js';
 import { validateCommand } from './validate-command.js';
 import { EXIT } from './output.js';
@@ -66,6 +70,31 @@ hostOptions(program.command('serve').description('serve the tools to an MCP clie
   .option('--home <dir>', 'Helix home holding the store (default: $HELIX_HOME or ./.helix)')
   .option('--progress-interval-ms <n>', 'how often a long call sends progress to a client that asked for it, ms (default: 1000)', positiveInt('--progress-interval-ms'))
   .action(serveCommand);
+
+program
+  .command('new')
+  .description('create a toolpack from a template: source, manifest, schemas, fixtures (exit 2 on a bad name or id, or a non-empty target)')
+  .argument('<name>', 'directory name of the new pack, e.g. hello-tool')
+  .addOption(new Option('--lang <lang>', 'language of the template').choices(TEMPLATE_LANGS).default('as'))
+  .option('--id <id>', 'tool id (default from the name: hello-tool gives hello.tool)')
+  .option('--dir <parent>', 'directory to create the pack in', '.')
+  .option('--description <text>', "the manifest's description, which agents read to choose the tool")
+  .action(newCommand);
+
+program
+  .command('build')
+  .description('compile the toolpack in DIR, or every toolpack under it, and write each module digest into its manifest (exit 1 with the compiler message on failure)')
+  .argument('[dir]', 'a toolpack directory, or a directory holding toolpacks', '.')
+  .action(buildCommand);
+
+program
+  .command('test')
+  .description("run every fixture of the toolpack(s) in DIR through a real host: one line per fixture, a summary (exit 0 all passed, 1 a failure, 3 the host refused to start)")
+  .argument('[dir]', 'a toolpack directory, or a directory holding toolpacks', '.')
+  .option('--policy <file>', 'policy file (default: the bundled default policy)')
+  .option('--home <dir>', 'keep the runs in this Helix home (default: a temporary store, removed afterwards)')
+  .option('--json', 'print the results as JSON')
+  .action(testCommand);
 
 registerRunsCommands(program);
 
