@@ -6,11 +6,12 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import { DEFAULT_ENTRYPOINT } from '../../abi/index.js';
+import { DEFAULT_ENTRYPOINT, type AbiId } from '../../abi/index.js';
 import type { LoadedTool } from '../loader/load-toolpacks.js';
 import { packageRoot } from '../paths.js';
 import type { EffectiveLimits } from '../policy/rules.js';
 import { instrumentModule, type InstrumentResult } from '../wasm/index.js';
+import { createExtismEngine, type ExtismEngine } from './extism.js';
 import { Lane, type LaneBroker } from './lane.js';
 import type { ExecuteFault, ExecuteResult, ExecuteTask, LaneStart } from './protocol.js';
 
@@ -46,6 +47,8 @@ export interface EngineConfig {
 /** A module as the engine runs it: checked, instrumented for one memory cap, compiled. */
 export interface EngineModule {
   readonly digest: string;
+  /** helix/v1 runs on the engine's lanes, extism/v1 on @extism/extism (extism.ts). */
+  readonly abi: AbiId;
   readonly entrypoint: string;
   /** The module as built, for instrumenting variants with a smaller memory cap. */
   readonly bytes: Uint8Array;
@@ -57,7 +60,7 @@ export interface EngineModule {
 
 /** The engine's view of a loaded toolpack. */
 export function engineModule(tool: LoadedTool): EngineModule {
-  return { digest: tool.manifest.digest, entrypoint: tool.manifest.entrypoint ?? DEFAULT_ENTRYPOINT, bytes: tool.module.bytes, instrumented: tool.module.instrumented, compiled: tool.module.compiled, cap: tool.limits.maxMemoryPages };
+  return { digest: tool.manifest.digest, abi: tool.manifest.abi, entrypoint: tool.manifest.entrypoint ?? DEFAULT_ENTRYPOINT, bytes: tool.module.bytes, instrumented: tool.module.instrumented, compiled: tool.module.compiled, cap: tool.limits.maxMemoryPages };
 }
 
 /** One call for the engine. */
@@ -153,6 +156,8 @@ export function createEngine(options: EngineOptions = {}): Engine {
   const queue: Job[] = [];
   let closed = false;
   let running = 0;
+  // Extism plugins bring their own workers; the engine starts that runtime only when needed.
+  let extism: ExtismEngine | undefined;
 
   const onLaneEnd = (lane: Lane): void => {
     lanes.delete(lane);
@@ -251,6 +256,10 @@ export function createEngine(options: EngineOptions = {}): Engine {
     config,
     async execute({ module, input, limits, broker, signal }) {
       if (closed) return engineFault('S-TOOL-WORKER-LOST', 'The engine is closed.', {});
+      if (module.abi === 'extism/v1') {
+        extism ??= createExtismEngine(config);
+        return extism.execute({ module, input, limits, broker, ...(signal === undefined ? {} : { signal }) });
+      }
       let variant: Variant;
       try {
         variant = await variantFor(module, limits.maxMemoryPages);
@@ -284,6 +293,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
       closed = true;
       for (const job of queue.splice(0)) finish(job, engineFault('S-TOOL-WORKER-LOST', 'The engine closed before the call ran.', {}));
       await Promise.all([...lanes].map((lane) => lane.shutdown()));
+      await extism?.close();
       await pool.destroy();
     },
   };

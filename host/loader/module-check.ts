@@ -1,6 +1,7 @@
-// Checks a toolpack's module against the helix/v1 ABI: digest, decodable instruction set,
-// required exports with exact signatures, the one permitted import, memory rules; then
-// instruments it (fuel, memory cap) and compiles it, so a module that loads will run.
+// Checks a toolpack's module against its ABI: digest, decodable instruction set, required
+// exports with exact signatures, permitted imports, memory rules (helix/v1, or extism/v1 with
+// the Extism kernel and the broker's host function); then instruments it (fuel, memory cap) and
+// compiles it, so a module that loads will run.
 import {
   CAPABILITY_CALL_SIGNATURE,
   DEFAULT_ENTRYPOINT,
@@ -14,6 +15,7 @@ import {
   type Signature,
   type ToolManifest,
 } from '../../abi/index.js';
+import { EXTISM_CAPABILITY_CALL, EXTISM_CAPABILITY_CALL_SIGNATURE, EXTISM_ENTRY_SIGNATURE, EXTISM_ENV_MODULE, EXTISM_KERNEL_IMPORTS, EXTISM_REFUSED_EXPORTS, EXTISM_USER_MODULE } from '../engine/extism-abi.js';
 import { sha256Digest } from '../hashing.js';
 import { decodeModule, instrumentModule, MemoryCapError, WasmDecodeError, type FuncType, type InstrumentResult, type ModuleInfo } from '../wasm/index.js';
 
@@ -43,10 +45,6 @@ export async function checkModule(
   if (digest !== manifest.digest) {
     problems.push({ field: 'digest', reason: `D-DATA-DIGEST-MISMATCH: the module's digest is ${digest}, the manifest says ${manifest.digest}; rebuild (npm run build) or fix the manifest` });
   }
-  if (manifest.abi !== 'helix/v1') {
-    problems.push({ field: 'abi', reason: `${manifest.abi} toolpacks are not supported by this host yet; use helix/v1` });
-    return { ok: false, problems };
-  }
   let info: ModuleInfo;
   try {
     info = decodeModule(bytes);
@@ -57,7 +55,9 @@ export async function checkModule(
     }
     throw err;
   }
-  problems.push(...checkExports(info, manifest.entrypoint ?? DEFAULT_ENTRYPOINT), ...checkImports(info), ...checkMemory(info));
+  if (manifest.abi === 'extism/v1') problems.push(...checkExtism(info, manifest.entrypoint));
+  else problems.push(...checkExports(info, manifest.entrypoint ?? DEFAULT_ENTRYPOINT), ...checkImports(info));
+  problems.push(...checkMemory(info));
   if (problems.length > 0) return { ok: false, problems };
 
   let instrumented: InstrumentResult;
@@ -77,6 +77,17 @@ export async function checkModule(
   } catch (err) {
     problems.push({ field: 'module', reason: `ABI-MODULE-001: the engine refuses the module: ${(err as Error).message}` });
     return { ok: false, problems };
+  }
+  if (manifest.abi === 'extism/v1') {
+    // Extism instantiates the plugin in its own worker, where a failure (a data segment out of
+    // bounds, say) is an uncaught exception of the host process: find it here instead. No guest
+    // code runs: the start function is an export after instrumentation.
+    try {
+      new WebAssembly.Instance(compiled, stubImports(info));
+    } catch (err) {
+      problems.push({ field: 'module', reason: `ABI-EXTISM-001: the module cannot be instantiated: ${(err as Error).message}` });
+      return { ok: false, problems };
+    }
   }
   return { ok: true, module: { bytes, info, instrumented, compiled } };
 }
@@ -145,7 +156,55 @@ function checkImports(info: ModuleInfo): ModuleProblem[] {
 function checkMemory(info: ModuleInfo): ModuleProblem[] {
   const problems: ModuleProblem[] = [];
   for (const [i, m] of info.memories.entries()) {
-    if (m.memory64) problems.push({ field: 'module', reason: `ABI-MEMORY-001: memory ${i} is 64-bit; helix/v1 pointers are i32` });
+    if (m.memory64) problems.push({ field: 'module', reason: `ABI-MEMORY-001: memory ${i} is 64-bit; guest pointers are i32` });
   }
   return problems;
+}
+
+/** The extism/v1 rules (ABI-EXTISM-001..003, 005): kernel and broker imports only, the entry, no instantiation-time exports. */
+function checkExtism(info: ModuleInfo, entrypoint: string | undefined): ModuleProblem[] {
+  const problems: ModuleProblem[] = [];
+  const byName = new Map(info.exports.map((e) => [e.name, e]));
+  const memory = byName.get(MEMORY_EXPORT);
+  if (memory === undefined || memory.kind !== 'memory') {
+    problems.push({ field: 'module', reason: `ABI-EXTISM-001: the module must export its linear memory as "${MEMORY_EXPORT}" (every Extism PDK does)` });
+  }
+  if (entrypoint === undefined) {
+    problems.push({ field: 'entrypoint', reason: `ABI-EXTISM-003: extism/v1 toolpacks must name their entry function in entrypoint` });
+  } else {
+    const entry = byName.get(entrypoint);
+    if (entry === undefined || entry.kind !== 'func') {
+      problems.push({ field: 'entrypoint', reason: `ABI-EXTISM-003: the module must export a function "${entrypoint}" ${render(EXTISM_ENTRY_SIGNATURE)}` });
+    } else if (!sameSignature(entry.type, EXTISM_ENTRY_SIGNATURE)) {
+      problems.push({ field: 'entrypoint', reason: `ABI-EXTISM-003: export "${entrypoint}" has signature ${render(entry.type)}, an Extism entry must be ${render(EXTISM_ENTRY_SIGNATURE)}` });
+    }
+  }
+  for (const name of EXTISM_REFUSED_EXPORTS) {
+    if (byName.has(name)) problems.push({ field: 'module', reason: `ABI-EXTISM-005: export "${name}" is not allowed: Extism would run it at instantiation, outside the call's fuel and error handling; use a start function or do the work in the entry` });
+  }
+  for (const e of info.exports) {
+    if (e.name.startsWith(RESERVED_EXPORT_PREFIX)) problems.push({ field: 'module', reason: `ABI-EXPORT-007: export "${e.name}" uses the reserved prefix ${RESERVED_EXPORT_PREFIX}` });
+  }
+  for (const imp of info.imports) {
+    const where = `${imp.module}.${imp.name}`;
+    const expected = imp.module === EXTISM_ENV_MODULE ? EXTISM_KERNEL_IMPORTS[imp.name] : imp.module === EXTISM_USER_MODULE && imp.name === EXTISM_CAPABILITY_CALL ? EXTISM_CAPABILITY_CALL_SIGNATURE : undefined;
+    if (expected === undefined) {
+      const network = imp.module === EXTISM_ENV_MODULE && imp.name.startsWith('http_') ? ' (network access goes through the broker: call http.request with helix_capability_call)' : '';
+      problems.push({ field: 'module', reason: `ABI-EXTISM-002: import ${where} (${imp.kind}) is not allowed; an extism/v1 module may import the Extism kernel (${EXTISM_ENV_MODULE}) and ${EXTISM_USER_MODULE}.${EXTISM_CAPABILITY_CALL} only${network}` });
+    } else if (imp.kind !== 'func' || !sameSignature(imp.type, expected)) {
+      problems.push({ field: 'module', reason: `ABI-EXTISM-002: ${where} must be imported as a function ${render(expected)}, found ${imp.kind} ${render(imp.type)}` });
+    }
+  }
+  return problems;
+}
+
+/** Imports that satisfy the module's (already checked) function imports without running anything. */
+function stubImports(info: ModuleInfo): WebAssembly.Imports {
+  const imports: Record<string, Record<string, () => never>> = {};
+  for (const imp of info.imports) {
+    (imports[imp.module] ??= {})[imp.name] = () => {
+      throw new Error('not callable while loading');
+    };
+  }
+  return imports;
 }

@@ -45,11 +45,13 @@ export async function verifyRun(store: Store, runId: string, timeoutMs = 600_000
   const input = await readBlobBytes(store, run.input_sha256!, 1 << 30);
   const instrumented = instrumentModule(moduleBytes, { maxMemoryPages: params.limits.max_memory_pages });
   const compiled = await WebAssembly.compile(instrumented.bytes);
+  // The store's module record says which runtime ran the module (extism/v1 runs on @extism/extism).
+  const abi = store.db.modules.get(run.module_digest!)?.abi === 'extism/v1' ? 'extism/v1' : 'helix/v1';
   const replay = createReplayBroker(store, policy, runId, run.tool_id, journal);
   const engine = createEngine({ minThreads: 1, maxThreads: 1, spinMicros: 0 });
   try {
     const result = await engine.execute({
-      module: { digest: run.module_digest!, entrypoint: params.tool.entrypoint ?? 'execute', bytes: moduleBytes, instrumented, compiled, cap: params.limits.max_memory_pages },
+      module: { digest: run.module_digest!, abi, entrypoint: params.tool.entrypoint ?? 'execute', bytes: moduleBytes, instrumented, compiled, cap: params.limits.max_memory_pages },
       input,
       limits: { fuel: params.limits.fuel, maxMemoryPages: params.limits.max_memory_pages, maxOutputBytes: params.limits.max_output_bytes, timeoutMs, maxInputBytes: input.length, maxCapabilityCalls: journal.length + 1 },
       broker: replay.handle,

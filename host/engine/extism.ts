@@ -1,0 +1,319 @@
+// Runs extism/v1 toolpacks on @extism/extism 2.0.0-rc13 in worker mode, under the same limits
+// as helix/v1 calls. Each call gets a fresh plugin (so a fresh instance and worker: no state
+// survives, ABI-CALL-001) made of the instrumented plugin (fuel counter, memory cap) and the
+// metering shim (extism-shim.ts). Capability calls arrive as the host function
+// `extism:host/user.helix_capability_call`, which Extism runs on the main thread, and go to the
+// run's broker: the same envelopes, allowlist, journal and limits as `helix_v1.capability_call`.
+import type { CallContext, Plugin } from '@extism/extism';
+import { createHash } from 'node:crypto';
+import { GuestOutputSchema, type ErrorCode, type GuestOutput } from '../../abi/index.js';
+import { instrumentModule } from '../wasm/index.js';
+import type { EngineModule, ExecuteRequest } from './engine.js';
+import { EXTISM_CAPABILITY_CALL, EXTISM_USER_MODULE } from './extism-abi.js';
+import { buildShim, decodeReport, PLUGIN_MODULE_NAME, REPORT_EXPORT, type ShimReport } from './extism-shim.js';
+import type { ExecuteFault, ExecuteResult } from './protocol.js';
+
+
+/** Most bytes of a plugin's error message kept in a fault's details. */
+const PLUGIN_ERROR_MAX = 1024;
+const PLUGIN_ERROR_PREFIX = 'Plugin-originated error: ';
+
+/** Thrown by the host function to end the run with a classified fault; Extism stops the worker. */
+class ExtismAbort extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
+
+/** Runs Extism plugins; `maxThreads` plugins (each one worker) at once, the rest queue. */
+export interface ExtismEngine {
+  execute(request: ExecuteRequest): Promise<ExecuteResult>;
+  close(): Promise<void>;
+}
+
+interface Variant {
+  readonly plugin: WebAssembly.Module;
+  readonly shim: WebAssembly.Module;
+}
+
+/** One call's state, shared by the run, its deadline and its host function. */
+interface CallState {
+  done: boolean;
+  plugin?: Plugin;
+  started: boolean;
+  /** Settles when the deadline or a cancel ended the call: a closed plugin's call never settles. */
+  readonly stopped: Promise<typeof STOPPED>;
+}
+
+const STOPPED = Symbol('stopped');
+
+/** Creates the Extism engine; it starts no worker until a call comes. */
+export function createExtismEngine(config: { readonly maxThreads: number; readonly maxQueue: number }): ExtismEngine {
+  const variants = new Map<string, Promise<Variant>>();
+  const live = new Set<Plugin>();
+  const waiting: Array<() => void> = [];
+  let active = 0;
+  let closed = false;
+
+  // The loader's compiled module is the instrumented plugin for the tool's own cap; a request
+  // asking for less memory gets its own variant. The shim carries the fuel budget.
+  const variantFor = (m: EngineModule, cap: number, fuel: number): Promise<Variant> => {
+    const key = `${m.digest}:${cap}:${fuel}`;
+    let v = variants.get(key);
+    if (v === undefined) {
+      const instrumented = cap === m.cap ? m.instrumented : instrumentModule(m.bytes, { maxMemoryPages: cap });
+      const plugin = cap === m.cap ? Promise.resolve(m.compiled) : WebAssembly.compile(instrumented.bytes);
+      v = Promise.all([plugin, WebAssembly.compile(buildShim(m.entrypoint, fuel, instrumented.hasStart))]).then(([p, shim]) => ({ plugin: p, shim }));
+      variants.set(key, v);
+    }
+    return v;
+  };
+  const acquire = async (): Promise<void> => {
+    if (active < config.maxThreads) {
+      active += 1;
+      return;
+    }
+    await new Promise<void>((resolve) => waiting.push(resolve));
+  };
+  const release = (): void => {
+    const next = waiting.shift();
+    if (next !== undefined) next();
+    else active -= 1;
+  };
+
+  const run = async (request: ExecuteRequest, state: CallState): Promise<ExecuteResult> => {
+    const { module, input, limits, broker } = request;
+    let variant: Variant;
+    try {
+      variant = await variantFor(module, limits.maxMemoryPages, limits.fuel);
+    } catch (err) {
+      return fault('S-TOOL-INSTANTIATE', `The module cannot run under a memory cap of ${limits.maxMemoryPages} pages: ${(err as Error).message}`, { max_memory_pages: limits.maxMemoryPages }, 0, 0);
+    }
+    await acquire();
+    try {
+      if (state.done) return fault('R-TIMEOUT-001', 'The call ended before it started.', {}, 0, 0);
+      state.started = true;
+      let capabilityFuel = 0;
+      // Extism runs host functions on the main thread while the plugin's worker blocks, so the
+      // broker's asynchronous work (store, network) is fine here.
+      const capabilityCall = async (ctx: CallContext, offset: bigint): Promise<bigint> => {
+        const request = ctx.read(offset);
+        if (request === null) throw new ExtismAbort('S-TOOL-BAD-POINTER', `${EXTISM_CAPABILITY_CALL}(${offset}) names no Extism memory block.`, { import: EXTISM_CAPABILITY_CALL, offset: offset.toString() });
+        const answer = await broker(request.bytes().slice());
+        // After a deadline the worker is gone: returning would leave Extism waiting for it.
+        if (state.done) throw new ExtismAbort('R-TIMEOUT-001', 'The call ended while the broker worked.');
+        if (answer.kind === 'abort') throw new ExtismAbort(answer.code, answer.message, answer.details);
+        capabilityFuel += answer.fuel;
+        if (capabilityFuel > limits.fuel) {
+          throw new ExtismAbort('S-TOOL-FUEL-EXHAUSTED', `The tool used up its fuel budget of ${limits.fuel}.`, { fuel_limit: limits.fuel, fuel_used: capabilityFuel, phase: 'capability' });
+        }
+        try {
+          return ctx.store(answer.response);
+        } catch (err) {
+          throw new ExtismAbort('S-TOOL-TRAP', `The answer does not fit in the plugin's Extism memory (capped at ${limits.maxMemoryPages} pages): ${(err as Error).message}`, { max_memory_pages: limits.maxMemoryPages, answer_bytes: answer.response.length });
+        }
+      };
+      let plugin: Plugin;
+      try {
+        const createPlugin = await loadExtism();
+        plugin = await createPlugin(
+          { wasm: [{ name: PLUGIN_MODULE_NAME, module: variant.plugin }, { name: 'main', module: variant.shim }] },
+          {
+            runInWorker: true,
+            useWasi: false,
+            logLevel: 'silent',
+            functions: { [EXTISM_USER_MODULE]: { [EXTISM_CAPABILITY_CALL]: capabilityCall } },
+            // Extism's own memory (input, output, answers, vars) is capped like linear memory;
+            // the plugin's linear memory is capped by the instrumenter (ABI-MEMORY-002).
+            memory: { maxPages: limits.maxMemoryPages, maxVarBytes: limits.maxMemoryPages * 65_536, maxHttpResponseBytes: 0 },
+            allowedHosts: [],
+            // No Extism timeoutMs: on a timeout it starts a replacement worker, which a
+            // one-call plugin never needs and which would outlive a plugin closed by our deadline.
+            timeoutMs: null,
+            sharedArrayBufferSize: 1 << 20,
+          },
+        );
+      } catch (err) {
+        return fault('S-TOOL-INSTANTIATE', `The plugin could not be instantiated: ${describe(err).message}`, { error: describe(err).message }, 0, 0);
+      }
+      state.plugin = plugin;
+      live.add(plugin);
+      try {
+        if (state.done) return fault('R-TIMEOUT-001', 'The call ended while the plugin started.', {}, 0, 0);
+        let output: Uint8Array | null = null;
+        let failure: unknown;
+        const called = await Promise.race([plugin.call(module.entrypoint, input).then((o) => ({ o }), (e: unknown) => ({ e })), state.stopped]);
+        if (called === STOPPED) return fault('R-TIMEOUT-001', 'The call was stopped.', {}, 0, 0);
+        if ('e' in called) failure = called.e;
+        else output = called.o?.bytes().slice() ?? null;
+        let report: ShimReport | null = null;
+        if (!(failure instanceof ExtismAbort) && !state.done) {
+          try {
+            const reported = await Promise.race([plugin.call(REPORT_EXPORT), state.stopped]);
+            report = reported === STOPPED || reported === null ? null : decodeReport(reported.bytes());
+          } catch {
+            report = null;
+          }
+        }
+        return classify({ output, failure, report, capabilityFuel, limits, entrypoint: module.entrypoint });
+      } finally {
+        live.delete(plugin);
+        await plugin.close();
+      }
+    } finally {
+      release();
+    }
+  };
+
+  return {
+    async execute(request) {
+      if (closed) return fault('S-TOOL-WORKER-LOST', 'The engine is closed.', {}, 0, 0);
+      if (active >= config.maxThreads && waiting.length >= config.maxQueue) {
+        return fault('R-CAP-QUEUE-FULL', `${config.maxQueue} calls are already waiting.`, { retry_after_ms: 100, max_queue: config.maxQueue }, 0, 0);
+      }
+      let markStopped!: (s: typeof STOPPED) => void;
+      const state: CallState = { done: false, started: false, stopped: new Promise((resolve) => (markStopped = resolve)) };
+      let timer: NodeJS.Timeout | undefined;
+      let onAbort: (() => void) | undefined;
+      // The deadline covers waiting, instantiation, execution and capability waits; on overrun
+      // the plugin's worker is terminated (plugin.close), as a lane's would be.
+      const stop = new Promise<ExecuteResult>((resolve) => {
+        const end = (code: 'R-TIMEOUT-001' | 'R-TIMEOUT-CANCELLED') => {
+          if (state.done) return;
+          state.done = true;
+          markStopped(STOPPED);
+          const phase = state.started ? 'run' : 'queue';
+          void state.plugin?.close();
+          resolve(
+            code === 'R-TIMEOUT-001'
+              ? fault(code, `The call did not finish within ${request.limits.timeoutMs} ms${phase === 'queue' ? ' (it was still waiting for a worker)' : '; its worker was stopped'}.`, { timeout_ms: request.limits.timeoutMs, phase }, 0, 0)
+              : fault(code, `The call was cancelled by its caller${phase === 'run' ? '; its worker was stopped' : ''}.`, { phase }, 0, 0),
+          );
+        };
+        timer = setTimeout(() => end('R-TIMEOUT-001'), Math.max(0, request.limits.timeoutMs));
+        if (request.signal !== undefined) {
+          onAbort = () => end('R-TIMEOUT-CANCELLED');
+          if (request.signal.aborted) onAbort();
+          else request.signal.addEventListener('abort', onAbort, { once: true });
+        }
+      });
+      try {
+        const result = await Promise.race([run(request, state), stop]);
+        state.done = true;
+        return result;
+      } finally {
+        clearTimeout(timer);
+        if (onAbort !== undefined) request.signal?.removeEventListener('abort', onAbort);
+      }
+    },
+    async close() {
+      closed = true;
+      await Promise.all([...live].map((p) => p.close()));
+    },
+  };
+}
+
+/**
+ * Loads @extism/extism on first use. The SDK imports node:wasi, which Helix never enables
+ * (`useWasi: false`) but whose load prints an ExperimentalWarning on stderr; that one warning is
+ * dropped while the SDK loads, every other goes through.
+ */
+async function loadExtism(): Promise<(typeof import('@extism/extism'))['default']> {
+  const emit = process.emitWarning;
+  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+    const text = typeof warning === 'string' ? warning : warning.message;
+    if (!text.includes('WASI')) (emit as (...a: unknown[]) => void).call(process, warning, ...rest);
+  }) as typeof process.emitWarning;
+  try {
+    return (await import('@extism/extism')).default;
+  } finally {
+    process.emitWarning = emit;
+  }
+}
+
+interface Ending {
+  readonly output: Uint8Array | null;
+  readonly failure: unknown;
+  readonly report: ShimReport | null;
+  readonly capabilityFuel: number;
+  readonly limits: ExecuteRequest['limits'];
+  readonly entrypoint: string;
+}
+
+/** Maps how a plugin call ended onto the taxonomy (ABI-EXTISM-006..008). */
+function classify({ output, failure, report, capabilityFuel, limits, entrypoint }: Ending): ExecuteResult {
+  const guestFuel = report === null ? 0 : limits.fuel - Number(report.remaining);
+  const fuelUsed = guestFuel + capabilityFuel;
+  const pages = report?.memoryPages ?? 0;
+  if (failure instanceof ExtismAbort) return fault(failure.code, failure.message, failure.details, fuelUsed, pages);
+  if ((report !== null && report.remaining < 0n) || fuelUsed > limits.fuel) {
+    return fault('S-TOOL-FUEL-EXHAUSTED', `The tool used up its fuel budget of ${limits.fuel}.`, { fuel_limit: limits.fuel, fuel_used: fuelUsed, phase: 'execute' }, fuelUsed, pages);
+  }
+  if (failure !== undefined) {
+    const { name, message } = describe(failure);
+    if (message.startsWith(PLUGIN_ERROR_PREFIX)) return pluginError(message.slice(PLUGIN_ERROR_PREFIX.length), fuelUsed, pages);
+    if (name === 'RangeError' && /call stack/i.test(message)) return fault('S-TOOL-STACK-OVERFLOW', 'The tool exhausted its call stack.', { phase: 'execute' }, fuelUsed, pages);
+    const atCap = pages >= limits.maxMemoryPages ? ` Memory is at its cap of ${limits.maxMemoryPages} pages, so a failed allocation is the likely cause.` : '';
+    const where = name === 'RuntimeError' ? '' : ' in the Extism kernel';
+    return fault('S-TOOL-TRAP', `The tool trapped${where}: ${message}.${atCap}`, { trap: message, phase: 'execute', memory_pages: pages, max_memory_pages: limits.maxMemoryPages }, fuelUsed, pages);
+  }
+  if (report === null) return fault('S-TOOL-WORKER-LOST', 'The plugin ended without its fuel report.', {}, fuelUsed, pages);
+  if (report.returnCode !== 0) {
+    return fault('S-TOOL-EXTISM-ERROR', `${entrypoint} returned ${report.returnCode} without setting an error.`, { return_code: report.returnCode, output_preview: preview(output) }, fuelUsed, pages);
+  }
+  const bytes = output ?? new Uint8Array(0);
+  if (bytes.length > limits.maxOutputBytes) {
+    return fault('S-TOOL-OUTPUT-TOO-LARGE', `The output is ${bytes.length} bytes, above the limit of ${limits.maxOutputBytes}.`, { output_bytes: bytes.length, max_output_bytes: limits.maxOutputBytes }, fuelUsed, pages);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+  } catch (err) {
+    if (err instanceof TypeError) return fault('S-TOOL-OUTPUT-ENCODING', 'The output is not valid UTF-8.', { output_bytes: bytes.length }, fuelUsed, pages);
+    return fault('S-TOOL-OUTPUT-JSON', `The output is not JSON: ${(err as Error).message}`, { preview: preview(bytes) }, fuelUsed, pages);
+  }
+  const measures = { fuelUsed, memoryPages: pages, recycled: false };
+  return { kind: 'output', output: { status: 'ok', output: json } as GuestOutput, outputSha256: createHash('sha256').update(bytes).digest('hex'), ...measures };
+}
+
+/**
+ * An error the plugin set with `extism_error_set`: a JSON taxonomy error (`{"code","message",...}`)
+ * is the tool's own error, as a helix/v1 error envelope would be; any other text is
+ * S-TOOL-EXTISM-ERROR carrying it.
+ */
+function pluginError(text: string, fuelUsed: number, pages: number): ExecuteResult {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  const envelope = GuestOutputSchema.safeParse({ status: 'error', error: parsed });
+  if (envelope.success && envelope.data.status === 'error') {
+    return { kind: 'output', output: envelope.data, outputSha256: createHash('sha256').update(text).digest('hex'), fuelUsed, memoryPages: pages, recycled: false };
+  }
+  return fault('S-TOOL-EXTISM-ERROR', `The plugin reported an error: ${text.slice(0, 200)}`, { plugin_error: text.slice(0, PLUGIN_ERROR_MAX) }, fuelUsed, pages);
+}
+
+/** Extism's worker sends errors as `{message, originalStack}`; the stack's head names the class. */
+function describe(err: unknown): { name: string; message: string } {
+  if (err instanceof Error) return { name: err.constructor.name, message: err.message };
+  if (typeof err === 'object' && err !== null) {
+    const { message, originalStack } = err as { message?: unknown; originalStack?: unknown };
+    const head = typeof originalStack === 'string' ? /^(\w+):/.exec(originalStack)?.[1] : undefined;
+    return { name: head ?? 'Error', message: typeof message === 'string' ? message : String(err) };
+  }
+  return { name: 'Error', message: String(err) };
+}
+
+function preview(bytes: Uint8Array | null): string {
+  return bytes === null ? '' : new TextDecoder().decode(bytes.subarray(0, 200));
+}
+
+function fault(code: ErrorCode, message: string, details: Record<string, unknown>, fuelUsed: number, memoryPages: number): ExecuteFault {
+  return { kind: 'fault', code, message, details, fuelUsed, memoryPages, recycled: false };
+}

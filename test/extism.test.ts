@@ -1,0 +1,347 @@
+// Extism plugins (abi: extism/v1) end to end: the bundled fasta.headers (built with
+// @extism/as-pdk) and WAT plugins run on the real @extism/extism in worker mode, through the
+// real host, broker, LMDB store and loader; their limits, errors, journal and verify are checked
+// against what helix/v1 tools get.
+import { cpSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PolicySchema, ResponseEnvelopeSchema, type ResponseEnvelope } from '../abi/index.js';
+import { importInline } from '../host/artifacts/index.js';
+import { readJournal } from '../host/broker/journal.js';
+import { runFixtures } from '../host/fixtures/run-fixtures.js';
+import { createHost, type Host } from '../host/index.js';
+import { loadToolpacks } from '../host/loader/load-toolpacks.js';
+import { formatViolation } from '../host/loader/violation.js';
+import { verifyRun } from '../host/runs/verify.js';
+import type { WasmTool } from '../host/tools/wasm-tool.js';
+import { packageRoot } from '../host/paths.js';
+import { compileGuest } from './helpers/as-guest.js';
+import { pluginsDir, tempDir, writeToolpack, type ToolpackSpec } from './helpers/toolpack.js';
+
+const KERNEL = `
+  (import "extism:host/env" "input_length" (func $input_length (result i64)))
+  (import "extism:host/env" "input_load_u8" (func $input_load_u8 (param i64) (result i32)))
+  (import "extism:host/env" "alloc" (func $alloc (param i64) (result i64)))
+  (import "extism:host/env" "store_u8" (func $store_u8 (param i64 i32)))
+  (import "extism:host/env" "length" (func $length (param i64) (result i64)))
+  (import "extism:host/env" "output_set" (func $output_set (param i64 i64)))
+  (import "extism:host/env" "error_set" (func $error_set (param i64)))`;
+
+/** Copies `len` bytes of linear memory at `ptr` into a new Extism block; returns its offset. */
+const EMIT = `
+  (func $emit (param $ptr i32) (param $len i32) (result i64)
+    (local $block i64) (local $i i32)
+    (local.set $block (call $alloc (i64.extend_i32_u (local.get $len))))
+    (block $done (loop $copy
+      (br_if $done (i32.ge_u (local.get $i) (local.get $len)))
+      (call $store_u8 (i64.add (local.get $block) (i64.extend_i32_u (local.get $i))) (i32.load8_u (i32.add (local.get $ptr) (local.get $i))))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br $copy)))
+    (local.get $block))`;
+
+/** A plugin exporting `run` with `body`, memory of `pages`, optional data at 0. */
+function extismWat(body: string, opts: { pages?: number; data?: string; extra?: string } = {}): string {
+  return `(module ${KERNEL}
+  (import "extism:host/user" "helix_capability_call" (func $cap (param i64) (result i64)))
+  (memory (export "memory") ${opts.pages ?? 1})
+  ${opts.data === undefined ? '' : `(data (i32.const 0) "${opts.data}")`}
+  ${EMIT}
+  ${opts.extra ?? ''}
+  (func (export "run") (result i32) ${body}))`;
+}
+
+/**
+ * Sends its input (a request envelope) to the broker `times` times and outputs the last answer:
+ * the guest side of a capability call, as plain as it gets.
+ */
+function forwarder(times: number): string {
+  return extismWat(`
+    (local $n i64) (local $req i64) (local $i i64) (local $resp i64) (local $k i32)
+    (local.set $n (call $input_length))
+    (local.set $req (call $alloc (local.get $n)))
+    (block $done (loop $copy
+      (br_if $done (i64.ge_u (local.get $i) (local.get $n)))
+      (call $store_u8 (i64.add (local.get $req) (local.get $i)) (call $input_load_u8 (local.get $i)))
+      (local.set $i (i64.add (local.get $i) (i64.const 1)))
+      (br $copy)))
+    (loop $again
+      (local.set $resp (call $cap (local.get $req)))
+      (local.set $k (i32.add (local.get $k) (i32.const 1)))
+      (br_if $again (i32.lt_u (local.get $k) (i32.const ${times}))))
+    (call $output_set (local.get $resp) (call $length (local.get $resp)))
+    (i32.const 0)`);
+}
+
+const SPIN = extismWat('(loop $l (br $l)) (i32.const 0)');
+// Grows memory a page at a time until growth fails, then traps, as an allocator would.
+const GROW = extismWat('(loop $l (br_if $l (i32.ne (memory.grow (i32.const 1)) (i32.const -1)))) unreachable');
+const ERROR_TEXT = extismWat('(call $error_set (call $emit (i32.const 0) (i32.const 20))) (i32.const 1)', { data: 'the sky is falling!!' });
+const RETURN_7 = extismWat('(i32.const 7)');
+const NOT_JSON = extismWat('(call $output_set (call $emit (i32.const 0) (i32.const 5)) (i64.const 5)) (i32.const 0)', { data: 'hello' });
+
+const limits = { maxInputBytes: 65_536, maxOutputBytes: 65_536, fuel: 100_000_000, maxMemoryPages: 16, maxCapabilityCalls: 10 };
+const extism = (id: string, module: string, manifest: Record<string, unknown> = {}): ToolpackSpec => ({
+  id,
+  module,
+  manifest: { abi: 'extism/v1', entrypoint: 'run', limits, ...manifest },
+});
+
+const home = tempDir('helix-home-');
+let plugins: { dir: string; cleanup: () => void };
+let host: Host;
+
+beforeAll(async () => {
+  plugins = await pluginsDir([
+    extism('x.forward', forwarder(1), { capabilities: { abiVersion: 1, allow: ['clock.now_unix', 'kv.get'] } }),
+    extism('x.forward_twice', forwarder(2), { limits: { ...limits, maxCapabilityCalls: 1 }, capabilities: { abiVersion: 1, allow: ['clock.now_unix'] } }),
+    extism('x.spin', SPIN, { timeoutMs: 400, limits: { ...limits, fuel: 10_000_000_000 } }),
+    extism('x.spin_fuel', SPIN, { limits: { ...limits, fuel: 1_000_000 } }),
+    extism('x.grow', GROW, { limits: { ...limits, maxMemoryPages: 32 } }),
+    extism('x.error_text', ERROR_TEXT),
+    extism('x.return_7', RETURN_7),
+    extism('x.not_json', NOT_JSON),
+    // The same script guest as the broker tests, as helix/v1: the reference for refusals.
+    { id: 'h.script', module: await compileGuest('script.ts'), manifest: { limits: { ...limits, maxMemoryPages: 64 }, capabilities: { abiVersion: 1, allow: ['clock.now_unix', 'kv.get'] } } },
+  ]);
+  cpSync(path.join(packageRoot(), 'plugins', 'fasta-headers'), path.join(plugins.dir, 'fasta-headers'), { recursive: true });
+  host = await createHost({ pluginsDir: plugins.dir, home: home.dir });
+}, 120_000);
+afterAll(async () => {
+  await host?.close();
+  plugins?.cleanup();
+  home.cleanup();
+});
+
+async function call(tool: string, input: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<ResponseEnvelope> {
+  return ResponseEnvelopeSchema.parse(await host.call({ tool_id: tool, input, ...extra }));
+}
+
+/** An independent reading of FASTA headers, to check the plugin against. */
+function expectedHeaders(text: string, max: number): { headers: Array<{ id: string; description: string; length: number }>; records: number; truncated: boolean } {
+  const records: Array<{ id: string; description: string; length: number }> = [];
+  for (const raw of text.split('\n')) {
+    const line = raw.replace(/\r$/, '');
+    if (line.startsWith('>')) {
+      const m = /^([^ \t]*)(.*)$/.exec(line.slice(1))!;
+      records.push({ id: m[1]!, description: m[2]!.trim(), length: 0 });
+    } else if (records.length > 0) records[records.length - 1]!.length += line.replace(/[ \t]/g, '').length;
+  }
+  return { headers: records.slice(0, max), records: records.length, truncated: records.length > max };
+}
+
+/** About 1.6 MB of FASTA: more than one artifact.read piece, with CRLF, lowercase and N runs. */
+function bigFasta(): string {
+  const lines: string[] = [];
+  for (let r = 0; r < 2500; r++) {
+    lines.push(`>seq${r} sample ${r % 7} len\t${r}`);
+    const eol = r % 3 === 0 ? '\r' : '';
+    for (let l = 0; l < 10; l++) lines.push(`${'ACGTNacgtn'.repeat(6).slice(0, 60 - (r % 5))}${eol}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+describe('an Extism plugin (fasta.headers, @extism/as-pdk)', () => {
+  it('is called through host.call, reads its artifact through the broker, and its output is validated', async () => {
+    const text = bigFasta();
+    const art = await importInline(host.store, text, { label: 'big' });
+    const r = await call('fasta.headers', { fasta: art.id, max_headers: 3000 });
+    expect(r.status).toBe('success');
+    expect(r.output).toEqual(expectedHeaders(text, 3000));
+    expect(r.metrics.fuel_used).toBeGreaterThan(0);
+    expect(r.metrics.memory_peak_pages).toBeGreaterThan(0);
+    expect(r.provenance.digest).toMatch(/^sha256:/);
+    const journal = readJournal(host.store, r.run_id!);
+    const names = journal.map((e) => e.name);
+    expect(names[0]).toBe('artifact.stat');
+    expect(names.slice(1).every((n) => n === 'artifact.read')).toBe(true);
+    // 1.6 MB in pieces of at most 1 MiB: at least two reads.
+    expect(journal.length).toBeGreaterThanOrEqual(3);
+  }, 60_000);
+
+  it('reads gzip artifacts decompressed, and a second identical call replays the run', async () => {
+    const text = bigFasta().slice(0, 200_000).replace(/\n[^\n]*$/, '\n');
+    const art = await importInline(host.store, gzipSync(text), { label: 'gz' });
+    const first = await call('fasta.headers', { fasta: art.id, max_headers: 5 });
+    expect(first.status).toBe('success');
+    expect(first.output).toEqual(expectedHeaders(text, 5));
+    const second = await call('fasta.headers', { fasta: art.id, max_headers: 5 });
+    expect(second.replayed).toBe(true);
+    expect(second.run_id).toBe(first.run_id);
+    expect(second.output).toEqual(first.output);
+  }, 60_000);
+
+  it('is reproduced by helix verify from its journal, fuel included', async () => {
+    const art = await importInline(host.store, '>a one\nACGT\n>b\nAC\n', { label: 'tiny' });
+    const r = await call('fasta.headers', { fasta: art.id });
+    expect(r.status).toBe('success');
+    const report = await verifyRun(host.store, r.run_id!);
+    expect(report.checks.filter((c) => !c.ok)).toEqual([]);
+    expect(report.match).toBe(true);
+  }, 60_000);
+
+  it('passes its own fixtures through the real host', async () => {
+    const tool = host.tools().find((t) => t.id === 'fasta.headers') as WasmTool;
+    const results = await runFixtures(host, tool);
+    expect(results.length).toBe(4);
+    expect(results.filter((f) => !f.ok)).toEqual([]);
+  }, 60_000);
+});
+
+describe('the broker host function', () => {
+  const request = (name: string, args: Record<string, unknown> = {}) => ({ abi_version: 1, name, args });
+
+  it('answers a granted call and journals it', async () => {
+    const r = await call('x.forward', request('clock.now_unix'));
+    expect(r.status).toBe('success');
+    expect(r.output).toMatchObject({ status: 'ok', abi_version: 1, capability_result: { name: 'clock.now_unix', result: { unix_ms: expect.any(Number) } } });
+    const journal = readJournal(host.store, r.run_id!);
+    expect(journal).toHaveLength(1);
+    expect(journal[0]).toMatchObject({ name: 'clock.now_unix', outcome: 'ok' });
+    // Capability calls cost fuel (ABI-CAP-006): 1000 units and more on top of the guest's own.
+    const plain = await call('x.return_7', {});
+    expect(r.metrics.fuel_used).toBeGreaterThan(1000 + plain.metrics.fuel_used);
+  });
+
+  it('denies a capability the manifest does not allow with the same forbidden answer as helix/v1', async () => {
+    const denied = await call('x.forward', request('kv.put', { key: 'k', value: 1 }));
+    expect(denied.status).toBe('success');
+    expect(denied.output).toMatchObject({ status: 'error', error: { code: 'A-AUTH-FORBIDDEN', message: 'forbidden' } });
+    const helix = await call('h.script', { calls: [{ name: 'kv.put', args: { key: 'k', value: 1 } }] });
+    expect((helix.output as { answers: unknown[] }).answers[0]).toEqual(denied.output);
+    const unknown = await call('x.forward', request('no.such_thing'));
+    expect(unknown.output).toEqual(denied.output);
+  });
+
+  it('answers a malformed request with I-REQ-ENVELOPE and lets the plugin go on', async () => {
+    const r = await call('x.forward', { hello: 'world' });
+    expect(r.status).toBe('success');
+    expect(r.output).toMatchObject({ status: 'error', error: { code: 'I-REQ-ENVELOPE' } });
+  });
+
+  it('ends a run that makes more capability calls than maxCapabilityCalls with R-CAP-CALL-LIMIT', async () => {
+    const r = await call('x.forward_twice', request('clock.now_unix'));
+    expect(r.status).not.toBe('success');
+    expect(r.error?.code).toBe('R-CAP-CALL-LIMIT');
+  });
+});
+
+describe('limits on Extism plugins', () => {
+  it('ends a run whose fuel runs out with S-TOOL-FUEL-EXHAUSTED', async () => {
+    const r = await call('x.spin_fuel', {});
+    expect(r.error?.code).toBe('S-TOOL-FUEL-EXHAUSTED');
+    expect(r.error?.details).toMatchObject({ fuel_limit: 1_000_000 });
+    expect(r.metrics.fuel_used).toBeGreaterThan(1_000_000);
+  });
+
+  it('stops a run past its deadline with R-TIMEOUT-001 and keeps serving', async () => {
+    const r = await call('x.spin', {});
+    expect(r.error?.code).toBe('R-TIMEOUT-001');
+    expect(r.status).toBe('retryable_error');
+    expect(r.error?.details).toMatchObject({ timeout_ms: 400, phase: 'run' });
+    const after = await call('x.forward', { abi_version: 1, name: 'clock.now_unix', args: {} });
+    expect(after.status).toBe('success');
+  }, 30_000);
+
+  it('caps linear memory at maxMemoryPages, and lower when the request asks for less', async () => {
+    const r = await call('x.grow', {});
+    expect(r.error?.code).toBe('S-TOOL-TRAP');
+    expect(r.error?.details).toMatchObject({ memory_pages: 32, max_memory_pages: 32 });
+    expect(r.metrics.memory_peak_pages).toBe(32);
+    // 1 MiB is 16 pages: a variant of the plugin instrumented for that cap.
+    const small = await call('x.grow', {}, { constraints: { memory_mb_limit: 1 } });
+    expect(small.error?.details).toMatchObject({ memory_pages: 16, max_memory_pages: 16 });
+  });
+});
+
+describe('Extism plugin errors', () => {
+  it('maps a plain extism_error_set message to S-TOOL-EXTISM-ERROR carrying it', async () => {
+    const r = await call('x.error_text', {});
+    expect(r.error?.code).toBe('S-TOOL-EXTISM-ERROR');
+    expect(r.error?.details).toMatchObject({ plugin_error: 'the sky is falling!!' });
+  });
+
+  it('treats a JSON taxonomy error set by the plugin as the tool error', async () => {
+    const art = await importInline(host.store, 'gene\tcount\nA\t1\n', { label: 'table' });
+    const r = await call('fasta.headers', { fasta: art.id });
+    expect(r.error).toMatchObject({ code: 'D-DATA-FORMAT', details: { line: 1 } });
+  });
+
+  it('maps a non-zero return without an error to S-TOOL-EXTISM-ERROR with the code', async () => {
+    const r = await call('x.return_7', {});
+    expect(r.error?.code).toBe('S-TOOL-EXTISM-ERROR');
+    expect(r.error?.details).toMatchObject({ return_code: 7 });
+  });
+
+  it('refuses output that is not JSON with S-TOOL-OUTPUT-JSON', async () => {
+    const r = await call('x.not_json', {});
+    expect(r.error?.code).toBe('S-TOOL-OUTPUT-JSON');
+  });
+});
+
+describe('the loader on extism/v1 modules', () => {
+  const policy = PolicySchema.parse({ version: 1, tools: { allow: ['*'] } });
+
+  async function refusals(module: string, manifest: Record<string, unknown> = {}): Promise<string[]> {
+    const dir = tempDir();
+    try {
+      mkdirSync(dir.dir, { recursive: true });
+      await writeToolpack(dir.dir, extism('bad.plugin', module, manifest));
+      const result = await loadToolpacks(dir.dir, policy);
+      expect(result.tools).toEqual([]);
+      return result.violations.map(formatViolation);
+    } finally {
+      dir.cleanup();
+    }
+  }
+
+  it('refuses the kernel http functions, other imports, and a mistyped host function', async () => {
+    const lines = await refusals(`(module
+      (import "extism:host/env" "http_request" (func (param i64 i64) (result i64)))
+      (import "env" "abort" (func (param i32 i32 i32 i32)))
+      (import "extism:host/user" "helix_capability_call" (func (param i32) (result i32)))
+      (import "extism:host/env" "alloc" (global i64))
+      (memory (export "memory") 1)
+      (func (export "run") (result i32) (i32.const 0)))`);
+    expect(lines).toHaveLength(4);
+    expect(lines[0]).toMatch(/bad_plugin\.tool\.yaml:\d+: module: ABI-EXTISM-002: import extism:host\/env\.http_request .*through the broker/);
+    expect(lines[1]).toMatch(/module: ABI-EXTISM-002: import env\.abort \(func\) is not allowed/);
+    expect(lines[2]).toMatch(/module: ABI-EXTISM-002: extism:host\/user\.helix_capability_call must be imported as a function \(i64\) -> \(i64\)/);
+    expect(lines[3]).toMatch(/module: ABI-EXTISM-002: extism:host\/env\.alloc must be imported as a function/);
+  });
+
+  it('requires the entry function with () -> i32 and the memory export', async () => {
+    const missing = await refusals('(module (func (export "run") (param i32) (result i32) (i32.const 0)))');
+    expect(missing.some((l) => /: entrypoint: ABI-EXTISM-003: export "run" has signature \(i32\) -> \(i32\)/.test(l))).toBe(true);
+    expect(missing.some((l) => /: module: ABI-EXTISM-001: the module must export its linear memory as "memory"/.test(l))).toBe(true);
+    const absent = await refusals('(module (memory (export "memory") 1) (func (export "main") (result i32) (i32.const 0)))');
+    expect(absent).toHaveLength(1);
+    expect(absent[0]).toMatch(/: entrypoint: ABI-EXTISM-003: the module must export a function "run"/);
+  });
+
+  it('refuses exports Extism would run at instantiation, and memory64', async () => {
+    const lines = await refusals('(module (memory (export "memory") 1) (func (export "_initialize")) (func (export "run") (result i32) (i32.const 0)))');
+    expect(lines).toEqual([expect.stringMatching(/module: ABI-EXTISM-005: export "_initialize" is not allowed/)]);
+    const wide = await refusals('(module (memory (export "memory") i64 1) (func (export "run") (result i32) (i32.const 0)))');
+    expect(wide).toEqual([expect.stringMatching(/module: ABI-MEMORY-001: memory 0 is 64-bit/)]);
+  });
+
+  it('refuses a module that cannot be instantiated, before Extism ever sees it', async () => {
+    // A data segment past the end of memory fails at instantiation, which in Extism's worker
+    // would be an uncaught exception of the host.
+    const lines = await refusals('(module (memory (export "memory") 1) (data (i32.const 65535) "xy") (func (export "run") (result i32) (i32.const 0)))');
+    expect(lines).toEqual([expect.stringMatching(/module: ABI-EXTISM-001: the module cannot be instantiated: .*data segment/i)]);
+  });
+
+  it('loads the bundled fasta.headers', async () => {
+    const dir = tempDir();
+    try {
+      cpSync(path.join(packageRoot(), 'plugins', 'fasta-headers'), path.join(dir.dir, 'fasta-headers'), { recursive: true });
+      const result = await loadToolpacks(dir.dir, policy);
+      expect(result.violations.map(formatViolation)).toEqual([]);
+      expect(result.tools.map((t) => [t.manifest.id, t.manifest.abi])).toEqual([['fasta.headers', 'extism/v1']]);
+    } finally {
+      dir.cleanup();
+    }
+  });
+});
