@@ -1,9 +1,14 @@
 // A second MCP client: the MCP Inspector's command-line mode (@modelcontextprotocol/inspector
 // 0.15.0, a devDependency) driving the built `helix serve` with the bundled plugins, offline.
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import type { CallToolResult, ListToolsResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { findManifests } from '../host/index.js';
+import { mcpToolName } from '../host/mcp/index.js';
 import { packageRoot } from '../host/paths.js';
 import { tempDir } from './helpers/toolpack.js';
 
@@ -20,10 +25,18 @@ async function inspect(method: string[]): Promise<unknown> {
   return JSON.parse(stdout);
 }
 
+/** The MCP names the server should offer: the built-ins, and one per bundled manifest's id. */
+function expectedToolNames(): string[] {
+  const builtins = ['artifact_get', 'artifact_import', 'artifact_list', 'artifact_preview', 'run_get', 'run_verify'];
+  const ids = findManifests(path.join(packageRoot(), 'plugins')).map((file) => (parseYaml(readFileSync(file, 'utf8')) as { id: string }).id);
+  return [...builtins, ...new Set(ids)].map((name) => (builtins.includes(name) ? name : mcpToolName(name, 'wasm'))).sort();
+}
+
 describe('the MCP Inspector CLI as a client of helix serve', () => {
   it('--method tools/list lists the bundled tools and the built-ins with schemas and annotations', async () => {
     const { tools } = (await inspect(['tools/list'])) as ListToolsResult;
-    expect(tools.map((t) => t.name).sort()).toEqual(['artifact_get', 'artifact_import', 'artifact_list', 'artifact_preview', 'run_get', 'run_verify', 'seq-gc_content', 'seq-revcomp']);
+    expect(tools.map((t) => t.name).sort()).toEqual(expectedToolNames());
+    expect(tools.length).toBeGreaterThan(8);
     const gc = tools.find((t) => t.name === 'seq-gc_content')!;
     expect(gc.inputSchema).toMatchObject({ type: 'object', required: ['sequence'] });
     expect(gc.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true, openWorldHint: false });

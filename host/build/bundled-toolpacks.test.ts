@@ -65,8 +65,15 @@ describe('the bundled toolpacks', () => {
       'bench/fixtures/compute',
       'bench/fixtures/echo',
       'bench/fixtures/echo-extism',
+      'plugins/fasta-headers',
+      'plugins/fastq-filter',
       'plugins/seq-gc-content',
+      'plugins/seq-gc-skew',
+      'plugins/seq-kmer-count',
       'plugins/seq-revcomp',
+      'plugins/seq-stats',
+      'plugins/seq-translate',
+      'plugins/vcf-summary',
     ]);
   });
 

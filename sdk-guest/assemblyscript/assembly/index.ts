@@ -24,6 +24,9 @@ export { ArtifactReader, DEFAULT_MAX_LINE_LENGTH } from "./caps/artifact-reader"
 export { ArtifactWriter, WRITE_PIECE_BYTES } from "./caps/artifact-writer";
 export { Http, HttpResponse } from "./caps/http";
 export { Secrets, SecretValue } from "./caps/secrets";
+export {
+  clipText, DEFAULT_MAX_RECORD_BYTES, MAX_ARTIFACT_LABEL_LENGTH, MAX_SEQ_HEADER_BYTES, outputLabel, SEQ_FORMAT_HINT, SeqFormat, SeqPart, SeqReader,
+} from "./bio/index";
 export { CodeUnitBuffer } from "./json/buffer";
 export {
   JSONArray, JSONBool, JSONKind, JSONNull, JSONNumber, JSONObject, JSONString, JSONValue, MAX_SAFE_INTEGER,
