@@ -108,6 +108,11 @@ describe('the broker', () => {
     expect(other.answers[0]!.capability_result!.result).toEqual({ found: false });
   });
 
+  it('kv.delete reports whether the key was there', async () => {
+    const r = await script('b.script', { calls: [call('kv.put', { key: 'gone', value: 1 }), call('kv.delete', { key: 'gone' }), call('kv.delete', { key: 'gone' }), call('kv.get', { key: 'gone' })] });
+    expect(r.answers.slice(1).map((a) => a.capability_result!.result)).toEqual([{ deleted: true }, { deleted: false }, { found: false }]);
+  });
+
   it('reads artifacts in ranges, gunzipped on request, by id', async () => {
     const text = `>r1\n${'ACGT'.repeat(1000)}\n`;
     const plain = await importInline(host.store, text);

@@ -85,7 +85,9 @@ export function kvPort(store: Store, toolId: string): KvPort {
       await store.db.kv.put([toolId, key], value);
     },
     async delete(key) {
-      return store.db.kv.remove([toolId, key]);
+      // lmdb's async remove() resolves true whether or not the key was there; the synchronous
+      // removeSync inside a transaction reports whether it removed something.
+      return store.db.kv.transaction(() => store.db.kv.removeSync([toolId, key]));
     },
     list(prefix, limit) {
       const keys: string[] = [];
