@@ -1,20 +1,22 @@
 // `npm run bench`: the isolated call path against (a) the same module in-process on a reused
-// instance, the floor, and (b) @extism/extism in worker mode; and fuel instrumentation against
+// instance, the floor, and (b) @extism/extism in worker mode, which an extism/v1 toolpack run by
+// the engine is measured against too; and fuel instrumentation against
 // no instrumentation on a compute-heavy plugin. Every figure is a ratio within this one run.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import createPlugin from '@extism/extism';
 import { parse as parseYaml } from 'yaml';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { createEngine, createHost, findManifests, loadToolpacksOrThrow, type Host } from '../host/index.js';
+import { createEngine, createHost, findManifests, loadToolpacksOrThrow, type EngineOptions, type Host, type LoadedTool } from '../host/index.js';
 import { createMcpServer } from '../host/mcp/index.js';
 import { engineModule } from '../host/engine/engine.js';
 import { loadPolicy } from '../host/policy/load-policy.js';
 import { packageRoot } from '../host/paths.js';
 import { FUEL_EXPORT, instrumentModule, START_EXPORT } from '../host/wasm/index.js';
-import { latency, medianMs, throughput } from './stats.js';
+import { latency, medianMs, quantile, throughput } from './stats.js';
 
 const root = packageRoot();
 const fixtures = path.join(root, 'bench', 'fixtures');
@@ -23,6 +25,10 @@ const decoder = new TextDecoder();
 const INPUT = { sequence: 'GATTACA'.repeat(8), id: 'read-0001', tags: ['bench', 'echo'], n: 42 };
 const N_LATENCY = Number(process.env.BENCH_LATENCY_CALLS ?? 3000);
 const N_THROUGHPUT = Number(process.env.BENCH_THROUGHPUT_CALLS ?? 20000);
+const N_EXTISM_LATENCY = Number(process.env.BENCH_EXTISM_LATENCY_CALLS ?? 200);
+const N_EXTISM_THROUGHPUT = Number(process.env.BENCH_EXTISM_THROUGHPUT_CALLS ?? 1000);
+const N_EXTISM_PACED = Number(process.env.BENCH_EXTISM_PACED_CALLS ?? 50);
+const PACE_MS = 100;
 const COMPUTE_ROUNDS = Number(process.env.BENCH_COMPUTE_ROUNDS ?? 300000);
 
 interface Manifest {
@@ -77,21 +83,36 @@ async function main(): Promise<void> {
   // state per call, fuel, output bounds and envelope checks), without the run record.
   const policy = loadPolicy(undefined);
   const [loaded] = await loadToolpacksOrThrow(path.join(fixtures, 'echo'), policy.policy);
+  const [loadedExtism] = await loadToolpacksOrThrow(path.join(fixtures, 'echo-extism'), policy.policy);
   const refuse = async () => ({ kind: 'abort' as const, code: 'A-AUTH-FORBIDDEN' as const, message: 'no capabilities in the benchmark', details: {} });
-  const sandboxed = async (recycleInstances: boolean) => {
-    const engine = createEngine({ recycleInstances });
-    const module = engineModule(loaded!);
+  const sandboxed = async (tool: LoadedTool, options: EngineOptions, calls: { latency: number; throughput: number; warmup: number; paced?: number }) => {
+    const engine = createEngine(options);
+    const module = engineModule(tool);
     const call = async () => {
-      const r = await engine.execute({ module, input: encoder.encode(JSON.stringify(INPUT)), limits: loaded!.limits, broker: refuse });
-      if (r.kind !== 'output') throw new Error(`bench.echo failed: ${r.code} ${r.message}`);
+      const r = await engine.execute({ module, input: encoder.encode(JSON.stringify(INPUT)), limits: tool.limits, broker: refuse });
+      if (r.kind !== 'output' || r.output.status !== 'ok') throw new Error(`${tool.manifest.id} failed: ${JSON.stringify(r)}`);
     };
-    const lat = await latency(call, N_LATENCY, 300);
-    const tput = await throughput(Array.from({ length: threads * 4 }, () => call), N_THROUGHPUT);
+    const lat = await latency(call, calls.latency, calls.warmup);
+    const tput = await throughput(Array.from({ length: threads * 4 }, () => call), calls.throughput);
+    // Calls that come PACE_MS apart, as an agent's do: only the call is timed.
+    const pacedSamples: number[] = [];
+    for (let i = 0; i < (calls.paced ?? 0); i++) {
+      await new Promise((resolve) => setTimeout(resolve, PACE_MS));
+      const t = performance.now();
+      await call();
+      pacedSamples.push((performance.now() - t) * 1000);
+    }
     await engine.close();
-    return { ...lat, tput };
+    return { ...lat, tput, paced: { median: quantile(pacedSamples, 0.5), p99: quantile(pacedSamples, 0.99) } };
   };
-  const helix = await sandboxed(true);
-  const helixFresh = await sandboxed(false);
+  const laneCalls = { latency: N_LATENCY, throughput: N_THROUGHPUT, warmup: 300 };
+  const helix = await sandboxed(loaded!, { recycleInstances: true }, laneCalls);
+  const helixFresh = await sandboxed(loaded!, { recycleInstances: false }, laneCalls);
+  // An extism/v1 toolpack through the same engine entry: a one-call plugin per call (no state
+  // survives it; made ahead as a spare) under fuel, deadline and memory caps. Back to back, each
+  // call waits for its plugin to be made; paced, it finds it ready. Its calls cost milliseconds,
+  // so fewer of them.
+  const helixExtism = await sandboxed(loadedExtism!, {}, { latency: N_EXTISM_LATENCY, throughput: N_EXTISM_THROUGHPUT, warmup: 20, paced: N_EXTISM_PACED });
 
   // The whole recorded call (host.call): envelope, validation, run identity, the run's two
   // durable LMDB commits (started, finished with its log), response.
@@ -150,6 +171,8 @@ async function main(): Promise<void> {
   say(row(['Helix sandboxed call: worker lane, fresh state per call, fuel', helix.median, helix.p99, helix.tput, helix.median / extism.median, helix.tput / extismTput]));
   say(row(['Helix sandboxed call, recycling off (new instance per call)', helixFresh.median, helixFresh.p99, helixFresh.tput, helixFresh.median / extism.median, helixFresh.tput / extismTput]));
   say(row([`(b) Extism 2.0.0-rc13, worker mode, ${threads} plugins`, extism.median, extism.p99, extismTput, 1, 1]));
+  say(row([`extism/v1 toolpack through Helix: engine, one-call plugin (a spare made ahead) per call, fuel (${N_EXTISM_LATENCY} back-to-back, ${N_EXTISM_THROUGHPUT} for calls/s)`, helixExtism.median, helixExtism.p99, helixExtism.tput, helixExtism.median / extism.median, helixExtism.tput / extismTput]));
+  say(row([`extism/v1 toolpack through Helix, calls ${PACE_MS} ms apart (${N_EXTISM_PACED} calls)`, helixExtism.paced.median, helixExtism.paced.p99, '-', helixExtism.paced.median / extism.median, '-']));
   say('');
   say(`Targets: Helix median below 0.5x Extism (got ${(helix.median / extism.median).toFixed(2)}x); Helix throughput at least 2x Extism (got ${(helix.tput / extismTput).toFixed(2)}x).`);
   say('');

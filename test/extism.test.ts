@@ -5,13 +5,18 @@
 import { cpSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PolicySchema, ResponseEnvelopeSchema, type ResponseEnvelope } from '../abi/index.js';
 import { importInline } from '../host/artifacts/index.js';
+import { engineModule } from '../host/engine/engine.js';
+import { createExtismEngine, type ExtismEngine } from '../host/engine/extism.js';
+import type { LaneBroker } from '../host/engine/lane.js';
+import type { ExecuteResult } from '../host/engine/protocol.js';
 import { readJournal } from '../host/broker/journal.js';
 import { runFixtures } from '../host/fixtures/run-fixtures.js';
 import { createHost, type Host } from '../host/index.js';
-import { loadToolpacks } from '../host/loader/load-toolpacks.js';
+import { loadToolpacks, type LoadedTool } from '../host/loader/load-toolpacks.js';
+import type { EffectiveLimits } from '../host/policy/rules.js';
 import { formatViolation } from '../host/loader/violation.js';
 import { verifyRun } from '../host/runs/verify.js';
 import type { WasmTool } from '../host/tools/wasm-tool.js';
@@ -78,6 +83,34 @@ const SPIN = extismWat('(loop $l (br $l)) (i32.const 0)');
 const GROW = extismWat('(loop $l (br_if $l (i32.ne (memory.grow (i32.const 1)) (i32.const -1)))) unreachable');
 const ERROR_TEXT = extismWat('(call $error_set (call $emit (i32.const 0) (i32.const 20))) (i32.const 1)', { data: 'the sky is falling!!' });
 const RETURN_7 = extismWat('(i32.const 7)');
+/**
+ * Counts its calls three ways, in a mutable global, a byte of linear memory and an Extism var,
+ * and outputs the counts as {"g":G,"m":M,"v":V}: a plugin that served an earlier call would show
+ * a count above 1 (ABI-CALL-001).
+ */
+const COUNTER = `(module ${KERNEL}
+  (import "extism:host/env" "var_get" (func $var_get (param i64) (result i64)))
+  (import "extism:host/env" "var_set" (func $var_set (param i64 i64)))
+  (import "extism:host/env" "load_u8" (func $load_u8 (param i64) (result i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 0) "{\\"g\\":0,\\"m\\":0,\\"v\\":0}")
+  (data (i32.const 32) "n")
+  (global $g (mut i32) (i32.const 0))
+  ${EMIT}
+  (func (export "run") (result i32) (local $val i64) (local $v i32)
+    (global.set $g (i32.add (global.get $g) (i32.const 1)))
+    (i32.store8 (i32.const 5) (i32.add (i32.const 48) (global.get $g)))
+    (i32.store8 (i32.const 100) (i32.add (i32.load8_u (i32.const 100)) (i32.const 1)))
+    (i32.store8 (i32.const 11) (i32.add (i32.const 48) (i32.load8_u (i32.const 100))))
+    (local.set $val (call $var_get (call $emit (i32.const 32) (i32.const 1))))
+    (if (i64.ne (local.get $val) (i64.const 0)) (then (local.set $v (call $load_u8 (local.get $val)))))
+    (local.set $v (i32.add (local.get $v) (i32.const 1)))
+    (i32.store8 (i32.const 64) (local.get $v))
+    ;; var_get freed the key block: var_set needs a new one.
+    (call $var_set (call $emit (i32.const 32) (i32.const 1)) (call $emit (i32.const 64) (i32.const 1)))
+    (i32.store8 (i32.const 17) (i32.add (i32.const 48) (local.get $v)))
+    (call $output_set (call $emit (i32.const 0) (i32.const 19)) (i64.const 19))
+    (i32.const 0)))`;
 const NOT_JSON = extismWat('(call $output_set (call $emit (i32.const 0) (i32.const 5)) (i64.const 5)) (i32.const 0)', { data: 'hello' });
 
 const limits = { maxInputBytes: 65_536, maxOutputBytes: 65_536, fuel: 100_000_000, maxMemoryPages: 16, maxCapabilityCalls: 10 };
@@ -101,6 +134,8 @@ beforeAll(async () => {
     extism('x.error_text', ERROR_TEXT),
     extism('x.return_7', RETURN_7),
     extism('x.not_json', NOT_JSON),
+    extism('x.counter', COUNTER),
+    extism('x.spin_long', SPIN, { timeoutMs: 60_000, limits: { ...limits, fuel: 10_000_000_000 } }),
     // The same script guest as the broker tests, as helix/v1: the reference for refusals.
     { id: 'h.script', module: await compileGuest('script.ts'), manifest: { limits: { ...limits, maxMemoryPages: 64 }, capabilities: { abiVersion: 1, allow: ['clock.now_unix', 'kv.get'] } } },
   ]);
@@ -344,4 +379,142 @@ describe('the loader on extism/v1 modules', () => {
       dir.cleanup();
     }
   });
+});
+
+describe('pre-warmed plugins (spares)', () => {
+  const policy = PolicySchema.parse({ version: 1, tools: { allow: ['*'] } });
+  let tools: Map<string, LoadedTool>;
+  const engines: ExtismEngine[] = [];
+  beforeAll(async () => {
+    const result = await loadToolpacks(plugins.dir, policy);
+    tools = new Map(result.tools.map((t) => [t.manifest.id, t]));
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all(engines.map((e) => e.close()));
+  });
+
+  const newEngine = (options: { maxThreads?: number; spareIdleMs?: number } = {}): ExtismEngine => {
+    const engine = createExtismEngine({ maxThreads: options.maxThreads ?? 2, maxQueue: 100, ...(options.spareIdleMs === undefined ? {} : { spareIdleMs: options.spareIdleMs }) });
+    engines.push(engine);
+    return engine;
+  };
+  const noCapabilities: LaneBroker = async () => ({ kind: 'abort', code: 'A-AUTH-FORBIDDEN', message: 'no capabilities here', details: {} });
+  /** One call of `id` on `engine`, as the host would make it, with `limits` overriding the tool's. */
+  const exec = (engine: ExtismEngine, id: string, input: unknown = {}, extra: { broker?: LaneBroker; limits?: Partial<EffectiveLimits> } = {}) => {
+    const tool = tools.get(id)!;
+    return engine.execute({ module: engineModule(tool), input: new TextEncoder().encode(JSON.stringify(input)), limits: { ...tool.limits, ...extra.limits }, broker: extra.broker ?? noCapabilities });
+  };
+  const output = (r: ExecuteResult): unknown => {
+    if (r.kind !== 'output') throw new Error(`expected output, got ${r.code}: ${r.message}`);
+    return r.output;
+  };
+
+  it('serves each call on a plugin used once: globals, memory and vars written by one call are unseen by the next', async () => {
+    const engine = newEngine();
+    const first = await exec(engine, 'x.counter');
+    expect(output(first)).toEqual({ status: 'ok', output: { g: 1, m: 1, v: 1 } });
+    expect(engine.stats()).toMatchObject({ cold: 1, warm: 0 });
+    for (let i = 0; i < 3; i++) {
+      await engine.settled();
+      const next = await exec(engine, 'x.counter');
+      expect(output(next)).toEqual({ status: 'ok', output: { g: 1, m: 1, v: 1 } });
+    }
+    // The later calls ran on spares made ahead of them.
+    expect(engine.stats()).toMatchObject({ cold: 1, warm: 3 });
+  }, 60_000);
+
+  it('charges the same fuel on a warm spare as on a plugin made for the call', async () => {
+    const engine = newEngine();
+    const cold = await exec(engine, 'x.counter');
+    await engine.settled();
+    const warm = await exec(engine, 'x.counter');
+    expect(engine.stats()).toMatchObject({ cold: 1, warm: 1 });
+    expect(cold.fuelUsed).toBeGreaterThan(0);
+    expect(warm.fuelUsed).toBe(cold.fuelUsed);
+    expect(warm.memoryPages).toBe(cold.memoryPages);
+  }, 60_000);
+
+  it('routes a spare\'s host function to the broker of the call that took it', async () => {
+    const engine = newEngine();
+    const answering = (who: string): LaneBroker => async () => ({ kind: 'answer', response: new TextEncoder().encode(JSON.stringify({ who })), fuel: 1000 });
+    const request = { abi_version: 1, name: 'clock.now_unix', args: {} };
+    expect(output(await exec(engine, 'x.forward', request, { broker: answering('first') }))).toEqual({ status: 'ok', output: { who: 'first' } });
+    await engine.settled();
+    expect(output(await exec(engine, 'x.forward', request, { broker: answering('second') }))).toEqual({ status: 'ok', output: { who: 'second' } });
+    expect(engine.stats()).toMatchObject({ cold: 1, warm: 1 });
+  }, 60_000);
+
+  it('never gives one tool, or one memory cap, a spare made for another', async () => {
+    const engine = newEngine({ maxThreads: 1 });
+    await exec(engine, 'x.counter');
+    await engine.settled();
+    const other = await exec(engine, 'x.return_7');
+    expect(other).toMatchObject({ kind: 'fault', code: 'S-TOOL-EXTISM-ERROR', details: { return_code: 7 } });
+    expect(engine.stats()).toMatchObject({ cold: 2, warm: 0 });
+    // One spare at most with maxThreads 1: x.counter's gave way to x.return_7's.
+    await engine.settled();
+    expect(engine.stats().spares).toBe(1);
+    expect(output(await exec(engine, 'x.counter'))).toEqual({ status: 'ok', output: { g: 1, m: 1, v: 1 } });
+    expect(engine.stats()).toMatchObject({ cold: 3, warm: 0 });
+    // x.grow at its own cap, then with a smaller cap: the second must not run on the first's spare.
+    expect(await exec(engine, 'x.grow')).toMatchObject({ code: 'S-TOOL-TRAP', details: { memory_pages: 32, max_memory_pages: 32 } });
+    await engine.settled();
+    expect(await exec(engine, 'x.grow', {}, { limits: { maxMemoryPages: 16 } })).toMatchObject({ code: 'S-TOOL-TRAP', details: { memory_pages: 16, max_memory_pages: 16 } });
+    await engine.settled();
+    expect(await exec(engine, 'x.grow', {}, { limits: { maxMemoryPages: 16 } })).toMatchObject({ code: 'S-TOOL-TRAP', details: { memory_pages: 16, max_memory_pages: 16 } });
+    expect(engine.stats()).toMatchObject({ cold: 5, warm: 1 });
+  }, 60_000);
+
+  it('stops a warm call at its deadline and keeps serving', async () => {
+    const engine = newEngine();
+    await exec(engine, 'x.spin', {}, { limits: { timeoutMs: 200 } });
+    await engine.settled();
+    const warm = await exec(engine, 'x.spin', {}, { limits: { timeoutMs: 200 } });
+    expect(warm).toMatchObject({ kind: 'fault', code: 'R-TIMEOUT-001', details: { timeout_ms: 200, phase: 'run' } });
+    expect(engine.stats()).toMatchObject({ cold: 1, warm: 1 });
+    expect(output(await exec(engine, 'x.counter'))).toEqual({ status: 'ok', output: { g: 1, m: 1, v: 1 } });
+  }, 60_000);
+
+  it('ends a call in flight when the engine closes, with R-TIMEOUT-CANCELLED, not at its deadline', async () => {
+    const engine = newEngine();
+    let reached!: () => void;
+    const inBroker = new Promise<void>((resolve) => (reached = resolve));
+    // The broker never answers: the call is certainly in flight, inside its capability call.
+    const hanging: LaneBroker = () => {
+      reached();
+      return new Promise(() => {});
+    };
+    const pending = exec(engine, 'x.forward', { abi_version: 1, name: 'clock.now_unix', args: {} }, { broker: hanging, limits: { timeoutMs: 600_000 } });
+    await inBroker;
+    await engine.close();
+    expect(await pending).toMatchObject({ kind: 'fault', code: 'R-TIMEOUT-CANCELLED', details: { phase: 'run', reason: 'engine_closed' } });
+    // A guest in an endless loop is ended the same way.
+    const spinning = newEngine();
+    const spin = exec(spinning, 'x.spin_long');
+    // The call started (it began making the spare that will follow it) before close().
+    await vi.waitFor(() => expect(spinning.stats().cold).toBe(1));
+    await spinning.close();
+    expect(await spin).toMatchObject({ kind: 'fault', code: 'R-TIMEOUT-CANCELLED', details: { phase: 'run' } });
+    expect(spinning.stats().spares).toBe(0);
+    expect(await exec(spinning, 'x.counter')).toMatchObject({ kind: 'fault', code: 'S-TOOL-WORKER-LOST' });
+  }, 60_000);
+
+  it('closes while a spare is being made: close() waits for it and keeps none', async () => {
+    const engine = newEngine();
+    expect(output(await exec(engine, 'x.counter'))).toEqual({ status: 'ok', output: { g: 1, m: 1, v: 1 } });
+    // The call ordered its successor; it is listed but not made yet.
+    expect(engine.stats().spares).toBe(1);
+    await engine.close();
+    expect(engine.stats().spares).toBe(0);
+    await engine.settled();
+    expect(await exec(engine, 'x.counter')).toMatchObject({ kind: 'fault', code: 'S-TOOL-WORKER-LOST', message: 'The engine is closed.' });
+  }, 60_000);
+
+  it('closes a spare left unused past spareIdleMs', async () => {
+    const engine = newEngine({ spareIdleMs: 50 });
+    await exec(engine, 'x.counter');
+    await vi.waitFor(() => expect(engine.stats().spares).toBe(0), { timeout: 20_000, interval: 20 });
+    await exec(engine, 'x.counter');
+    expect(engine.stats()).toMatchObject({ cold: 2, warm: 0 });
+  }, 60_000);
 });

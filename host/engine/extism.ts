@@ -1,9 +1,10 @@
 // Runs extism/v1 toolpacks on @extism/extism 2.0.0-rc13 in worker mode, under the same limits
 // as helix/v1 calls. Each call gets a fresh plugin (so a fresh instance and worker: no state
 // survives, ABI-CALL-001) made of the instrumented plugin (fuel counter, memory cap) and the
-// metering shim (extism-shim.ts). Capability calls arrive as the host function
-// `extism:host/user.helix_capability_call`, which Extism runs on the main thread, and go to the
-// run's broker: the same envelopes, allowlist, journal and limits as `helix_v1.capability_call`.
+// metering shim (extism-shim.ts); usually a spare made ahead of the call (ABI-EXTISM-006).
+// Capability calls arrive as the host function `extism:host/user.helix_capability_call`, which
+// Extism runs on the main thread, and go to the broker of the call the plugin serves: the same
+// envelopes, allowlist, journal and limits as `helix_v1.capability_call`.
 import type { CallContext, Plugin } from '@extism/extism';
 import { createHash } from 'node:crypto';
 import { GuestOutputSchema, type ErrorCode, type GuestOutput } from '../../abi/index.js';
@@ -32,12 +33,45 @@ class ExtismAbort extends Error {
 /** Runs Extism plugins; `maxThreads` plugins (each one worker) at once, the rest queue. */
 export interface ExtismEngine {
   execute(request: ExecuteRequest): Promise<ExecuteResult>;
+  /** Stops every plugin and spare; calls in flight end at once (R-TIMEOUT-CANCELLED). */
   close(): Promise<void>;
+  /** Counts for tests and diagnostics: calls that found a warm spare or made their plugin, spares held now. */
+  stats(): { readonly warm: number; readonly cold: number; readonly spares: number };
+  /** Settles when every spare being made is ready (or failed): for tests that need a warm call. */
+  settled(): Promise<void>;
+}
+
+/** Options of createExtismEngine (the engine passes its own config). */
+export interface ExtismEngineConfig {
+  readonly maxThreads: number;
+  readonly maxQueue: number;
+  /** A spare unused this long (ms) is closed, so an idle process keeps no workers; default 30 000. */
+  readonly spareIdleMs?: number;
 }
 
 interface Variant {
+  /** digest, memory cap and fuel: everything a plugin is made for. */
+  readonly key: string;
   readonly plugin: WebAssembly.Module;
   readonly shim: WebAssembly.Module;
+}
+
+/** The host function of the call a plugin serves; a spare gets it when a call takes the spare. */
+type CapabilityHandler = (ctx: CallContext, offset: bigint) => Promise<bigint>;
+
+interface Slot {
+  handler?: CapabilityHandler;
+}
+
+/** A plugin made ahead of need for one variant; it serves one call, then is closed. */
+interface Spare {
+  readonly key: string;
+  readonly slot: Slot;
+  /** The plugin, or why it could not be made; never rejects. */
+  readonly ready: Promise<Plugin | Error>;
+  /** listed: waiting in the pool; taken: a call has it; dropped: evicted, idle or engine closed. */
+  status: 'listed' | 'taken' | 'dropped';
+  idle?: NodeJS.Timeout;
 }
 
 /** One call's state, shared by the run, its deadline and its host function. */
@@ -47,15 +81,34 @@ interface CallState {
   started: boolean;
   /** Settles when the deadline or a cancel ended the call: a closed plugin's call never settles. */
   readonly stopped: Promise<typeof STOPPED>;
+  /** Ends the call now with the fault for `why` (deadline, caller's cancel, engine closed). */
+  end?: (why: 'deadline' | 'cancel' | 'closed') => void;
 }
 
 const STOPPED = Symbol('stopped');
+const DEFAULT_SPARE_IDLE_MS = 30_000;
 
-/** Creates the Extism engine; it starts no worker until a call comes. */
-export function createExtismEngine(config: { readonly maxThreads: number; readonly maxQueue: number }): ExtismEngine {
+/**
+ * Creates the Extism engine; it starts no worker until a call comes. Making a plugin (a worker
+ * and an instance) is most of an Extism call's cost, so when a call ends the engine makes a
+ * spare for the same variant in the background: the next call finds its plugin ready. A spare
+ * still serves exactly one call and is then closed (ABI-CALL-001); nothing of the plugin runs
+ * before its call (the shim runs the start function), so a spare is as fresh as a plugin made
+ * on the spot. Spares are per variant (digest, memory cap, fuel: the plugin's limits), at most
+ * `maxThreads` in all, and closed after `spareIdleMs` unused or on close().
+ */
+export function createExtismEngine(config: ExtismEngineConfig): ExtismEngine {
   const variants = new Map<string, Promise<Variant>>();
   const live = new Set<Plugin>();
+  const calls = new Set<CallState>();
   const waiting: Array<() => void> = [];
+  const spares = new Map<string, Spare[]>();
+  const making = new Set<Promise<unknown>>();
+  const closing = new Set<Promise<unknown>>();
+  const runs = new Set<Promise<ExecuteResult>>();
+  const counts = { warm: 0, cold: 0 };
+  const spareIdleMs = config.spareIdleMs ?? DEFAULT_SPARE_IDLE_MS;
+  let spareCount = 0;
   let active = 0;
   let closed = false;
 
@@ -67,7 +120,7 @@ export function createExtismEngine(config: { readonly maxThreads: number; readon
     if (v === undefined) {
       const instrumented = cap === m.cap ? m.instrumented : instrumentModule(m.bytes, { maxMemoryPages: cap });
       const plugin = cap === m.cap ? Promise.resolve(m.compiled) : WebAssembly.compile(instrumented.bytes);
-      v = Promise.all([plugin, WebAssembly.compile(buildShim(m.entrypoint, fuel, instrumented.hasStart))]).then(([p, shim]) => ({ plugin: p, shim }));
+      v = Promise.all([plugin, WebAssembly.compile(buildShim(m.entrypoint, fuel, instrumented.hasStart))]).then(([p, shim]) => ({ key, plugin: p, shim }));
       variants.set(key, v);
     }
     return v;
@@ -85,6 +138,105 @@ export function createExtismEngine(config: { readonly maxThreads: number; readon
     else active -= 1;
   };
 
+  /** Makes a plugin of `variant`; its host function is whatever call `slot` holds when it runs. */
+  const makePlugin = async (variant: Variant, maxMemoryPages: number, slot: Slot): Promise<Plugin> => {
+    const createPlugin = await loadExtism();
+    // Extism runs host functions on the main thread while the plugin's worker blocks, so the
+    // broker's asynchronous work (store, network) is fine here.
+    const capabilityCall = (ctx: CallContext, offset: bigint): Promise<bigint> =>
+      slot.handler !== undefined ? slot.handler(ctx, offset) : Promise.reject(new ExtismAbort('S-TOOL-WORKER-LOST', 'The plugin asked for a capability while no call was bound to it.'));
+    return createPlugin(
+      { wasm: [{ name: PLUGIN_MODULE_NAME, module: variant.plugin }, { name: 'main', module: variant.shim }] },
+      {
+        runInWorker: true,
+        useWasi: false,
+        logLevel: 'silent',
+        functions: { [EXTISM_USER_MODULE]: { [EXTISM_CAPABILITY_CALL]: capabilityCall } },
+        // Extism's own memory (input, output, answers, vars) is capped like linear memory;
+        // the plugin's linear memory is capped by the instrumenter (ABI-MEMORY-002).
+        memory: { maxPages: maxMemoryPages, maxVarBytes: maxMemoryPages * 65_536, maxHttpResponseBytes: 0 },
+        allowedHosts: [],
+        // No Extism timeoutMs: on a timeout it starts a replacement worker, which a
+        // one-call plugin never needs and which would outlive a plugin closed by our deadline.
+        timeoutMs: null,
+        sharedArrayBufferSize: 1 << 20,
+      },
+    );
+  };
+
+  /** Closes a plugin in the background; close() waits for every one. */
+  const retire = (plugin: Plugin): void => {
+    const ending = plugin.close().catch(() => undefined);
+    closing.add(ending);
+    void ending.then(() => closing.delete(ending));
+  };
+  /** Removes a listed spare from the pool; its plugin is closed once it exists. */
+  const drop = (spare: Spare): void => {
+    if (spare.status !== 'listed') return;
+    spare.status = 'dropped';
+    clearTimeout(spare.idle);
+    const list = spares.get(spare.key)!;
+    list.splice(list.indexOf(spare), 1);
+    if (list.length === 0) spares.delete(spare.key);
+    spareCount -= 1;
+    const retired = spare.ready.then((p) => {
+      if (!(p instanceof Error)) retire(p);
+    });
+    closing.add(retired);
+    void retired.then(() => closing.delete(retired));
+  };
+  /** Starts making a spare of `variant`; when the pool is full a spare of another variant gives way. */
+  const warmUp = (variant: Variant, maxMemoryPages: number): void => {
+    if (closed) return;
+    if (spareCount >= config.maxThreads) {
+      const other = [...spares.entries()].find(([key]) => key !== variant.key)?.[1][0];
+      if (other === undefined) return;
+      drop(other);
+    }
+    const slot: Slot = {};
+    // Listed now, so a call coming at once takes it and waits for it rather than making another;
+    // made on the next turn of the event loop, once the call that ordered it has its result.
+    const ready = new Promise<void>((resolve) => setImmediate(resolve))
+      .then<Plugin | Error>(async () => {
+        if (spare.status === 'dropped') return new Error('The spare was dropped before it was made.');
+        const plugin = await makePlugin(variant, maxMemoryPages, slot);
+        // One call of the shim's report, which runs none of the plugin's code and changes none
+        // of its state (it reads the fuel counter and memory size; Extism resets its own blocks
+        // at each call): the worker's call path is then warm for the real call.
+        try {
+          await plugin.call(REPORT_EXPORT);
+        } catch (err) {
+          retire(plugin);
+          throw err;
+        }
+        return plugin;
+      })
+      .catch((err: unknown) => new Error(describe(err).message));
+    const spare: Spare = { key: variant.key, slot, ready, status: 'listed' };
+    const list = spares.get(variant.key) ?? [];
+    list.push(spare);
+    spares.set(variant.key, list);
+    spareCount += 1;
+    const made = ready.then((p) => {
+      making.delete(made);
+      // A spare that failed is dropped; the call that takes the next one makes its own plugin.
+      if (p instanceof Error) drop(spare);
+      else if (spare.status === 'listed') spare.idle = setTimeout(() => drop(spare), spareIdleMs).unref();
+    });
+    making.add(made);
+  };
+  /** The oldest spare of `key`, ready or still being made, taken out of the pool. */
+  const take = (key: string): Spare | undefined => {
+    const list = spares.get(key);
+    const spare = list?.shift();
+    if (spare === undefined) return undefined;
+    if (list!.length === 0) spares.delete(key);
+    spareCount -= 1;
+    spare.status = 'taken';
+    clearTimeout(spare.idle);
+    return spare;
+  };
+
   const run = async (request: ExecuteRequest, state: CallState): Promise<ExecuteResult> => {
     const { module, input, limits, broker } = request;
     let variant: Variant;
@@ -98,9 +250,7 @@ export function createExtismEngine(config: { readonly maxThreads: number; readon
       if (state.done) return fault('R-TIMEOUT-001', 'The call ended before it started.', {}, 0, 0);
       state.started = true;
       let capabilityFuel = 0;
-      // Extism runs host functions on the main thread while the plugin's worker blocks, so the
-      // broker's asynchronous work (store, network) is fine here.
-      const capabilityCall = async (ctx: CallContext, offset: bigint): Promise<bigint> => {
+      const capabilityCall: CapabilityHandler = async (ctx, offset) => {
         const request = ctx.read(offset);
         if (request === null) throw new ExtismAbort('S-TOOL-BAD-POINTER', `${EXTISM_CAPABILITY_CALL}(${offset}) names no Extism memory block.`, { import: EXTISM_CAPABILITY_CALL, offset: offset.toString() });
         const answer = await broker(request.bytes().slice());
@@ -117,29 +267,23 @@ export function createExtismEngine(config: { readonly maxThreads: number; readon
           throw new ExtismAbort('S-TOOL-TRAP', `The answer does not fit in the plugin's Extism memory (capped at ${limits.maxMemoryPages} pages): ${(err as Error).message}`, { max_memory_pages: limits.maxMemoryPages, answer_bytes: answer.response.length });
         }
       };
-      let plugin: Plugin;
-      try {
-        const createPlugin = await loadExtism();
-        plugin = await createPlugin(
-          { wasm: [{ name: PLUGIN_MODULE_NAME, module: variant.plugin }, { name: 'main', module: variant.shim }] },
-          {
-            runInWorker: true,
-            useWasi: false,
-            logLevel: 'silent',
-            functions: { [EXTISM_USER_MODULE]: { [EXTISM_CAPABILITY_CALL]: capabilityCall } },
-            // Extism's own memory (input, output, answers, vars) is capped like linear memory;
-            // the plugin's linear memory is capped by the instrumenter (ABI-MEMORY-002).
-            memory: { maxPages: limits.maxMemoryPages, maxVarBytes: limits.maxMemoryPages * 65_536, maxHttpResponseBytes: 0 },
-            allowedHosts: [],
-            // No Extism timeoutMs: on a timeout it starts a replacement worker, which a
-            // one-call plugin never needs and which would outlive a plugin closed by our deadline.
-            timeoutMs: null,
-            sharedArrayBufferSize: 1 << 20,
-          },
-        );
-      } catch (err) {
-        return fault('S-TOOL-INSTANTIATE', `The plugin could not be instantiated: ${describe(err).message}`, { error: describe(err).message }, 0, 0);
+      // A spare of this very variant if there is one; either way the next call gets a spare,
+      // ordered when this one ends so that making it does not slow this one down.
+      const spare = take(variant.key);
+      let made: Plugin | Error | undefined = spare === undefined ? undefined : await spare.ready;
+      if (made instanceof Error) made = undefined;
+      if (made !== undefined) {
+        counts.warm += 1;
+        spare!.slot.handler = capabilityCall;
+      } else {
+        counts.cold += 1;
+        try {
+          made = await makePlugin(variant, limits.maxMemoryPages, { handler: capabilityCall });
+        } catch (err) {
+          return fault('S-TOOL-INSTANTIATE', `The plugin could not be instantiated: ${describe(err).message}`, { error: describe(err).message }, 0, 0);
+        }
       }
+      const plugin: Plugin = made;
       state.plugin = plugin;
       live.add(plugin);
       try {
@@ -162,7 +306,10 @@ export function createExtismEngine(config: { readonly maxThreads: number; readon
         return classify({ output, failure, report, capabilityFuel, limits, entrypoint: module.entrypoint });
       } finally {
         live.delete(plugin);
-        await plugin.close();
+        warmUp(variant, limits.maxMemoryPages);
+        // The result is in hand: stopping the worker (a few ms) is off the call's path, but
+        // close() still waits for it.
+        retire(plugin);
       }
     } finally {
       release();
@@ -182,37 +329,60 @@ export function createExtismEngine(config: { readonly maxThreads: number; readon
       // The deadline covers waiting, instantiation, execution and capability waits; on overrun
       // the plugin's worker is terminated (plugin.close), as a lane's would be.
       const stop = new Promise<ExecuteResult>((resolve) => {
-        const end = (code: 'R-TIMEOUT-001' | 'R-TIMEOUT-CANCELLED') => {
+        state.end = (why) => {
           if (state.done) return;
           state.done = true;
           markStopped(STOPPED);
           const phase = state.started ? 'run' : 'queue';
           void state.plugin?.close();
-          resolve(
-            code === 'R-TIMEOUT-001'
-              ? fault(code, `The call did not finish within ${request.limits.timeoutMs} ms${phase === 'queue' ? ' (it was still waiting for a worker)' : '; its worker was stopped'}.`, { timeout_ms: request.limits.timeoutMs, phase }, 0, 0)
-              : fault(code, `The call was cancelled by its caller${phase === 'run' ? '; its worker was stopped' : ''}.`, { phase }, 0, 0),
-          );
+          const stopped = phase === 'run' ? '; its worker was stopped' : '';
+          if (why === 'deadline') {
+            resolve(fault('R-TIMEOUT-001', `The call did not finish within ${request.limits.timeoutMs} ms${phase === 'queue' ? ' (it was still waiting for a worker)' : stopped}.`, { timeout_ms: request.limits.timeoutMs, phase }, 0, 0));
+          } else if (why === 'cancel') {
+            resolve(fault('R-TIMEOUT-CANCELLED', `The call was cancelled by its caller${stopped}.`, { phase }, 0, 0));
+          } else {
+            // As the lanes' engine does for calls still queued when it closes.
+            resolve(phase === 'queue' ? fault('S-TOOL-WORKER-LOST', 'The engine closed before the call ran.', { phase }, 0, 0) : fault('R-TIMEOUT-CANCELLED', `The call was cancelled: the engine closed${stopped}.`, { phase, reason: 'engine_closed' }, 0, 0));
+          }
         };
-        timer = setTimeout(() => end('R-TIMEOUT-001'), Math.max(0, request.limits.timeoutMs));
+        timer = setTimeout(() => state.end!('deadline'), Math.max(0, request.limits.timeoutMs));
         if (request.signal !== undefined) {
-          onAbort = () => end('R-TIMEOUT-CANCELLED');
+          onAbort = () => state.end!('cancel');
           if (request.signal.aborted) onAbort();
           else request.signal.addEventListener('abort', onAbort, { once: true });
         }
       });
+      calls.add(state);
+      const running = run(request, state);
+      runs.add(running);
+      const forget = () => runs.delete(running);
+      running.then(forget, forget);
       try {
-        const result = await Promise.race([run(request, state), stop]);
+        const result = await Promise.race([running, stop]);
         state.done = true;
         return result;
       } finally {
+        calls.delete(state);
         clearTimeout(timer);
         if (onAbort !== undefined) request.signal?.removeEventListener('abort', onAbort);
       }
     },
     async close() {
       closed = true;
+      for (const list of [...spares.values()]) for (const spare of [...list]) drop(spare);
+      // Calls in flight end now (their plugins are closed), not at their deadlines.
+      for (const state of [...calls]) state.end?.('closed');
       await Promise.all([...live].map((p) => p.close()));
+      // Runs close their own plugins; spares still being made are closed as they come. Wait for
+      // both so no worker outlives close().
+      await Promise.allSettled([...runs, ...making]);
+      while (closing.size > 0) await Promise.all([...closing]);
+    },
+    stats() {
+      return { ...counts, spares: spareCount };
+    },
+    async settled() {
+      while (making.size > 0) await Promise.all([...making]);
     },
   };
 }
