@@ -2,6 +2,7 @@
 // here but only linked into modules that call it: the compiler drops unused declarations.
 
 import { unpackLength, unpackPointer } from "./abi";
+import { OffsetList } from "./json/buffer";
 import { JSONParser } from "./json/parser";
 import { JSONKind, JSONNull, JSONObject, JSONValue } from "./json/value";
 import { JSONWriter } from "./json/writer";
@@ -97,13 +98,17 @@ export class CapabilityBuffer {
   }
 }
 
-/** `callCapability`, keeping the response buffer and leaving the string under `rawKey` in place. */
-export function callCapabilityInPlace(name: string, args: JSONObject, rawKey: string): CapabilityBuffer {
+/**
+ * `callCapability`, keeping the response buffer and leaving the string under `rawKey` in
+ * place; with `lineFeeds`, the offsets of that string's LFs are recorded there as well.
+ */
+export function callCapabilityInPlace(name: string, args: JSONObject, rawKey: string, lineFeeds: OffsetList | null = null): CapabilityBuffer {
   const packed = send(name, args.toString());
   const pointer = unpackPointer(packed);
   const length = <i32>unpackLength(packed);
   const parser = JSONParser.fromBytes(pointer, length);
   parser.rawKey = rawKey;
+  parser.rawLineFeeds = lineFeeds;
   const result = parseResponseWith(parser);
   return new CapabilityBuffer(result, pointer, length, parser.rawStart, parser.rawLength);
 }

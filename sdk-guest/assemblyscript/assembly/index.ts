@@ -27,7 +27,7 @@ export { Secrets, SecretValue } from "./caps/secrets";
 export {
   clipText, DEFAULT_MAX_RECORD_BYTES, MAX_ARTIFACT_LABEL_LENGTH, MAX_SEQ_HEADER_BYTES, outputLabel, SEQ_FORMAT_HINT, SeqFormat, SeqPart, SeqReader,
 } from "./bio/index";
-export { CodeUnitBuffer } from "./json/buffer";
+export { CodeUnitBuffer, OffsetList } from "./json/buffer";
 export {
   JSONArray, JSONBool, JSONKind, JSONNull, JSONNumber, JSONObject, JSONString, JSONValue, MAX_SAFE_INTEGER,
 } from "./json/value";

@@ -24,6 +24,20 @@ function referenceLines(text: string): string[] {
   return lines;
 }
 
+/** Lines from [part, endsLine] pairs, and what is left of an unfinished line. */
+function joinParts(parts: Array<[string, boolean]>): { lines: string[]; current: string } {
+  const lines: string[] = [];
+  let current = '';
+  for (const [part, ends] of parts) {
+    current += part;
+    if (ends) {
+      lines.push(current);
+      current = '';
+    }
+  }
+  return { lines, current };
+}
+
 const FORBIDDEN = { ok: false, code: 'A-AUTH-FORBIDDEN', message: 'forbidden' };
 
 describe('a module using the wrappers', () => {
@@ -163,15 +177,7 @@ describe('ArtifactReader', () => {
     const sim = new HostSim();
     const id = sim.addArtifact(tricky);
     const out = await probe(sim, { mode: 'parts', id, piece_length: 5 });
-    const lines: string[] = [];
-    let current = '';
-    for (const [part, ends] of out.parts as Array<[string, boolean]>) {
-      current += part;
-      if (ends) {
-        lines.push(current);
-        current = '';
-      }
-    }
+    const { lines, current } = joinParts(out.parts);
     expect(current).toBe('');
     expect(lines).toEqual(referenceLines(tricky));
     expect(out.parts.length).toBeGreaterThan(lines.length);
@@ -230,6 +236,57 @@ describe('ArtifactReader', () => {
     );
   });
 
+  it('nextLinePartBytes: LFs, CR LF pairs, escapes and piece ends at every offset mod 16, lines longer than a piece', async () => {
+    const sim = new HostSim();
+    // Bytes >= 0x80 whose low seven bits are a quote (¢ = C2 A2), a backslash (ܜ = DC 9C) or a
+    // control character (Ü = C3 9C) must pass as text; tabs, quotes, backslashes and control
+    // characters arrive escaped, each splitting the piece's plain runs.
+    const alphabet = ['A', 'c', 'G', '\t', '"', '\\', '\u0001', '\u001f', '¢', 'ܜ', 'Ü', '中', '😀', ' ', '\r'];
+    let seed = 5;
+    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    const lines: string[] = [];
+    for (let length = 0; length < 40; length++) lines.push(Array.from({ length }, () => alphabet[rand(alphabet.length)]).join(''));
+    lines.push('x'.repeat(3000), `${'ACGT'.repeat(500)}\tend`);
+    const text = lines.map((line, i) => line + (i % 3 === 0 ? '\r\n' : '\n')).join('');
+    const expected = referenceLines(text);
+    const id = sim.addArtifact(text);
+    for (const pieceLength of [...Array.from({ length: 37 }, (_, i) => i + 4), 61, 1000, 1 << 20]) {
+      const out = await probe(sim, { mode: 'part_bytes', id, piece_length: pieceLength });
+      const { lines: got, current } = joinParts(out.parts);
+      expect({ pieceLength, current, lines: got }).toEqual({ pieceLength, current: '', lines: expected });
+      expect(out).toMatchObject({ ok: true, done: true, line_number: expected.length });
+    }
+  });
+
+  it('nextLinePartBytes ends a line exactly at a piece end and splits CR LF across pieces', async () => {
+    const sim = new HostSim();
+    // Piece length 8: "ACGTACG\n" fills the first piece; "TTTTTTT\r" ends the second, its LF starts the third.
+    const id = sim.addArtifact('ACGTACG\nTTTTTTT\r\nGG\r\n');
+    const out = await probe(sim, { mode: 'part_bytes', id, piece_length: 8 });
+    expect(out.parts).toEqual([['ACGTACG', true], ['TTTTTTT', false], ['', true], ['GG', true]]);
+    expect(out).toMatchObject({ ok: true, done: true, line_number: 3 });
+  });
+
+  it('finds every line end of a piece with more LFs than the shared list holds (16384)', async () => {
+    const sim = new HostSim();
+    const text = `head\n${'\n'.repeat(40_000)}${'ab\r\n'.repeat(5000)}tail`;
+    const expected = referenceLines(text);
+    const out = await probe(sim, { mode: 'part_bytes', id: sim.addArtifact(text) });
+    expect(out).toMatchObject({ ok: true, done: true, pieces: 1, line_number: expected.length });
+    expect((out.parts as Array<[string, boolean]>).map(([part]) => part)).toEqual(expected);
+  });
+
+  it('two readers in turns each get their own lines, though each fetch rewrites the shared LF list', async () => {
+    const sim = new HostSim();
+    const a = Array.from({ length: 300 }, (_, i) => `a${i}\t${'x'.repeat(i % 23)}`).join('\n');
+    const b = Array.from({ length: 200 }, (_, i) => `b${i} ${'é'.repeat(i % 7)}`).join('\r\n') + '\r\n';
+    for (const pieceLength of [16, 97, 1 << 20]) {
+      const out = await probe(sim, { mode: 'two_readers', id: sim.addArtifact(a), other: sim.addArtifact(b), piece_length: pieceLength });
+      expect({ pieceLength, lines: out.lines, other: out.other_lines }).toEqual({ pieceLength, lines: referenceLines(a), other: referenceLines(b) });
+      expect(out).toMatchObject({ ok: true, done: true, other_ok: true, other_done: true });
+    }
+  });
+
   it('readAll returns small content whole and refuses content over its limit', async () => {
     const sim = new HostSim();
     const id = sim.addArtifact('hello\r\nwörld');
@@ -245,6 +302,17 @@ describe('JSONParser.rawKey', () => {
     const text = '{"a":"x","data":"l1\\nq\\"b\\\\s\\/\\t\\u0001\\ud83d\\ude00\\u00e9é\\ud800!","n":[1,{"data":2}]}';
     const out = await probe(sim, { mode: 'raw_key', text });
     expect(out).toEqual({ value: { a: 'x', data: '', n: [1, { data: 2 }] }, raw_start: 17, raw: 'l1\nq"b\\s/\t\u0001😀éé\ufffd!' });
+  });
+
+  it('records the offsets of the raw string\'s LFs, escaped as \\n or \\u000a, in its UTF-8 text', async () => {
+    const sim = new HostSim();
+    const raw = 'é\\n\\t\\n\\u000a\\"x\\\\\\n';
+    const out = await probe(sim, { mode: 'raw_key', feeds: true, text: `{"data":"${raw}","n":1}` });
+    const text = JSON.parse(`"${raw}"`) as string;
+    const bytes = Buffer.from(text, 'utf8');
+    const offsets = [...bytes.keys()].filter((i) => bytes[i] === 0x0a);
+    expect(offsets).toHaveLength(4);
+    expect(out).toMatchObject({ raw: text, line_feeds: offsets, value: { data: '', n: 1 } });
   });
 
   it('reports a malformed escape or an unterminated raw string', async () => {

@@ -26,6 +26,11 @@ export type CallOutcome =
  * module. Throws with the compiler's diagnostics when compilation fails.
  */
 export async function compileProgram(entry: string): Promise<WebAssembly.Module> {
+  return new WebAssembly.Module(await compileProgramBytes(entry));
+}
+
+/** `compileProgram`'s module bytes, for tests that instrument them as the host does. */
+export async function compileProgramBytes(entry: string): Promise<Uint8Array> {
   let binary: Uint8Array | undefined;
   const stderr: string[] = [];
   const result = await asc.main(
@@ -39,7 +44,7 @@ export async function compileProgram(entry: string): Promise<WebAssembly.Module>
     },
   );
   if (result.error || !binary) throw new Error(`asc failed for ${entry}:\n${stderr.join('')}`);
-  return new WebAssembly.Module(binary);
+  return binary;
 }
 
 /** Splits an i64 `(ptr << 32) | len` as returned by `execute` and `helix_panic`. */

@@ -4,7 +4,7 @@
 // a 100 MB record while holding one line piece, or whole (`nextRecord`) when it needs one
 // record at a time. Malformed input stops the reader with D-DATA-FORMAT naming the line.
 
-import { ArtifactReader } from "../caps/artifact-reader";
+import { ArtifactReader, linePartInPiece } from "../caps/artifact-reader";
 import { CapabilityStatus } from "../caps/status";
 import { JSONObject } from "../json/value";
 import { ErrorCode, Result } from "../result";
@@ -145,6 +145,8 @@ export class SeqReader extends CapabilityStatus {
 
   /** The next part of the input; END at the end of the data or on error (then `ok` is false). */
   next(): SeqPart {
+    const fast = linesInPiece(changetype<usize>(this));
+    if (fast >= 0) return <SeqPart>fast;
     if (!this.ok || this.state == S_DONE) return SeqPart.END;
     if (this.endPending) {
       this.endPending = false;
@@ -409,6 +411,94 @@ export class SeqReader extends CapabilityStatus {
     this.source.close();
     return false;
   }
+}
+
+// The hot path of `next`: header, sequence, '+' and quality lines that end in the source's
+// current piece, taken through the source's own hot path. Like it, it works on addresses
+// rather than managed references (the shadow stack's bookkeeping on every field access cost
+// more than the parsing). Any other case (the first record, a blank line, a line split across
+// pieces, a bad byte, the end) is left to `next`: a line already taken is held for it, exactly
+// as `fetch` would have left it. Returns the part delivered, or -1.
+@inline
+function linesInPiece(self: usize): i32 {
+  if (!load<bool>(self, offsetof<SeqReader>("ok")) || load<bool>(self, offsetof<SeqReader>("endPending"))) return -1;
+  const format = load<i32>(self, offsetof<SeqReader>("format"));
+  if (format == SeqFormat.NONE) return -1;
+  const fasta = format == SeqFormat.FASTA;
+  const source = load<usize>(self, offsetof<SeqReader>("source"));
+  while (true) {
+    const state = load<i32>(self, offsetof<SeqReader>("state"));
+    if (state < S_BETWEEN || state == S_HEADER || state > S_QUALITY) return -1;
+    let p: usize;
+    let n: i32;
+    let startsLine: bool;
+    if (load<bool>(self, offsetof<SeqReader>("held"))) {
+      // The line a FASTA record ended at: its header is next.
+      if (!load<bool>(self, offsetof<SeqReader>("ends"))) return -1;
+      store<bool>(self, false, offsetof<SeqReader>("held"));
+      p = load<usize>(self, offsetof<SeqReader>("pointer"));
+      n = load<i32>(self, offsetof<SeqReader>("length"));
+      startsLine = load<bool>(self, offsetof<SeqReader>("startsLine"));
+    } else {
+      if (!linePartInPiece(source)) return -1;
+      // What fetch() records; the source's part is always a whole line here.
+      p = load<usize>(source, offsetof<ArtifactReader>("partPointer"));
+      n = load<i32>(source, offsetof<ArtifactReader>("partLength"));
+      startsLine = load<bool>(self, offsetof<SeqReader>("lineStart"));
+      const column = startsLine ? 0 : load<i64>(self, offsetof<SeqReader>("column")) + <i64>load<i32>(self, offsetof<SeqReader>("length"));
+      store<i64>(self, column, offsetof<SeqReader>("column"));
+      store<usize>(self, p, offsetof<SeqReader>("pointer"));
+      store<i32>(self, n, offsetof<SeqReader>("length"));
+      store<bool>(self, true, offsetof<SeqReader>("ends"));
+      store<bool>(self, startsLine, offsetof<SeqReader>("startsLine"));
+      store<bool>(self, true, offsetof<SeqReader>("lineStart"));
+    }
+    const first = n > 0 ? <i32>load<u8>(p) : -1;
+    if (state == S_BETWEEN) {
+      if (!startsLine || first != (fasta ? 0x3e : 0x40)) break;
+      store<i64>(self, load<i64>(self, offsetof<SeqReader>("records")) + 1, offsetof<SeqReader>("records"));
+      store<i64>(self, 0, offsetof<SeqReader>("sequenceLength"));
+      store<i64>(self, 0, offsetof<SeqReader>("qualityLength"));
+      store<i64>(self, load<i64>(source, offsetof<ArtifactReader>("lineNumber")), offsetof<SeqReader>("recordLine"));
+      store<i32>(self, S_SEQUENCE, offsetof<SeqReader>("state"));
+      return deliverAt(self, SeqPart.HEADER, p + 1, n - 1);
+    }
+    if (state == S_SEQUENCE) {
+      if (fasta) {
+        if (startsLine && first == 0x3e) {
+          store<bool>(self, true, offsetof<SeqReader>("held"));
+          store<i32>(self, S_BETWEEN, offsetof<SeqReader>("state"));
+          return SeqPart.RECORD_END;
+        }
+      } else store<i32>(self, S_PLUS, offsetof<SeqReader>("state"));
+      if (n == 0) continue;
+      store<i64>(self, load<i64>(self, offsetof<SeqReader>("sequenceLength")) + <i64>n, offsetof<SeqReader>("sequenceLength"));
+      return deliverAt(self, SeqPart.SEQUENCE, p, n);
+    }
+    if (state == S_PLUS) {
+      if (!startsLine || first != 0x2b) break;
+      store<i32>(self, S_QUALITY, offsetof<SeqReader>("state"));
+      continue;
+    }
+    // The quality line: whole, valid, and as long as the sequence, else next() reports it.
+    const quality = load<i64>(self, offsetof<SeqReader>("qualityLength")) + <i64>n;
+    if (quality != load<i64>(self, offsetof<SeqReader>("sequenceLength")) || findNonQuality(p, n) >= 0) break;
+    store<i64>(self, quality, offsetof<SeqReader>("qualityLength"));
+    store<i32>(self, S_BETWEEN, offsetof<SeqReader>("state"));
+    if (n == 0) return SeqPart.RECORD_END;
+    store<bool>(self, true, offsetof<SeqReader>("endPending"));
+    return deliverAt(self, SeqPart.QUALITY, p, n);
+  }
+  store<bool>(self, true, offsetof<SeqReader>("held"));
+  return -1;
+}
+
+@inline
+function deliverAt(self: usize, part: SeqPart, pointer: usize, length: i32): i32 {
+  store<usize>(self, pointer, offsetof<SeqReader>("partPointer"));
+  store<i32>(self, length, offsetof<SeqReader>("partLength"));
+  store<bool>(self, true, offsetof<SeqReader>("partEndsLine"));
+  return part;
 }
 
 /** A growable byte buffer outside the managed heap (heap.alloc / heap.realloc). */

@@ -1,10 +1,12 @@
 // Streaming text reads of an artifact: pulls `artifact.read` pieces on demand and hands out
 // lines or line parts. Each piece stays as UTF-8 bytes in the buffer the host answered in
 // (unescaped in place), so reading 100 MB holds about one 1 MiB piece and allocates no
-// piece-sized strings; the byte-level methods let hot loops skip strings altogether.
+// piece-sized strings; the byte-level methods let hot loops skip strings altogether. The
+// unescaping already meets every LF (each arrives as a `\n` escape), so it records their
+// offsets and the line methods look line ends up instead of scanning the piece again.
 
 import { callCapabilityInPlace } from "../capability";
-import { CodeUnitBuffer } from "../json/buffer";
+import { CodeUnitBuffer, OffsetList } from "../json/buffer";
 import { JSONObject } from "../json/value";
 import { ErrorCode } from "../result";
 import { ARTIFACT_MAX_PIECE } from "./artifact";
@@ -21,6 +23,23 @@ const CR_BYTE: usize = memory.data<u8>([0x0d]);
 const LF_WORD: u64 = 0x0a0a0a0a0a0a0a0a;
 const LOW_BITS: u64 = 0x0101010101010101;
 const HIGH_BITS: u64 = 0x8080808080808080;
+
+// The LF offsets of the piece fetched last, by whichever reader fetched it, in static memory:
+// a list on the heap, beside 1 MiB response buffers, changed the heap's layout enough to cost
+// tools up to 120 pages more at peak, and a large static one moved every heap address enough
+// to do the same (the allocator doubles memory when it grows). 64 KiB lists a 1 MiB piece of
+// 64-byte lines; past that, and for a reader whose piece is no longer the one listed, the line
+// methods scan for LFs (findLineFeed, about 3.5 fuel a byte).
+const FEED_CAPACITY: i32 = 16384;
+// The list's address, made on the first fetch (so modules that never read an artifact hold
+// neither the list nor its storage), and which fetch it belongs to (each takes a new tag).
+let feedsList: usize = 0;
+let feedsTag: i32 = 0;
+
+function sharedFeeds(): OffsetList {
+  if (feedsList == 0) feedsList = changetype<usize>(OffsetList.fixed(memory.data(FEED_CAPACITY << 2, 16), FEED_CAPACITY));
+  return changetype<OffsetList>(feedsList);
+}
 
 /**
  * Reads an artifact's text piece by piece (utf8; with `decompress`, the gunzipped content of a
@@ -59,6 +78,9 @@ export class ArtifactReader extends CapabilityStatus {
   private pendingCR: bool = false;
   // True while a line has been partly returned and its end has not.
   private lineOpen: bool = false;
+  // The tag of this reader's current piece (see sharedFeeds), and the next listed LF to use.
+  private feedTag: i32 = -1;
+  private feedNext: i32 = 0;
 
   /**
    * A reader of artifact `artifactId`; `decompress` reads a gzip artifact's content (see
@@ -119,6 +141,13 @@ export class ArtifactReader extends CapabilityStatus {
    * the end or on error. The fastest way through large text: scan the bytes in place.
    */
   nextLinePartBytes(): bool {
+    if (linePartInPiece(changetype<usize>(this))) return true;
+    return this.nextLinePartSlow();
+  }
+
+  // Every case linePartInPiece leaves: a line that goes on past the piece, a CR that ended
+  // the last piece, the next fetch, the end, a failed reader.
+  private nextLinePartSlow(): bool {
     if (!this.ok) return false;
     while (true) {
       if (this.pendingCR) {
@@ -143,14 +172,11 @@ export class ArtifactReader extends CapabilityStatus {
         if (!this.fetch()) return false;
         continue;
       }
+      // A fresh piece, or the rest of one after a CR: its next LF, if any, ends the part.
+      if (linePartInPiece(changetype<usize>(this))) return true;
+      // No LF is left in the piece.
       const start = this.window + <usize>this.position;
       const end = this.window + <usize>this.windowLength;
-      const at = findLineFeed(start, end);
-      if (at < end) {
-        this.position = <i32>(at + 1 - this.window);
-        const partEnd = at > start && load<u8>(at - 1) == 0x0d ? at - 1 : at;
-        return this.part(start, <i32>(partEnd - start), true);
-      }
       this.position = this.windowLength;
       let partEnd = end;
       if (load<u8>(end - 1) == 0x0d) {
@@ -209,6 +235,13 @@ export class ArtifactReader extends CapabilityStatus {
 
   /** Releases the current piece's buffer (done by itself at the end; call it when stopping early). */
   close(): void {
+    this.release();
+  }
+
+  // Frees the current piece (the first step of fetch; `close` is the public name).
+  private release(): void {
+    // The list no longer describes a piece of this reader.
+    this.feedTag = -1;
     if (this.buffer != 0) heap.free(this.buffer);
     this.buffer = 0;
     this.window = 0;
@@ -241,14 +274,16 @@ export class ArtifactReader extends CapabilityStatus {
   // Replaces the current piece with the next one; false (and the reader failed) on error.
   private fetch(): bool {
     // The previous piece is consumed: free it before the host allocates the next.
-    this.close();
+    this.release();
     const args = new JSONObject()
       .setString("artifact_id", this.artifactId)
       .setInteger("offset", this.offset)
       .setInteger("length", this.pieceLength)
       .setBool("decompress", this.decompress)
       .setString("encoding", "utf8");
-    const response = callCapabilityInPlace("artifact.read", args, "data");
+    // The shared list is rewritten now: whoever held it scans from here on.
+    this.feedTag = ++feedsTag;
+    const response = callCapabilityInPlace("artifact.read", args, "data", sharedFeeds());
     const reply = response.result;
     if (!reply.ok) {
       response.free();
@@ -280,11 +315,61 @@ export class ArtifactReader extends CapabilityStatus {
     this.window = response.pointer + <usize>response.rawStart;
     this.windowLength = length;
     this.position = 0;
+    this.feedNext = 0;
     this.offset = next;
     this.lastPiece = last;
     this.pieces++;
     return true;
   }
+}
+
+// The hot path of nextLinePartBytes: serves a line that ends in the current piece, looking its
+// LF up in the offsets recorded while unescaping. It works on the reader's address, not on a
+// managed reference, because AssemblyScript's shadow stack stores a managed reference again
+// at every field access through it: that bookkeeping cost more than the rest of a short line.
+// False when the slow path must decide. Exported for SeqReader's own hot path (`self` is an
+// ArtifactReader's address); not part of the SDK's public API.
+@inline
+export function linePartInPiece(self: usize): bool {
+  if (!load<bool>(self, offsetof<ArtifactReader>("ok")) || load<bool>(self, offsetof<ArtifactReader>("pendingCR"))) return false;
+  const position = load<i32>(self, offsetof<ArtifactReader>("position"));
+  const window = load<usize>(self, offsetof<ArtifactReader>("window"));
+  const start = window + <usize>position;
+  let at: usize = 0;
+  let listed = false;
+  if (load<i32>(self, offsetof<ArtifactReader>("feedTag")) == feedsTag) {
+    const feeds = feedsList;
+    const count = load<i32>(feeds, offsetof<OffsetList>("length"));
+    const list = load<usize>(feeds, offsetof<OffsetList>("pointer"));
+    let next = load<i32>(self, offsetof<ArtifactReader>("feedNext"));
+    // Skip LFs before the position (nextPiece may have taken the rest of the piece).
+    while (next < count) {
+      const lf = load<i32>(list + (<usize>next << 2));
+      if (lf >= position) {
+        at = window + <usize>lf;
+        listed = true;
+        store<i32>(self, next + 1, offsetof<ArtifactReader>("feedNext"));
+        break;
+      }
+      next++;
+    }
+    // A complete list without an LF here: none is left in the piece.
+    if (!listed && !load<bool>(feeds, offsetof<OffsetList>("overflowed"))) return false;
+  }
+  if (!listed) {
+    // Past the list's room, or another reader's fetch rewrote it: scan.
+    const end = window + <usize>load<i32>(self, offsetof<ArtifactReader>("windowLength"));
+    at = findLineFeed(start, end);
+    if (at >= end) return false;
+  }
+  const partEnd = at > start && load<u8>(at - 1) == 0x0d ? at - 1 : at;
+  store<i32>(self, <i32>(at + 1 - window), offsetof<ArtifactReader>("position"));
+  store<usize>(self, start, offsetof<ArtifactReader>("partPointer"));
+  store<i32>(self, <i32>(partEnd - start), offsetof<ArtifactReader>("partLength"));
+  store<bool>(self, true, offsetof<ArtifactReader>("partEndsLine"));
+  store<bool>(self, false, offsetof<ArtifactReader>("lineOpen"));
+  store<i64>(self, load<i64>(self, offsetof<ArtifactReader>("lineNumber")) + 1, offsetof<ArtifactReader>("lineNumber"));
+  return true;
 }
 
 // The address of the first LF in [at, end), or `end`. Eight bytes per step: a word holds an

@@ -93,21 +93,29 @@ export function decodeUtf8(source: usize, length: i32, target: usize): usize {
   return out;
 }
 
-const LOW_BITS: u64 = 0x0101010101010101;
+const LOW_SEVEN: u64 = 0x7f7f7f7f7f7f7f7f;
 const HIGH_BITS: u64 = 0x8080808080808080;
 
 /**
  * The address of the first byte in [at, end) that JSON text cannot hold as is inside a string
- * (a quote, a backslash or a control character), or `end`. Eight bytes per step: a word has
- * such a byte exactly when one of the zero-byte tests below fires.
+ * (a quote, a backslash or a control character), or `end`. Sixteen bytes per step, exact per
+ * byte (no carries between bytes): with m = the low seven bits of a byte, m ^ c plus 0x7f
+ * sets the high bit unless m == c, and m + 0x60 sets it unless m < 0x20; a byte is plain when
+ * one of those, or its own high bit (non-ASCII), is set in every test.
  */
 export function findJsonSpecial(at: usize, end: usize): usize {
+  while (at + 16 <= end) {
+    // Both words plain is the common case: one test for sixteen bytes.
+    const first = plainBytes(load<u64>(at));
+    const second = plainBytes(load<u64>(at, 8));
+    if ((first & second) != HIGH_BITS) {
+      const found = ~first & HIGH_BITS;
+      return found != 0 ? at + <usize>(ctz(found) >> 3) : at + 8 + <usize>(ctz(~second & HIGH_BITS) >> 3);
+    }
+    at += 16;
+  }
   while (at + 8 <= end) {
-    const word = load<u64>(at);
-    const quote = word ^ 0x2222222222222222;
-    const backslash = word ^ 0x5c5c5c5c5c5c5c5c;
-    const found = (((quote - LOW_BITS) & ~quote) | ((backslash - LOW_BITS) & ~backslash) | ((word - 0x2020202020202020) & ~word)) & HIGH_BITS;
-    // The lowest flagged byte is a true match (a borrow can only flag bytes above one).
+    const found = ~plainBytes(load<u64>(at)) & HIGH_BITS;
     if (found != 0) return at + <usize>(ctz(found) >> 3);
     at += 8;
   }
@@ -117,6 +125,83 @@ export function findJsonSpecial(at: usize, end: usize): usize {
     at++;
   }
   return at;
+}
+
+// The high bit of each byte of `word` that is plain string text (see findJsonSpecial).
+@inline
+function plainBytes(word: u64): u64 {
+  const low = word & LOW_SEVEN;
+  return (((low ^ 0x2222222222222222) + LOW_SEVEN) & ((low ^ 0x5c5c5c5c5c5c5c5c) + LOW_SEVEN) & (low + 0x6060606060606060) | word) & HIGH_BITS;
+}
+
+/**
+ * A list of u32 for offsets a scan records once so that later passes need not scan again (the
+ * LFs of an artifact piece). By default it grows outside the managed heap (heap.alloc /
+ * heap.realloc) and its owner calls `free`; `OffsetList.fixed` wraps storage of a set size
+ * instead (static memory, which no heap layout depends on), and a push past its end only
+ * sets `overflowed`. Unmanaged, so hot loops reach its fields without the shadow stack's
+ * bookkeeping (the few bytes of the object itself are never reclaimed).
+ */
+@unmanaged
+export class OffsetList {
+  pointer: usize = 0;
+  length: i32 = 0;
+  capacity: i32 = 0;
+  /** False for fixed storage. */
+  growable: bool = true;
+  /** True when a push did not fit in fixed storage: the list holds only the first offsets. */
+  overflowed: bool = false;
+
+  /** A list over `capacity` u32 at `pointer`, which never grows. */
+  static fixed(pointer: usize, capacity: i32): OffsetList {
+    const list = new OffsetList();
+    list.pointer = pointer;
+    list.capacity = capacity;
+    list.growable = false;
+    return list;
+  }
+
+  @inline push(value: u32): void {
+    if (this.length == this.capacity) {
+      if (!this.growable) {
+        this.overflowed = true;
+        return;
+      }
+      this.grow();
+    }
+    store<u32>(this.pointer + (<usize>this.length << 2), value);
+    this.length++;
+  }
+
+  /** The offset at `index` (unchecked: `index` must be below `length`). */
+  @inline at(index: i32): u32 {
+    return load<u32>(this.pointer + (<usize>index << 2));
+  }
+
+  /** Makes room for `capacity` offsets in all (growable lists only). */
+  reserve(capacity: i32): void {
+    if (this.growable && capacity > this.capacity) this.resize(capacity);
+  }
+
+  /** Releases the storage of a growable list (a fixed one is only emptied). */
+  free(): void {
+    this.length = 0;
+    this.overflowed = false;
+    if (!this.growable) return;
+    if (this.pointer != 0) heap.free(this.pointer);
+    this.pointer = 0;
+    this.length = 0;
+    this.capacity = 0;
+  }
+
+  private grow(): void {
+    this.resize(max(this.capacity * 2, 1024));
+  }
+
+  private resize(capacity: i32): void {
+    this.pointer = this.pointer == 0 ? heap.alloc(<usize>capacity << 2) : heap.realloc(this.pointer, <usize>capacity << 2);
+    this.capacity = capacity;
+  }
 }
 
 /**

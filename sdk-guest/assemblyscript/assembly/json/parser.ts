@@ -2,7 +2,7 @@
 // first problem and reports what and where, because capability results are data, not code.
 // Parsing the bytes directly (rather than a decoded copy) halves peak memory for large inputs.
 
-import { decodeEscape, decodeUtf8, findJsonSpecial } from "./buffer";
+import { decodeEscape, decodeUtf8, findJsonSpecial, OffsetList } from "./buffer";
 import { decimalToDouble } from "./decimal";
 import { JSONArray, JSONBool, JSONNull, JSONNumber, JSONObject, JSONString, JSONValue } from "./value";
 
@@ -33,6 +33,12 @@ export class JSONParser {
   rawStart: i32 = -1;
   /** Length in bytes of the raw string's UTF-8 text. */
   rawLength: i32 = 0;
+  /**
+   * When set, the raw string's LFs are recorded here (emptied first): their offsets in its
+   * UTF-8 text, in order (with fixed storage, as many as fit: see `overflowed`). A line reader
+   * then needs no second scan for line ends.
+   */
+  rawLineFeeds: OffsetList | null = null;
 
   // Holds the encoded text of a string source, so the bytes stay alive while parsing.
   private bytes: ArrayBuffer | null;
@@ -224,12 +230,27 @@ export class JSONParser {
     return changetype<string>(__renew(result, out - result));
   }
 
-  // Unescapes a string value in place, recording where its UTF-8 text lies. Runs without
-  // escapes are found a word at a time and moved with one copy.
+  // Unescapes a string value in place, recording where its UTF-8 text lies (and, with
+  // `rawLineFeeds`, where its LFs are). Runs without escapes are found a word at a time and
+  // moved with one copy; the escapes of a line end and a tab, one or more per line of text,
+  // are decoded here without a call.
   private takeRawString(): JSONValue | null {
     const base = this.start;
     const end = base + <usize>this.end;
     const first = base + <usize>(this.index + 1);
+    const feeds = this.rawLineFeeds;
+    // The LF list in locals while scanning (stored back at the end): a line costs a few
+    // instructions more than its escape, not a call.
+    let feedList: usize = 0;
+    let feedCount: i32 = 0;
+    let feedCapacity: i32 = 0;
+    let overflowed = false;
+    if (feeds !== null) {
+      feeds.length = 0;
+      feeds.overflowed = false;
+      feedList = feeds.pointer;
+      feedCapacity = feeds.capacity;
+    }
     let read = first;
     let write = first;
     while (true) {
@@ -239,12 +260,52 @@ export class JSONParser {
       read = stop;
       if (read >= end) return this.failAt(this.end, "unterminated string");
       const byte = <u32>load<u8>(read);
+      if (byte == 0x5c && read + 1 < end) {
+        const escaped = <u32>load<u8>(read + 1);
+        if (escaped == 0x6e) {
+          if (feeds !== null) {
+            if (feedCount == feedCapacity) {
+              feeds.length = feedCount;
+              feeds.reserve(max(feedCapacity * 2, 1024));
+              feedList = feeds.pointer;
+              feedCapacity = feeds.capacity;
+            }
+            if (feedCount < feedCapacity) {
+              store<u32>(feedList + (<usize>feedCount << 2), <u32>(write - first));
+              feedCount++;
+            } else overflowed = true;
+          }
+          store<u8>(write, 0x0a);
+          read += 2;
+          write++;
+          continue;
+        }
+        if (escaped == 0x74) {
+          store<u8>(write, 0x09);
+          read += 2;
+          write++;
+          continue;
+        }
+      }
       if (byte == 0x22) break;
       if (byte < 0x20) return this.failAt(<i32>(read - base), "unescaped control character in a string");
       const step = decodeEscape(read, end, write);
       if (step < 0) return this.failAt(<i32>(read - base), "invalid escape in a string");
+      // \u000a is an LF too.
+      if (feeds !== null && load<u8>(write) == 0x0a) {
+        feeds.length = feedCount;
+        feeds.push(<u32>(write - first));
+        feedList = feeds.pointer;
+        feedCapacity = feeds.capacity;
+        feedCount = feeds.length;
+        if (feeds.overflowed) overflowed = true;
+      }
       read += <usize>(step >>> 32);
       write += <usize>(step & 0xffffffff);
+    }
+    if (feeds !== null) {
+      feeds.length = feedCount;
+      feeds.overflowed = overflowed;
     }
     this.rawStart = <i32>(first - base);
     this.rawLength = <i32>(write - first);

@@ -3,7 +3,7 @@
 
 import {
   Artifact, ArtifactReader, ArtifactWriter, Base64, CapabilityStatus, Clock, ErrorCode, Http, JSONArray, JSONObject,
-  JSONParser, Kv, Log, Result, run, Secrets,
+  JSONParser, Kv, Log, OffsetList, Result, run, Secrets,
 } from "@helix/sdk-as";
 export { alloc, dealloc, helix_panic } from "@helix/sdk-as";
 
@@ -31,6 +31,7 @@ function handle(input: JSONObject): Result {
   if (mode == "base64") return base64(input);
   if (mode == "pass_on") return passOn(input);
   if (mode == "part_bytes") return partBytes(input);
+  if (mode == "two_readers") return twoReaders(input);
   if (mode == "raw_key") return rawKey(input);
   return Result.error(ErrorCode.INVALID_INPUT, "unknown mode " + mode, "see caps-probe.ts");
 }
@@ -243,15 +244,53 @@ function partBytes(input: JSONObject): Result {
   return Result.ok(readerStatus(r, new JSONObject()).set("parts", found));
 }
 
-// Parses `text` with rawKey "data": the parsed value, and the raw string's bytes as text.
+// Two readers in turns, a part each (`id` and `other`): each fetch rewrites the LF list the
+// readers share, so the other reader must find its line ends by scanning.
+function twoReaders(input: JSONObject): Result {
+  const first = new LineCollector(reader(input));
+  const second = new LineCollector(new ArtifactReader(str(input, "other"), false, <i32>input.getInteger("piece_length", 1024 * 1024)));
+  while (first.step() | second.step()) {}
+  const out = readerStatus(first.reader, new JSONObject()).set("lines", first.lines).set("other_lines", second.lines);
+  return Result.ok(out.setBool("other_ok", second.reader.ok).setBool("other_done", second.reader.done));
+}
+
+// Gathers a reader's lines from its byte-level parts, one part per step.
+class LineCollector {
+  readonly lines: JSONArray = new JSONArray();
+  private line: string = "";
+
+  constructor(readonly reader: ArtifactReader) {}
+
+  step(): bool {
+    const r = this.reader;
+    if (!r.nextLinePartBytes()) return false;
+    this.line += String.UTF8.decodeUnsafe(r.partPointer, <usize>r.partLength);
+    if (r.partEndsLine) {
+      this.lines.pushString(this.line);
+      this.line = "";
+    }
+    return true;
+  }
+}
+
+// Parses `text` with rawKey "data": the parsed value, and the raw string's bytes as text;
+// with `feeds`, also the LF offsets the parser recorded (`line_feeds`).
 function rawKey(input: JSONObject): Result {
   const bytes = String.UTF8.encode(str(input, "text"));
   const parser = JSONParser.fromBytes(changetype<usize>(bytes), bytes.byteLength);
   parser.rawKey = "data";
+  const feeds = input.getBool("feeds") ? new OffsetList() : null;
+  parser.rawLineFeeds = feeds;
   const value = parser.parse();
   const out = new JSONObject();
   if (value === null) return Result.ok(out.setString("error", parser.error).setInteger("position", parser.position));
   out.set("value", value).setInteger("raw_start", parser.rawStart);
   if (parser.rawStart >= 0) out.setString("raw", String.UTF8.decodeUnsafe(changetype<usize>(bytes) + <usize>parser.rawStart, <usize>parser.rawLength));
+  if (feeds !== null) {
+    const offsets = new JSONArray();
+    for (let i = 0; i < feeds.length; i++) offsets.pushInteger(feeds.at(i));
+    out.set("line_feeds", offsets);
+    feeds.free();
+  }
   return Result.ok(out);
 }
