@@ -6,7 +6,6 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import createPlugin from '@extism/extism';
 import { parse as parseYaml } from 'yaml';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
@@ -17,6 +16,10 @@ import { loadPolicy } from '../host/policy/load-policy.js';
 import { packageRoot } from '../host/paths.js';
 import { FUEL_EXPORT, instrumentModule, START_EXPORT } from '../host/wasm/index.js';
 import { latency, medianMs, quantile, throughput } from './stats.js';
+import { loadExtism } from '../host/engine/extism.js';
+
+// Through the host's loader: it keeps the SDK's WASI ExperimentalWarning (WASI is never used) off stderr.
+const createPlugin = await loadExtism();
 
 const root = packageRoot();
 const fixtures = path.join(root, 'bench', 'fixtures');

@@ -1,7 +1,6 @@
 // The toolpacks in plugins/ and bench/fixtures/: each rebuilds to the digest its manifest
 // carries, and each module behaves as documented when called the way the host calls it.
 
-import createPlugin from '@extism/extism';
 import { createHash } from 'node:crypto';
 import { cp, mkdtemp, readdir, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,6 +9,10 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildToolpack, findToolpackDirs, type BuildToolpackResult } from './build-toolpack.js';
 import { readManifestFields } from './manifest-digest.js';
+import { loadExtism } from '../engine/extism.js';
+
+// Through the host's loader: it keeps the SDK's WASI ExperimentalWarning (WASI is never used) off stderr.
+const createPlugin = await loadExtism();
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 
