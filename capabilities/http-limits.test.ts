@@ -2,26 +2,12 @@
 // response bodies capped in bytes, and every wait capped by the call's deadline.
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { z } from 'zod';
 import { HelixError } from '../host/errors.js';
-import { createHttpRequest, httpRequest, type HttpArgsSchema, type HttpResult } from './http.js';
-import { allowing, startServer, testContext, type RecordedRequest, type TestServer } from '../test/helpers/http-test-kit.js';
-import type { CapabilityContext } from './types.js';
+import { createHttpRequest } from './http.js';
+import { allowing, callHttp, httpRefusal, startServer, testContext, type RecordedRequest, type TestServer } from '../test/helpers/http-test-kit.js';
 
-type Args = z.input<typeof HttpArgsSchema>;
-
-async function call(args: Args, ctx: CapabilityContext, cap = httpRequest): Promise<HttpResult> {
-  return cap.invoke(cap.args.parse(args), ctx);
-}
-
-async function refusal(args: Args, ctx: CapabilityContext, cap = httpRequest): Promise<HelixError> {
-  const err: unknown = await call(args, ctx, cap).then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(err instanceof HelixError)) throw new Error(`expected a HelixError, got ${String(err)}`);
-  return err;
-}
+const call = callHttp;
+const refusal = httpRefusal;
 
 /** Writes `piece` every `everyMs` until the client goes away: a body that never ends on its own. */
 function dribble(res: ServerResponse, piece: Buffer, everyMs: number): void {

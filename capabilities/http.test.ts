@@ -5,27 +5,12 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { z } from 'zod';
-import { HelixError } from '../host/errors.js';
-import { createHttpRequest, httpRequest, type HttpArgsSchema, type HttpResult } from './http.js';
-import { allowing, startServer, testContext, type TestServer } from '../test/helpers/http-test-kit.js';
+import { createHttpRequest } from './http.js';
+import { allowing, callHttp, httpRefusal, startServer, testContext, type TestServer } from '../test/helpers/http-test-kit.js';
 import type { ResolvedAddress, Resolver } from './http-transport.js';
-import type { CapabilityContext } from './types.js';
 
-type Args = z.input<typeof HttpArgsSchema>;
-
-async function call(args: Args, ctx: CapabilityContext, cap = httpRequest): Promise<HttpResult> {
-  return cap.invoke(cap.args.parse(args), ctx);
-}
-
-async function refusal(args: Args, ctx: CapabilityContext, cap = httpRequest): Promise<HelixError> {
-  const err: unknown = await call(args, ctx, cap).then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(err instanceof HelixError)) throw new Error(`expected a HelixError, got ${String(err)}`);
-  return err;
-}
+const call = callHttp;
+const refusal = httpRefusal;
 
 /** A fake DNS: names map to fixed answers, and every question is counted. */
 function fakeDns(answers: Record<string, string[]>): Resolver & { calls: string[] } {

@@ -3,8 +3,11 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { TLSSocket } from 'node:tls';
+import type { z } from 'zod';
 import { PolicySchema } from '../../abi/index.js';
+import { httpRequest, type HttpArgsSchema, type HttpResult } from '../../capabilities/http.js';
 import type { CapabilityContext } from '../../capabilities/types.js';
+import { HelixError } from '../../host/errors.js';
 
 /** A request as the test server saw it. */
 export interface RecordedRequest {
@@ -108,4 +111,22 @@ export function testContext(options: TestContextOptions = {}): CapabilityContext
 /** A context whose manifest and policy both allow exactly `origins`, with 127.0.0.1 allowed as private. */
 export function allowing(origins: readonly string[], extra: Omit<TestContextOptions, 'manifest' | 'allow'> = {}): CapabilityContext {
   return testContext({ allowPrivate: ['127.0.0.1'], ...extra, manifest: origins, allow: origins });
+}
+
+/** http.request's arguments as a test writes them (defaults not yet applied). */
+export type HttpArgs = z.input<typeof HttpArgsSchema>;
+
+/** One http.request call (or `cap`, a variant made with createHttpRequest) with parsed args. */
+export async function callHttp(args: HttpArgs, ctx: CapabilityContext, cap = httpRequest): Promise<HttpResult> {
+  return cap.invoke(cap.args.parse(args), ctx);
+}
+
+/** The HelixError an http.request call is refused with; throws if it succeeds or fails otherwise. */
+export async function httpRefusal(args: HttpArgs, ctx: CapabilityContext, cap = httpRequest): Promise<HelixError> {
+  const err: unknown = await callHttp(args, ctx, cap).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(err instanceof HelixError)) throw new Error(`expected a HelixError, got ${String(err)}`);
+  return err;
 }

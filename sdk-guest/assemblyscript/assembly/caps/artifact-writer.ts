@@ -4,7 +4,7 @@
 
 import { Base64 } from "../base64";
 import { callCapabilityEncoded } from "../capability";
-import { findJsonSpecial } from "../json/buffer";
+import { encodeUtf8, findJsonSpecial } from "../json/buffer";
 import { quote } from "../json/writer";
 import { ErrorCode } from "../result";
 import { ARTIFACT_MAX_PIECE, ArtifactWritten, readWritten } from "./artifact";
@@ -272,22 +272,7 @@ export class ArtifactWriter extends CapabilityStatus {
       }
       return escapeAscii(out, code);
     }
-    if (code < 0x800) {
-      store<u8>(out, <u8>(0xc0 | (code >> 6)));
-      store<u8>(out + 1, <u8>(0x80 | (code & 0x3f)));
-      return out + 2;
-    }
-    if (code < 0x10000) {
-      store<u8>(out, <u8>(0xe0 | (code >> 12)));
-      store<u8>(out + 1, <u8>(0x80 | ((code >> 6) & 0x3f)));
-      store<u8>(out + 2, <u8>(0x80 | (code & 0x3f)));
-      return out + 3;
-    }
-    store<u8>(out, <u8>(0xf0 | (code >> 18)));
-    store<u8>(out + 1, <u8>(0x80 | ((code >> 12) & 0x3f)));
-    store<u8>(out + 2, <u8>(0x80 | ((code >> 6) & 0x3f)));
-    store<u8>(out + 3, <u8>(0x80 | (code & 0x3f)));
-    return out + 4;
+    return encodeUtf8(out, code);
   }
 
   @inline private dataStart(): usize {
