@@ -1,6 +1,7 @@
 // The engine: compiled modules by digest and memory cap, a pool of sandbox workers (lanes on
 // piscina threads), a FIFO queue, and the deadline: a call that overruns has its worker
-// terminated, and a new worker takes its place.
+// terminated, and a new worker takes its place. A call the broker has ended keeps that outcome
+// whatever happens to its worker afterwards (ABI-FINAL-001).
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
@@ -13,7 +14,7 @@ import type { EffectiveLimits } from '../policy/rules.js';
 import { instrumentModule, type InstrumentResult } from '../wasm/index.js';
 import { createExtismEngine, type ExtismEngine } from './extism.js';
 import { Lane, type LaneBroker } from './lane.js';
-import type { ExecuteFault, ExecuteResult, ExecuteTask, LaneStart } from './protocol.js';
+import type { BrokerAnswer, ExecuteFault, ExecuteResult, ExecuteTask, LaneStart } from './protocol.js';
 
 /** Options of createEngine; every one has a default. */
 export interface EngineOptions {
@@ -134,6 +135,8 @@ interface Job {
   timer?: NodeJS.Timeout;
   lane?: Lane;
   done: boolean;
+  /** The broker's abort, once it has ended the call: the call's outcome from then on. */
+  decision?: BrokerAnswer & { readonly kind: 'abort' };
 }
 
 /** Creates an engine; `minThreads` workers start at once. */
@@ -177,7 +180,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     if (job.done) return;
     job.done = true;
     clearTimeout(job.timer);
-    job.resolve(result);
+    job.resolve(decided(job, result));
   };
   const release = (lane: Lane): void => {
     if (lane.dead || closed) return;
@@ -266,6 +269,14 @@ export function createEngine(options: EngineOptions = {}): Engine {
       } catch (err) {
         return engineFault('S-TOOL-INSTANTIATE', `The module cannot run under a memory cap of ${limits.maxMemoryPages} pages: ${(err as Error).message}`, { max_memory_pages: limits.maxMemoryPages });
       }
+      let job: Job | undefined;
+      // Notes the broker's abort on the job, so a deadline, a cancel or a lost worker that
+      // follows it cannot replace it as the call's outcome.
+      const watched: LaneBroker = async (request) => {
+        const answer = await broker(request);
+        if (answer.kind === 'abort' && job !== undefined) job.decision ??= answer;
+        return answer;
+      };
       const task: ExecuteTask = {
         kind: 'execute',
         key: variant.key,
@@ -279,13 +290,14 @@ export function createEngine(options: EngineOptions = {}): Engine {
         maxMemoryPages: limits.maxMemoryPages,
       };
       return new Promise<ExecuteResult>((resolve) => {
-        const job: Job = { task, module: variant.module, broker, timeoutMs: limits.timeoutMs, resolve, done: false };
-        job.timer = setTimeout(() => onDeadline(job), Math.max(0, limits.timeoutMs));
+        const created: Job = { task, module: variant.module, broker: watched, timeoutMs: limits.timeoutMs, resolve, done: false };
+        job = created;
+        created.timer = setTimeout(() => onDeadline(created), Math.max(0, limits.timeoutMs));
         if (signal !== undefined) {
-          if (signal.aborted) return onCancel(job);
-          signal.addEventListener('abort', () => onCancel(job), { once: true });
+          if (signal.aborted) return onCancel(created);
+          signal.addEventListener('abort', () => onCancel(created), { once: true });
         }
-        dispatch(job);
+        dispatch(created);
       });
     },
     async close() {
@@ -297,6 +309,16 @@ export function createEngine(options: EngineOptions = {}): Engine {
       await pool.destroy();
     },
   };
+}
+
+/**
+ * The call's outcome: the broker's abort when it ended the call (the sandbox reports it too, but a
+ * deadline, a cancel or a lost worker may come between), else `result`.
+ */
+function decided(job: Job, result: ExecuteResult): ExecuteResult {
+  const decision = job.decision;
+  if (decision === undefined || (result.kind === 'fault' && result.code === decision.code)) return result;
+  return { kind: 'fault', code: decision.code, message: decision.message, details: decision.details, fuelUsed: result.fuelUsed, memoryPages: result.memoryPages, recycled: false };
 }
 
 function engineFault(code: ExecuteFault['code'], message: string, details: Record<string, unknown>): ExecuteFault {
