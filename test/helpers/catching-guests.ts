@@ -85,3 +85,42 @@ export const CATCHING_RECURSION = guest({
 
 /** Spins inside try/catch_all until its fuel runs out. */
 export const CATCHING_SPIN = guest({ body: '(try (do (loop $l (br $l))) (catch_all)) (i64.const 1)' });
+
+/** extism/v1 plugins (see extism-wat.ts) doing the same through `helix_capability_call`. */
+const PLUGIN_COMMON = `(tag $oops) (data (i32.const 512) "{}")`;
+/** Outputs `{}` and returns 0. */
+const PLUGIN_OK = '(call $output_set (call $emit (i32.const 512) (i32.const 2)) (i64.const 2)) (i32.const 0)';
+
+/** The parts of a plugin for extismWat: `run`'s body, the request at 0, and the common fields. */
+export interface PluginParts {
+  readonly body: string;
+  readonly data: string;
+  readonly extra: string;
+}
+
+function plugin(body: string, extra = ''): PluginParts {
+  return { body, data: watString(CLOCK_REQUEST), extra: `${PLUGIN_COMMON} ${extra}` };
+}
+
+/** Makes `calls` capability calls, catching whatever each throws, then outputs `{}`. */
+export function stormPlugin(calls: number): PluginParts {
+  return plugin(`(local $req i64) (local $i i32)
+    (local.set $req (call $emit (i32.const 0) (i32.const ${REQUEST_LEN})))
+    (block $done (loop $l
+      (br_if $done (i32.ge_u (local.get $i) (i32.const ${calls})))
+      (try (do (drop (call $cap (local.get $req)))) (catch_all))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br $l)))
+    ${PLUGIN_OK}`);
+}
+
+/** Passes an offset that names no Extism block, catches the fault, and outputs `{}`. */
+export const BAD_OFFSET_PLUGIN = plugin(`(try (do (drop (call $cap (i64.const 0x7fff000000000000)))) (catch_all)) ${PLUGIN_OK}`);
+
+/** Throws its own exception, uncaught, from its entry function or its start function. */
+export function throwingPlugin(where: 'start' | 'execute'): PluginParts {
+  return where === 'start' ? plugin(PLUGIN_OK, '(func $start (throw $oops)) (start $start)') : plugin('(throw $oops)');
+}
+
+/** Allocates Extism blocks until Extism refuses, then returns 0 without an output. */
+export const FILLING_PLUGIN = plugin(`(block $full (loop $l (br_if $full (i64.eqz (call $alloc (i64.const 65536)))) (br $l))) (i32.const 0)`);
