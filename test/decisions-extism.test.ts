@@ -12,7 +12,7 @@ import { createHost, type Host } from '../host/index.js';
 import { loadToolpacks } from '../host/loader/load-toolpacks.js';
 import { loadPolicy } from '../host/policy/load-policy.js';
 import { readAudit } from '../host/store/audit.js';
-import { BAD_OFFSET_PLUGIN, FILLING_PLUGIN, stormPlugin, throwingPlugin, type PluginParts } from './helpers/catching-guests.js';
+import { BAD_OFFSET_PLUGIN, FILLING_PLUGIN, KERNEL_ERROR_CAUGHT, stormPlugin, throwingPlugin, type PluginParts } from './helpers/catching-guests.js';
 import { extismWat } from './helpers/extism-wat.js';
 import { pluginsDir, tempDir, type ToolpackSpec } from './helpers/toolpack.js';
 
@@ -35,6 +35,7 @@ beforeAll(async () => {
     extism('x.throw_execute', throwingPlugin('execute')),
     extism('x.throw_start', throwingPlugin('start')),
     extism('x.fill', FILLING_PLUGIN),
+    extism('x.kernel_error', KERNEL_ERROR_CAUGHT),
     extism('x.one_call', stormPlugin(1)),
   ]);
   host = await createHost({ pluginsDir: plugins.dir, policy: loadPolicy(undefined), home: home.dir });
@@ -71,6 +72,15 @@ describe('an Extism plugin that catches what helix_capability_call throws (ABI-F
   it('ends with S-TOOL-BAD-POINTER although it catches the fault and outputs a result', async () => {
     const r = await call('x.bad_offset');
     expect(r.error).toMatchObject({ code: 'S-TOOL-BAD-POINTER', details: { import: 'helix_capability_call' } });
+    await expectHostServes();
+  });
+});
+
+describe('the Extism kernel (ABI-FINAL-006)', () => {
+  it("makes no host decision: a plugin may catch the kernel's error and go on", async () => {
+    const r = await call('x.kernel_error');
+    expect(r.status).toBe('success');
+    expect(r.output).toEqual({});
     await expectHostServes();
   });
 });

@@ -107,7 +107,7 @@ describe('a decision of the broker (ABI-FINAL-001, ABI-FINAL-002)', () => {
     await expectHostServes();
   });
 
-  it('keeps the ceiling as the outcome when the guest catches it and spins: its fuel is spent at the decision', async () => {
+  it('keeps the ceiling as the outcome when the guest catches it and spins: its fuel is spent at the decision (ABI-FINAL-004)', async () => {
     const r = await call('f.storm_spin');
     expect(r.error?.code).toBe('R-CAP-CALL-LIMIT');
     // fuel_used is what the guest had used when the host decided, far below its budget.
@@ -144,7 +144,7 @@ describe('the broker on its own (ABI-FINAL-002)', () => {
   });
 });
 
-describe('a decision of the sandbox (ABI-FINAL-001, ABI-FINAL-003)', () => {
+describe('a decision of the sandbox (ABI-FINAL-001, ABI-FINAL-003, ABI-FINAL-004)', () => {
   it('ends a guest that catches S-TOOL-BAD-POINTER from capability_call and answers ok', async () => {
     const r = await call('f.bad_pointer');
     expect(r.status).toBe('terminal_error');
