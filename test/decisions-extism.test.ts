@@ -3,18 +3,13 @@
 // own exceptions, run on the real @extism/extism through the real host, broker and LMDB store.
 // After each, a well-behaved call in the same host succeeds.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ResponseEnvelopeSchema, type ResponseEnvelope } from '../abi/index.js';
 import { readJournal } from '../host/broker/journal.js';
-import { engineModule } from '../host/engine/engine.js';
 import { createExtismEngine } from '../host/engine/extism.js';
-import type { LaneBroker } from '../host/engine/lane.js';
-import { createHost, type Host } from '../host/index.js';
-import { loadToolpacks } from '../host/loader/load-toolpacks.js';
-import { loadPolicy } from '../host/policy/load-policy.js';
 import { readAudit } from '../host/store/audit.js';
 import { BAD_OFFSET_PLUGIN, FILLING_PLUGIN, KERNEL_ERROR_CAUGHT, stormPlugin, throwingPlugin, type PluginParts } from './helpers/catching-guests.js';
+import { abortThenCancel, RACED_ABORT, startDecisionHost, type DecisionHost } from './helpers/decision-kit.js';
 import { extismWat } from './helpers/extism-wat.js';
-import { pluginsDir, tempDir, type ToolpackSpec } from './helpers/toolpack.js';
+import type { ToolpackSpec } from './helpers/toolpack.js';
 
 const limits = { maxInputBytes: 65_536, maxOutputBytes: 65_536, fuel: 10_000_000_000, maxMemoryPages: 16, maxCapabilityCalls: 100 };
 const extism = (id: string, parts: PluginParts, extra: Record<string, unknown> = {}): ToolpackSpec => ({
@@ -23,40 +18,32 @@ const extism = (id: string, parts: PluginParts, extra: Record<string, unknown> =
   manifest: { abi: 'extism/v1', entrypoint: 'run', limits, capabilities: { abiVersion: 1, allow: ['clock.now_unix'] }, ...extra },
 });
 
-const home = tempDir('helix-home-');
-let plugins: { dir: string; cleanup: () => void };
-let host: Host;
+let h: DecisionHost;
 
 beforeAll(async () => {
-  plugins = await pluginsDir([
-    // A ceiling of 10: this Extism version sometimes takes about 500 ms to answer a host function.
-    extism('x.storm', stormPlugin(100_000), { timeoutMs: 60_000, limits: { ...limits, maxCapabilityCalls: 10 } }),
-    extism('x.bad_offset', BAD_OFFSET_PLUGIN),
-    extism('x.throw_execute', throwingPlugin('execute')),
-    extism('x.throw_start', throwingPlugin('start')),
-    extism('x.fill', FILLING_PLUGIN),
-    extism('x.kernel_error', KERNEL_ERROR_CAUGHT),
-    extism('x.one_call', stormPlugin(1)),
-  ]);
-  host = await createHost({ pluginsDir: plugins.dir, policy: loadPolicy(undefined), home: home.dir });
+  h = await startDecisionHost(
+    [
+      // A ceiling of 10: this Extism version sometimes takes about 500 ms to answer a host function.
+      extism('x.storm', stormPlugin(100_000), { timeoutMs: 60_000, limits: { ...limits, maxCapabilityCalls: 10 } }),
+      extism('x.bad_offset', BAD_OFFSET_PLUGIN),
+      extism('x.throw_execute', throwingPlugin('execute')),
+      extism('x.throw_start', throwingPlugin('start')),
+      extism('x.fill', FILLING_PLUGIN),
+      extism('x.kernel_error', KERNEL_ERROR_CAUGHT),
+      extism('x.one_call', stormPlugin(1)),
+    ],
+    'x.one_call',
+  );
 }, 120_000);
 afterAll(async () => {
-  await host?.close();
-  plugins?.cleanup();
-  home.cleanup();
+  await h?.close();
 });
 
-async function call(toolId: string, input: Record<string, unknown> = {}): Promise<ResponseEnvelope> {
-  return ResponseEnvelopeSchema.parse(await host.call({ tool_id: toolId, input }));
-}
-
-let probes = 0;
-/** A well-behaved plugin call in the same host succeeds (a new input each time, so it runs). */
+const call = (toolId: string, input?: Record<string, unknown>) => h.call(toolId, input);
+/** After each hostile call, a well-behaved plugin call in the same host succeeds, its one capability call journaled. */
 async function expectHostServes(): Promise<void> {
-  probes += 1;
-  const r = await call('x.one_call', { probe: probes });
-  expect(r.status).toBe('success');
-  expect(readJournal(host.store, r.run_id!)).toHaveLength(1);
+  const r = await h.expectServes();
+  expect(readJournal(h.host.store, r.run_id!)).toHaveLength(1);
 }
 
 describe('an Extism plugin that catches what helix_capability_call throws (ABI-FINAL-006)', () => {
@@ -64,8 +51,8 @@ describe('an Extism plugin that catches what helix_capability_call throws (ABI-F
     const r = await call('x.storm');
     expect(r.status).toBe('terminal_error');
     expect(r.error).toMatchObject({ code: 'R-CAP-CALL-LIMIT', details: { max_capability_calls: 10 } });
-    expect(readJournal(host.store, r.run_id!)).toHaveLength(11);
-    expect(readAudit(host.store).filter((a) => a.run_id === r.run_id && a.kind === 'capability')).toHaveLength(11);
+    expect(readJournal(h.host.store, r.run_id!)).toHaveLength(11);
+    expect(readAudit(h.host.store).filter((a) => a.run_id === r.run_id && a.kind === 'capability')).toHaveLength(11);
     await expectHostServes();
   }, 120_000);
 
@@ -107,18 +94,9 @@ describe('an Extism plugin that fills the Extism memory (ABI-FINAL-005)', () => 
 
 describe('the Extism engine (ABI-FINAL-001)', () => {
   it("keeps the broker's abort as the outcome when the caller cancels between the abort and the plugin's end", async () => {
-    const loaded = await loadToolpacks(plugins.dir, loadPolicy(undefined).policy);
-    const storm = loaded.tools.find((t) => t.manifest.id === 'x.one_call')!;
     const engine = createExtismEngine({ maxThreads: 1, maxQueue: 10 });
     try {
-      const controller = new AbortController();
-      const broker: LaneBroker = async () => {
-        // The cancel lands a few microtasks after the abort, before the plugin's call has ended.
-        void Promise.resolve().then(() => undefined).then(() => undefined).then(() => controller.abort());
-        return { kind: 'abort', code: 'R-CAP-CALL-LIMIT', message: 'The tool made more than 0 capability calls.', details: { max_capability_calls: 0 } };
-      };
-      const r = await engine.execute({ module: engineModule(storm), input: new TextEncoder().encode('{}'), limits: storm.limits, broker, signal: controller.signal });
-      expect(r).toMatchObject({ kind: 'fault', code: 'R-CAP-CALL-LIMIT', details: { max_capability_calls: 0 } });
+      expect(await abortThenCancel(engine, h.dir, 'x.one_call')).toMatchObject({ kind: 'fault', code: RACED_ABORT.code, details: RACED_ABORT.details });
     } finally {
       await engine.close();
     }

@@ -4,14 +4,11 @@
 // threads, broker and LMDB store. After each, a well-behaved call in the same host succeeds.
 import { statSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ResponseEnvelopeSchema, type ResponseEnvelope } from '../abi/index.js';
+import type { ResponseEnvelope } from '../abi/index.js';
 import { createBroker } from '../host/broker/broker.js';
 import { readJournal } from '../host/broker/journal.js';
 import { RunOutputs } from '../host/broker/outputs.js';
-import { createEngine, engineModule } from '../host/engine/engine.js';
-import type { LaneBroker } from '../host/engine/lane.js';
-import { createHost, type Host } from '../host/index.js';
-import { loadToolpacks } from '../host/loader/load-toolpacks.js';
+import { createEngine } from '../host/engine/engine.js';
 import { loadPolicy } from '../host/policy/load-policy.js';
 import { readAudit } from '../host/store/audit.js';
 import {
@@ -19,6 +16,7 @@ import {
   ANSWER_THROW,
   BAD_POINTER_CAUGHT,
   CATCHING_RECURSION,
+  callingFrom,
   CLOCK_REQUEST,
   CATCHING_SPIN,
   PANIC_WITH_CALL,
@@ -28,61 +26,53 @@ import {
   throwingGuest,
   TRAP_WITH_CALLING_PANIC,
 } from './helpers/catching-guests.js';
+import { abortThenCancel, RACED_ABORT, startDecisionHost, type DecisionHost } from './helpers/decision-kit.js';
 import { echoModule } from './helpers/guest-wat.js';
-import { pluginsDir, tempDir, type ToolpackSpec } from './helpers/toolpack.js';
+import type { ToolpackSpec } from './helpers/toolpack.js';
 
 const limits = { maxInputBytes: 65_536, maxOutputBytes: 65_536, fuel: 10_000_000_000, maxMemoryPages: 16, maxCapabilityCalls: 5 };
 const clock = { abiVersion: 1, allow: ['clock.now_unix'] };
 const tool = (id: string, module: string, extra: Record<string, unknown> = {}): ToolpackSpec => ({ id, module, manifest: { limits, capabilities: clock, ...extra } });
 const PHASES = ['start', 'alloc', 'execute', 'dealloc'] as const;
 
-const home = tempDir('helix-home-');
-let plugins: { dir: string; cleanup: () => void };
-let host: Host;
+let h: DecisionHost;
 
 beforeAll(async () => {
-  plugins = await pluginsDir([
-    tool('f.storm', stormGuest(100_000), { timeoutMs: 60_000, limits: { ...limits, maxCapabilityCalls: 100 } }),
-    tool('f.storm_trap', stormGuest(200, '(unreachable)', PANIC_WITH_CALL)),
-    tool('f.storm_spin', stormGuest(200, '(loop $forever (br $forever))'), { limits: { ...limits, fuel: 1e15 } }),
-    tool('f.bad_pointer', BAD_POINTER_CAUGHT),
-    tool('f.start_call', START_CALL_CAUGHT),
-    tool('f.reentrant', REENTRANT_ALLOC),
-    tool('f.answer_bad_pointer', ANSWER_BAD_POINTER),
-    tool('f.answer_throw', ANSWER_THROW),
-    tool('f.panic_call', TRAP_WITH_CALLING_PANIC),
-    tool('f.recursion', CATCHING_RECURSION),
-    tool('f.spin', CATCHING_SPIN, { limits: { ...limits, fuel: 1_000_000 } }),
-    ...PHASES.map((phase) => tool(`f.throw_${phase}`, throwingGuest(phase))),
-    { id: 'f.echo', module: echoModule() },
-  ]);
-  host = await createHost({ pluginsDir: plugins.dir, policy: loadPolicy(undefined), home: home.dir, engine: { maxThreads: 2 } });
+  h = await startDecisionHost(
+    [
+      tool('f.storm', stormGuest(100_000), { timeoutMs: 60_000, limits: { ...limits, maxCapabilityCalls: 100 } }),
+      tool('f.storm_trap', stormGuest(200, '(unreachable)', PANIC_WITH_CALL)),
+      tool('f.storm_spin', stormGuest(200, '(loop $forever (br $forever))'), { limits: { ...limits, fuel: 1e15 } }),
+      tool('f.bad_pointer', BAD_POINTER_CAUGHT),
+      tool('f.start_call', START_CALL_CAUGHT),
+      tool('f.reentrant', REENTRANT_ALLOC),
+      tool('f.alloc_call', callingFrom('alloc')),
+      tool('f.dealloc_call', callingFrom('dealloc')),
+      tool('f.answer_bad_pointer', ANSWER_BAD_POINTER),
+      tool('f.answer_throw', ANSWER_THROW),
+      tool('f.panic_call', TRAP_WITH_CALLING_PANIC),
+      tool('f.recursion', CATCHING_RECURSION),
+      tool('f.spin', CATCHING_SPIN, { limits: { ...limits, fuel: 1_000_000 } }),
+      ...PHASES.map((phase) => tool(`f.throw_${phase}`, throwingGuest(phase))),
+      { id: 'f.echo', module: echoModule() },
+    ],
+    'f.echo',
+    { maxThreads: 2 },
+  );
 }, 120_000);
 afterAll(async () => {
-  await host?.close();
-  plugins?.cleanup();
-  home.cleanup();
+  await h?.close();
 });
 
-async function call(toolId: string, input: Record<string, unknown> = {}): Promise<ResponseEnvelope> {
-  return ResponseEnvelopeSchema.parse(await host.call({ tool_id: toolId, input }));
-}
-
-let probes = 0;
-/** A well-behaved call in the same host succeeds (a new input each time, so it runs). */
-async function expectHostServes(): Promise<void> {
-  probes += 1;
-  const r = await call('f.echo', { probe: probes });
-  expect(r.status).toBe('success');
-  expect(r.output).toEqual({ probe: probes });
-}
-
-const journalOf = (r: ResponseEnvelope) => readJournal(host.store, r.run_id!);
-const capabilityAudit = (r: ResponseEnvelope) => readAudit(host.store).filter((a) => a.run_id === r.run_id && a.kind === 'capability');
+const call = (toolId: string, input?: Record<string, unknown>) => h.call(toolId, input);
+/** After each hostile call, a well-behaved call in the same host succeeds. */
+const expectHostServes = async (): Promise<void> => void (await h.expectServes());
+const journalOf = (r: ResponseEnvelope) => readJournal(h.host.store, r.run_id!);
+const capabilityAudit = (r: ResponseEnvelope) => readAudit(h.host.store).filter((a) => a.run_id === r.run_id && a.kind === 'capability');
 
 describe('a decision of the broker (ABI-FINAL-001, ABI-FINAL-002)', () => {
   it('ends a guest that catches the call ceiling and calls 100,000 times: 101 calls journaled and audited, and the store does not grow', async () => {
-    const before = statSync(host.store.path).size;
+    const before = statSync(h.host.store.path).size;
     const r = await call('f.storm');
     expect(r.status).toBe('terminal_error');
     expect(r.error).toMatchObject({ code: 'R-CAP-CALL-LIMIT', details: { max_capability_calls: 100 } });
@@ -94,7 +84,7 @@ describe('a decision of the broker (ABI-FINAL-001, ABI-FINAL-002)', () => {
     expect(audit).toHaveLength(101);
     expect(audit.filter((a) => a.decision === 'aborted')).toHaveLength(1);
     // Before the rule, 100,000 journaled and audited calls grew the store by 84 MB.
-    expect(statSync(host.store.path).size - before).toBeLessThan(1 << 20);
+    expect(statSync(h.host.store.path).size - before).toBeLessThan(1 << 20);
     expect(r.metrics.fuel_used).toBeLessThan(limits.fuel);
     await expectHostServes();
   }, 120_000);
@@ -122,7 +112,7 @@ describe('the broker on its own (ABI-FINAL-002)', () => {
   it('answers every request after its abort with that abort, and counts, journals and audits none of them', async () => {
     const runId = 'run_final_broker_alone';
     const broker = createBroker({
-      store: host.store,
+      store: h.host.store,
       policy: loadPolicy(undefined).policy,
       toolId: 'f.storm',
       allow: ['clock.now_unix'],
@@ -131,7 +121,7 @@ describe('the broker on its own (ABI-FINAL-002)', () => {
       deadlineMs: Date.now() + 60_000,
       signal: new AbortController().signal,
       maxCapabilityCalls: 1,
-      outputs: new RunOutputs(host.store, runId, [], 1 << 20),
+      outputs: new RunOutputs(h.host.store, runId, [], 1 << 20),
     });
     const request = new TextEncoder().encode(CLOCK_REQUEST);
     const answers = [];
@@ -139,8 +129,8 @@ describe('the broker on its own (ABI-FINAL-002)', () => {
     expect(answers.map((a) => a.kind)).toEqual(['answer', 'abort', 'abort', 'abort', 'abort']);
     for (const later of answers.slice(2)) expect(later).toEqual(answers[1]);
     expect(broker.finish().journal.map((e) => e.outcome)).toEqual(['ok', 'abort']);
-    await host.store.root.committed;
-    expect(readAudit(host.store).filter((a) => a.run_id === runId).map((a) => a.decision)).toEqual(['allowed', 'aborted']);
+    await h.host.store.root.committed;
+    expect(readAudit(h.host.store).filter((a) => a.run_id === runId).map((a) => a.decision)).toEqual(['allowed', 'aborted']);
   });
 });
 
@@ -156,6 +146,14 @@ describe('a decision of the sandbox (ABI-FINAL-001, ABI-FINAL-003, ABI-FINAL-004
   it('ends a guest whose start function catches the refusal of its capability call', async () => {
     const r = await call('f.start_call');
     expect(r.error).toMatchObject({ code: 'S-TOOL-TRAP', details: { phase: 'start', import: 'capability_call' } });
+    expect(journalOf(r)).toHaveLength(0);
+    await expectHostServes();
+  });
+
+  it.each(['alloc', 'dealloc'] as const)('ends a guest whose %s, called by the host, makes a capability call and catches the refusal', async (where) => {
+    const r = await call(`f.${where}_call`);
+    expect(r.error).toMatchObject({ code: 'S-TOOL-TRAP', details: { phase: where, import: 'capability_call' } });
+    expect(r.error?.details).not.toHaveProperty('reentrant');
     expect(journalOf(r)).toHaveLength(0);
     await expectHostServes();
   });
@@ -216,18 +214,9 @@ describe('what a guest cannot catch (ABI-FINAL-004)', () => {
 
 describe('the engine (ABI-FINAL-001)', () => {
   it('keeps the broker\'s abort as the outcome when the caller cancels between the abort and the worker\'s reply', async () => {
-    const loaded = await loadToolpacks(plugins.dir, loadPolicy(undefined).policy);
-    const storm = loaded.tools.find((t) => t.manifest.id === 'f.storm_spin')!;
     const engine = createEngine({ maxThreads: 1, minThreads: 0 });
     try {
-      const controller = new AbortController();
-      const broker: LaneBroker = async () => {
-        // The cancel lands a few microtasks after the abort: always before the worker can reply.
-        void Promise.resolve().then(() => undefined).then(() => undefined).then(() => controller.abort());
-        return { kind: 'abort', code: 'R-CAP-CALL-LIMIT', message: 'The tool made more than 0 capability calls.', details: { max_capability_calls: 0 } };
-      };
-      const r = await engine.execute({ module: engineModule(storm), input: new TextEncoder().encode('{}'), limits: storm.limits, broker, signal: controller.signal });
-      expect(r).toMatchObject({ kind: 'fault', code: 'R-CAP-CALL-LIMIT', details: { max_capability_calls: 0 } });
+      expect(await abortThenCancel(engine, h.dir, 'f.storm_spin')).toMatchObject({ kind: 'fault', code: RACED_ABORT.code, details: RACED_ABORT.details });
     } finally {
       await engine.close();
     }

@@ -65,6 +65,11 @@ export function throwingGuest(phase: 'start' | 'alloc' | 'execute' | 'dealloc'):
   return guest({ body: `${oops} (i64.const 1)` });
 }
 
+/** alloc, or dealloc, makes a capability call whenever the host calls it, and catches the refusal. */
+export function callingFrom(where: 'alloc' | 'dealloc'): string {
+  return guest({ body: '(i64.const 1)', ...(where === 'alloc' ? { allocHook: CALL_CAUGHT } : { deallocHook: CALL_CAUGHT }) });
+}
+
 /** While the host places a capability answer, alloc makes a capability call of its own (re-entry). */
 export const REENTRANT_ALLOC = guest({ body: `${CALL_INSIDE} (i64.const 1)`, allocHook: `(if (global.get $inside) (then ${CALL_CAUGHT}))` });
 
