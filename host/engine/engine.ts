@@ -193,7 +193,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     running += 1;
     // Spin only for a lone call: with others in flight the main thread has dispatching to do.
     const spinMs = running === 1 && queue.length === 0 ? config.spinMicros / 1000 : 0;
-    void lane.run(job.task, job.module, job.broker, spinMs).then((outcome) => {
+    void lane.run(job.task, job.module, (request) => ask(job, request), spinMs).then((outcome) => {
       running -= 1;
       if (job.done) return;
       if (outcome.kind === 'lost') {
@@ -269,14 +269,6 @@ export function createEngine(options: EngineOptions = {}): Engine {
       } catch (err) {
         return engineFault('S-TOOL-INSTANTIATE', `The module cannot run under a memory cap of ${limits.maxMemoryPages} pages: ${(err as Error).message}`, { max_memory_pages: limits.maxMemoryPages });
       }
-      let job: Job | undefined;
-      // Notes the broker's abort on the job, so a deadline, a cancel or a lost worker that
-      // follows it cannot replace it as the call's outcome.
-      const watched: LaneBroker = async (request) => {
-        const answer = await broker(request);
-        if (answer.kind === 'abort' && job !== undefined) job.decision ??= answer;
-        return answer;
-      };
       const task: ExecuteTask = {
         kind: 'execute',
         key: variant.key,
@@ -290,14 +282,13 @@ export function createEngine(options: EngineOptions = {}): Engine {
         maxMemoryPages: limits.maxMemoryPages,
       };
       return new Promise<ExecuteResult>((resolve) => {
-        const created: Job = { task, module: variant.module, broker: watched, timeoutMs: limits.timeoutMs, resolve, done: false };
-        job = created;
-        created.timer = setTimeout(() => onDeadline(created), Math.max(0, limits.timeoutMs));
+        const job: Job = { task, module: variant.module, broker, timeoutMs: limits.timeoutMs, resolve, done: false };
+        job.timer = setTimeout(() => onDeadline(job), Math.max(0, limits.timeoutMs));
         if (signal !== undefined) {
-          if (signal.aborted) return onCancel(created);
-          signal.addEventListener('abort', () => onCancel(created), { once: true });
+          if (signal.aborted) return onCancel(job);
+          signal.addEventListener('abort', () => onCancel(job), { once: true });
         }
-        dispatch(created);
+        dispatch(job);
       });
     },
     async close() {
@@ -309,6 +300,16 @@ export function createEngine(options: EngineOptions = {}): Engine {
       await pool.destroy();
     },
   };
+}
+
+/**
+ * Asks the job's broker; notes its abort on the job, so that a deadline, a cancel or a lost
+ * worker that follows cannot replace it as the call's outcome.
+ */
+async function ask(job: Job, request: Uint8Array): Promise<BrokerAnswer> {
+  const answer = await job.broker(request);
+  if (answer.kind === 'abort') job.decision ??= answer;
+  return answer;
 }
 
 /**
