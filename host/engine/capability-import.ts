@@ -71,7 +71,7 @@ export class GuestLink {
    * Makes `error` the call's decision unless one was made before, and spends the guest's fuel;
    * returns what to throw: the error of the decision that stands.
    */
-  decide(error: unknown, phase: Phase = this.phase): unknown {
+  #decide(error: unknown, phase: Phase = this.phase): unknown {
     if (this.#decision === undefined) {
       const fuel = this.#fuel;
       const memory = this.#memory;
@@ -88,13 +88,13 @@ export class GuestLink {
 
   #capabilityCall(ptr: number, len: number): bigint {
     // Refused at once: nothing is read, forwarded, journaled or audited (ABI-FINAL-002).
-    if (this.#decision !== undefined) throw this.#decision.error;
+    this.settle();
     // The trap being explained is the call's outcome; helix_panic only gets to say why.
     if (this.phase === 'panic') throw new GuestAbort('S-TOOL-TRAP', 'capability_call is not available in helix_panic.', { phase: 'panic', import: HOST_IMPORT_CAPABILITY_CALL });
     try {
       return this.#serve(ptr, len);
     } catch (err) {
-      throw this.decide(err);
+      throw this.#decide(err);
     }
   }
 
@@ -118,7 +118,7 @@ export class GuestLink {
       outPtr = (alloc(response.length) as number) >>> 0;
     } catch (err) {
       // A trap or a throw in alloc: the answer cannot be placed, and the call ends (ABI-FINAL-004).
-      throw this.decide(err, 'alloc');
+      throw this.#decide(err, 'alloc');
     } finally {
       this.#answering = false;
     }
