@@ -22,39 +22,8 @@ import { verifyRun } from '../host/runs/verify.js';
 import type { WasmTool } from '../host/tools/wasm-tool.js';
 import { packageRoot } from '../host/paths.js';
 import { compileGuest } from './helpers/as-guest.js';
+import { EMIT, extismWat, KERNEL } from './helpers/extism-wat.js';
 import { pluginsDir, tempDir, writeToolpack, type ToolpackSpec } from './helpers/toolpack.js';
-
-const KERNEL = `
-  (import "extism:host/env" "input_length" (func $input_length (result i64)))
-  (import "extism:host/env" "input_load_u8" (func $input_load_u8 (param i64) (result i32)))
-  (import "extism:host/env" "alloc" (func $alloc (param i64) (result i64)))
-  (import "extism:host/env" "store_u8" (func $store_u8 (param i64 i32)))
-  (import "extism:host/env" "length" (func $length (param i64) (result i64)))
-  (import "extism:host/env" "output_set" (func $output_set (param i64 i64)))
-  (import "extism:host/env" "error_set" (func $error_set (param i64)))`;
-
-/** Copies `len` bytes of linear memory at `ptr` into a new Extism block; returns its offset. */
-const EMIT = `
-  (func $emit (param $ptr i32) (param $len i32) (result i64)
-    (local $block i64) (local $i i32)
-    (local.set $block (call $alloc (i64.extend_i32_u (local.get $len))))
-    (block $done (loop $copy
-      (br_if $done (i32.ge_u (local.get $i) (local.get $len)))
-      (call $store_u8 (i64.add (local.get $block) (i64.extend_i32_u (local.get $i))) (i32.load8_u (i32.add (local.get $ptr) (local.get $i))))
-      (local.set $i (i32.add (local.get $i) (i32.const 1)))
-      (br $copy)))
-    (local.get $block))`;
-
-/** A plugin exporting `run` with `body`, memory of `pages`, optional data at 0. */
-function extismWat(body: string, opts: { pages?: number; data?: string; extra?: string } = {}): string {
-  return `(module ${KERNEL}
-  (import "extism:host/user" "helix_capability_call" (func $cap (param i64) (result i64)))
-  (memory (export "memory") ${opts.pages ?? 1})
-  ${opts.data === undefined ? '' : `(data (i32.const 0) "${opts.data}")`}
-  ${EMIT}
-  ${opts.extra ?? ''}
-  (func (export "run") (result i32) ${body}))`;
-}
 
 /**
  * Sends its input (a request envelope) to the broker `times` times and outputs the last answer:

@@ -11,6 +11,28 @@ declare namespace WebAssembly {
         (message?: string): CompileError;
     };
 
+    /**
+     * An exception thrown by a module's own `throw` (the exception handling proposal), as it reaches
+     * JavaScript; TypeScript's lib does not declare it yet.
+     */
+    interface Exception {
+        is(tag: Tag): boolean;
+    }
+
+    var Exception: {
+        prototype: Exception;
+        new(tag: Tag, payload: unknown[]): Exception;
+    };
+
+    /** A tag of the exception handling proposal. */
+    interface Tag {
+    }
+
+    var Tag: {
+        prototype: Tag;
+        new(type: { parameters: ValueType[] }): Tag;
+    };
+
     /** [MDN Reference](https://developer.mozilla.org/docs/WebAssembly/Reference/JavaScript_interface/Global) */
     interface Global<T extends ValueType = ValueType> {
         value: ValueTypeMap[T];

@@ -1,7 +1,8 @@
 // The broker: the only path from a guest to a capability. Per call it checks the envelope, the
 // call count, the allowlist and the policy (policy, second time), the arguments' schema and the
 // payload sizes, runs the capability, records the call in the run's journal and every decision
-// in the audit trail, and answers with bytes for the guest.
+// in the audit trail, and answers with bytes for the guest. Once it has aborted the run it serves,
+// journals and audits nothing more (ABI-FINAL-002).
 import { CAPABILITY_ABI_VERSION, CapabilityRequestSchema, ERROR_CODES, type ErrorCode, type JournalEntry, type Policy, type WireError } from '../../abi/index.js';
 import { CAPABILITIES, type CapabilityContext, type CapabilityDefinition } from '../../capabilities/index.js';
 import type { BrokerAnswer } from '../engine/protocol.js';
@@ -219,10 +220,21 @@ export function createBroker(o: BrokerOptions): RunBroker {
     }
   };
 
+  // The first abort ends the run: every later request gets it again at once, uncounted and
+  // unrecorded, whatever the guest did with the first (the sandbox refuses them too; an Extism
+  // plugin's host function runs here, on the main thread).
+  let aborted: (BrokerAnswer & { readonly kind: 'abort' }) | undefined;
+  const handleOnce = async (request: Uint8Array): Promise<BrokerAnswer> => {
+    if (aborted !== undefined) return aborted;
+    const answer = await handle(request);
+    if (answer.kind === 'abort') aborted ??= answer;
+    return answer;
+  };
+
   return {
-    handle,
+    handle: handleOnce,
     async terminal(name, args) {
-      const answer = await handle(encoder.encode(JSON.stringify({ abi_version: CAPABILITY_ABI_VERSION, name, args })));
+      const answer = await handleOnce(encoder.encode(JSON.stringify({ abi_version: CAPABILITY_ABI_VERSION, name, args })));
       if (answer.kind === 'abort') return { ok: false, error: { code: answer.code, message: answer.message, details: answer.details, hint: ERROR_CODES[answer.code].hint } };
       const parsed = JSON.parse(new TextDecoder().decode(answer.response)) as { status: string; capability_result?: { result: unknown }; error?: WireError };
       return parsed.status === 'ok' ? { ok: true, result: parsed.capability_result!.result } : { ok: false, error: parsed.error! };

@@ -1,6 +1,7 @@
 // The engine: compiled modules by digest and memory cap, a pool of sandbox workers (lanes on
 // piscina threads), a FIFO queue, and the deadline: a call that overruns has its worker
-// terminated, and a new worker takes its place.
+// terminated, and a new worker takes its place. A call the broker has ended keeps that outcome
+// whatever happens to its worker afterwards (ABI-FINAL-001).
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
@@ -13,7 +14,7 @@ import type { EffectiveLimits } from '../policy/rules.js';
 import { instrumentModule, type InstrumentResult } from '../wasm/index.js';
 import { createExtismEngine, type ExtismEngine } from './extism.js';
 import { Lane, type LaneBroker } from './lane.js';
-import type { ExecuteFault, ExecuteResult, ExecuteTask, LaneStart } from './protocol.js';
+import type { BrokerAnswer, ExecuteFault, ExecuteResult, ExecuteTask, LaneStart } from './protocol.js';
 
 /** Options of createEngine; every one has a default. */
 export interface EngineOptions {
@@ -134,6 +135,8 @@ interface Job {
   timer?: NodeJS.Timeout;
   lane?: Lane;
   done: boolean;
+  /** The broker's abort, once it has ended the call: the call's outcome from then on. */
+  decision?: BrokerAnswer & { readonly kind: 'abort' };
 }
 
 /** Creates an engine; `minThreads` workers start at once. */
@@ -177,7 +180,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     if (job.done) return;
     job.done = true;
     clearTimeout(job.timer);
-    job.resolve(result);
+    job.resolve(decided(job, result));
   };
   const release = (lane: Lane): void => {
     if (lane.dead || closed) return;
@@ -190,7 +193,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     running += 1;
     // Spin only for a lone call: with others in flight the main thread has dispatching to do.
     const spinMs = running === 1 && queue.length === 0 ? config.spinMicros / 1000 : 0;
-    void lane.run(job.task, job.module, job.broker, spinMs).then((outcome) => {
+    void lane.run(job.task, job.module, (request) => ask(job, request), spinMs).then((outcome) => {
       running -= 1;
       if (job.done) return;
       if (outcome.kind === 'lost') {
@@ -297,6 +300,26 @@ export function createEngine(options: EngineOptions = {}): Engine {
       await pool.destroy();
     },
   };
+}
+
+/**
+ * Asks the job's broker; notes its abort on the job, so that a deadline, a cancel or a lost
+ * worker that follows cannot replace it as the call's outcome.
+ */
+async function ask(job: Job, request: Uint8Array): Promise<BrokerAnswer> {
+  const answer = await job.broker(request);
+  if (answer.kind === 'abort') job.decision ??= answer;
+  return answer;
+}
+
+/**
+ * The call's outcome: the broker's abort when it ended the call (the sandbox reports it too, but a
+ * deadline, a cancel or a lost worker may come between), else `result`.
+ */
+function decided(job: Job, result: ExecuteResult): ExecuteResult {
+  const decision = job.decision;
+  if (decision === undefined || (result.kind === 'fault' && result.code === decision.code)) return result;
+  return { kind: 'fault', code: decision.code, message: decision.message, details: decision.details, fuelUsed: result.fuelUsed, memoryPages: result.memoryPages, recycled: false };
 }
 
 function engineFault(code: ExecuteFault['code'], message: string, details: Record<string, unknown>): ExecuteFault {

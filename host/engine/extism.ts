@@ -4,31 +4,18 @@
 // metering shim (extism-shim.ts); usually a spare made ahead of the call (ABI-EXTISM-006).
 // Capability calls arrive as the host function `extism:host/user.helix_capability_call`, which
 // Extism runs on the main thread, and go to the broker of the call the plugin serves: the same
-// envelopes, allowlist, journal and limits as `helix_v1.capability_call`.
+// envelopes, allowlist, journal and limits as `helix_v1.capability_call`. The first exit the host
+// function throws is the call's outcome: Extism stops the plugin's worker at once, and the host
+// function answers nothing more (ABI-FINAL-006).
 import type { CallContext, Plugin } from '@extism/extism';
-import { createHash } from 'node:crypto';
-import { GuestOutputSchema, type ErrorCode, type GuestOutput } from '../../abi/index.js';
 import { instrumentModule } from '../wasm/index.js';
 import type { EngineModule, ExecuteRequest } from './engine.js';
 import { EXTISM_CAPABILITY_CALL, EXTISM_USER_MODULE } from './extism-abi.js';
+import { GuestAbort } from './decision.js';
+import { classify, describe, fault } from './extism-outcome.js';
 import { buildShim, decodeReport, PLUGIN_MODULE_NAME, REPORT_EXPORT, type ShimReport } from './extism-shim.js';
-import type { ExecuteFault, ExecuteResult } from './protocol.js';
+import type { ExecuteResult } from './protocol.js';
 
-
-/** Most bytes of a plugin's error message kept in a fault's details. */
-const PLUGIN_ERROR_MAX = 1024;
-const PLUGIN_ERROR_PREFIX = 'Plugin-originated error: ';
-
-/** Thrown by the host function to end the run with a classified fault; Extism stops the worker. */
-class ExtismAbort extends Error {
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-    readonly details: Record<string, unknown> = {},
-  ) {
-    super(message);
-  }
-}
 
 /** Runs Extism plugins; `maxThreads` plugins (each one worker) at once, the rest queue. */
 export interface ExtismEngine {
@@ -83,6 +70,8 @@ interface CallState {
   readonly stopped: Promise<typeof STOPPED>;
   /** Ends the call now with the fault for `why` (deadline, caller's cancel, engine closed). */
   end?: (why: 'deadline' | 'cancel' | 'closed') => void;
+  /** The first exit the host function threw: the call's outcome from then on. */
+  decision?: GuestAbort;
 }
 
 const STOPPED = Symbol('stopped');
@@ -144,7 +133,7 @@ export function createExtismEngine(config: ExtismEngineConfig): ExtismEngine {
     // Extism runs host functions on the main thread while the plugin's worker blocks, so the
     // broker's asynchronous work (store, network) is fine here.
     const capabilityCall = (ctx: CallContext, offset: bigint): Promise<bigint> =>
-      slot.handler !== undefined ? slot.handler(ctx, offset) : Promise.reject(new ExtismAbort('S-TOOL-WORKER-LOST', 'The plugin asked for a capability while no call was bound to it.'));
+      slot.handler !== undefined ? slot.handler(ctx, offset) : Promise.reject(new GuestAbort('S-TOOL-WORKER-LOST', 'The plugin asked for a capability while no call was bound to it.'));
     return createPlugin(
       { wasm: [{ name: PLUGIN_MODULE_NAME, module: variant.plugin }, { name: 'main', module: variant.shim }] },
       {
@@ -250,21 +239,33 @@ export function createExtismEngine(config: ExtismEngineConfig): ExtismEngine {
       if (state.done) return fault('R-TIMEOUT-001', 'The call ended before it started.', {}, 0, 0);
       state.started = true;
       let capabilityFuel = 0;
-      const capabilityCall: CapabilityHandler = async (ctx, offset) => {
+      const serve = async (ctx: CallContext, offset: bigint): Promise<bigint> => {
         const request = ctx.read(offset);
-        if (request === null) throw new ExtismAbort('S-TOOL-BAD-POINTER', `${EXTISM_CAPABILITY_CALL}(${offset}) names no Extism memory block.`, { import: EXTISM_CAPABILITY_CALL, offset: offset.toString() });
+        if (request === null) throw new GuestAbort('S-TOOL-BAD-POINTER', `${EXTISM_CAPABILITY_CALL}(${offset}) names no Extism memory block.`, { import: EXTISM_CAPABILITY_CALL, offset: offset.toString() });
         const answer = await broker(request.bytes().slice());
         // After a deadline the worker is gone: returning would leave Extism waiting for it.
-        if (state.done) throw new ExtismAbort('R-TIMEOUT-001', 'The call ended while the broker worked.');
-        if (answer.kind === 'abort') throw new ExtismAbort(answer.code, answer.message, answer.details);
+        if (state.done) throw new GuestAbort('R-TIMEOUT-001', 'The call ended while the broker worked.');
+        if (answer.kind === 'abort') throw new GuestAbort(answer.code, answer.message, answer.details);
         capabilityFuel += answer.fuel;
         if (capabilityFuel > limits.fuel) {
-          throw new ExtismAbort('S-TOOL-FUEL-EXHAUSTED', `The tool used up its fuel budget of ${limits.fuel}.`, { fuel_limit: limits.fuel, fuel_used: capabilityFuel, phase: 'capability' });
+          throw new GuestAbort('S-TOOL-FUEL-EXHAUSTED', `The tool used up its fuel budget of ${limits.fuel}.`, { fuel_limit: limits.fuel, fuel_used: capabilityFuel, phase: 'capability' });
         }
         try {
           return ctx.store(answer.response);
         } catch (err) {
-          throw new ExtismAbort('S-TOOL-TRAP', `The answer does not fit in the plugin's Extism memory (capped at ${limits.maxMemoryPages} pages): ${(err as Error).message}`, { max_memory_pages: limits.maxMemoryPages, answer_bytes: answer.response.length });
+          throw new GuestAbort('S-TOOL-TRAP', `The answer does not fit in the plugin's Extism memory (capped at ${limits.maxMemoryPages} pages): ${(err as Error).message}`, { max_memory_pages: limits.maxMemoryPages, answer_bytes: answer.response.length });
+        }
+      };
+      // Whatever the host function throws is the decision, and every later call gets it again
+      // without reaching the broker. Extism stops the worker when a host function throws, so
+      // the plugin cannot catch it; the refusal holds even if a later version did not.
+      const capabilityCall: CapabilityHandler = async (ctx, offset) => {
+        if (state.decision !== undefined) throw state.decision;
+        try {
+          return await serve(ctx, offset);
+        } catch (err) {
+          const message = err instanceof Error ? err.message : String(err);
+          throw (state.decision ??= err instanceof GuestAbort ? err : new GuestAbort('S-TOOL-WORKER-LOST', `The capability broker failed: ${message}`));
         }
       };
       // A spare of this very variant if there is one; either way the next call gets a spare,
@@ -295,7 +296,7 @@ export function createExtismEngine(config: ExtismEngineConfig): ExtismEngine {
         if ('e' in called) failure = called.e;
         else output = called.o?.bytes().slice() ?? null;
         let report: ShimReport | null = null;
-        if (!(failure instanceof ExtismAbort) && !state.done) {
+        if (state.decision === undefined && !state.done) {
           try {
             const reported = await Promise.race([plugin.call(REPORT_EXPORT), state.stopped]);
             report = reported === STOPPED || reported === null ? null : decodeReport(reported.bytes());
@@ -303,7 +304,7 @@ export function createExtismEngine(config: ExtismEngineConfig): ExtismEngine {
             report = null;
           }
         }
-        return classify({ output, failure, report, capabilityFuel, limits, entrypoint: module.entrypoint });
+        return classify({ output, failure, decision: state.decision, report, capabilityFuel, limits, entrypoint: module.entrypoint });
       } finally {
         live.delete(plugin);
         warmUp(variant, limits.maxMemoryPages);
@@ -336,7 +337,11 @@ export function createExtismEngine(config: ExtismEngineConfig): ExtismEngine {
           const phase = state.started ? 'run' : 'queue';
           void state.plugin?.close();
           const stopped = phase === 'run' ? '; its worker was stopped' : '';
-          if (why === 'deadline') {
+          const decision = state.decision;
+          if (decision !== undefined) {
+            // The host function had already ended the call: that stays its outcome (ABI-FINAL-001).
+            resolve(fault(decision.code, decision.message, decision.details, 0, 0));
+          } else if (why === 'deadline') {
             resolve(fault('R-TIMEOUT-001', `The call did not finish within ${request.limits.timeoutMs} ms${phase === 'queue' ? ' (it was still waiting for a worker)' : stopped}.`, { timeout_ms: request.limits.timeoutMs, phase }, 0, 0));
           } else if (why === 'cancel') {
             resolve(fault('R-TIMEOUT-CANCELLED', `The call was cancelled by its caller${stopped}.`, { phase }, 0, 0));
@@ -403,87 +408,4 @@ export async function loadExtism(): Promise<(typeof import('@extism/extism'))['d
   } finally {
     process.emitWarning = emit;
   }
-}
-
-interface Ending {
-  readonly output: Uint8Array | null;
-  readonly failure: unknown;
-  readonly report: ShimReport | null;
-  readonly capabilityFuel: number;
-  readonly limits: ExecuteRequest['limits'];
-  readonly entrypoint: string;
-}
-
-/** Maps how a plugin call ended onto the taxonomy (ABI-EXTISM-006..008). */
-function classify({ output, failure, report, capabilityFuel, limits, entrypoint }: Ending): ExecuteResult {
-  const guestFuel = report === null ? 0 : limits.fuel - Number(report.remaining);
-  const fuelUsed = guestFuel + capabilityFuel;
-  const pages = report?.memoryPages ?? 0;
-  if (failure instanceof ExtismAbort) return fault(failure.code, failure.message, failure.details, fuelUsed, pages);
-  if ((report !== null && report.remaining < 0n) || fuelUsed > limits.fuel) {
-    return fault('S-TOOL-FUEL-EXHAUSTED', `The tool used up its fuel budget of ${limits.fuel}.`, { fuel_limit: limits.fuel, fuel_used: fuelUsed, phase: 'execute' }, fuelUsed, pages);
-  }
-  if (failure !== undefined) {
-    const { name, message } = describe(failure);
-    if (message.startsWith(PLUGIN_ERROR_PREFIX)) return pluginError(message.slice(PLUGIN_ERROR_PREFIX.length), fuelUsed, pages);
-    if (name === 'RangeError' && /call stack/i.test(message)) return fault('S-TOOL-STACK-OVERFLOW', 'The tool exhausted its call stack.', { phase: 'execute' }, fuelUsed, pages);
-    const atCap = pages >= limits.maxMemoryPages ? ` Memory is at its cap of ${limits.maxMemoryPages} pages, so a failed allocation is the likely cause.` : '';
-    const where = name === 'RuntimeError' ? '' : ' in the Extism kernel';
-    return fault('S-TOOL-TRAP', `The tool trapped${where}: ${message}.${atCap}`, { trap: message, phase: 'execute', memory_pages: pages, max_memory_pages: limits.maxMemoryPages }, fuelUsed, pages);
-  }
-  if (report === null) return fault('S-TOOL-WORKER-LOST', 'The plugin ended without its fuel report.', {}, fuelUsed, pages);
-  if (report.returnCode !== 0) {
-    return fault('S-TOOL-EXTISM-ERROR', `${entrypoint} returned ${report.returnCode} without setting an error.`, { return_code: report.returnCode, output_preview: preview(output) }, fuelUsed, pages);
-  }
-  const bytes = output ?? new Uint8Array(0);
-  if (bytes.length > limits.maxOutputBytes) {
-    return fault('S-TOOL-OUTPUT-TOO-LARGE', `The output is ${bytes.length} bytes, above the limit of ${limits.maxOutputBytes}.`, { output_bytes: bytes.length, max_output_bytes: limits.maxOutputBytes }, fuelUsed, pages);
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
-  } catch (err) {
-    if (err instanceof TypeError) return fault('S-TOOL-OUTPUT-ENCODING', 'The output is not valid UTF-8.', { output_bytes: bytes.length }, fuelUsed, pages);
-    return fault('S-TOOL-OUTPUT-JSON', `The output is not JSON: ${(err as Error).message}`, { preview: preview(bytes) }, fuelUsed, pages);
-  }
-  const measures = { fuelUsed, memoryPages: pages, recycled: false };
-  return { kind: 'output', output: { status: 'ok', output: json } as GuestOutput, outputSha256: createHash('sha256').update(bytes).digest('hex'), ...measures };
-}
-
-/**
- * An error the plugin set with `extism_error_set`: a JSON taxonomy error (`{"code","message",...}`)
- * is the tool's own error, as a helix/v1 error envelope would be; any other text is
- * S-TOOL-EXTISM-ERROR carrying it.
- */
-function pluginError(text: string, fuelUsed: number, pages: number): ExecuteResult {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  const envelope = GuestOutputSchema.safeParse({ status: 'error', error: parsed });
-  if (envelope.success && envelope.data.status === 'error') {
-    return { kind: 'output', output: envelope.data, outputSha256: createHash('sha256').update(text).digest('hex'), fuelUsed, memoryPages: pages, recycled: false };
-  }
-  return fault('S-TOOL-EXTISM-ERROR', `The plugin reported an error: ${text.slice(0, 200)}`, { plugin_error: text.slice(0, PLUGIN_ERROR_MAX) }, fuelUsed, pages);
-}
-
-/** Extism's worker sends errors as `{message, originalStack}`; the stack's head names the class. */
-function describe(err: unknown): { name: string; message: string } {
-  if (err instanceof Error) return { name: err.constructor.name, message: err.message };
-  if (typeof err === 'object' && err !== null) {
-    const { message, originalStack } = err as { message?: unknown; originalStack?: unknown };
-    const head = typeof originalStack === 'string' ? /^(\w+):/.exec(originalStack)?.[1] : undefined;
-    return { name: head ?? 'Error', message: typeof message === 'string' ? message : String(err) };
-  }
-  return { name: 'Error', message: String(err) };
-}
-
-function preview(bytes: Uint8Array | null): string {
-  return bytes === null ? '' : new TextDecoder().decode(bytes.subarray(0, 200));
-}
-
-function fault(code: ErrorCode, message: string, details: Record<string, unknown>, fuelUsed: number, memoryPages: number): ExecuteFault {
-  return { kind: 'fault', code, message, details, fuelUsed, memoryPages, recycled: false };
 }

@@ -1,53 +1,25 @@
 // The per-call sandbox inside a worker: instantiate (or recycle) an instance, meter it with
 // fuel, pass JSON in through alloc/execute, read the packed result with bounds checks, and
-// classify every way a guest can fail. No guest state survives from one call to the next.
+// classify every way a guest can fail. No guest state survives from one call to the next. The
+// first decision the host makes to end a call is its outcome, whatever the guest does after it
+// (capability-import.ts; ABI-FINAL-001 to ABI-FINAL-005).
 import { createHash } from 'node:crypto';
-import {
-  GuestOutputSchema,
-  HOST_IMPORT_CAPABILITY_CALL,
-  HOST_IMPORT_MODULE,
-  PANIC_EXPORT,
-  PANIC_MESSAGE_MAX_BYTES,
-  type ErrorCode,
-} from '../../abi/index.js';
+import { GuestOutputSchema, PANIC_EXPORT, PANIC_MESSAGE_MAX_BYTES, type ErrorCode } from '../../abi/index.js';
 import { FUEL_EXPORT, START_EXPORT } from '../wasm/index.js';
-import { inBounds, packPtrLen, pagesOf, readBytes, unpackPtrLen, writeBytes } from './guest-memory.js';
-import type { BrokerAnswer, ExecuteFault, ExecuteOutput, ExecuteResult, RunnableTask } from './protocol.js';
+import { GuestLink, type BrokerLink, type Phase } from './capability-import.js';
+import { GuestAbort, isGuestException, UNCAUGHT_EXCEPTION, uncaughtMessage } from './decision.js';
+import { inBounds, pagesOf, readBytes, unpackPtrLen, writeBytes } from './guest-memory.js';
+import type { ExecuteFault, ExecuteOutput, ExecuteResult, RunnableTask } from './protocol.js';
+
+export type { BrokerLink } from './capability-import.js';
 
 type Unmeasured = Omit<ExecuteOutput, 'recycled'> | Omit<ExecuteFault, 'recycled'>;
-
-/** Thrown from a host function to end the run with a classified fault. */
-class GuestAbort extends Error {
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-    readonly details: Record<string, unknown> = {},
-  ) {
-    super(message);
-  }
-}
-
-/** Per-call state the host functions reach through (the wasmtime `Caller` idea). */
-interface CallState {
-  task: RunnableTask;
-}
-
-/** Sends a capability request to the broker and waits for its answer (synchronously). */
-export type BrokerLink = (request: Uint8Array) => BrokerAnswer;
-
-interface Holder {
-  current: CallState | undefined;
-  memory?: WebAssembly.Memory;
-  alloc?: Fn;
-  fuel?: WebAssembly.Global;
-  broker: BrokerLink;
-}
 
 interface Slot {
   readonly instance: WebAssembly.Instance;
   readonly memory: WebAssembly.Memory;
   readonly fuel: WebAssembly.Global;
-  readonly state: Holder;
+  readonly link: GuestLink;
   startFuel: number;
   readonly globalExports: readonly string[];
   snapshot?: { memory: Uint8Array; globals: unknown[] };
@@ -72,65 +44,57 @@ export class Sandbox {
   /** Runs one call. Never throws for anything the guest does. */
   run(task: RunnableTask): ExecuteResult {
     const budget = BigInt(task.fuel);
-    const state: CallState = { task };
     let slot = this.#slots.get(task.key);
     this.#slots.delete(task.key); // a slot is reinstated only after a clean call
     let recycled = false;
-    const progress = { phase: 'instantiate' };
     try {
       if (slot !== undefined && slot.startFuel <= task.fuel && restore(slot)) {
         recycled = true;
-        slot.state.current = state;
+        slot.link.begin();
         slot.fuel.value = budget - BigInt(slot.startFuel);
       } else {
         slot = undefined;
         const created = instantiate(task, budget, this.broker);
         if ('kind' in created) return created;
         slot = created;
-        slot.state.current = state;
       }
-      const result = call(slot, task, progress);
+      const result = call(slot, task);
       if (result.kind === 'output' && task.recyclable) {
         slot.dirty = true;
         this.#slots.set(task.key, slot);
       }
       return { ...result, recycled };
     } catch (err) {
-      return classify(err, slot, task, budget, progress.phase, recycled);
-    } finally {
-      if (slot !== undefined) slot.state.current = undefined;
+      return classify(err, slot, task, budget, recycled);
     }
   }
 }
 
 function instantiate(task: RunnableTask, budget: bigint, broker: BrokerLink): Slot | ExecuteFault {
-  // No call state while the start function runs: capability calls are refused there, since a
-  // recycled instance would not repeat them.
-  const holder: Holder = { current: undefined, broker };
-  const imports = { [HOST_IMPORT_MODULE]: { [HOST_IMPORT_CAPABILITY_CALL]: (ptr: number, len: number) => capabilityCall(holder, ptr >>> 0, len >>> 0) } };
+  const link = new GuestLink(broker);
   let instance: WebAssembly.Instance;
   try {
-    instance = new WebAssembly.Instance(task.module, imports);
+    instance = new WebAssembly.Instance(task.module, link.imports());
   } catch (err) {
     return fault('S-TOOL-INSTANTIATE', `The module could not be instantiated: ${(err as Error).message}`, { error: (err as Error).message }, 0, 0);
   }
   const exports = instance.exports;
   const memory = exports.memory as WebAssembly.Memory;
   const fuel = exports[FUEL_EXPORT] as WebAssembly.Global;
-  holder.memory = memory;
-  holder.alloc = exports.alloc as Fn;
-  holder.fuel = fuel;
+  link.bind(memory, exports.alloc as Fn, fuel);
   fuel.value = budget;
-  const slot: Slot = { instance, memory, fuel, state: holder, startFuel: 0, globalExports: task.globalExports, dirty: false };
+  const slot: Slot = { instance, memory, fuel, link, startFuel: 0, globalExports: task.globalExports, dirty: false };
   if (task.hasStart) {
+    link.phase = 'start';
     try {
       (exports[START_EXPORT] as Fn)();
+      link.settle(); // a decision the start function caught stands
     } catch (err) {
-      return classify(err, slot, task, budget, 'start', false);
+      return classify(err, slot, task, budget, false);
     }
   }
   const remaining = fuel.value as bigint;
-  if (remaining < 0n) return classify(new FuelExhausted(), slot, task, budget, 'start', false);
+  if (remaining < 0n) return classify(new FuelExhausted(), slot, task, budget, false);
   slot.startFuel = Number(budget - remaining);
   if (task.recyclable) {
     slot.snapshot = { memory: new Uint8Array(memory.buffer).slice(), globals: task.globalExports.map((g) => (exports[g] as WebAssembly.Global).value) };
@@ -154,21 +118,26 @@ function restore(slot: Slot): boolean {
   return true;
 }
 
-function call(slot: Slot, task: RunnableTask, progress: { phase: string }): Unmeasured {
+function call(slot: Slot, task: RunnableTask): Unmeasured {
   const exports = slot.instance.exports;
-  const { memory } = slot;
+  const { memory, link } = slot;
   const alloc = exports.alloc as Fn;
   const dealloc = exports.dealloc as Fn;
   const execute = exports[task.entrypoint] as (ptr: number, len: number) => bigint;
   const input = task.input;
-  progress.phase = 'alloc';
+  // After each guest function the host calls, a decision made while it ran (and caught by the
+  // guest) stands: the host goes no further with the call.
+  link.phase = 'alloc';
   const inPtr = (alloc(input.length) as number) >>> 0;
+  link.settle();
   if (!inBounds(memory, inPtr, input.length)) {
     throw new GuestAbort('S-TOOL-BAD-POINTER', `alloc(${input.length}) returned ${inPtr}, outside the guest's memory.`, { export: 'alloc', ptr: inPtr, len: input.length, memory_bytes: memory.buffer.byteLength });
   }
   writeBytes(memory, inPtr, input);
-  progress.phase = 'execute';
-  const { ptr, len } = unpackPtrLen(execute(inPtr, input.length));
+  link.phase = 'execute';
+  const packed = execute(inPtr, input.length);
+  link.settle();
+  const { ptr, len } = unpackPtrLen(packed);
   if (!inBounds(memory, ptr, len)) {
     throw new GuestAbort('S-TOOL-BAD-POINTER', `${task.entrypoint} returned ptr ${ptr} len ${len}, outside the guest's memory of ${memory.buffer.byteLength} bytes.`, { export: task.entrypoint, ptr, len, memory_bytes: memory.buffer.byteLength });
   }
@@ -176,9 +145,10 @@ function call(slot: Slot, task: RunnableTask, progress: { phase: string }): Unme
     throw new GuestAbort('S-TOOL-OUTPUT-TOO-LARGE', `The output is ${len} bytes, above the limit of ${task.maxOutputBytes}.`, { output_bytes: len, max_output_bytes: task.maxOutputBytes });
   }
   const bytes = readBytes(memory, ptr, len);
-  progress.phase = 'dealloc';
+  link.phase = 'dealloc';
   dealloc(ptr, len);
   dealloc(inPtr, input.length);
+  link.settle();
   const remaining = slot.fuel.value as bigint;
   if (remaining < 0n) throw new FuelExhausted();
   const measures = { fuelUsed: task.fuel - Number(remaining), memoryPages: pagesOf(memory) };
@@ -208,43 +178,23 @@ function parseOutput(bytes: Uint8Array): { kind: 'output'; output: import('../..
   return { kind: 'output', output: envelope.data };
 }
 
-/**
- * `helix_v1.capability_call`: the request is read with bounds checks and handed to the broker;
- * the guest blocks until the answer is written into a buffer from its own `alloc`.
- */
-function capabilityCall(holder: Holder, ptr: number, len: number): bigint {
-  const { current: state, memory, alloc, fuel } = holder;
-  // During instantiation (a start function) there is no call yet: a recycled instance would
-  // not repeat the call, so a start function may make none.
-  if (state === undefined || memory === undefined || alloc === undefined || fuel === undefined) {
-    throw new GuestAbort('S-TOOL-TRAP', 'capability_call is not available while the module starts.', { phase: 'start' });
-  }
-  if (!inBounds(memory, ptr, len)) {
-    throw new GuestAbort('S-TOOL-BAD-POINTER', `capability_call(${ptr}, ${len}) points outside the guest's memory.`, { import: HOST_IMPORT_CAPABILITY_CALL, ptr, len, memory_bytes: memory.buffer.byteLength });
-  }
-  const answer = holder.broker(readBytes(memory, ptr, len));
-  if (answer.kind === 'abort') throw new GuestAbort(answer.code, answer.message, answer.details);
-  // The call's cost in fuel; the guest's next check sees it (the counter is reloaded after calls).
-  fuel.value = (fuel.value as bigint) - BigInt(answer.fuel);
-  const response = answer.response;
-  const outPtr = (alloc(response.length) as number) >>> 0;
-  if (!inBounds(memory, outPtr, response.length)) {
-    throw new GuestAbort('S-TOOL-BAD-POINTER', `alloc(${response.length}) returned ${outPtr}, outside the guest's memory.`, { export: 'alloc', ptr: outPtr, len: response.length });
-  }
-  writeBytes(memory, outPtr, response);
-  return packPtrLen(outPtr, response.length);
-}
-
 class FuelExhausted extends Error {}
 
 function fault(code: ErrorCode, message: string, details: Record<string, unknown>, fuelUsed: number, memoryPages: number): ExecuteFault {
   return { kind: 'fault', code, message, details, fuelUsed, memoryPages, recycled: false };
 }
 
-function classify(err: unknown, slot: Slot | undefined, task: RunnableTask, budget: bigint, phase: string, recycled: boolean): ExecuteFault {
-  const remaining = slot === undefined ? 0n : (slot.fuel.value as bigint);
+/**
+ * Maps how a call ended onto the taxonomy. A decision the host made while the guest ran wins over
+ * whatever the guest did after it (ABI-FINAL-001), with the fuel and memory of that moment.
+ */
+function classify(thrown: unknown, slot: Slot | undefined, task: RunnableTask, budget: bigint, recycled: boolean): ExecuteFault {
+  const decision = slot?.link.decision;
+  const err = decision === undefined ? thrown : decision.error;
+  const phase: Phase = decision?.phase ?? slot?.link.phase ?? 'instantiate';
+  const remaining = decision?.remaining ?? (slot === undefined ? 0n : (slot.fuel.value as bigint));
   const fuelUsed = slot === undefined ? 0 : Number(budget - remaining);
-  const pages = slot === undefined ? 0 : pagesOf(slot.memory);
+  const pages = decision?.memoryPages ?? (slot === undefined ? 0 : pagesOf(slot.memory));
   const base = { fuelUsed, memoryPages: pages, recycled };
   if (err instanceof GuestAbort) return { kind: 'fault', code: err.code, message: err.message, details: err.details, ...base };
   if (err instanceof FuelExhausted || (slot !== undefined && remaining < 0n)) {
@@ -253,12 +203,17 @@ function classify(err: unknown, slot: Slot | undefined, task: RunnableTask, budg
   if (err instanceof RangeError && /call stack/i.test(err.message)) {
     return { kind: 'fault', code: 'S-TOOL-STACK-OVERFLOW', message: 'The tool exhausted its call stack.', details: { phase }, ...base };
   }
-  if (err instanceof WebAssembly.RuntimeError) {
-    const details: Record<string, unknown> = { trap: err.message, phase, memory_pages: pages, max_memory_pages: task.maxMemoryPages };
-    const panic = slot === undefined ? undefined : panicMessage(slot);
+  if (err instanceof WebAssembly.RuntimeError || isGuestException(err)) {
+    // A guest's own exception that nothing caught is its fault, as a trap is (ABI-FINAL-005).
+    const uncaught = isGuestException(err);
+    const details: Record<string, unknown> = { trap: uncaught ? UNCAUGHT_EXCEPTION : err.message, phase, memory_pages: pages, max_memory_pages: task.maxMemoryPages };
+    if (uncaught) details.uncaught_exception = true;
+    // After a host decision no guest function runs again, helix_panic included.
+    const panic = slot === undefined || decision !== undefined ? undefined : panicMessage(slot);
     if (panic !== undefined) details.panic = panic;
     const atCap = pages >= task.maxMemoryPages ? ` Memory is at its cap of ${task.maxMemoryPages} pages, so a failed allocation is the likely cause.` : '';
-    return { kind: 'fault', code: 'S-TOOL-TRAP', message: `The tool trapped: ${err.message}${panic === undefined ? '' : ` (${panic})`}.${atCap}`, details, ...base };
+    const what = uncaught ? uncaughtMessage(phase) : `The tool trapped: ${err.message}`;
+    return { kind: 'fault', code: 'S-TOOL-TRAP', message: `${what}${panic === undefined ? '' : ` (${panic})`}.${atCap}`, details, ...base };
   }
   throw err; // a host bug, not a guest fault: let the engine report it
 }
@@ -267,6 +222,7 @@ function panicMessage(slot: Slot): string | undefined {
   const fn = slot.instance.exports[PANIC_EXPORT] as (() => bigint) | undefined;
   if (typeof fn !== 'function') return undefined;
   try {
+    slot.link.phase = 'panic';
     slot.fuel.value = PANIC_FUEL;
     const { ptr, len } = unpackPtrLen(fn());
     if (len === 0 || !inBounds(slot.memory, ptr, len)) return undefined;

@@ -7,14 +7,23 @@ export function watString(text: string | Uint8Array): string {
   return Array.from(bytes, (b) => `\\${b.toString(16).padStart(2, '0')}`).join('');
 }
 
+/** What a guest module is built from; `allocHook` and `deallocHook` run first in alloc and dealloc. */
+export interface PreludeOptions {
+  pages?: number;
+  maxPages?: number;
+  allocHook?: string;
+  deallocHook?: string;
+}
+
 /** Memory (1 page unless told), a bump allocator from 4096 upward, and a no-op dealloc. */
-export function abiPrelude(opts: { pages?: number; maxPages?: number } = {}): string {
+export function abiPrelude(opts: PreludeOptions = {}): string {
   const max = opts.maxPages === undefined ? '' : ` ${opts.maxPages}`;
   return `
   (memory (export "memory") ${opts.pages ?? 1}${max})
   (global $bump (mut i32) (i32.const 4096))
   (func $alloc (export "alloc") (param $len i32) (result i32)
     (local $p i32)
+    ${opts.allocHook ?? ''}
     (local.set $p (global.get $bump))
     (global.set $bump (i32.add (global.get $bump) (local.get $len)))
     ;; grow when the bump pointer passes the end of memory
@@ -24,7 +33,7 @@ export function abiPrelude(opts: { pages?: number; maxPages?: number } = {}): st
         (br_if $done (i32.eq (memory.grow (i32.const 1)) (i32.const -1)))
         (br $grow)))
     (local.get $p))
-  (func (export "dealloc") (param i32 i32))
+  (func (export "dealloc") (param i32 i32) ${opts.deallocHook ?? ''})
   ;; writes the decimal form of $n at $p, returns the number of bytes written
   (func $itoa (param $p i32) (param $n i64) (result i32)
     (local $len i32) (local $t i64) (local $i i32)
@@ -72,11 +81,11 @@ export function echoModule(extra = ''): string {
 
 /**
  * A module whose execute runs `body` (which leaves an i64 on the stack) and answers
- * {"status":"ok","output":{"value":<that i64>}}.
+ * {"status":"ok","output":{"value":<that i64>}}; `imports` come first, as WAT wants.
  */
-export function numberResultModule(body: string, opts: { pages?: number; maxPages?: number; extra?: string; locals?: string } = {}): string {
+export function numberResultModule(body: string, opts: PreludeOptions & { extra?: string; locals?: string; imports?: string } = {}): string {
   const prefix = '{"status":"ok","output":{"value":';
-  return `(module ${abiPrelude(opts)}
+  return `(module ${opts.imports ?? ''} ${abiPrelude(opts)}
   (data (i32.const 16) "${watString(prefix)}")
   ${opts.extra ?? ''}
   (func (export "execute") (param $ptr i32) (param $len i32) (result i64)

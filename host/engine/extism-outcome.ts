@@ -1,0 +1,116 @@
+// How an Extism plugin's call ended, mapped onto the taxonomy (ABI-EXTISM-006 to 008): the host
+// function's decision first (ABI-FINAL-006), then fuel, what escaped the plugin (a trap, a stack
+// overflow, its own uncaught exception, an error it set), its return code and its output.
+import { createHash } from 'node:crypto';
+import { GuestOutputSchema, type ErrorCode, type GuestOutput } from '../../abi/index.js';
+import { isGuestException, UNCAUGHT_EXCEPTION, uncaughtMessage, type GuestAbort } from './decision.js';
+import type { ExecuteRequest } from './engine.js';
+import type { ShimReport } from './extism-shim.js';
+import type { ExecuteFault, ExecuteResult } from './protocol.js';
+
+/** Most bytes of a plugin's error message kept in a fault's details. */
+const PLUGIN_ERROR_MAX = 1024;
+const PLUGIN_ERROR_PREFIX = 'Plugin-originated error: ';
+
+/** Everything known when a plugin's call has ended. */
+export interface Ending {
+  readonly output: Uint8Array | null;
+  readonly failure: unknown;
+  /** The first exit the host function threw, if any: it wins over everything else. */
+  readonly decision: GuestAbort | undefined;
+  readonly report: ShimReport | null;
+  readonly capabilityFuel: number;
+  readonly limits: ExecuteRequest['limits'];
+  readonly entrypoint: string;
+}
+
+/** Maps how a plugin call ended onto the taxonomy (ABI-EXTISM-006..008). */
+export function classify({ output, failure, decision, report, capabilityFuel, limits, entrypoint }: Ending): ExecuteResult {
+  const guestFuel = report === null ? 0 : limits.fuel - Number(report.remaining);
+  const fuelUsed = guestFuel + capabilityFuel;
+  const pages = report?.memoryPages ?? 0;
+  if (decision !== undefined) return fault(decision.code, decision.message, decision.details, fuelUsed, pages);
+  if ((report !== null && report.remaining < 0n) || fuelUsed > limits.fuel) {
+    return fault('S-TOOL-FUEL-EXHAUSTED', `The tool used up its fuel budget of ${limits.fuel}.`, { fuel_limit: limits.fuel, fuel_used: fuelUsed, phase: 'execute' }, fuelUsed, pages);
+  }
+  if (failure !== undefined) {
+    const { name, message } = describe(failure);
+    if (message.startsWith(PLUGIN_ERROR_PREFIX)) return pluginError(message.slice(PLUGIN_ERROR_PREFIX.length), fuelUsed, pages);
+    if (name === 'RangeError' && /call stack/i.test(message)) return fault('S-TOOL-STACK-OVERFLOW', 'The tool exhausted its call stack.', { phase: 'execute' }, fuelUsed, pages);
+    const atCap = pages >= limits.maxMemoryPages ? ` Memory is at its cap of ${limits.maxMemoryPages} pages, so a failed allocation is the likely cause.` : '';
+    const memory = { memory_pages: pages, max_memory_pages: limits.maxMemoryPages };
+    if (uncaughtInWorker(failure)) {
+      return fault('S-TOOL-TRAP', `${uncaughtMessage('execute')}.${atCap}`, { trap: UNCAUGHT_EXCEPTION, uncaught_exception: true, phase: 'execute', ...memory }, fuelUsed, pages);
+    }
+    const where = name === 'RuntimeError' ? '' : ' in the Extism kernel';
+    return fault('S-TOOL-TRAP', `The tool trapped${where}: ${message}.${atCap}`, { trap: message, phase: 'execute', ...memory }, fuelUsed, pages);
+  }
+  if (report === null) return fault('S-TOOL-WORKER-LOST', 'The plugin ended without its fuel report.', {}, fuelUsed, pages);
+  if (report.returnCode !== 0) {
+    return fault('S-TOOL-EXTISM-ERROR', `${entrypoint} returned ${report.returnCode} without setting an error.`, { return_code: report.returnCode, output_preview: preview(output) }, fuelUsed, pages);
+  }
+  const bytes = output ?? new Uint8Array(0);
+  if (bytes.length > limits.maxOutputBytes) {
+    return fault('S-TOOL-OUTPUT-TOO-LARGE', `The output is ${bytes.length} bytes, above the limit of ${limits.maxOutputBytes}.`, { output_bytes: bytes.length, max_output_bytes: limits.maxOutputBytes }, fuelUsed, pages);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+  } catch (err) {
+    if (err instanceof TypeError) return fault('S-TOOL-OUTPUT-ENCODING', 'The output is not valid UTF-8.', { output_bytes: bytes.length }, fuelUsed, pages);
+    return fault('S-TOOL-OUTPUT-JSON', `The output is not JSON: ${(err as Error).message}`, { preview: preview(bytes) }, fuelUsed, pages);
+  }
+  const measures = { fuelUsed, memoryPages: pages, recycled: false };
+  return { kind: 'output', output: { status: 'ok', output: json } as GuestOutput, outputSha256: createHash('sha256').update(bytes).digest('hex'), ...measures };
+}
+
+/**
+ * An error the plugin set with `extism_error_set`: a JSON taxonomy error (`{"code","message",...}`)
+ * is the tool's own error, as a helix/v1 error envelope would be; any other text is
+ * S-TOOL-EXTISM-ERROR carrying it.
+ */
+function pluginError(text: string, fuelUsed: number, pages: number): ExecuteResult {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  const envelope = GuestOutputSchema.safeParse({ status: 'error', error: parsed });
+  if (envelope.success && envelope.data.status === 'error') {
+    return { kind: 'output', output: envelope.data, outputSha256: createHash('sha256').update(text).digest('hex'), fuelUsed, memoryPages: pages, recycled: false };
+  }
+  return fault('S-TOOL-EXTISM-ERROR', `The plugin reported an error: ${text.slice(0, 200)}`, { plugin_error: text.slice(0, PLUGIN_ERROR_MAX) }, fuelUsed, pages);
+}
+
+/**
+ * Whether a plugin's failure is an exception the plugin threw with its own tag (ABI-FINAL-005).
+ * Extism's worker sends what escaped the plugin as `{message, originalStack}`, read off the thrown
+ * value: every JavaScript error (a trap, the kernel's own) has a message, and a WebAssembly
+ * exception, the one other thing a plugin can throw, has none.
+ */
+function uncaughtInWorker(failure: unknown): boolean {
+  if (isGuestException(failure)) return true;
+  if (failure instanceof Error || typeof failure !== 'object' || failure === null) return false;
+  return typeof (failure as { message?: unknown }).message !== 'string';
+}
+
+/** Extism's worker sends errors as `{message, originalStack}`; the stack's head names the class. */
+export function describe(err: unknown): { name: string; message: string } {
+  if (err instanceof Error) return { name: err.constructor.name, message: err.message };
+  if (typeof err === 'object' && err !== null) {
+    const { message, originalStack } = err as { message?: unknown; originalStack?: unknown };
+    const head = typeof originalStack === 'string' ? /^(\w+):/.exec(originalStack)?.[1] : undefined;
+    return { name: head ?? 'Error', message: typeof message === 'string' ? message : String(err) };
+  }
+  return { name: 'Error', message: String(err) };
+}
+
+function preview(bytes: Uint8Array | null): string {
+  return bytes === null ? '' : new TextDecoder().decode(bytes.subarray(0, 200));
+}
+
+/** A fault with its measures. */
+export function fault(code: ErrorCode, message: string, details: Record<string, unknown>, fuelUsed: number, memoryPages: number): ExecuteFault {
+  return { kind: 'fault', code, message, details, fuelUsed, memoryPages, recycled: false };
+}

@@ -1,0 +1,67 @@
+// What the tests of host decisions (ABI-FINAL-*) share: a real host over throwaway toolpacks
+// that checks it still serves after each hostile call, and the race behind ABI-FINAL-001's "a
+// broker's abort stays the outcome": a broker that aborts the first capability call while the
+// caller cancels a few microtasks later, after the abort is known but before the call can end.
+import { expect } from 'vitest';
+import { ResponseEnvelopeSchema, type ResponseEnvelope } from '../../abi/index.js';
+import { engineModule, type EngineOptions, type ExecuteRequest } from '../../host/engine/engine.js';
+import type { LaneBroker } from '../../host/engine/lane.js';
+import type { ExecuteResult } from '../../host/engine/protocol.js';
+import { createHost, type Host } from '../../host/index.js';
+import { loadToolpacks } from '../../host/loader/load-toolpacks.js';
+import { loadPolicy } from '../../host/policy/load-policy.js';
+import { pluginsDir, tempDir, type ToolpackSpec } from './toolpack.js';
+
+/** A host with the default policy over `specs`, in a temporary home. */
+export interface DecisionHost {
+  readonly host: Host;
+  /** The plugins directory. */
+  readonly dir: string;
+  /** One call through host.call, its envelope checked. */
+  call(toolId: string, input?: Record<string, unknown>): Promise<ResponseEnvelope>;
+  /** Calls the well-behaved tool with a new input (so it runs, not replays) and expects success. */
+  expectServes(): Promise<ResponseEnvelope>;
+  close(): Promise<void>;
+}
+
+/** Starts a DecisionHost; `wellBehaved` is the id of a tool that succeeds on any object input. */
+export async function startDecisionHost(specs: readonly ToolpackSpec[], wellBehaved: string, engine: EngineOptions = {}): Promise<DecisionHost> {
+  const plugins = await pluginsDir(specs);
+  const home = tempDir('helix-home-');
+  const host = await createHost({ pluginsDir: plugins.dir, policy: loadPolicy(undefined), home: home.dir, engine });
+  const call = async (toolId: string, input: Record<string, unknown> = {}) => ResponseEnvelopeSchema.parse(await host.call({ tool_id: toolId, input }));
+  let probes = 0;
+  return {
+    host,
+    dir: plugins.dir,
+    call,
+    async expectServes() {
+      probes += 1;
+      const r = await call(wellBehaved, { probe: probes });
+      expect(r.status).toBe('success');
+      return r;
+    },
+    async close() {
+      await host.close();
+      plugins.cleanup();
+      home.cleanup();
+    },
+  };
+}
+
+/** The abort the broker answers with. */
+export const RACED_ABORT = { kind: 'abort', code: 'R-CAP-CALL-LIMIT', message: 'The tool made more than 0 capability calls.', details: { max_capability_calls: 0 } } as const;
+
+/** Runs tool `id` (whose first act is a capability call) from `pluginsDir` once on `engine`, in that race. */
+export async function abortThenCancel(engine: { execute(request: ExecuteRequest): Promise<ExecuteResult> }, pluginsDir: string, id: string): Promise<ExecuteResult> {
+  const loaded = await loadToolpacks(pluginsDir, loadPolicy(undefined).policy);
+  const tool = loaded.tools.find((t) => t.manifest.id === id)!;
+  const controller = new AbortController();
+  const broker: LaneBroker = async () => {
+    // The cancel lands three microtasks after the abort: after the host has the abort in hand,
+    // before a worker's reply (a macrotask away) or a plugin's end can arrive.
+    void Promise.resolve().then(() => undefined).then(() => undefined).then(() => controller.abort());
+    return RACED_ABORT;
+  };
+  return engine.execute({ module: engineModule(tool), input: new TextEncoder().encode('{}'), limits: tool.limits, broker, signal: controller.signal });
+}
