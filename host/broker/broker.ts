@@ -68,8 +68,6 @@ export interface RunEffects {
   readonly outputProblems: readonly string[];
   readonly log: readonly LogLine[];
   readonly logDropped: number;
-  /** Replaces every form of every secret value handed out in this run by a marker. */
-  scrub<T>(value: T): T;
   /**
    * The run's result as it may be recorded and returned: the output rule applied (a refused
    * output ends the run with A-AUTH-SECRET-WRITE), then every secret redacted (ABI-SECRET-006).
@@ -117,18 +115,20 @@ export function createBroker(o: BrokerOptions): RunBroker {
     clock: systemClock,
   };
 
-  const scrub = <T>(value: T): T => guard.redactJson(value);
+  // Records keep their own field names; what the guest made is redacted, keys included.
+  const text = (s: string | null): string | null => (s === null ? null : guard.redactText(s));
+  const cleanLine = (l: LogLine): LogLine => ({ ...l, event: guard.redactText(l.event), fields: guard.redactJson(l.fields) });
   // Plain sha256 until the run has a secret; then HMAC under the store's key, and the entry says so.
   const digest = (data: Uint8Array | string): string => (guard.active ? keyedHex(key!, data) : sha256Hex(data));
 
   auditLine = (line) => {
-    const clean = scrub(line);
+    const clean = cleanLine(line);
     appendAudit(o.store, line.at, { kind: 'log', tool_id: o.toolId, run_id: o.runId, level: clean.level, event: clean.event, fields: clean.fields });
     o.onLog?.(clean);
   };
 
   const audit = (decision: Decision, name: string | null, reason: string, code?: string): void => {
-    appendAudit(o.store, now(), scrub({ kind: 'capability', decision, tool_id: o.toolId, run_id: o.runId, capability: name, reason, ...(code === undefined ? {} : { code }) }));
+    appendAudit(o.store, now(), { kind: 'capability', decision, tool_id: o.toolId, run_id: o.runId, capability: text(name), reason: guard.redactText(reason), ...(code === undefined ? {} : { code }) });
   };
 
   /** Records the call, its answer and its decision; returns the answer for the guest. */
@@ -140,10 +140,10 @@ export function createBroker(o: BrokerOptions): RunBroker {
   ): BrokerAnswer => {
     let response: Uint8Array;
     let entry: Omit<JournalEntry, 'seq' | 'hash'>;
-    const base = { name: scrub(name), args: scrub(journalArgs(name, args ?? null)), request_sha256: digest(request), ...(guard.active ? { keyed: true as const } : {}) };
+    const base = { name: text(name), args: guard.redactJson(journalArgs(name, args ?? null)), request_sha256: digest(request), ...(guard.active ? { keyed: true as const } : {}) };
     if (outcome.kind === 'abort') {
       response = new Uint8Array(0);
-      entry = { ...base, outcome: 'abort', mode: 'value', result: null, result_sha256: null, error: scrub({ code: outcome.code, message: outcome.message, details: outcome.details }), response_sha256: digest(response), fuel: 0 };
+      entry = { ...base, outcome: 'abort', mode: 'value', result: null, result_sha256: null, error: guard.redactError({ code: outcome.code, message: outcome.message, details: outcome.details }), response_sha256: digest(response), fuel: 0 };
       audit('aborted', name, outcome.message, outcome.code);
       journal.append(entry);
       return { kind: 'abort', code: outcome.code, message: outcome.message, details: outcome.details };
@@ -158,7 +158,7 @@ export function createBroker(o: BrokerOptions): RunBroker {
         ...base,
         outcome: 'ok',
         mode,
-        result: mode === 'value' ? scrub(outcome.result) : null,
+        result: mode === 'value' ? guard.redactJson(outcome.result) : null,
         result_sha256: mode === 'digest' ? digest(canonicalJson(outcome.result)) : null,
         error: null,
         response_sha256: digest(response),
@@ -167,7 +167,7 @@ export function createBroker(o: BrokerOptions): RunBroker {
       audit('allowed', name, 'granted');
     } else {
       response = outcome.error === FORBIDDEN ? FORBIDDEN_BYTES : errorAnswer(outcome.error);
-      entry = { ...base, outcome: 'error', mode: 'value', result: null, result_sha256: null, error: scrub(outcome.error), response_sha256: digest(response), fuel: fuelFor(request, response) };
+      entry = { ...base, outcome: 'error', mode: 'value', result: null, result_sha256: null, error: guard.redactError(outcome.error), response_sha256: digest(response), fuel: fuelFor(request, response) };
       audit(outcome.decision, name, outcome.reason, outcome.error.code);
     }
     journal.append(entry);
@@ -240,9 +240,8 @@ export function createBroker(o: BrokerOptions): RunBroker {
         journalHead: journal.head,
         outputs,
         outputProblems: o.outputs.check(outputs),
-        log: log.lines.map((l) => scrub(l)),
+        log: log.lines.map(cleanLine),
         logDropped: log.dropped,
-        scrub,
         seal: (result) => sealResult(guard, result),
         outputDigest: (sha256) => (guard.active ? keyedHex(key!, sha256) : sha256),
       };

@@ -16,7 +16,12 @@ export function sealResult(guard: SecretGuard, result: RunResult): RunResult {
     const hit = guard.findInJson(result.output, '/output');
     if (hit !== undefined) return { status: 'terminal_error', error: secretRefusal(hit, 'output', 'output').toWire(), warnings: [] };
   }
-  const clean = guard.redactJson(result);
+  const clean: RunResult = {
+    ...result,
+    ...(result.output === undefined ? {} : { output: guard.redactJson(result.output) }),
+    ...(result.error === undefined ? {} : { error: guard.redactError(result.error) }),
+    warnings: result.warnings.map((w) => guard.redactText(w)),
+  };
   if (clean.error === undefined || result.error === undefined) return clean;
   // A guest's own error code that carried a secret is no longer a taxonomy code once redacted.
   if (clean.error.code !== result.error.code) {

@@ -122,7 +122,11 @@ export class SecretGuard {
     return undefined;
   }
 
-  /** A JSON value with every form redacted, in strings and object keys alike. */
+  /**
+   * A JSON value with every form redacted, in strings and object keys alike: for values a guest
+   * made. A record of the host's own keeps its field names (a short secret could match one), so
+   * it redacts field by field (redactError, the broker's records).
+   */
   redactJson<T>(value: T): T {
     if (this.#needles.length === 0) return value;
     const walk = (v: unknown): unknown => {
@@ -132,6 +136,13 @@ export class SecretGuard {
       return v;
     };
     return walk(value) as T;
+  }
+
+  /** A wire error with its texts and details redacted; its own field names are kept. */
+  redactError<E extends { code: string; message: string; details: Record<string, unknown>; hint?: string }>(error: E): E {
+    if (this.#needles.length === 0) return error;
+    const { code, message, details, hint } = error;
+    return { ...error, code: this.redactText(code), message: this.redactText(message), details: this.redactJson(details), ...(hint === undefined ? {} : { hint: this.redactText(hint) }) };
   }
 
   /**
