@@ -35,11 +35,12 @@ export function formsIn(bytes: Uint8Array | string): string[] {
   return FORMS.filter(([, text]) => buf.includes(Buffer.from(text))).map(([name]) => name);
 }
 
-/** The forms found in any file under `dir`, as `path: form`. */
+/** The forms found in the name or the content of any file under `dir`, as `path: form`. */
 export function formsInTree(dir: string): string[] {
   const found: string[] = [];
   for (const name of readdirSync(dir, { recursive: true }) as string[]) {
     const file = path.join(dir, name);
+    for (const form of formsIn(name)) found.push(`${name} (name): ${form}`);
     if (statSync(file).isFile()) for (const form of formsIn(readFileSync(file))) found.push(`${name}: ${form}`);
   }
   return found;
@@ -64,12 +65,12 @@ export const TEMPLATES: ReadonlyArray<readonly [string, string]> = [
 
 const limits = { maxInputBytes: 1_000_000, maxOutputBytes: 4_000_000, fuel: 5e9, maxMemoryPages: 1024, maxCapabilityCalls: 1000 };
 
-/** The test toolpacks: s.paths (kv, log, http, the secret), s.writer (an output role and the secret), s.plain (well-behaved). */
+/** The test toolpacks: s.paths (kv, log, http, the secret), s.writer (an output role, kv, log and the secret), s.plain (well-behaved). */
 export function secretToolpacks(module: Uint8Array, origin: string): ToolpackSpec[] {
   const allow = ['kv.put', 'kv.get', 'kv.list', 'log.emit', 'http.request', 'secrets.get.db_password'];
   return [
     { id: 's.paths', module, manifest: { limits, capabilities: { abiVersion: 1, allow, network: [origin] } } },
-    { id: 's.writer', module, manifest: { limits, capabilities: { abiVersion: 1, allow: ['artifact.write', 'secrets.get.db_password'] }, declaredOutputs: [{ role: 'report', type: 'text', label: 'a report' }] } },
+    { id: 's.writer', module, manifest: { limits, capabilities: { abiVersion: 1, allow: ['artifact.write', 'kv.put', 'log.emit', 'secrets.get.db_password'] }, declaredOutputs: [{ role: 'report', type: 'text', label: 'a report' }] } },
     { id: 's.plain', module, manifest: { limits, capabilities: { abiVersion: 1, allow: ['kv.get'] } } },
   ];
 }
