@@ -4,51 +4,32 @@
 import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ResponseEnvelopeSchema, type ResponseEnvelope } from '../abi/index.js';
 import { getArtifact } from '../host/artifacts/index.js';
-import { createHost, type Host } from '../host/index.js';
+import type { Host } from '../host/index.js';
 import { getRun } from '../host/runs/run-store.js';
 import { verifyRun } from '../host/runs/verify.js';
 import { readBlobBytes } from '../host/store/blobs.js';
-import { compileGuest } from './helpers/as-guest.js';
-import { startServer, type TestServer } from './helpers/http-test-kit.js';
-import { call, formsIn, MARKER, SECRET, SECRET_ENV, SECRET_KEY_FILE, secretToolpacks, writeSecretPolicy } from './helpers/secret-kit.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { call, formsIn, MARKER, SECRET_KEY_FILE, startSecretHost, type SecretHost } from './helpers/secret-kit.js';
 
-const home = tempDir('helix-secret-rules-');
+let h: SecretHost;
 let host: Host;
-let plugins: { dir: string; cleanup: () => void };
-let upstream: TestServer;
+const guest = (tool: string, input: Record<string, unknown>) => h.guest(tool, input);
 
 beforeAll(async () => {
-  upstream = await startServer((_req, res) => res.end('ok'));
-  plugins = await pluginsDir(secretToolpacks(await compileGuest('secret-paths.ts'), upstream.origin));
-  const policy = path.join(plugins.dir, 'policy.yaml');
-  writeSecretPolicy(policy, upstream.origin, `{ env: ${SECRET_ENV} }`, '{ kv: redact, artifacts: redact, log: refuse, output: refuse }');
-  process.env[SECRET_ENV] = SECRET;
-  host = await createHost({ pluginsDir: plugins.dir, policyFile: policy, home: home.dir });
+  h = await startSecretHost('{ kv: redact, artifacts: redact, log: refuse, output: refuse }');
+  host = h.host;
 }, 120_000);
-afterAll(async () => {
-  await host?.close();
-  await upstream?.close();
-  plugins?.cleanup();
-  home.cleanup();
-});
-
-async function guest(tool: string, input: Record<string, unknown>): Promise<ResponseEnvelope & { answers: any[] }> {
-  const r = ResponseEnvelopeSchema.parse(await host.call({ tool_id: tool, input }));
-  return { ...r, answers: (r.output as { answers?: any[] } | undefined)?.answers ?? [] };
-}
+afterAll(async () => h?.close());
 
 async function expectHostServes(): Promise<void> {
-  expect((await guest('s.plain', { calls: [call('kv.get', { key: 'nothing' })] })).status).toBe('success');
+  expect(await h.serves()).toBe(true);
 }
 
 describe('secretWrites: redact for kv and artifacts', () => {
   it('ABI-SECRET-003: kv.put stores the key and value with the marker in place of the secret', async () => {
     const r = await guest('s.paths', { secret: 'db_password', calls: [call('kv.put', { key: 'k {{hex}}', value: { note: 'x {{b64|a}} y', '{{pct}}': 1 } }), call('kv.list', { prefix: 'k ' })] });
     expect(r.answers[0]).toMatchObject({ status: 'ok' });
-    expect(r.answers[1].capability_result.result).toEqual({ keys: [`k ${MARKER}`] });
+    expect(r.answers[1]!.capability_result!.result).toEqual({ keys: [`k ${MARKER}`] });
     const stored = host.store.db.kv.get(['s.paths', `k ${MARKER}`]) as { note: string };
     expect(stored).toEqual({ note: expect.stringContaining(MARKER), [MARKER]: 1 });
     expect(formsIn(JSON.stringify(stored))).toEqual([]);
@@ -82,7 +63,7 @@ describe('secretWrites: refuse for log lines and the output', () => {
   it('ABI-SECRET-005: log.emit refuses a line carrying the secret; the guest goes on', async () => {
     const r = await guest('s.paths', { secret: 'db_password', calls: [call('log.emit', { event: 'e', fields: { token: 'Bearer {{b64}}' } }), call('log.emit', { event: 'fine' })] });
     expect(r.status).toBe('success');
-    expect(r.answers[0].error).toMatchObject({ code: 'A-AUTH-SECRET-WRITE', details: { where: 'log.emit', path: '/fields/token', rule: 'secretWrites.log' } });
+    expect(r.answers[0]!.error).toMatchObject({ code: 'A-AUTH-SECRET-WRITE', details: { where: 'log.emit', path: '/fields/token', rule: 'secretWrites.log' } });
     expect(r.answers[1]).toMatchObject({ status: 'ok' });
     await expectHostServes();
   });
@@ -106,7 +87,7 @@ describe('helix verify of a run that received a secret', () => {
 
   it('ABI-SECRET-008/009: the hashes are keyed: another key does not reproduce them, and no key refuses to verify', async () => {
     const r = await guest('s.paths', { secret: 'db_password', calls: [call('kv.get', { key: 'y' })] });
-    const keyFile = path.join(home.dir, SECRET_KEY_FILE);
+    const keyFile = path.join(h.home, SECRET_KEY_FILE);
     const saved = `${keyFile}.saved`;
     copyFileSync(keyFile, saved);
     try {

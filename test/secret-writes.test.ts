@@ -4,54 +4,30 @@
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ResponseEnvelopeSchema, type ResponseEnvelope } from '../abi/index.js';
+import type { ResponseEnvelope } from '../abi/index.js';
 import { getArtifact } from '../host/artifacts/index.js';
 import { readJournal } from '../host/broker/journal.js';
-import { createHost, type Host } from '../host/index.js';
+import type { Host } from '../host/index.js';
 import { getRun } from '../host/runs/run-store.js';
 import { readAudit } from '../host/store/audit.js';
 import { readBlobBytes } from '../host/store/blobs.js';
-import { compileGuest } from './helpers/as-guest.js';
-import { startServer, type TestServer } from './helpers/http-test-kit.js';
-import { call, formsIn, MARKER, SECRET, SECRET_ENV, SECRET_KEY_FILE, secretToolpacks, TEMPLATES, writeSecretPolicy } from './helpers/secret-kit.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import type { TestServer } from './helpers/http-test-kit.js';
+import { call, formsIn, MARKER, SECRET, SECRET_KEY_FILE, startSecretHost, TEMPLATES, type SecretHost } from './helpers/secret-kit.js';
 
-interface Answer {
-  status: 'ok' | 'error';
-  capability_result?: { name: string; result: any };
-  error?: { code: string; message: string; details: any };
-}
-
-const home = tempDir('helix-secret-home-');
+let h: SecretHost;
 let host: Host;
-let plugins: { dir: string; cleanup: () => void };
 let upstream: TestServer;
+const guest = (tool: string, input: Record<string, unknown>) => h.guest(tool, input);
 
 beforeAll(async () => {
-  // The upstream echoes what it was sent, so the answer of http.request carries the secret too.
-  upstream = await startServer((req, res) => res.end(`auth=${req.headers.authorization ?? ''} url=${req.url}`));
-  plugins = await pluginsDir(secretToolpacks(await compileGuest('secret-paths.ts'), upstream.origin));
-  const policy = path.join(plugins.dir, 'policy.yaml');
-  writeSecretPolicy(policy, upstream.origin, `{ env: ${SECRET_ENV} }`);
-  process.env[SECRET_ENV] = SECRET;
-  host = await createHost({ pluginsDir: plugins.dir, policyFile: policy, home: home.dir });
+  h = await startSecretHost();
+  ({ host, upstream } = h);
 }, 120_000);
-afterAll(async () => {
-  await host?.close();
-  await upstream?.close();
-  plugins?.cleanup();
-  home.cleanup();
-});
-
-async function guest(tool: string, input: Record<string, unknown>): Promise<ResponseEnvelope & { answers: Answer[] }> {
-  const r = ResponseEnvelopeSchema.parse(await host.call({ tool_id: tool, input }));
-  return { ...r, answers: ((r.output as { answers?: Answer[] } | undefined)?.answers ?? []) as Answer[] };
-}
+afterAll(async () => h?.close());
 
 /** The host survived: a well-behaved call in the same host succeeds. */
 async function expectHostServes(): Promise<void> {
-  const r = await guest('s.plain', { calls: [call('kv.get', { key: 'nothing' })] });
-  expect(r.status).toBe('success');
+  expect(await h.serves()).toBe(true);
 }
 
 /** Every record the run left in the store, as one text: journal, audit, run record, log artifact. */
@@ -160,7 +136,7 @@ describe('the secret guard under the default rules', () => {
     const file = readFileSync(host.store.path);
     for (const h of plain) expect(file.includes(Buffer.from(h))).toBe(false);
     expect(journal[0]!.response_sha256).not.toBe(plain[0]);
-    const key = path.join(home.dir, SECRET_KEY_FILE);
+    const key = path.join(h.home, SECRET_KEY_FILE);
     expect(statSync(key).mode & 0o777).toBe(0o600);
     expect(file.includes(readFileSync(key, 'utf8').trim())).toBe(false);
     await expectHostServes();

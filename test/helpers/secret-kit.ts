@@ -1,9 +1,14 @@
 // Shared pieces of the secret tests: the secret, every form of it a test looks for (computed
 // here with Node's encoders, apart from the host's own list), the guest templates that make each
-// form, the test toolpacks and their policies, and a search of files and bytes for any form.
+// form, the test toolpacks and their policies, a real host over them, and a search of files and
+// bytes for any form.
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { ToolpackSpec } from './toolpack.js';
+import { ResponseEnvelopeSchema, type ResponseEnvelope } from '../../abi/index.js';
+import { createHost, type Host } from '../../host/index.js';
+import { compileGuest } from './as-guest.js';
+import { startServer, type TestServer } from './http-test-kit.js';
+import { pluginsDir, tempDir, type ToolpackSpec } from './toolpack.js';
 
 /** A secret with characters that every encoding treats differently: space, quotes, slash, plus, non-ASCII. */
 export const SECRET = 'hunter2 "s3cr3t"/ä+Ω-Kb9~x';
@@ -94,3 +99,51 @@ export function writeSecretPolicy(file: string, origin: string, source: string, 
 
 /** A capability call for the guest. */
 export const call = (name: string, args: Record<string, unknown> = {}): { name: string; args: Record<string, unknown> } => ({ name, args });
+
+/** A guest's raw capability answer. */
+export interface Answer {
+  status: 'ok' | 'error';
+  capability_result?: { name: string; result: any };
+  error?: { code: string; message: string; details: any };
+}
+
+/** A real host over the test toolpacks, the secret in an env source, and an upstream that echoes what it was sent. */
+export interface SecretHost {
+  readonly host: Host;
+  readonly home: string;
+  readonly upstream: TestServer;
+  /** One call; `answers` are the guest's capability answers (empty when the run failed). */
+  guest(tool: string, input: Record<string, unknown>): Promise<ResponseEnvelope & { answers: Answer[] }>;
+  /** Whether a well-behaved call in the same host succeeds. */
+  serves(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** Starts a SecretHost under `secretWrites` (a YAML flow mapping; omitted: the defaults). */
+export async function startSecretHost(secretWrites?: string): Promise<SecretHost> {
+  const home = tempDir('helix-secret-home-');
+  // The echo makes the answer of http.request carry the secret too.
+  const upstream = await startServer((req, res) => res.end(`auth=${req.headers.authorization ?? ''} url=${req.url}`));
+  const plugins = await pluginsDir(secretToolpacks(await compileGuest('secret-paths.ts'), upstream.origin));
+  const policy = path.join(plugins.dir, 'policy.yaml');
+  writeSecretPolicy(policy, upstream.origin, `{ env: ${SECRET_ENV} }`, secretWrites);
+  process.env[SECRET_ENV] = SECRET;
+  const host = await createHost({ pluginsDir: plugins.dir, policyFile: policy, home: home.dir });
+  const guest = async (tool: string, input: Record<string, unknown>) => {
+    const r = ResponseEnvelopeSchema.parse(await host.call({ tool_id: tool, input }));
+    return { ...r, answers: ((r.output as { answers?: Answer[] } | undefined)?.answers ?? []) as Answer[] };
+  };
+  return {
+    host,
+    home: home.dir,
+    upstream,
+    guest,
+    serves: async () => (await guest('s.plain', { calls: [call('kv.get', { key: 'nothing' })] })).status === 'success',
+    async close() {
+      await host.close();
+      await upstream.close();
+      plugins.cleanup();
+      home.cleanup();
+    },
+  };
+}
