@@ -115,15 +115,15 @@ export class RunOutputs {
       w = { queue, prepared, bytes: 0 };
       this.#writers.set(role, w);
     }
-    let piece = data;
+    let pieces = [data];
     if (guard !== undefined) {
       w.stream ??= new GuardedStream(guard, guard.rules.artifacts);
       const checked = w.stream.next(data, final);
       if ('hit' in checked) throw this.#refuse(w, role, { ...checked.hit, path: '/data' });
-      piece = checked.bytes;
+      pieces = checked.pieces;
     }
     w.bytes += data.length;
-    if (piece.length > 0) await w.queue.push(piece);
+    for (const piece of pieces) if (piece.length > 0) await w.queue.push(piece);
     if (!final) return { bytes: w.bytes };
     w.queue.end();
     let prepared = await w.prepared;

@@ -173,7 +173,8 @@ export function secretRefusal(hit: SecretHit, where: string, path: SecretWritePa
 /**
  * Checks a stream of pieces for forms that may straddle two of them: each piece is looked at
  * together with the bytes held back from the one before, and the last (longest form - 1) bytes
- * are held back again until the next piece or the end (ABI-SECRET-004).
+ * are held back again until the next piece or the end (ABI-SECRET-004). A clean piece is not
+ * copied: only the junction of the held bytes and the piece's head is searched as new bytes.
  */
 export class GuardedStream {
   #held: Buffer = Buffer.alloc(0);
@@ -183,17 +184,23 @@ export class GuardedStream {
     private readonly action: SecretWriteAction,
   ) {}
 
-  /** The bytes that may be passed on now (all of them at the end), or where a refused form was found. */
-  next(piece: Uint8Array, final: boolean): { bytes: Uint8Array } | { hit: SecretHit } {
-    if (!this.guard.active && this.#held.length === 0) return { bytes: piece };
-    let buf = this.#held.length === 0 ? Buffer.from(piece.buffer, piece.byteOffset, piece.length) : Buffer.concat([this.#held, piece]);
-    const hit = this.guard.findInBytes(buf);
-    if (hit !== undefined) {
-      if (this.action === 'refuse') return { hit };
-      buf = this.guard.redactBytes(buf);
+  /** The bytes that may be passed on now, in order (all of them at the end), or where a refused form was found. */
+  next(piece: Uint8Array, final: boolean): { pieces: Uint8Array[] } | { hit: SecretHit } {
+    const held = this.#held;
+    if (!this.guard.active && held.length === 0) return { pieces: [piece] };
+    const p = Buffer.from(piece.buffer, piece.byteOffset, piece.length);
+    const span = Math.max(0, this.guard.longestForm - 1);
+    // A form that is not inside the piece starts in the held bytes and ends in the piece's head.
+    const hit = (held.length === 0 ? undefined : this.guard.findInBytes(Buffer.concat([held, p.subarray(0, span)]))) ?? this.guard.findInBytes(p);
+    if (hit !== undefined && this.action === 'refuse') return { hit };
+    const keep = final ? 0 : span;
+    if (hit === undefined && p.length >= keep) {
+      this.#held = Buffer.from(p.subarray(p.length - keep));
+      return { pieces: [held, p.subarray(0, p.length - keep)] };
     }
-    const keep = final ? 0 : Math.min(buf.length, Math.max(0, this.guard.longestForm - 1));
-    this.#held = Buffer.from(buf.subarray(buf.length - keep));
-    return { bytes: buf.subarray(0, buf.length - keep) };
+    const whole = hit === undefined ? Buffer.concat([held, p]) : this.guard.redactBytes(Buffer.concat([held, p]));
+    const cut = Math.max(0, whole.length - keep);
+    this.#held = Buffer.from(whole.subarray(cut));
+    return { pieces: [whole.subarray(0, cut)] };
   }
 }
