@@ -95,8 +95,9 @@ export function createBroker(o: BrokerOptions): RunBroker {
   const guard = new SecretGuard(secretWriteRules(o.policy));
   const secrets = new SecretSource(o.policy, guard);
   o.outputs.guardWith(guard);
-  // Loaded before the first secret is handed out, so every hash from then on can be keyed.
+  // Loaded before the first secret is handed out (see handle), so every hash from then on can be keyed.
   let key: Buffer | undefined;
+  const hashKey = (): Buffer => (key ??= secretKey(o.store.home));
   // Declared before use below; log lines go to the audit trail too, scrubbed like everything else.
   let auditLine: (line: LogLine) => void = () => undefined;
   const log = new RunLog(now, (line) => auditLine(line), guard);
@@ -119,7 +120,7 @@ export function createBroker(o: BrokerOptions): RunBroker {
   const text = (s: string | null): string | null => (s === null ? null : guard.redactText(s));
   const cleanLine = (l: LogLine): LogLine => ({ ...l, event: guard.redactText(l.event), fields: guard.redactJson(l.fields) });
   // Plain sha256 until the run has a secret; then HMAC under the store's key, and the entry says so.
-  const digest = (data: Uint8Array | string): string => (guard.active ? keyedHex(key!, data) : sha256Hex(data));
+  const digest = (data: Uint8Array | string): string => (guard.active ? keyedHex(hashKey(), data) : sha256Hex(data));
 
   auditLine = (line) => {
     const clean = cleanLine(line);
@@ -215,7 +216,7 @@ export function createBroker(o: BrokerOptions): RunBroker {
     }
     try {
       // A capability whose answer is a secret (journal: redacted) needs the key before it answers.
-      if (cap.journal === 'redacted') key ??= secretKey(o.store.home);
+      if (cap.journal === 'redacted') hashKey();
       const result = cap.result.parse(await cap.invoke(parsed.data, ctx));
       return conclude(request, name, args, { kind: 'ok', result, cap });
     } catch (err) {
@@ -243,7 +244,7 @@ export function createBroker(o: BrokerOptions): RunBroker {
         log: log.lines.map(cleanLine),
         logDropped: log.dropped,
         seal: (result) => sealResult(guard, result),
-        outputDigest: (sha256) => (guard.active ? keyedHex(key!, sha256) : sha256),
+        outputDigest: (sha256) => (guard.active ? keyedHex(hashKey(), sha256) : sha256),
       };
     },
   };

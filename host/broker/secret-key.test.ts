@@ -1,14 +1,18 @@
 // The store's secret hash key (ABI-SECRET-008): made once, private to its owner, the same key for
 // processes that start at once (real child processes on the built module), and a damaged or
-// linked file refused with a clean error.
+// linked file refused with a clean error, which a real broker answers secrets.get with.
 import { execFile } from 'node:child_process';
-import { readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../../test/helpers/toolpack.js';
+import { PolicySchema } from '../../abi/index.js';
 import { packageRoot } from '../paths.js';
+import { openStore } from '../store/open-store.js';
+import { createBroker } from './broker.js';
+import { RunOutputs } from './outputs.js';
 import { keyedHex, readSecretKey, secretKey, secretKeyPath } from './secret-key.js';
 
 const run = promisify(execFile);
@@ -49,5 +53,29 @@ describe('the secret hash key', () => {
     const linked = home();
     symlinkSync('/etc/hostname', secretKeyPath(linked));
     expect(() => readSecretKey(linked)).toThrow(expect.objectContaining({ code: 'P-PRECOND-STORE', message: expect.stringContaining('not a regular file') }));
+  });
+});
+
+describe('a broker whose store key cannot be made', () => {
+  it('ABI-SECRET-008: answers secrets.get with P-PRECOND-STORE and hands out no secret; the guest goes on', async () => {
+    const dir = home();
+    mkdirSync(secretKeyPath(dir));
+    const store = openStore(dir);
+    process.env.HELIX_TEST_KEYLESS = 'a-secret-value-1234';
+    try {
+      const policy = PolicySchema.parse({ version: 1, tools: { allow: ['*'] }, grants: { '*': ['clock.*', 'secrets.get.pw'] }, secrets: { pw: { env: 'HELIX_TEST_KEYLESS' } } });
+      const runId = `run_${'b'.repeat(32)}`;
+      const broker = createBroker({ store, policy, toolId: 't.x', allow: ['clock.now_unix', 'secrets.get.pw'], network: [], runId, deadlineMs: Date.now() + 60_000, signal: new AbortController().signal, maxCapabilityCalls: 10, outputs: new RunOutputs(store, runId, [], 0) });
+      const ask = async (name: string, args: object) => {
+        const answer = await broker.handle(new TextEncoder().encode(JSON.stringify({ abi_version: 1, name, args })));
+        return answer.kind === 'answer' ? JSON.parse(new TextDecoder().decode(answer.response)) : answer;
+      };
+      expect(await ask('secrets.get', { name: 'pw' })).toMatchObject({ status: 'error', error: { code: 'P-PRECOND-STORE', message: expect.stringContaining('not a regular file') } });
+      expect(await ask('clock.now_unix', {})).toMatchObject({ status: 'ok' });
+      const { journal } = broker.finish();
+      expect(journal.map((e) => e.keyed)).toEqual([undefined, undefined]);
+    } finally {
+      await store.close();
+    }
   });
 });
