@@ -47,16 +47,14 @@ export type SecretWriteAction = z.infer<typeof SecretWriteActionSchema>;
  * output) are applied where the rules are read (host/policy/rules.ts). The host's own records
  * (journal, audit, run record, errors) are always redacted.
  */
-export const PolicySecretWritesSchema = z.strictObject({
-  /** kv.put keys and values. Default refuse. */
-  kv: SecretWriteActionSchema.optional(),
-  /** artifact.write pieces and labels, and the stored preview. Default refuse. */
-  artifacts: SecretWriteActionSchema.optional(),
-  /** log.emit lines (the run's log artifact, the audit trail, MCP log notifications). Default redact. */
-  log: SecretWriteActionSchema.optional(),
-  /** The tool's output (refuse ends the run with A-AUTH-SECRET-WRITE). Default redact. */
-  output: SecretWriteActionSchema.optional(),
-});
+export const PolicySecretWritesSchema = z
+  .strictObject({
+    kv: SecretWriteActionSchema.optional().describe('kv.put keys and values. Default refuse.'),
+    artifacts: SecretWriteActionSchema.optional().describe('artifact.write pieces and labels, and the stored preview. Default refuse.'),
+    log: SecretWriteActionSchema.optional().describe("log.emit lines (the run's log artifact, the audit trail, MCP log notifications). Default redact."),
+    output: SecretWriteActionSchema.optional().describe("The tool's output; refuse ends the run with A-AUTH-SECRET-WRITE. Default redact."),
+  })
+  .describe("What happens to a guest's write that carries the value of a secret its run received (raw or encoded): refuse (A-AUTH-SECRET-WRITE) or redact ([secret:<name>]). See ABI-SECRET-* in abi/ABI.md.");
 
 /** The policy document. Unknown keys are refused, so a typo cannot silently widen access. */
 export const PolicySchema = z.strictObject({
