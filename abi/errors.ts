@@ -109,6 +109,10 @@ export const ERROR_CODES = {
     message: 'The server redirected to a destination that http.request refuses.',
     hint: 'Request an allowed URL directly, or allow the redirect target (details.to) the way details.refused says.',
   },
+  'A-AUTH-SECRET-WRITE': {
+    message: 'The write carries the value of a secret the run received (raw or encoded), and the policy refuses to store it.',
+    hint: "Keep secrets out of kv, artifacts, logs and outputs: use the value only where it is meant to go (an http.request to an allowed origin). details name the secret, the capability, the path and the encoding; the policy's secretWrites says what is refused.",
+  },
   'P-PRECOND-MANIFEST-INVALID': {
     message: 'One or more toolpacks violate the ABI; the host refuses to start.',
     hint: 'Fix every violation listed (file: field: reason), then run `helix validate`.',

@@ -36,6 +36,26 @@ export const PolicyNetworkSchema = z.strictObject({
 /** Where a secret's value comes from; values never enter logs, audit records, runs or journals. */
 export const SecretSourceSchema = z.union([z.strictObject({ env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must be an environment variable name') }), z.strictObject({ file: z.string().min(1) })]);
 
+/** What happens to a write that carries a secret's value: refused with A-AUTH-SECRET-WRITE, or stored with `[secret:<name>]` in its place. */
+export const SecretWriteActionSchema = z.enum(['refuse', 'redact']);
+export type SecretWriteAction = z.infer<typeof SecretWriteActionSchema>;
+
+/**
+ * Per write path, what happens when a guest's bytes carry the value of a secret its run received
+ * (ABI-SECRET-*). Every field is optional and the whole section too, so a policy that leaves it
+ * out keeps its hash; the defaults (refuse for kv and artifacts, redact for log lines and the
+ * output) are applied where the rules are read (host/policy/rules.ts). The host's own records
+ * (journal, audit, run record, errors) are always redacted.
+ */
+export const PolicySecretWritesSchema = z
+  .strictObject({
+    kv: SecretWriteActionSchema.optional().describe('kv.put keys and values. Default refuse.'),
+    artifacts: SecretWriteActionSchema.optional().describe('artifact.write pieces and labels, and the stored preview. Default refuse.'),
+    log: SecretWriteActionSchema.optional().describe("log.emit lines (the run's log artifact, the audit trail, MCP log notifications). Default redact."),
+    output: SecretWriteActionSchema.optional().describe("The tool's output; refuse ends the run with A-AUTH-SECRET-WRITE. Default redact."),
+  })
+  .describe("What happens to a guest's write that carries the value of a secret its run received (raw or encoded): refuse (A-AUTH-SECRET-WRITE) or redact ([secret:<name>]). See ABI-SECRET-* in abi/ABI.md.");
+
 /** The policy document. Unknown keys are refused, so a typo cannot silently widen access. */
 export const PolicySchema = z.strictObject({
   version: z.literal(1),
@@ -57,6 +77,7 @@ export const PolicySchema = z.strictObject({
     .default({ importRoots: [], exportRoots: [] }),
   network: PolicyNetworkSchema.default(() => PolicyNetworkSchema.parse({})),
   secrets: z.record(z.string().regex(/^[a-z][a-z0-9_]*$/, 'must be a lowercase secret name'), SecretSourceSchema).default({}),
+  secretWrites: PolicySecretWritesSchema.optional(),
 });
 export type PolicyInput = z.input<typeof PolicySchema>;
 export type Policy = z.infer<typeof PolicySchema>;

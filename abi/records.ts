@@ -130,6 +130,12 @@ export const JournalEntrySchema = z.strictObject({
   /** sha256 of the answer bytes the guest received. */
   response_sha256: z.string().regex(SHA256_PATTERN),
   fuel: z.number().int().min(0),
+  /**
+   * Present (true) once the run had received a secret when the entry was made: request_sha256,
+   * response_sha256 and result_sha256 are then HMAC-SHA256 under the store's secret hash key,
+   * not plain sha256, so a guessed secret cannot be checked against them offline (ABI-SECRET-008).
+   */
+  keyed: z.literal(true).optional(),
   /** sha256 of the previous entry's hash and this entry's canonical content. */
   hash: z.string().regex(SHA256_PATTERN),
 });

@@ -92,6 +92,7 @@ export const artifactWrite: CapabilityDefinition<z.infer<typeof WriteArgs>, z.in
   description: "Appends a piece to the run's output under a declared role; with final, seals it and returns its artifact id (visible when the run ends).",
   privileged: false,
   journal: 'value',
+  journalArgs: ({ data, ...rest }) => ({ ...rest, data_length: typeof data === 'string' ? data.length : null }),
   args: WriteArgs,
   result: WriteResult,
   async invoke(args, ctx) {

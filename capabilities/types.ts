@@ -87,6 +87,12 @@ export interface CapabilityDefinition<A = unknown, R = unknown> {
    * immutable source re-supplies (artifact bytes); `redacted` nothing (secrets).
    */
   readonly journal: JournalMode;
+  /**
+   * What the journal keeps of the arguments, when not all of them: `artifact.write` keeps its
+   * piece's length, not its bytes, which the artifact holds (and which may end in half a secret
+   * that the next piece completes: ABI-SECRET-007).
+   */
+  readonly journalArgs?: (args: Record<string, unknown>) => Record<string, unknown>;
   readonly args: z.ZodType<A>;
   readonly result: z.ZodType<R>;
   invoke(args: A, ctx: CapabilityContext): Promise<R> | R;

@@ -140,7 +140,7 @@ async function execute(ctx: CallContext, tool: Tool, req: RequestEnvelope, prepa
     const err = new HelixError('C-CONTRACT-DECLARED-OUTPUTS', { message: `The run of "${tool.id}" did not create exactly its declared outputs: ${effects.outputProblems.join('; ')}.`, details: { problems: effects.outputProblems } });
     runResult = { status: 'terminal_error', error: err.toWire(), warnings: [] };
   }
-  if (effects !== undefined) runResult = effects.scrub(runResult);
+  if (effects !== undefined) runResult = effects.seal(runResult);
   const succeeded = runResult.status === 'success';
   // The input a guest saw is kept (content-addressed) so `helix verify` can run the call again.
   const inputBlob = tool.kind === 'wasm' ? await writeChunks(ctx.store, once(prepared.inputBytes), Number.MAX_SAFE_INTEGER, { defer: true }) : undefined;
@@ -158,7 +158,7 @@ async function execute(ctx: CallContext, tool: Tool, req: RequestEnvelope, prepa
       outputs,
       log_artifact_id: log.commit(),
       input_sha256: inputBlob?.sha256 ?? null,
-      output_sha256: succeeded && result.kind === 'output' ? (result.outputSha256 ?? null) : null,
+      output_sha256: succeeded && result.kind === 'output' && result.outputSha256 !== undefined ? (effects?.outputDigest(result.outputSha256) ?? result.outputSha256) : null,
       journal: { entries: effects?.journal.length ?? 0, head: effects?.journalHead ?? null },
     };
   };

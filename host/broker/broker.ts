@@ -2,18 +2,22 @@
 // call count, the allowlist and the policy (policy, second time), the arguments' schema and the
 // payload sizes, runs the capability, records the call in the run's journal and every decision
 // in the audit trail, and answers with bytes for the guest. Once it has aborted the run it serves,
-// journals and audits nothing more (ABI-FINAL-002).
-import { CAPABILITY_ABI_VERSION, CapabilityRequestSchema, ERROR_CODES, type ErrorCode, type JournalEntry, type Policy, type WireError } from '../../abi/index.js';
+// journals and audits nothing more (ABI-FINAL-002). Once the run has received a secret, its guard
+// checks every write and redacts every record, and the journal's hashes are keyed.
+import { CAPABILITY_ABI_VERSION, CapabilityRequestSchema, ERROR_CODES, type ErrorCode, type JournalEntry, type Policy, type RunResult, type WireError } from '../../abi/index.js';
 import { CAPABILITIES, type CapabilityContext, type CapabilityDefinition } from '../../capabilities/index.js';
 import type { BrokerAnswer } from '../engine/protocol.js';
 import { HelixError } from '../errors.js';
 import { canonicalJson } from '../hashing.js';
-import { isCapabilityGranted } from '../policy/rules.js';
+import { isCapabilityGranted, secretWriteRules } from '../policy/rules.js';
 import { appendAudit } from '../store/audit.js';
 import type { Store } from '../store/open-store.js';
 import { JournalBuilder, sha256Hex } from './journal.js';
 import type { RunOutputs, SealedOutput } from './outputs.js';
 import { artifactPort, kvPort, RunLog, SecretSource, systemClock, type LogLine } from './ports.js';
+import { SecretGuard } from './secret-guard.js';
+import { keyedHex, secretKey } from './secret-key.js';
+import { sealResult } from './seal-result.js';
 
 /** Largest request a guest may send (an artifact.write piece of 1 MiB, base64, plus envelope). */
 export const MAX_REQUEST_BYTES = 1_500_000;
@@ -65,8 +69,13 @@ export interface RunEffects {
   readonly outputProblems: readonly string[];
   readonly log: readonly LogLine[];
   readonly logDropped: number;
-  /** Replaces every secret value handed out in this run by a marker. */
-  scrub<T>(value: T): T;
+  /**
+   * The run's result as it may be recorded and returned: the output rule applied (a refused
+   * output ends the run with A-AUTH-SECRET-WRITE), then every secret redacted (ABI-SECRET-006).
+   */
+  seal(result: RunResult): RunResult;
+  /** The hash to record of the output bytes: keyed once the run received a secret (ABI-SECRET-008). */
+  outputDigest(sha256: string): string;
 }
 
 /** The broker of one run. */
@@ -78,16 +87,21 @@ export interface RunBroker {
   finish(): RunEffects;
 }
 
-type Decision = 'allowed' | 'forbidden' | 'invalid' | 'failed' | 'aborted';
+type Decision = 'allowed' | 'forbidden' | 'invalid' | 'failed' | 'refused' | 'aborted';
 
 /** Creates the broker of one run. */
 export function createBroker(o: BrokerOptions): RunBroker {
   const now = o.now ?? Date.now;
   const journal = new JournalBuilder();
-  const secrets = new SecretSource(o.policy);
+  const guard = new SecretGuard(secretWriteRules(o.policy));
+  const secrets = new SecretSource(o.policy, guard);
+  o.outputs.guardWith(guard);
+  // Loaded before the first secret is handed out (see handle), so every hash from then on can be keyed.
+  let key: Buffer | undefined;
+  const hashKey = (): Buffer => (key ??= secretKey(o.store.home));
   // Declared before use below; log lines go to the audit trail too, scrubbed like everything else.
   let auditLine: (line: LogLine) => void = () => undefined;
-  const log = new RunLog(now, (line) => auditLine(line));
+  const log = new RunLog(now, (line) => auditLine(line), guard);
   let calls = 0;
   const ctx: CapabilityContext = {
     toolId: o.toolId,
@@ -97,35 +111,26 @@ export function createBroker(o: BrokerOptions): RunBroker {
     deadlineMs: o.deadlineMs,
     signal: o.signal,
     artifacts: artifactPort(o.store, o.outputs),
-    kv: kvPort(o.store, o.toolId),
+    kv: kvPort(o.store, o.toolId, guard),
     log,
     secrets,
     clock: systemClock,
   };
 
-  const scrub = <T>(value: T): T => {
-    if (secrets.handedOut.size === 0) return value;
-    const walk = (v: unknown): unknown => {
-      if (typeof v === 'string') {
-        let s = v;
-        for (const [name, secret] of secrets.handedOut) s = s.split(secret).join(`[secret:${name}]`);
-        return s;
-      }
-      if (Array.isArray(v)) return v.map(walk);
-      if (typeof v === 'object' && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
-      return v;
-    };
-    return walk(value) as T;
-  };
+  // Records keep their own field names; what the guest made is redacted, keys included.
+  const text = (s: string | null): string | null => (s === null ? null : guard.redactText(s));
+  const cleanLine = (l: LogLine): LogLine => ({ ...l, event: guard.redactText(l.event), fields: guard.redactJson(l.fields) });
+  // Plain sha256 until the run has a secret; then HMAC under the store's key, and the entry says so.
+  const digest = (data: Uint8Array | string): string => (guard.active ? keyedHex(hashKey(), data) : sha256Hex(data));
 
   auditLine = (line) => {
-    const clean = scrub(line);
+    const clean = cleanLine(line);
     appendAudit(o.store, line.at, { kind: 'log', tool_id: o.toolId, run_id: o.runId, level: clean.level, event: clean.event, fields: clean.fields });
     o.onLog?.(clean);
   };
 
   const audit = (decision: Decision, name: string | null, reason: string, code?: string): void => {
-    appendAudit(o.store, now(), scrub({ kind: 'capability', decision, tool_id: o.toolId, run_id: o.runId, capability: name, reason, ...(code === undefined ? {} : { code }) }));
+    appendAudit(o.store, now(), { kind: 'capability', decision, tool_id: o.toolId, run_id: o.runId, capability: text(name), reason: guard.redactText(reason), ...(code === undefined ? {} : { code }) });
   };
 
   /** Records the call, its answer and its decision; returns the answer for the guest. */
@@ -137,10 +142,10 @@ export function createBroker(o: BrokerOptions): RunBroker {
   ): BrokerAnswer => {
     let response: Uint8Array;
     let entry: Omit<JournalEntry, 'seq' | 'hash'>;
-    const base = { name, args: scrub(args ?? null), request_sha256: sha256Hex(request) };
+    const base = { name: text(name), args: guard.redactJson(journalArgs(name, args ?? null)), request_sha256: digest(request), ...(guard.active ? { keyed: true as const } : {}) };
     if (outcome.kind === 'abort') {
       response = new Uint8Array(0);
-      entry = { ...base, outcome: 'abort', mode: 'value', result: null, result_sha256: null, error: { code: outcome.code, message: outcome.message, details: outcome.details }, response_sha256: sha256Hex(response), fuel: 0 };
+      entry = { ...base, outcome: 'abort', mode: 'value', result: null, result_sha256: null, error: guard.redactError({ code: outcome.code, message: outcome.message, details: outcome.details }), response_sha256: digest(response), fuel: 0 };
       audit('aborted', name, outcome.message, outcome.code);
       journal.append(entry);
       return { kind: 'abort', code: outcome.code, message: outcome.message, details: outcome.details };
@@ -155,16 +160,16 @@ export function createBroker(o: BrokerOptions): RunBroker {
         ...base,
         outcome: 'ok',
         mode,
-        result: mode === 'value' ? scrub(outcome.result) : null,
-        result_sha256: mode === 'digest' ? sha256Hex(canonicalJson(outcome.result)) : null,
+        result: mode === 'value' ? guard.redactJson(outcome.result) : null,
+        result_sha256: mode === 'digest' ? digest(canonicalJson(outcome.result)) : null,
         error: null,
-        response_sha256: sha256Hex(response),
+        response_sha256: digest(response),
         fuel: fuelFor(request, response),
       };
       audit('allowed', name, 'granted');
     } else {
       response = outcome.error === FORBIDDEN ? FORBIDDEN_BYTES : errorAnswer(outcome.error);
-      entry = { ...base, outcome: 'error', mode: 'value', result: null, result_sha256: null, error: scrub(outcome.error), response_sha256: sha256Hex(response), fuel: fuelFor(request, response) };
+      entry = { ...base, outcome: 'error', mode: 'value', result: null, result_sha256: null, error: guard.redactError(outcome.error), response_sha256: digest(response), fuel: fuelFor(request, response) };
       audit(outcome.decision, name, outcome.reason, outcome.error.code);
     }
     journal.append(entry);
@@ -211,10 +216,12 @@ export function createBroker(o: BrokerOptions): RunBroker {
       }
     }
     try {
+      // A capability whose answer is a secret (journal: redacted) needs the key before it answers.
+      if (cap.journal === 'redacted') hashKey();
       const result = cap.result.parse(await cap.invoke(parsed.data, ctx));
       return conclude(request, name, args, { kind: 'ok', result, cap });
     } catch (err) {
-      if (err instanceof HelixError) return conclude(request, name, args, { kind: 'error', error: err.toWire(), decision: 'failed', reason: err.message });
+      if (err instanceof HelixError) return conclude(request, name, args, { kind: 'error', error: err.toWire(), decision: err.code === 'A-AUTH-SECRET-WRITE' ? 'refused' : 'failed', reason: err.message });
       const message = err instanceof Error ? err.message : String(err);
       return conclude(request, name, args, { kind: 'error', error: wire('R-UPSTREAM-CAPABILITY', `${name} failed: ${message}`, {}), decision: 'failed', reason: message });
     }
@@ -246,15 +253,22 @@ export function createBroker(o: BrokerOptions): RunBroker {
         journalHead: journal.head,
         outputs,
         outputProblems: o.outputs.check(outputs),
-        log: log.lines.map((l) => scrub(l)),
+        log: log.lines.map(cleanLine),
         logDropped: log.dropped,
-        scrub,
+        seal: (result) => sealResult(guard, result),
+        outputDigest: (sha256) => (guard.active ? keyedHex(hashKey(), sha256) : sha256),
       };
     },
   };
 }
 
 const FORBIDDEN_BYTES = errorAnswer(FORBIDDEN);
+
+/** What the journal keeps of a call's arguments: all of them, unless its capability says less. */
+function journalArgs(name: string | null, args: unknown): unknown {
+  const summarize = name === null ? undefined : CAPABILITIES.get(name)?.journalArgs;
+  return summarize !== undefined && typeof args === 'object' && args !== null && !Array.isArray(args) ? summarize(args as Record<string, unknown>) : args;
+}
 
 function wire(code: ErrorCode, message: string, details: Record<string, unknown>): WireError {
   return { code, message, details, hint: ERROR_CODES[code].hint };

@@ -1,12 +1,14 @@
 // A run's output artifacts as the guest writes them (artifact.write): one streaming writer per
-// declared role, with backpressure, sealed by a final piece. Nothing is visible until the run
-// ends; the pipeline commits the sealed outputs in the run's finishing transaction.
+// declared role, with backpressure, sealed by a final piece, its bytes checked for the run's
+// secrets on the way in. Nothing is visible until the run ends; the pipeline commits the sealed
+// outputs in the run's finishing transaction.
 import type { DeclaredOutputSchema } from '../../abi/index.js';
 import type { z } from 'zod';
 import { prepareArtifact, type PreparedArtifact } from '../artifacts/index.js';
 import { HelixError } from '../errors.js';
 import { newArtifactId } from '../store/ids.js';
 import type { Store } from '../store/open-store.js';
+import { GuardedStream, secretRefusal, type SecretGuard, type SecretHit } from './secret-guard.js';
 
 type Declared = z.infer<typeof DeclaredOutputSchema>;
 
@@ -58,14 +60,19 @@ class PieceQueue implements AsyncIterable<Uint8Array> {
 interface Writer {
   readonly queue: PieceQueue;
   readonly prepared: Promise<PreparedArtifact>;
+  /** Present once the run has a secret guard: the pieces' check, with its held-back bytes. */
+  stream?: GuardedStream;
   bytes: number;
   sealed?: SealedOutput;
+  /** Set when a write was refused for carrying a secret: the role takes no more writes. */
+  refused?: SecretHit;
 }
 
 /** The outputs of one run. */
 export class RunOutputs {
   readonly #writers = new Map<string, Writer>();
   readonly #declared: Map<string, Declared>;
+  #guard: SecretGuard | undefined;
 
   constructor(
     private readonly store: Store,
@@ -76,6 +83,11 @@ export class RunOutputs {
     this.#declared = new Map(declared.map((d) => [d.role, d]));
   }
 
+  /** From now on, every piece, label and preview is checked for the secrets `guard` knows (ABI-SECRET-004). */
+  guardWith(guard: SecretGuard): void {
+    this.#guard = guard;
+  }
+
   /** Appends `data` to `role`; with `final` seals it and returns its reserved id. */
   async write(role: string, data: Uint8Array, final: boolean, meta: { type?: string; label?: string }): Promise<{ bytes: number; artifact?: { id: string; sha256: string; size: number } }> {
     const declared = this.#declared.get(role);
@@ -84,6 +96,9 @@ export class RunOutputs {
     }
     let w = this.#writers.get(role);
     if (w?.sealed !== undefined) throw new HelixError('C-CONTRACT-OUTPUT-ROLE', { message: `Role "${role}" was already sealed with final.`, details: { role } });
+    if (w?.refused !== undefined) throw secretRefusal(w.refused, 'artifact.write', 'artifacts', { role, refused_before: true });
+    const guard = this.#guard;
+    if (guard !== undefined && meta.label !== undefined) meta = { ...meta, label: guard.admitJson('artifacts', meta.label, 'artifact.write', '/label') };
     if (w === undefined) {
       const queue = new PieceQueue();
       const prepared = prepareArtifact(this.store, queue, {
@@ -100,13 +115,34 @@ export class RunOutputs {
       w = { queue, prepared, bytes: 0 };
       this.#writers.set(role, w);
     }
+    let pieces = [data];
+    if (guard !== undefined) {
+      w.stream ??= new GuardedStream(guard, guard.rules.artifacts);
+      const checked = w.stream.next(data, final);
+      if ('hit' in checked) throw this.#refuse(w, role, { ...checked.hit, path: '/data' });
+      pieces = checked.pieces;
+    }
     w.bytes += data.length;
-    if (data.length > 0) await w.queue.push(data);
+    for (const piece of pieces) if (piece.length > 0) await w.queue.push(piece);
     if (!final) return { bytes: w.bytes };
     w.queue.end();
-    const prepared = await w.prepared;
+    let prepared = await w.prepared;
+    // The preview holds decompressed text too: a gzip piece hides a secret from the byte check.
+    const hit = guard?.findInJson(prepared.preview, '/preview');
+    if (hit !== undefined) {
+      if (guard!.rules.artifacts === 'refuse') throw this.#refuse(w, role, hit);
+      prepared = { ...prepared, preview: guard!.redactJson(prepared.preview) };
+    }
     w.sealed = { role, id: newArtifactId(), prepared, declared };
     return { bytes: w.bytes, artifact: { id: w.sealed.id, sha256: prepared.blob.sha256, size: prepared.blob.size } };
+  }
+
+  /** Refuses the role for the rest of the run: what it held back is dropped, nothing more is written. */
+  #refuse(w: Writer, role: string, hit: SecretHit): HelixError {
+    w.refused = hit;
+    w.stream = undefined;
+    w.queue.end();
+    return secretRefusal(hit, 'artifact.write', 'artifacts', { role });
   }
 
   /** Ends every writer (so nothing waits forever) and returns the sealed outputs. */
@@ -121,7 +157,9 @@ export class RunOutputs {
     const byRole = new Map(sealed.map((s) => [s.role, s]));
     for (const d of this.#declared.values()) {
       const s = byRole.get(d.role);
-      if (s === undefined) problems.push(this.#writers.has(d.role) ? `role ${d.role} was written but never sealed with final` : `role ${d.role} was not created`);
+      const refused = this.#writers.get(d.role)?.refused;
+      if (refused !== undefined) problems.push(`role ${d.role} was refused: it carried the value of secret ${refused.secret}`);
+      else if (s === undefined) problems.push(this.#writers.has(d.role) ? `role ${d.role} was written but never sealed with final` : `role ${d.role} was not created`);
       else if (s.prepared.type !== d.type) problems.push(`role ${d.role} has type ${s.prepared.type}, declared ${d.type}`);
     }
     return problems;

@@ -11,6 +11,7 @@ import { HelixError } from '../errors.js';
 import { readBlob } from '../store/blobs.js';
 import type { Store } from '../store/open-store.js';
 import type { RunOutputs } from './outputs.js';
+import type { SecretGuard } from './secret-guard.js';
 
 /** The metadata capabilities return for an artifact. */
 export function summarize(a: ArtifactRecord): ArtifactSummary {
@@ -74,15 +75,20 @@ export function artifactPort(store: Store, outputs: RunOutputs): ArtifactPort {
   };
 }
 
-/** The tool's namespace in the kv database: keys never leave [toolId, ...]. */
-export function kvPort(store: Store, toolId: string): KvPort {
+/**
+ * The tool's namespace in the kv database: keys never leave [toolId, ...]. With a guard, a key or
+ * value that carries a secret the run received is refused or redacted (ABI-SECRET-003).
+ */
+export function kvPort(store: Store, toolId: string, guard?: SecretGuard): KvPort {
   return {
     get(key) {
       const value = store.db.kv.get([toolId, key]);
       return value === undefined ? { found: false } : { found: true, value };
     },
     async put(key, value) {
-      await store.db.kv.put([toolId, key], value);
+      const k = guard === undefined ? key : guard.admitJson('kv', key, 'kv.put', '/key');
+      const v = guard === undefined ? value : guard.admitJson('kv', value, 'kv.put', '/value');
+      await store.db.kv.put([toolId, k], v);
     },
     async delete(key) {
       // lmdb's async remove() resolves true whether or not the key was there; the synchronous
@@ -108,7 +114,10 @@ export interface LogLine {
 /** Most log lines a run keeps; later ones are counted, not kept. */
 export const MAX_LOG_LINES = 10_000;
 
-/** Collects the run's log lines (they go into its log artifact when it ends). */
+/**
+ * Collects the run's log lines (they go into its log artifact when it ends). With a guard, a line
+ * that carries a secret the run received is refused or redacted (ABI-SECRET-005).
+ */
 export class RunLog implements LogPort {
   readonly lines: LogLine[] = [];
   dropped = 0;
@@ -116,26 +125,28 @@ export class RunLog implements LogPort {
   constructor(
     private readonly now: () => number,
     private readonly onLine: (line: LogLine) => void = () => undefined,
+    private readonly guard?: SecretGuard,
   ) {}
   emit(level: string, event: string, fields: Record<string, unknown>): void {
     if (this.lines.length >= MAX_LOG_LINES) {
       this.dropped += 1;
       return;
     }
-    const line = { at: this.now(), level, event, fields };
+    const g = this.guard;
+    const line = { at: this.now(), level, event: g === undefined ? event : g.admitJson('log', event, 'log.emit', '/event'), fields: g === undefined ? fields : g.admitJson('log', fields, 'log.emit', '/fields') };
     this.lines.push(line);
     this.onLine(line);
   }
 }
 
 /**
- * Secrets from the policy's sources. Every value handed out is remembered so the broker can
- * scrub it from anything it records.
+ * Secrets from the policy's sources. Every value handed out is given to the guard (when there is
+ * one), which from then on finds it in whatever the run writes and the host records.
  */
 export class SecretSource implements SecretPort {
-  readonly handedOut = new Map<string, string>();
   constructor(
     private readonly policy: Policy,
+    private readonly guard?: SecretGuard,
     private readonly env: Readonly<Record<string, string | undefined>> = process.env,
   ) {}
   get(name: string): string {
@@ -151,7 +162,7 @@ export class SecretSource implements SecretPort {
       }
     }
     if (value === undefined || value === '') throw new HelixError('P-PRECOND-SECRET-MISSING', { message: `Secret "${name}" has no value in its source.`, details: { name } });
-    this.handedOut.set(name, value);
+    this.guard?.add(name, value);
     return value;
   }
 }

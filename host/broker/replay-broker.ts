@@ -1,6 +1,7 @@
 // The broker of a verification: answers a re-executed guest from its run's journal, call by
 // call, and notes the first place the re-execution departs from it. Results journaled only by
-// digest (artifact bytes) or not at all (secrets) are fetched again and checked.
+// digest (artifact bytes) or not at all (secrets) are fetched again and checked; entries made
+// after the run received a secret are checked with the store's key (ABI-SECRET-009).
 import type { JournalEntry, Policy } from '../../abi/index.js';
 import { CAPABILITIES, type CapabilityContext } from '../../capabilities/index.js';
 import type { BrokerAnswer } from '../engine/protocol.js';
@@ -8,6 +9,7 @@ import { canonicalJson } from '../hashing.js';
 import type { Store } from '../store/open-store.js';
 import { errorAnswer, okAnswer } from './broker.js';
 import { sha256Hex } from './journal.js';
+import { keyedHex } from './secret-key.js';
 import { RunOutputs } from './outputs.js';
 import { artifactPort, kvPort, RunLog, SecretSource, systemClock } from './ports.js';
 
@@ -28,8 +30,11 @@ export interface ReplayBroker {
   consumed(): number;
 }
 
-/** Creates the replay broker for `journal`; `policy` is the run's policy snapshot (for secret sources). */
-export function createReplayBroker(store: Store, policy: Policy, runId: string, toolId: string, journal: readonly JournalEntry[]): ReplayBroker {
+/**
+ * Creates the replay broker for `journal`; `policy` is the run's policy snapshot (for secret
+ * sources); `key` is the store's secret hash key, which keyed entries need.
+ */
+export function createReplayBroker(store: Store, policy: Policy, runId: string, toolId: string, journal: readonly JournalEntry[], key?: Uint8Array): ReplayBroker {
   let seq = 0;
   let first: Departure | undefined;
   // Live access only for what the journal keeps by digest (immutable artifacts) or not at all
@@ -51,6 +56,8 @@ export function createReplayBroker(store: Store, policy: Policy, runId: string, 
     first ??= d;
     return { kind: 'abort', code: 'P-PRECOND-VERIFY', message: `The re-execution departs from the journal at call ${d.seq}: ${d.reason}`, details: { seq: d.seq } };
   };
+  // A keyed entry without the key cannot match: verifyRun refuses that case before it starts.
+  const digest = (entry: JournalEntry, data: Uint8Array | string): string => (entry.keyed === true ? (key === undefined ? '' : keyedHex(key, data)) : sha256Hex(data));
   const decode = (request: Uint8Array): unknown => {
     try {
       return JSON.parse(new TextDecoder().decode(request));
@@ -67,7 +74,7 @@ export function createReplayBroker(store: Store, policy: Policy, runId: string, 
       seq += 1;
       const entry = journal[n];
       if (entry === undefined) return depart({ seq: n, reason: 'the re-execution makes more capability calls than the journal holds', actual: decode(request) });
-      if (sha256Hex(request) !== entry.request_sha256) {
+      if (digest(entry, request) !== entry.request_sha256) {
         return depart({ seq: n, reason: 'the re-execution made a different request', expected: { name: entry.name, args: entry.args }, actual: decode(request) });
       }
       let response: Uint8Array;
@@ -87,12 +94,12 @@ export function createReplayBroker(store: Store, policy: Policy, runId: string, 
         } catch (err) {
           return depart({ seq: n, reason: `${entry.name} could not be answered again: ${err instanceof Error ? err.message : String(err)}` });
         }
-        if (entry.mode === 'digest' && sha256Hex(canonicalJson(result)) !== entry.result_sha256) {
+        if (entry.mode === 'digest' && digest(entry, canonicalJson(result)) !== entry.result_sha256) {
           return depart({ seq: n, reason: `${entry.name} now returns different data than the run saw` });
         }
         response = okAnswer(entry.name!, result);
       }
-      if (sha256Hex(response) !== entry.response_sha256) {
+      if (digest(entry, response) !== entry.response_sha256) {
         return depart({ seq: n, reason: `the answer rebuilt from the journal does not hash to what the guest received (the journal was changed, or a secret's value has)` });
       }
       return { kind: 'answer', response, fuel: entry.fuel };

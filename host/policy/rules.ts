@@ -1,6 +1,6 @@
 // Policy decisions: which tools run, which capabilities are granted, and the effective limits
 // of a call (the smallest of manifest, request and policy wins).
-import { PRIVILEGED_CAPABILITY_FAMILIES, WASM_PAGE_BYTES, type Policy, type ToolManifest } from '../../abi/index.js';
+import { PRIVILEGED_CAPABILITY_FAMILIES, WASM_PAGE_BYTES, type Policy, type SecretWriteAction, type ToolManifest } from '../../abi/index.js';
 
 /** Whether a tool pattern (`*`, `seq.*`, exact id) matches a tool id. */
 export function toolPatternMatches(pattern: string, toolId: string): boolean {
@@ -79,4 +79,18 @@ export function callLimits(tool: EffectiveLimits, req: RequestedLimits, nowUnixM
     maxMemoryPages = Math.min(maxMemoryPages, Math.max(1, Math.floor((req.memoryMbLimit * 1024 * 1024) / WASM_PAGE_BYTES)));
   }
   return { ...tool, timeoutMs, maxMemoryPages };
+}
+
+/** What happens to a guest's write that carries a secret's value, per path (ABI-SECRET-003..006). */
+export interface SecretWriteRules {
+  readonly kv: SecretWriteAction;
+  readonly artifacts: SecretWriteAction;
+  readonly log: SecretWriteAction;
+  readonly output: SecretWriteAction;
+}
+
+/** The policy's secretWrites with the safe defaults: refuse what persists (kv, artifacts), redact the rest. */
+export function secretWriteRules(policy: Policy): SecretWriteRules {
+  const s = policy.secretWrites ?? {};
+  return { kv: s.kv ?? 'refuse', artifacts: s.artifacts ?? 'refuse', log: s.log ?? 'redact', output: s.output ?? 'redact' };
 }

@@ -5,6 +5,7 @@
 import { CAPABILITY_ABI_VERSION, PolicySchema, type RunRecord } from '../../abi/index.js';
 import { brokenLink, readJournal } from '../broker/journal.js';
 import { createReplayBroker, type Departure } from '../broker/replay-broker.js';
+import { keyedHex, readSecretKey, secretKeyPath } from '../broker/secret-key.js';
 import { createEngine } from '../engine/engine.js';
 import { HelixError } from '../errors.js';
 import { readBlobBytes } from '../store/blobs.js';
@@ -47,7 +48,13 @@ export async function verifyRun(store: Store, runId: string, timeoutMs = 600_000
   const compiled = await WebAssembly.compile(instrumented.bytes);
   // The store's module record says which runtime ran the module (extism/v1 runs on @extism/extism).
   const abi = store.db.modules.get(run.module_digest!)?.abi === 'extism/v1' ? 'extism/v1' : 'helix/v1';
-  const replay = createReplayBroker(store, policy, runId, run.tool_id, journal);
+  // A run that received a secret has keyed hashes (ABI-SECRET-008): they need the store's key.
+  const keyed = journal.some((e) => e.keyed === true);
+  const key = keyed ? readSecretKey(store.home) : undefined;
+  if (keyed && key === undefined) {
+    throw new HelixError('P-PRECOND-VERIFY', { message: `Run ${runId} received a secret, and its journal's hashes are keyed with the store's secret hash key, which is missing (${secretKeyPath(store.home)}).`, details: { run_id: runId, key: secretKeyPath(store.home) }, hint: 'Restore the key file from a backup of this Helix home; without it the run cannot be verified.' });
+  }
+  const replay = createReplayBroker(store, policy, runId, run.tool_id, journal, key);
   const engine = createEngine({ minThreads: 1, maxThreads: 1, spinMicros: 0 });
   try {
     const result = await engine.execute({
@@ -70,14 +77,15 @@ export async function verifyRun(store: Store, runId: string, timeoutMs = 600_000
     }
     const allCalls = replay.consumed() === journal.length;
     checks.push({ check: 'every journaled call was made', ok: allCalls, ...(allCalls ? {} : { detail: `${replay.consumed()} of ${journal.length}` }) });
-    const sameOutput = result.outputSha256 === run.output_sha256;
+    const outputDigest = key === undefined ? result.outputSha256 : keyedHex(key, result.outputSha256);
+    const sameOutput = outputDigest === run.output_sha256;
     checks.push({ check: 'same output bytes', ok: sameOutput });
     const sameFuel = result.fuelUsed === run.metrics?.fuel_used;
     checks.push({ check: 'same fuel used', ok: sameFuel, ...(sameFuel ? {} : { detail: `${result.fuelUsed} now, ${run.metrics?.fuel_used} then` }) });
     const match = allCalls && sameOutput && sameFuel;
     if (match) return { run_id: runId, match, checks };
     const where = !allCalls ? 'journal' : !sameOutput ? 'output' : 'fuel';
-    const [expected, actual] = where === 'journal' ? [journal.length, replay.consumed()] : where === 'output' ? [run.output_sha256, result.outputSha256] : [run.metrics?.fuel_used, result.fuelUsed];
+    const [expected, actual] = where === 'journal' ? [journal.length, replay.consumed()] : where === 'output' ? [run.output_sha256, outputDigest] : [run.metrics?.fuel_used, result.fuelUsed];
     return { run_id: runId, match, checks, first_difference: { where, expected, actual } };
   } finally {
     await engine.close();
