@@ -45,6 +45,8 @@ export interface StoreDatabases {
   readonly kv: Database<unknown, [string, string]>;
   /** idempotency key -> run id. */
   readonly idempotency: Database<string, string>;
+  /** [write id, ''] -> owner of an in-progress write; [write id, chunk sha256] -> chunks it relies on (pending.ts). */
+  readonly pending: Database<unknown, [string, string]>;
 }
 
 /** An open store. */
@@ -93,6 +95,7 @@ export function openStore(home: string): Store {
     audit: root.openDB({ name: 'audit' }),
     kv: root.openDB({ name: 'kv' }),
     idempotency: root.openDB({ name: 'idempotency', encoding: 'string' }),
+    pending: root.openDB({ name: 'pending_writes' }),
   };
   return {
     home,
