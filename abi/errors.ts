@@ -125,6 +125,10 @@ export const ERROR_CODES = {
     message: 'The store cannot be opened.',
     hint: 'Check that the Helix home (--home or HELIX_HOME) is a writable directory.',
   },
+  'P-PRECOND-STORE-BUSY': {
+    message: 'The store is in use by another process, so this cannot be done now.',
+    hint: 'Stop the other Helix processes using this home (helix serve, calls, imports), then run `helix gc --compact` again; plain `helix gc` runs alongside them.',
+  },
   'P-PRECOND-PATH': {
     message: 'The path cannot be used.',
     hint: 'Pass an existing, readable regular file (for import) or a new file in an existing directory (for export).',

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { ArtifactRecord, RunEvent, RunRecord } from '../../abi/index.js';
 import { HelixError } from '../errors.js';
+import { refuseWhileCompacting } from './compact.js';
 
 /** A stored blob: its size and the sha256 of each chunk, in order. */
 export interface BlobRecord {
@@ -97,6 +98,8 @@ export function openStore(home: string): Store {
     idempotency: root.openDB({ name: 'idempotency', encoding: 'string' }),
     pending: root.openDB({ name: 'pending_writes' }),
   };
+  // After LMDB holds its lock, so a compaction either sees this process or is seen (ABI-STORE-057).
+  refuseWhileCompacting(home, () => void root.close());
   return {
     home,
     path: file,
