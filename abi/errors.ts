@@ -278,6 +278,10 @@ export const ERROR_CODES = {
     message: 'A stored record does not match its schema.',
     hint: 'The store is damaged or was written by an incompatible Helix version; re-import from the source (details name the record and the violations).',
   },
+  'D-DATA-REFERENCE': {
+    message: 'A stored record refers to something the store does not hold, or holds differently.',
+    hint: 'The store is damaged; `helix store check` lists every such reference. Restore the store from a backup, or re-import the artifact from its source.',
+  },
   'D-DATA-JOURNAL': {
     message: "The run's journal does not match its hash chain.",
     hint: 'The journal was altered after the run; the run cannot be trusted or verified.',
