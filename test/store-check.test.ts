@@ -55,8 +55,9 @@ beforeAll(async () => {
     scriptRun = r.run_id!;
     expect(getRun(host.store, scriptRun)!.journal.entries).toBe(4);
     expect((await host.call({ tool_id: 'c.writer', input: { calls: [call('artifact.write', { role: 'report', data: 'done\n', final: true })] } })).status).toBe('success');
-    // A failed run with an output it never sealed, and a run the policy blocks (an audit record).
+    // Failed runs with an output never sealed and one sealed (of the wrong type), and a run the policy blocks (an audit record).
     expect((await host.call({ tool_id: 'c.writer', input: { calls: [call('artifact.write', { role: 'report', data: 'half' })] } })).status).toBe('terminal_error');
+    expect((await host.call({ tool_id: 'c.writer', input: { calls: [call('artifact.write', { role: 'report', data: '{"a":1}', type: 'json', final: true })] } })).status).toBe('terminal_error');
     expect((await host.call({ tool_id: 'c.denied', input: {} })).error?.code).toBe('A-AUTH-TOOL-DENIED');
   } finally {
     await host.close();

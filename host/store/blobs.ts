@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { HelixError } from '../errors.js';
 import type { BlobRecord, Store } from './open-store.js';
-import { beginPending, endPending, putPendingChunk } from './pending.js';
+import { endPending, newPendingWrite, putPendingChunk } from './pending.js';
 
 /** Chunk size: big enough for few records per file, small enough to hold a few in memory. */
 export const CHUNK_BYTES = 1 << 20;
@@ -37,7 +37,7 @@ const hex = (data: Uint8Array): string => createHash('sha256').update(data).dige
 
 /**
  * Streams `source` into chunks (awaiting their commits, so memory stays bounded). Unless
- * deferred, the chunks are held by a pending write registered before the first one
+ * deferred, the chunks are held by a pending write registered with the first one
  * (ABI-STORE-050) and ended by commitBlob or discardBlob. Throws I-REQ-TOO-LARGE past
  * `maxBytes`; on any failure the pending write ends, leaving its chunks to gc.
  */
@@ -46,7 +46,7 @@ export async function writeChunks(store: Store, source: AsyncIterable<Uint8Array
   const chunks: string[] = [];
   const inFlight: Array<Promise<unknown>> = [];
   const deferred: Array<[string, Uint8Array]> = [];
-  const pending = options.defer ? undefined : await beginPending(store);
+  const pending = options.defer ? undefined : newPendingWrite();
   // Pieces gather until a chunk is full; small data never allocates a whole chunk.
   let pieces: Uint8Array[] = [];
   let filled = 0;
@@ -86,10 +86,10 @@ export async function writeChunks(store: Store, source: AsyncIterable<Uint8Array
     await Promise.all(inFlight);
   } catch (err) {
     await Promise.allSettled(inFlight);
-    if (pending !== undefined) await store.root.transaction(() => endPending(store, pending)).catch(() => undefined);
+    if (pending !== undefined) await store.root.transaction(() => endPending(store, pending.id)).catch(() => undefined);
     throw err;
   }
-  return { sha256: whole.digest('hex'), size, chunks, ...(pending === undefined ? { deferred } : { pending }) };
+  return { sha256: whole.digest('hex'), size, chunks, ...(pending === undefined ? { deferred } : { pending: pending.id }) };
 }
 
 /** Records the blob and ends its pending write; call inside the transaction that makes its artifact visible. */

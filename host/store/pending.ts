@@ -1,6 +1,6 @@
 // In-progress writes (ABI-STORE-050): a writer that stores chunks before the blob listing them
-// commits first registers a pending record naming its process, then marks every chunk it relies
-// on, so `helix gc` in another process never takes a chunk from a writer that is still alive.
+// commits registers a pending record naming its process with its first chunk and marks every
+// chunk it relies on, so `helix gc` in another process never takes a chunk from a live writer.
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { currentOwner, isOtherLiveOwner, type Owner } from '../runs/owner.js';
@@ -26,22 +26,30 @@ export interface PendingWrite {
   readonly chunks: readonly string[];
 }
 
-/** Registers a new write owned by this process; returns its id. Await it before the first chunk. */
-export async function beginPending(store: Store, now: number = Date.now()): Promise<string> {
-  const id = randomBytes(12).toString('hex');
-  const record: PendingRecord = { owner: { ...currentOwner() }, created_at: now };
-  await store.db.pending.put([id, PENDING_HEADER], record);
-  return id;
+/** A pending write of this process, registered in the store with its first chunk. */
+export interface PendingWriter {
+  readonly id: string;
+  readonly record: PendingRecord;
+  registered: boolean;
+}
+
+/** A new pending write owned by this process (nothing is stored until its first chunk). */
+export function newPendingWrite(now: number = Date.now()): PendingWriter {
+  return { id: randomBytes(12).toString('hex'), record: { owner: { ...currentOwner() }, created_at: now }, registered: false };
 }
 
 /**
- * Marks `key` as relied on by write `id` and stores the chunk unless it is already there. One
- * transaction: the existence check and the mark cannot be split by a gc in between, so a chunk
- * found (deduplicated) is protected exactly like one written.
+ * Marks `key` as relied on by `write` and stores the chunk unless it is already there, in one
+ * transaction that also registers the write with its first chunk. The existence check and the
+ * mark cannot be split by a gc in between, so a chunk found (deduplicated) is protected exactly
+ * like one written, and no chunk is ever stored before the record that holds it.
  */
-export function putPendingChunk(store: Store, id: string, key: string, bytes: Uint8Array): Promise<unknown> {
+export function putPendingChunk(store: Store, write: PendingWriter, key: string, bytes: Uint8Array): Promise<unknown> {
+  const header = write.registered ? undefined : write.record;
+  write.registered = true;
   return store.root.transaction(() => {
-    store.db.pending.putSync([id, key], true);
+    if (header !== undefined) store.db.pending.putSync([write.id, PENDING_HEADER], header);
+    store.db.pending.putSync([write.id, key], true);
     if (!store.db.chunks.doesExist(key)) store.db.chunks.putSync(key, bytes);
   });
 }
