@@ -3,7 +3,7 @@
 // only when no other process has the store open: a marker file keeps new openers out, and the
 // kernel's lock table (/proc/locks: LMDB holds a lock on its lock file while a process has the
 // environment open) shows every process still in.
-import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { HelixError } from '../errors.js';
 import { currentOwner, isOtherLiveOwner, type Owner } from '../runs/owner.js';
@@ -116,6 +116,13 @@ export async function compactStore(home: string, open: (home: string) => OpenedS
       await store.root.backup(copy, true);
     } finally {
       await store.close();
+    }
+    // On disk before it replaces the file, so a crash leaves one whole file or the other.
+    const fd = openSync(copy, 'r+');
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
     }
     inUse('before the swap');
     renameSync(copy, file);
