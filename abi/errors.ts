@@ -129,6 +129,10 @@ export const ERROR_CODES = {
     message: 'The store cannot be opened.',
     hint: 'Check that the Helix home (--home or HELIX_HOME) is a writable directory.',
   },
+  'P-PRECOND-STORE-BUSY': {
+    message: 'The store is in use by another process, so this cannot be done now.',
+    hint: 'Stop the other Helix processes using this home (helix serve, calls, imports), then run `helix gc --compact` again; plain `helix gc` runs alongside them.',
+  },
   'P-PRECOND-PATH': {
     message: 'The path cannot be used.',
     hint: 'Pass an existing, readable regular file (for import) or a new file in an existing directory (for export).',
@@ -277,6 +281,10 @@ export const ERROR_CODES = {
   'D-DATA-RECORD-INVALID': {
     message: 'A stored record does not match its schema.',
     hint: 'The store is damaged or was written by an incompatible Helix version; re-import from the source (details name the record and the violations).',
+  },
+  'D-DATA-REFERENCE': {
+    message: 'A stored record refers to something the store does not hold, or holds differently.',
+    hint: 'The store is damaged; `helix store check` lists every such reference. Restore the store from a backup, or re-import the artifact from its source.',
   },
   'D-DATA-JOURNAL': {
     message: "The run's journal does not match its hash chain.",

@@ -15,7 +15,7 @@ import type { RunCoordinator } from './runs/coordinator.js';
 import { runIdentity } from './runs/identity.js';
 import { buildRunLog } from './runs/run-log.js';
 import type { RunFinish, RunStart } from './runs/run-store.js';
-import { commitBlob, writeChunks } from './store/blobs.js';
+import { commitBlob, discardBlob, writeChunks } from './store/blobs.js';
 import type { Store } from './store/open-store.js';
 import type { Tool, ToolOutcome } from './tools/tool.js';
 
@@ -150,6 +150,8 @@ async function execute(ctx: CallContext, tool: Tool, req: RequestEnvelope, prepa
     const outputs: RunLink[] = succeeded
       ? (effects?.outputs ?? []).map((o) => ({ role: o.role, artifact_id: commitArtifact(ctx.store, o.prepared, ctx.now(), o.id).id, sha256: o.prepared.blob.sha256 }))
       : [];
+    // A failed run's outputs never become artifacts: their chunks go to gc (ABI-STORE-050).
+    if (!succeeded) for (const o of effects?.outputs ?? []) discardBlob(ctx.store, o.prepared.blob);
     if (effects !== undefined) writeJournal(ctx.store, runId, effects.journal);
     return {
       status: succeeded ? 'succeeded' : 'failed',

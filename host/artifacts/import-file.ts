@@ -7,7 +7,7 @@ import { lstat, open, realpath, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { ArtifactRecord, Policy } from '../../abi/index.js';
 import { HelixError, isHelixError } from '../errors.js';
-import { CHUNK_BYTES } from '../store/blobs.js';
+import { CHUNK_BYTES, discardBlob } from '../store/blobs.js';
 import type { Store } from '../store/open-store.js';
 import { checkLabel, checkTypeName } from './inputs.js';
 import { describeFsError, insideRoots, kindOf, outsideRoots, pathError, resolveRoots, symlinkRefused } from './path-boundary.js';
@@ -58,8 +58,9 @@ function tooLarge(p: string, size: number | null, maxBytes: number): HelixError 
 /**
  * Imports a file as an artifact after the boundary checks (roots, symbolic links, file kind,
  * readability, policy.ceilings.maxImportBytes). Streams in constant memory; the artifact
- * becomes visible in one transaction at the end. Source: `{ kind: 'import', path, mtime_ms }`
- * with the real path.
+ * becomes visible in one transaction at the end, and until then a pending write of this process
+ * holds its chunks (ABI-STORE-050), so an import killed halfway leaves them to `helix gc`.
+ * Source: `{ kind: 'import', path, mtime_ms }` with the real path.
  */
 export async function importFile(store: Store, policy: Policy, filePath: string, meta: ArtifactMeta = {}): Promise<ArtifactRecord> {
   checkLabel(meta.label);
@@ -96,7 +97,7 @@ export async function importFile(store: Store, policy: Policy, filePath: string,
       });
     } catch (err) {
       // The file may grow after fstat, so the ceiling is enforced again while streaming. Chunks
-      // stored before a refusal are unreferenced (no blob or artifact points at them): harmless.
+      // stored before a refusal are left to `helix gc` (writeChunks ended their pending write).
       if (isHelixError(err) && err.code === 'I-REQ-TOO-LARGE') throw tooLarge(real, null, maxBytes);
       // Only a failed read of the file is the file's fault; store errors pass through as they are.
       if (isHelixError(err) || (err as NodeJS.ErrnoException).syscall === undefined) throw err;
@@ -104,7 +105,13 @@ export async function importFile(store: Store, policy: Policy, filePath: string,
     } finally {
       stream.destroy();
     }
-    return await store.root.transaction(() => commitArtifact(store, prepared));
+    try {
+      return await store.root.transaction(() => commitArtifact(store, prepared));
+    } catch (err) {
+      // Nothing became visible; release the chunks to gc instead of holding them until exit.
+      await store.root.transaction(() => discardBlob(store, prepared.blob)).catch(() => undefined);
+      throw err;
+    }
   } finally {
     await handle.close().catch(() => undefined);
   }

@@ -6,6 +6,7 @@ import type { DeclaredOutputSchema } from '../../abi/index.js';
 import type { z } from 'zod';
 import { prepareArtifact, type PreparedArtifact } from '../artifacts/index.js';
 import { HelixError } from '../errors.js';
+import { discardBlob } from '../store/blobs.js';
 import { newArtifactId } from '../store/ids.js';
 import type { Store } from '../store/open-store.js';
 import { GuardedStream, secretRefusal, type SecretGuard, type SecretHit } from './secret-guard.js';
@@ -147,7 +148,12 @@ export class RunOutputs {
 
   /** Ends every writer (so nothing waits forever) and returns the sealed outputs. */
   close(): SealedOutput[] {
-    for (const w of this.#writers.values()) if (w.sealed === undefined) w.queue.end();
+    for (const w of this.#writers.values()) {
+      if (w.sealed !== undefined) continue;
+      w.queue.end();
+      // Never sealed, so never committed: its chunks go to gc (ABI-STORE-050).
+      void w.prepared.then((p) => this.store.root.transaction(() => discardBlob(this.store, p.blob))).catch(() => undefined);
+    }
     return [...this.#writers.values()].flatMap((w) => (w.sealed === undefined ? [] : [w.sealed]));
   }
 

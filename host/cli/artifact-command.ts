@@ -22,7 +22,8 @@ function limitOption(value: string): number {
   return n;
 }
 
-function humanSize(bytes: number): string {
+/** A byte count for people: B, KiB, MiB, GiB, TiB with one decimal. */
+export function humanSize(bytes: number): string {
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
   let value = bytes;
   let unit = 0;

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The `helix` command line: validate toolpacks, list tools, call a tool, serve them over MCP,
-// and the plugin author's loop: new, build, test.
+// the plugin author's loop (new, build, test), and the store's upkeep (gc, store check).
 // `helix --help` and `helix <command> --help` describe every option.
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
@@ -11,6 +11,7 @@ import { callCommand } from './call-command.js';
 import { newCommand, TEMPLATE_LANGS } from './new-command.js';
 import { registerRunsCommands, verifyCommand } from './runs-command.js';
 import { serveCommand } from './serve-command.js';
+import { registerStoreCommands } from './store-command.js';
 import { testCommand } from './test-command.js';
 import { toolsCommand } from './tools-command.js';
 import { validateCommand } from './validate-command.js';
@@ -106,5 +107,7 @@ program
   .action(verifyCommand);
 
 registerArtifactCommands(program);
+
+registerStoreCommands(program);
 
 await program.parseAsync(process.argv);

@@ -1,9 +1,11 @@
 // Content-addressed blobs in fixed-size chunks: large files stream in and out in constant
 // memory, identical chunks are stored once, and every read checks the hashes, so damaged bytes
-// raise D-DATA-CHECKSUM instead of being returned.
+// raise D-DATA-CHECKSUM instead of being returned. Chunks written ahead of their blob are held
+// by a pending write (pending.ts), so gc never takes them from a live writer.
 import { createHash } from 'node:crypto';
 import { HelixError } from '../errors.js';
 import type { BlobRecord, Store } from './open-store.js';
+import { endPending, newPendingWrite, putPendingChunk } from './pending.js';
 
 /** Chunk size: big enough for few records per file, small enough to hold a few in memory. */
 export const CHUNK_BYTES = 1 << 20;
@@ -17,6 +19,8 @@ export interface WrittenBlob {
   readonly chunks: readonly string[];
   /** Chunks held back for commitBlob to write inside its transaction (small data, `defer`). */
   readonly deferred?: ReadonlyArray<readonly [string, Uint8Array]>;
+  /** The pending write holding the stored chunks until commitBlob or discardBlob ends it. */
+  readonly pending?: string;
 }
 
 /** Options of writeChunks. */
@@ -32,14 +36,17 @@ export interface WriteChunksOptions {
 const hex = (data: Uint8Array): string => createHash('sha256').update(data).digest('hex');
 
 /**
- * Streams `source` into chunks (awaiting their commits, so memory stays bounded). Throws
- * I-REQ-TOO-LARGE past `maxBytes`; chunks already written stay invisible (no blob points at them).
+ * Streams `source` into chunks (awaiting their commits, so memory stays bounded). Unless
+ * deferred, the chunks are held by a pending write registered with the first one
+ * (ABI-STORE-050) and ended by commitBlob or discardBlob. Throws I-REQ-TOO-LARGE past
+ * `maxBytes`; on any failure the pending write ends, leaving its chunks to gc.
  */
 export async function writeChunks(store: Store, source: AsyncIterable<Uint8Array>, maxBytes = Number.MAX_SAFE_INTEGER, options: WriteChunksOptions = {}): Promise<WrittenBlob> {
   const whole = createHash('sha256');
   const chunks: string[] = [];
-  const pending: Array<Promise<unknown>> = [];
+  const inFlight: Array<Promise<unknown>> = [];
   const deferred: Array<[string, Uint8Array]> = [];
+  const pending = options.defer ? undefined : newPendingWrite();
   // Pieces gather until a chunk is full; small data never allocates a whole chunk.
   let pieces: Uint8Array[] = [];
   let filled = 0;
@@ -51,36 +58,53 @@ export async function writeChunks(store: Store, source: AsyncIterable<Uint8Array
     filled = 0;
     const key = hex(chunk);
     chunks.push(key);
-    if (options.defer) deferred.push([key, chunk]);
-    else if (!store.db.chunks.doesExist(key)) pending.push(store.db.chunks.put(key, chunk));
-    if (pending.length >= MAX_PENDING) await pending.shift();
+    if (pending === undefined) deferred.push([key, chunk]);
+    else {
+      const put = putPendingChunk(store, pending, key, chunk);
+      // Awaited below; the handler keeps a failure from being unhandled while another is awaited.
+      put.catch(() => undefined);
+      inFlight.push(put);
+    }
+    if (inFlight.length >= MAX_PENDING) await inFlight.shift();
   };
-  for await (const piece of source) {
-    size += piece.length;
-    if (size > maxBytes) {
-      await Promise.all(pending);
-      throw new HelixError('I-REQ-TOO-LARGE', { message: `The data is larger than the limit of ${maxBytes} bytes.`, details: { max_bytes: maxBytes } });
+  try {
+    for await (const piece of source) {
+      size += piece.length;
+      if (size > maxBytes) throw new HelixError('I-REQ-TOO-LARGE', { message: `The data is larger than the limit of ${maxBytes} bytes.`, details: { max_bytes: maxBytes } });
+      whole.update(piece);
+      let offset = 0;
+      while (offset < piece.length) {
+        const n = Math.min(piece.length - offset, CHUNK_BYTES - filled);
+        // Copied: a source may reuse its buffer once the piece is consumed.
+        pieces.push(piece.slice(offset, offset + n));
+        filled += n;
+        offset += n;
+        if (filled === CHUNK_BYTES) await flush();
+      }
     }
-    whole.update(piece);
-    let offset = 0;
-    while (offset < piece.length) {
-      const n = Math.min(piece.length - offset, CHUNK_BYTES - filled);
-      // Copied: a source may reuse its buffer once the piece is consumed.
-      pieces.push(piece.slice(offset, offset + n));
-      filled += n;
-      offset += n;
-      if (filled === CHUNK_BYTES) await flush();
-    }
+    await flush();
+    await Promise.all(inFlight);
+  } catch (err) {
+    await Promise.allSettled(inFlight);
+    if (pending !== undefined) await store.root.transaction(() => endPending(store, pending.id)).catch(() => undefined);
+    throw err;
   }
-  await flush();
-  await Promise.all(pending);
-  return { sha256: whole.digest('hex'), size, chunks, ...(options.defer ? { deferred } : {}) };
+  return { sha256: whole.digest('hex'), size, chunks, ...(pending === undefined ? { deferred } : { pending: pending.id }) };
 }
 
-/** Records the blob; call inside the transaction that makes its artifact visible. */
+/** Records the blob and ends its pending write; call inside the transaction that makes its artifact visible. */
 export function commitBlob(store: Store, blob: WrittenBlob): void {
   for (const [key, bytes] of blob.deferred ?? []) if (!store.db.chunks.doesExist(key)) store.db.chunks.putSync(key, bytes);
   if (!store.db.blobs.doesExist(blob.sha256)) store.db.blobs.putSync(blob.sha256, { size: blob.size, chunks: [...blob.chunks] });
+  if (blob.pending !== undefined) endPending(store, blob.pending);
+}
+
+/**
+ * Gives up a written blob that will never be committed (a failed run's outputs): its pending
+ * write ends, so gc may reclaim the chunks no committed blob lists. Call inside a transaction.
+ */
+export function discardBlob(store: Store, blob: WrittenBlob): void {
+  if (blob.pending !== undefined) endPending(store, blob.pending);
 }
 
 /** The blob record, or undefined when the blob is not stored. */

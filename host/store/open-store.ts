@@ -6,6 +6,7 @@ import path from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { ArtifactRecord, RunEvent, RunRecord } from '../../abi/index.js';
 import { HelixError } from '../errors.js';
+import { refuseWhileCompacting } from './compact.js';
 
 /** A stored blob: its size and the sha256 of each chunk, in order. */
 export interface BlobRecord {
@@ -45,6 +46,8 @@ export interface StoreDatabases {
   readonly kv: Database<unknown, [string, string]>;
   /** idempotency key -> run id. */
   readonly idempotency: Database<string, string>;
+  /** [write id, ''] -> owner of an in-progress write; [write id, chunk sha256] -> chunks it relies on (pending.ts). */
+  readonly pending: Database<unknown, [string, string]>;
 }
 
 /** An open store. */
@@ -93,7 +96,10 @@ export function openStore(home: string): Store {
     audit: root.openDB({ name: 'audit' }),
     kv: root.openDB({ name: 'kv' }),
     idempotency: root.openDB({ name: 'idempotency', encoding: 'string' }),
+    pending: root.openDB({ name: 'pending_writes' }),
   };
+  // After LMDB holds its lock, so a compaction either sees this process or is seen (ABI-STORE-057).
+  refuseWhileCompacting(home, () => void root.close());
   return {
     home,
     path: file,
