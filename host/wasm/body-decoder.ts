@@ -2,6 +2,7 @@
 // nesting, records the proposals the code uses, and refuses unknown or unsupported opcodes.
 // The instrumenter drives the same decoder, so both agree on every instruction boundary.
 
+import { ENGINE_LIMITS } from './engine-limits.js';
 import { Feature } from './features.js';
 import type { BodySpan, ParsedModule } from './parsed-module.js';
 import { Reader } from './reader.js';
@@ -12,7 +13,7 @@ import { readBlockType, readHeapType, readValType } from './value-types.js';
 export const FrameKind = { func: 0, block: 1, loop: 2, if: 3, else: 4, try: 5, catch: 6, catchAll: 7, tryTable: 8 } as const;
 
 /** Most locals a function may declare; V8's limit, so larger bodies would not compile anyway. */
-const MAX_LOCALS = 50000;
+const MAX_LOCALS = ENGINE_LIMITS.locals;
 
 const hex = (n: number) => `0x${n.toString(16).padStart(2, '0')}`;
 
