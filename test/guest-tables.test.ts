@@ -22,7 +22,8 @@ async function refusals(specs: ToolpackSpec[]): Promise<string[]> {
   const dir = await pluginsDir(specs);
   cleanups.push(dir.cleanup);
   const { tools, violations } = await loadToolpacks(dir.dir, policy);
-  expect(tools).toEqual([]);
+  // Ids only: a failure message quoting a loaded tool would print its module bytes.
+  expect(tools.map((t) => t.manifest.id)).toEqual([]);
   return violations.map(formatViolation);
 }
 
