@@ -75,10 +75,9 @@ export async function checkModule(
   } catch (err) {
     if (err instanceof MemoryCapError) {
       const together = err.total === err.initial ? '' : ` (${err.total} with the memories before it)`;
-      problems.push({ field: 'limits.maxMemoryPages', reason: `ABI-MEMORY-003: memory ${err.memoryIndex} starts at ${err.initial} pages${together}, above the cap of ${err.cap} pages (limits.maxMemoryPages, capped by the policy) for all memories together` });
+      problems.push({ field: 'limits.maxMemoryPages', reason: `ABI-MEMORY-003: memory ${err.memoryIndex} starts at ${err.initial} pages${together}, above the cap of ${err.cap} pages that all memories share (limits.maxMemoryPages, capped by the policy)` });
     } else if (err instanceof TableCeilingError) {
-      const together = err.total === err.initial ? '' : ` (${err.total} with the tables before it)`;
-      problems.push({ field: 'module', reason: `ABI-ALLOC-002: table ${err.tableIndex} starts at ${err.initial} elements${together}, above the ceiling of ${err.ceiling} elements (MAX_TABLE_ELEMENTS) for all of a module's tables together; declare smaller tables` });
+      problems.push({ field: 'module', reason: `ABI-ALLOC-002: ${err.message} (MAX_TABLE_ELEMENTS); declare smaller tables` });
     } else if (err instanceof WasmDecodeError) {
       problems.push({ field: 'module', reason: `ABI-MODULE-001: ${err.message}` });
     } else throw err;

@@ -16,31 +16,29 @@ export class WasmDecodeError extends Error {
   }
 }
 
+/** How a sum of initial sizes passes its bound, for the two errors below. */
+function passes(initial: number, total: number, before: string): string {
+  return total === initial ? '' : ` (${total} with the ${before} before it)`;
+}
+
 /**
  * A defined memory whose initial size, added to those of the memories before it, is over the
  * page cap that all of a module's memories share, so the module cannot load.
  */
 export class MemoryCapError extends Error {
   override readonly name = 'MemoryCapError';
-  /** The memory's declared initial size in pages. */
-  readonly initial: number;
-  /** Initial pages of the defined memories up to and including this one. */
-  readonly total: number;
-  /** The cap in pages. */
-  readonly cap: number;
-  /** Index of the memory in the memory index space. */
-  readonly memoryIndex: number;
 
-  constructor(memoryIndex: number, initial: number, cap: number, total: number = initial) {
-    const together = total === initial ? '' : ` (${total} with the memories before it)`;
+  /**
+   * @param memoryIndex index of the memory in the memory index space
+   * @param initial the memory's declared initial size in pages
+   * @param cap the cap in pages
+   * @param total initial pages of the defined memories up to and including this one
+   */
+  constructor(readonly memoryIndex: number, readonly initial: number, readonly cap: number, readonly total: number = initial) {
     super(
-      `memory ${memoryIndex} needs ${initial} pages initially${together} but the cap is ${cap} pages for all memories together; ` +
+      `memory ${memoryIndex} needs ${initial} pages initially${passes(initial, total, 'memories')} but the cap is ${cap} pages for all memories together; ` +
         'raise limits.maxMemoryPages (and the policy ceiling) or shrink the module\'s initial memory',
     );
-    this.initial = initial;
-    this.total = total;
-    this.cap = cap;
-    this.memoryIndex = memoryIndex;
   }
 }
 
@@ -50,21 +48,14 @@ export class MemoryCapError extends Error {
  */
 export class TableCeilingError extends Error {
   override readonly name = 'TableCeilingError';
-  /** The table's declared initial size in elements. */
-  readonly initial: number;
-  /** Initial elements of the defined tables up to and including this one. */
-  readonly total: number;
-  /** The ceiling in elements. */
-  readonly ceiling: number;
-  /** Index of the table in the table index space. */
-  readonly tableIndex: number;
 
-  constructor(tableIndex: number, initial: number, ceiling: number, total: number = initial) {
-    const together = total === initial ? '' : ` (${total} with the tables before it)`;
-    super(`table ${tableIndex} starts at ${initial} elements${together}, above the ceiling of ${ceiling} elements for all tables together`);
-    this.initial = initial;
-    this.total = total;
-    this.ceiling = ceiling;
-    this.tableIndex = tableIndex;
+  /**
+   * @param tableIndex index of the table in the table index space
+   * @param initial the table's declared initial size in elements
+   * @param ceiling the ceiling in elements
+   * @param total initial elements of the defined tables up to and including this one
+   */
+  constructor(readonly tableIndex: number, readonly initial: number, readonly ceiling: number, readonly total: number = initial) {
+    super(`table ${tableIndex} starts at ${initial} elements${passes(initial, total, 'tables')}, above the ceiling of ${ceiling} elements for all tables together`);
   }
 }
