@@ -2,8 +2,8 @@
 // nesting, records the proposals the code uses, and refuses unknown or unsupported opcodes.
 // The instrumenter drives the same decoder, so both agree on every instruction boundary.
 
-import { ENGINE_LIMITS } from './engine-limits.js';
 import { Feature } from './features.js';
+import { ENGINE_LIMITS } from './module-bounds.js';
 import type { BodySpan, ParsedModule } from './parsed-module.js';
 import { Reader } from './reader.js';
 import { RELAXED_SIMD_FIRST, SimdImm, simdImmediate } from './simd-opcodes.js';

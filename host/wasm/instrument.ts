@@ -5,13 +5,12 @@
 import { MAX_TABLE_ELEMENTS } from '../../abi/constants.js';
 import { FUEL_EXPORT, GLOBAL_EXPORT_PREFIX, RESERVED_EXPORT_PREFIX, START_EXPORT } from './costs.js';
 import { moduleInfo } from './decode.js';
-import { ENGINE_LIMITS } from './engine-limits.js';
 import { WasmDecodeError } from './errors.js';
 import { rewriteBody } from './fuel-rewrite.js';
+import { checkInitialSizes, ENGINE_LIMITS, memorySection, tableSection } from './module-bounds.js';
 import { parseModule, SectionId, sectionRank } from './module-parser.js';
 import type { ParsedModule, SectionSpan } from './parsed-module.js';
 import { Reader } from './reader.js';
-import { checkInitialSizes, memorySection, tableSection } from './size-caps.js';
 import type { InstrumentOptions, InstrumentResult } from './types.js';
 import { Writer } from './writer.js';
 

@@ -2,8 +2,8 @@
 // start, elements, data) and constant expressions; each fills the ParsedModule and checks the
 // indices it can check cheaply, so later stages can trust them.
 
-import { readCount } from './engine-limits.js';
 import { Feature } from './features.js';
+import { readCount } from './module-bounds.js';
 import type { ParsedModule } from './parsed-module.js';
 import type { Reader } from './reader.js';
 import type { ExternKind, FuncType } from './types.js';

@@ -1,10 +1,39 @@
-// Bounds what a module's memories and tables can make the engine allocate: their initial sizes
-// together must fit a shared bound, and every defined one gets a maximum such that all of them
-// together can never grow past it (ABI-ALLOC-001..004).
+// Bounds on what a module can make the host and the engine allocate: entry counts within the
+// engine's limits, refused while decoding (ABI-ALLOC-006); memories' and tables' initial sizes
+// within a bound they share, and every defined one given a maximum such that all of them together
+// can never grow past it (ABI-ALLOC-001..004).
 
 import { MemoryCapError, TableCeilingError } from './errors.js';
 import type { MemoryDesc, ParsedModule, SectionSpan, TableDesc } from './parsed-module.js';
+import type { Reader } from './reader.js';
 import { Writer } from './writer.js';
+
+/**
+ * Most entries of each kind a module may have, imports included: V8's limits (Node 20), so the
+ * decoder refuses only what the engine would, before it decodes, keeps and instruments them.
+ */
+export const ENGINE_LIMITS = {
+  types: 1_000_000,
+  functions: 1_000_000,
+  imports: 100_000,
+  exports: 100_000,
+  globals: 1_000_000,
+  tables: 100_000,
+  memories: 100_000,
+  locals: 50_000,
+} as const;
+
+/**
+ * Reads a section's entry count; `have` entries of the kind are already known (imported ones),
+ * and a total past the engine's limit is refused at the count's offset.
+ */
+export function readCount(r: Reader, kind: keyof typeof ENGINE_LIMITS, have = 0): number {
+  const at = r.pos;
+  const count = r.u32();
+  const limit = ENGINE_LIMITS[kind];
+  if (have + count > limit) r.fail(`${have + count} ${kind}, more than the engine's limit of ${limit}`, at);
+  return count;
+}
 
 /** Largest maximum a 32-bit memory may declare (4 GiB). */
 const MEMORY32_MAX_PAGES = 65536;

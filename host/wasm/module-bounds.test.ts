@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MAX_TABLE_ELEMENTS } from '../../abi/constants.js';
 import { decodeModule, instrumentModule, TableCeilingError } from './index.js';
-import { shareRoom } from './size-caps.js';
+import { shareRoom } from './module-bounds.js';
 import { instantiate, metered, wat } from '../../test/helpers/wasm.js';
 
 const tables = (bytes: Uint8Array) => decodeModule(bytes).tables.map((t) => [t.initial, t.maximum]);
