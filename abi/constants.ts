@@ -50,7 +50,7 @@ export const DEFAULT_ENTRYPOINT = 'execute';
 /**
  * Most elements the tables a module defines may hold together, at instantiation and after any
  * `table.grow` (ABI-ALLOC-001..003). A funcref element costs V8 about 27 bytes declared and up
- * to about 52 bytes grown, so this bounds one instance's tables to about 55 MiB.
+ * to about 56 bytes grown, so this bounds one instance's tables to about 60 MiB.
  */
 export const MAX_TABLE_ELEMENTS = 1_048_576;
 
