@@ -46,3 +46,13 @@ export const PANIC_MESSAGE_MAX_BYTES = 1024;
 
 /** The entry function name of a helix/v1 module when the manifest names none. */
 export const DEFAULT_ENTRYPOINT = 'execute';
+
+/**
+ * Most elements the tables a module defines may hold together, at instantiation and after any
+ * `table.grow` (ABI-ALLOC-001..003). A funcref element costs V8 about 27 bytes declared and up
+ * to about 56 bytes grown, so this bounds one instance's tables to about 60 MiB.
+ */
+export const MAX_TABLE_ELEMENTS = 1_048_576;
+
+/** Largest module, in bytes, the loader decodes, instruments and compiles (ABI-ALLOC-005). */
+export const MAX_MODULE_BYTES = 33_554_432;

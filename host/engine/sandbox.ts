@@ -34,7 +34,7 @@ const lenientDecoder = new TextDecoder('utf-8');
 /** Fuel granted to `helix_panic` after a trap: enough to find a message, not to run away. */
 const PANIC_FUEL = 1_000_000n;
 
-/** A sandbox holds at most one recyclable instance per compiled module. */
+/** A sandbox holds at most one recyclable instance per module, whatever the memory caps it ran under. */
 export class Sandbox {
   readonly #slots = new Map<string, Slot>();
 
@@ -61,12 +61,23 @@ export class Sandbox {
       const result = call(slot, task);
       if (result.kind === 'output' && task.recyclable) {
         slot.dirty = true;
-        this.#slots.set(task.key, slot);
+        this.#keep(task.key, slot);
       }
       return { ...result, recycled };
     } catch (err) {
       return classify(err, slot, task, budget, recycled);
     }
+  }
+
+  /**
+   * Keeps `slot` under `key` (`digest:cap`, see protocol.ts) and drops the instance kept for the
+   * same module under another cap: a client varying memory_mb_limit must not make a worker keep
+   * an instance and its memory snapshot per cap (ABI-ALLOC-008).
+   */
+  #keep(key: string, slot: Slot): void {
+    const module = (k: string) => k.slice(0, k.lastIndexOf(':'));
+    for (const other of this.#slots.keys()) if (module(other) === module(key)) this.#slots.delete(other);
+    this.#slots.set(key, slot);
   }
 }
 

@@ -1,12 +1,13 @@
 // Checks a toolpack's module against its ABI: digest, decodable instruction set, required
 // exports with exact signatures, permitted imports, memory rules (helix/v1, or extism/v1 with
-// the Extism kernel and the broker's host function); then instruments it (fuel, memory cap) and
-// compiles it, so a module that loads will run.
+// the Extism kernel and the broker's host function), size bounds; then instruments it (fuel,
+// memory cap, table ceiling) and compiles it, so a module that loads will run.
 import {
   CAPABILITY_CALL_SIGNATURE,
   DEFAULT_ENTRYPOINT,
   HOST_IMPORT_CAPABILITY_CALL,
   HOST_IMPORT_MODULE,
+  MAX_MODULE_BYTES,
   MEMORY_EXPORT,
   PANIC_EXPORT,
   PANIC_EXPORT_SIGNATURE,
@@ -17,7 +18,7 @@ import {
 } from '../../abi/index.js';
 import { EXTISM_CAPABILITY_CALL, EXTISM_CAPABILITY_CALL_SIGNATURE, EXTISM_ENTRY_SIGNATURE, EXTISM_ENV_MODULE, EXTISM_KERNEL_IMPORTS, EXTISM_REFUSED_EXPORTS, EXTISM_USER_MODULE } from '../engine/extism-abi.js';
 import { sha256Digest } from '../hashing.js';
-import { decodeModule, instrumentModule, MemoryCapError, WasmDecodeError, type FuncType, type InstrumentResult, type ModuleInfo } from '../wasm/index.js';
+import { decodeModule, instrumentModule, MemoryCapError, TableCeilingError, WasmDecodeError, type FuncType, type InstrumentResult, type ModuleInfo } from '../wasm/index.js';
 
 /** A problem with the module, attributed to a manifest field. */
 export interface ModuleProblem {
@@ -34,13 +35,21 @@ export interface CheckedModule {
   readonly compiled: WebAssembly.Module;
 }
 
-/** Checks, instruments and compiles `bytes` for `manifest` with memory capped at `maxMemoryPages`. */
+/**
+ * Checks, instruments and compiles `bytes` for `manifest` with memory capped at `maxMemoryPages`
+ * and tables at MAX_TABLE_ELEMENTS (ABI-ALLOC-001); a module over MAX_MODULE_BYTES is refused before decoding.
+ */
 export async function checkModule(
   bytes: Uint8Array,
   manifest: ToolManifest,
   maxMemoryPages: number,
 ): Promise<{ ok: true; module: CheckedModule } | { ok: false; problems: ModuleProblem[] }> {
   const problems: ModuleProblem[] = [];
+  if (bytes.length > MAX_MODULE_BYTES) {
+    // Decoding, instrumenting and compiling cost memory in proportion to the size: not begun.
+    problems.push({ field: 'module', reason: `ABI-ALLOC-005: the module is ${bytes.length} bytes, above the bound of ${MAX_MODULE_BYTES} bytes for a module` });
+    return { ok: false, problems };
+  }
   const digest = sha256Digest(bytes);
   if (digest !== manifest.digest) {
     problems.push({ field: 'digest', reason: `D-DATA-DIGEST-MISMATCH: the module's digest is ${digest}, the manifest says ${manifest.digest}; rebuild (npm run build) or fix the manifest` });
@@ -65,7 +74,10 @@ export async function checkModule(
     instrumented = instrumentModule(bytes, { maxMemoryPages });
   } catch (err) {
     if (err instanceof MemoryCapError) {
-      problems.push({ field: 'limits.maxMemoryPages', reason: `ABI-MEMORY-003: memory ${err.memoryIndex} starts at ${err.initial} pages, above the cap of ${err.cap} pages (limits.maxMemoryPages, capped by the policy)` });
+      const together = err.total === err.initial ? '' : ` (${err.total} with the memories before it)`;
+      problems.push({ field: 'limits.maxMemoryPages', reason: `ABI-MEMORY-003: memory ${err.memoryIndex} starts at ${err.initial} pages${together}, above the cap of ${err.cap} pages that all memories share (limits.maxMemoryPages, capped by the policy)` });
+    } else if (err instanceof TableCeilingError) {
+      problems.push({ field: 'module', reason: `ABI-ALLOC-002: ${err.message} (MAX_TABLE_ELEMENTS); declare smaller tables` });
     } else if (err instanceof WasmDecodeError) {
       problems.push({ field: 'module', reason: `ABI-MODULE-001: ${err.message}` });
     } else throw err;

@@ -29,7 +29,8 @@ export function wasmTool(loaded: LoadedTool, engine: Engine): WasmTool {
     capabilities: m.capabilities.allow,
     moduleDigest: m.digest,
     limits: loaded.limits,
-    minMemoryPages: Math.max(0, ...loaded.module.info.memories.map((mem) => mem.initial)),
+    // The cap bounds all memories together (ABI-ALLOC-004): the module needs their initial sum.
+    minMemoryPages: loaded.module.info.memories.reduce((sum, mem) => sum + (mem.imported ? 0 : mem.initial), 0),
     inputSchema: loaded.inputSchema,
     outputSchema: loaded.outputSchema,
     validateInput: loaded.validateInputRefs,

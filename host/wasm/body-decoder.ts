@@ -3,6 +3,7 @@
 // The instrumenter drives the same decoder, so both agree on every instruction boundary.
 
 import { Feature } from './features.js';
+import { ENGINE_LIMITS } from './module-bounds.js';
 import type { BodySpan, ParsedModule } from './parsed-module.js';
 import { Reader } from './reader.js';
 import { RELAXED_SIMD_FIRST, SimdImm, simdImmediate } from './simd-opcodes.js';
@@ -12,7 +13,7 @@ import { readBlockType, readHeapType, readValType } from './value-types.js';
 export const FrameKind = { func: 0, block: 1, loop: 2, if: 3, else: 4, try: 5, catch: 6, catchAll: 7, tryTable: 8 } as const;
 
 /** Most locals a function may declare; V8's limit, so larger bodies would not compile anyway. */
-const MAX_LOCALS = 50000;
+const MAX_LOCALS = ENGINE_LIMITS.locals;
 
 const hex = (n: number) => `0x${n.toString(16).padStart(2, '0')}`;
 

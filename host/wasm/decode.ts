@@ -22,6 +22,7 @@ export function moduleInfo(m: ParsedModule): ModuleInfo {
     imports: m.imports,
     exports: m.exports.map(({ offset: _offset, ...info }) => info),
     memories: m.memories.map(({ limitsStart: _s, limitsEnd: _e, ...info }) => info),
+    tables: m.tables.map(({ limitsStart: _s, limitsEnd: _e, ...info }) => info),
     startFunction: m.start,
     functionCount: m.funcTypes.length - m.importedFuncs,
     codeBytes: m.bodies.reduce((sum, b) => sum + (b.end - b.start), 0),

@@ -16,23 +16,46 @@ export class WasmDecodeError extends Error {
   }
 }
 
-/** A defined memory whose initial size is already over the page cap, so the module cannot load. */
+/** How a sum of initial sizes passes its bound, for the two errors below. */
+function passes(initial: number, total: number, before: string): string {
+  return total === initial ? '' : ` (${total} with the ${before} before it)`;
+}
+
+/**
+ * A defined memory whose initial size, added to those of the memories before it, is over the
+ * page cap that all of a module's memories share, so the module cannot load.
+ */
 export class MemoryCapError extends Error {
   override readonly name = 'MemoryCapError';
-  /** The memory's declared initial size in pages. */
-  readonly initial: number;
-  /** The cap in pages. */
-  readonly cap: number;
-  /** Index of the memory in the memory index space. */
-  readonly memoryIndex: number;
 
-  constructor(memoryIndex: number, initial: number, cap: number) {
+  /**
+   * @param memoryIndex index of the memory in the memory index space
+   * @param initial the memory's declared initial size in pages
+   * @param cap the cap in pages
+   * @param total initial pages of the defined memories up to and including this one
+   */
+  constructor(readonly memoryIndex: number, readonly initial: number, readonly cap: number, readonly total: number = initial) {
     super(
-      `memory ${memoryIndex} needs ${initial} pages initially but the cap is ${cap} pages; ` +
+      `memory ${memoryIndex} needs ${initial} pages initially${passes(initial, total, 'memories')} but the cap is ${cap} pages for all memories together; ` +
         'raise limits.maxMemoryPages (and the policy ceiling) or shrink the module\'s initial memory',
     );
-    this.initial = initial;
-    this.cap = cap;
-    this.memoryIndex = memoryIndex;
+  }
+}
+
+/**
+ * A defined table whose initial size, added to those of the tables before it, is over the
+ * ceiling on elements that all of a module's tables share, so the module cannot load.
+ */
+export class TableCeilingError extends Error {
+  override readonly name = 'TableCeilingError';
+
+  /**
+   * @param tableIndex index of the table in the table index space
+   * @param initial the table's declared initial size in elements
+   * @param ceiling the ceiling in elements
+   * @param total initial elements of the defined tables up to and including this one
+   */
+  constructor(readonly tableIndex: number, readonly initial: number, readonly ceiling: number, readonly total: number = initial) {
+    super(`table ${tableIndex} starts at ${initial} elements${passes(initial, total, 'tables')}, above the ceiling of ${ceiling} elements for all tables together`);
   }
 }

@@ -10,9 +10,10 @@ export type {
   InstrumentResult,
   MemoryInfo,
   ModuleInfo,
+  TableInfo,
   ValType,
 } from './types.js';
-export { MemoryCapError, WasmDecodeError } from './errors.js';
+export { MemoryCapError, TableCeilingError, WasmDecodeError } from './errors.js';
 export { decodeModule } from './decode.js';
 export { instrumentModule } from './instrument.js';
 export { COSTS, FUEL_EXPORT, GLOBAL_EXPORT_PREFIX, START_EXPORT } from './costs.js';

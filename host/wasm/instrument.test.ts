@@ -8,11 +8,24 @@ import { binary, instantiate, metered, section, wat } from '../../test/helpers/w
 const cap = (bytes: Uint8Array, pages: number) => instrumentModule(bytes, { maxMemoryPages: pages });
 
 describe('instrumentModule memory cap', () => {
-  it('instrumentModule rewrites each defined memory maximum to the smaller of declared and cap', async () => {
+  it('instrumentModule shares the cap among all defined memories, so their maxima add up to at most the cap (ABI-ALLOC-004)', async () => {
     const bytes = await wat('(module (memory 2 100) (memory 2) (memory 2 5))');
     const out = cap(bytes, 10);
-    expect(decodeModule(out.bytes).memories.map((m) => m.maximum)).toEqual([10, 10, 5]);
+    // 6 pages start, 4 to share: the memory that wants least (3 more) gets an even share first.
+    expect(decodeModule(out.bytes).memories.map((m) => m.maximum)).toEqual([3, 4, 3]);
     expect(out.info.memories.map((m) => m.maximum)).toEqual([100, null, 5]);
+  });
+
+  it('instrumentModule gives a single memory the whole cap, or its declared maximum when smaller (ABI-MEMORY-002)', async () => {
+    expect(decodeModule(cap(await wat('(module (memory 2))'), 10).bytes).memories[0]!.maximum).toBe(10);
+    expect(decodeModule(cap(await wat('(module (memory 2 5))'), 10).bytes).memories[0]!.maximum).toBe(5);
+    expect(decodeModule(cap(await wat('(module (memory 1 1 shared))'), 10).bytes).memories[0]).toMatchObject({ maximum: 1, shared: true });
+  });
+
+  it('instrumentModule refuses memories whose initial sizes together are over the cap, naming the memory and the total (ABI-ALLOC-004)', async () => {
+    const bytes = await wat('(module (memory 6) (memory 5))');
+    expect(() => cap(bytes, 10)).toThrowError(expect.objectContaining({ name: 'MemoryCapError', memoryIndex: 1, initial: 5, total: 11, cap: 10 }));
+    expect(() => cap(bytes, 11)).not.toThrow();
   });
 
   it('instrumentModule refuses a defined memory whose initial size is over the cap', async () => {
@@ -91,7 +104,7 @@ describe('instrumentModule exports and sections', () => {
     const out = cap(bytes, 1);
     const contains = (needle: Uint8Array) => Buffer.from(out.bytes).indexOf(Buffer.from(needle)) >= 0;
     expect(contains(Uint8Array.from(custom))).toBe(true);
-    for (const id of [1, 4, 9, 11]) {
+    for (const id of [1, 9, 11]) {
       const at = sectionRange(bytes, id);
       expect(contains(bytes.subarray(at[0], at[1]))).toBe(true);
     }

@@ -1,29 +1,31 @@
 // instrumentModule: rewrites a module for the sandbox (fuel counter and metering, memory cap,
-// start function turned into an export, mutable globals exported for recycling), copying every
-// section it does not need to change byte for byte.
+// table ceiling, start function turned into an export, mutable globals exported for recycling),
+// copying every section it does not need to change byte for byte.
 
+import { MAX_TABLE_ELEMENTS } from '../../abi/constants.js';
 import { FUEL_EXPORT, GLOBAL_EXPORT_PREFIX, RESERVED_EXPORT_PREFIX, START_EXPORT } from './costs.js';
 import { moduleInfo } from './decode.js';
-import { MemoryCapError, WasmDecodeError } from './errors.js';
+import { WasmDecodeError } from './errors.js';
 import { rewriteBody } from './fuel-rewrite.js';
+import { checkInitialSizes, ENGINE_LIMITS, memorySection, tableSection } from './module-bounds.js';
 import { parseModule, SectionId, sectionRank } from './module-parser.js';
 import type { ParsedModule, SectionSpan } from './parsed-module.js';
 import { Reader } from './reader.js';
 import type { InstrumentOptions, InstrumentResult } from './types.js';
 import { Writer } from './writer.js';
 
-/** Largest maximum a 32-bit memory may declare (4 GiB). */
-const MEMORY32_MAX_PAGES = 65536;
-
 /**
  * Rewrites `bytes` so that it runs metered under Helix (see InstrumentResult). Throws a
- * WasmDecodeError when the module does not decode or already uses a `__helix_` export name,
- * and a MemoryCapError when a defined memory's initial size is over `options.maxMemoryPages`.
+ * WasmDecodeError when the module does not decode or already uses a `__helix_` export name, a
+ * MemoryCapError when the defined memories' initial sizes together are over
+ * `options.maxMemoryPages`, and a TableCeilingError when the defined tables' initial sizes
+ * together are over `options.maxTableElements`.
  */
 export function instrumentModule(bytes: Uint8Array, options: InstrumentOptions): InstrumentResult {
   const cap = options.maxMemoryPages;
-  if (!Number.isSafeInteger(cap) || cap < 0) {
-    throw new RangeError(`options.maxMemoryPages must be a non-negative integer, got ${String(cap)}`);
+  const ceiling = options.maxTableElements ?? MAX_TABLE_ELEMENTS;
+  for (const [name, value] of [['maxMemoryPages', cap], ['maxTableElements', ceiling]] as const) {
+    if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`options.${name} must be a non-negative integer, got ${String(value)}`);
   }
   const m = parseModule(bytes);
   for (const e of m.exports) {
@@ -31,9 +33,8 @@ export function instrumentModule(bytes: Uint8Array, options: InstrumentOptions):
       throw new WasmDecodeError(e.offset, `reserved export name "${e.name}" (the ${RESERVED_EXPORT_PREFIX} prefix belongs to the host)`);
     }
   }
-  m.memories.forEach((mem, i) => {
-    if (!mem.imported && mem.initial > cap) throw new MemoryCapError(i, mem.initial, cap);
-  });
+  checkInitialSizes(m, cap, ceiling);
+  checkExportCount(m);
 
   const fuelGlobal = m.globals.length;
   const globalExports: string[] = [];
@@ -68,7 +69,8 @@ export function instrumentModule(bytes: Uint8Array, options: InstrumentOptions):
   };
   for (const s of m.sections) {
     if (s.id !== SectionId.custom) ensure(sectionRank[s.id]!);
-    if (s.id === SectionId.memory) section(out, s.id, memorySection(m, cap));
+    if (s.id === SectionId.memory) section(out, s.id, memorySection(m, s, cap));
+    else if (s.id === SectionId.table) section(out, s.id, tableSection(m, s, ceiling));
     else if (s.id === SectionId.global) {
       section(out, s.id, appendEntries(m, s, 1, fuelGlobalEntry));
       wroteGlobals = true;
@@ -89,6 +91,20 @@ export function instrumentModule(bytes: Uint8Array, options: InstrumentOptions):
   };
 }
 
+/**
+ * The exports the instrumenter adds (the fuel counter, the start function, one per mutable
+ * defined global) must keep the module within the engine's export limit: refused here, before
+ * they are built, rather than by the engine after (ABI-ALLOC-006).
+ */
+function checkExportCount(m: ParsedModule): void {
+  const mutable = m.globals.filter((g) => g.mutable && !g.imported).length;
+  const total = m.exports.length + 1 + (m.start === null ? 0 : 1) + mutable;
+  if (total > ENGINE_LIMITS.exports) {
+    const at = m.sections.find((s) => s.id === SectionId.global)?.start ?? 8;
+    throw new WasmDecodeError(at, `${mutable} mutable globals: with the module's ${m.exports.length} exports the instrumented module would have ${total}, more than the engine's limit of ${ENGINE_LIMITS.exports} exports`);
+  }
+}
+
 /** `(global (mut i64) (i64.const 0))`. */
 const fuelGlobalEntry = Uint8Array.of(0x7e, 0x01, 0x42, 0x00, 0x0b);
 
@@ -104,19 +120,6 @@ function appendEntries(m: ParsedModule, s: SectionSpan, extra: number, entries: 
     .u32(count + extra)
     .bytes(m.bytes.subarray(r.pos, s.end))
     .bytes(entries);
-}
-
-/** Defined memories get maximum = min(declared maximum, cap); 32-bit ones at most 4 GiB. */
-function memorySection(m: ParsedModule, cap: number): Writer {
-  const defined = m.memories.filter((mem) => !mem.imported);
-  const w = new Writer().u32(defined.length);
-  for (const mem of defined) {
-    const flags = m.bytes[mem.limitsStart]!;
-    const limit = mem.memory64 ? cap : Math.min(cap, MEMORY32_MAX_PAGES);
-    const maximum = Math.min(mem.maximum ?? Infinity, limit);
-    w.u8(flags | 0x01).u32(mem.initial).u32(maximum);
-  }
-  return w;
 }
 
 function codeSection(m: ParsedModule, fuelGlobal: number): Writer {

@@ -2,7 +2,7 @@
 // body lies in the bytes, and facts gathered from the code, shared by decodeModule and the
 // instrumenter so the bytes are read once by one set of rules.
 
-import type { ExportInfo, FuncType, ImportInfo, MemoryInfo, ValType } from './types.js';
+import type { ExportInfo, FuncType, ImportInfo, MemoryInfo, TableInfo, ValType } from './types.js';
 
 /** A section's position: `start` is the id byte, `contentStart` the first payload byte. */
 export interface SectionSpan {
@@ -12,14 +12,13 @@ export interface SectionSpan {
   end: number;
 }
 
-/** A table of the table index space. */
-export interface TableDesc {
-  refType: ValType;
-  is64: boolean;
-  imported: boolean;
+/** A table of the table index space, with where its limits lie. */
+export interface TableDesc extends TableInfo {
+  limitsStart: number;
+  limitsEnd: number;
 }
 
-/** A memory of the memory index space, with where its limits lie when it is defined. */
+/** A memory of the memory index space, with where its limits lie. */
 export interface MemoryDesc extends MemoryInfo {
   limitsStart: number;
   limitsEnd: number;

@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { decodeModule, instrumentModule, WasmDecodeError } from './index.js';
-import { binary, body, section, wat } from '../../test/helpers/wasm.js';
+import { binary, body, leb, section, wat } from '../../test/helpers/wasm.js';
 
 const header = 8;
 const voidType = section(1, [1, 0x60, 0, 0]);
@@ -68,6 +68,21 @@ const refusals: Refusal[] = [
   },
   { name: 'custom page sizes', bytes: binary(section(5, [1, 0x08, 1, 1])), reason: 'custom-page-sizes proposal', offset: header + 3 },
   { name: 'shared memory without maximum', bytes: binary(section(5, [1, 0x02, 1])), reason: 'shared memory must have a maximum', offset: header + 3 },
+  // ABI-ALLOC-006: a count past the engine's limit is refused before any entry is read.
+  ...([
+    [1, 'types', 1_000_000],
+    [2, 'imports', 100_000],
+    [3, 'functions', 1_000_000],
+    [4, 'tables', 100_000],
+    [5, 'memories', 100_000],
+    [6, 'globals', 1_000_000],
+    [7, 'exports', 100_000],
+  ] as const).map(([id, kind, limit]) => ({
+    name: `more ${kind} than the engine allows (ABI-ALLOC-006)`,
+    bytes: binary(section(id, leb(limit + 1))),
+    reason: `${limit + 1} ${kind}, more than the engine's limit of ${limit}`,
+    offset: header + 2,
+  })),
 ];
 
 describe('decodeModule refusals', () => {
@@ -90,6 +105,16 @@ describe('decodeModule refusals', () => {
 
   it('decodeModule accepts padded but in-range LEBs, which toolchains emit', () => {
     expect(() => decodeModule(binary(section(1, [0x81, 0x80, 0x80, 0x80, 0x00, 0x60, 0, 0])))).not.toThrow();
+  });
+
+  it('instrumentModule refuses a module whose added exports would pass the engine\'s export limit, before building them (ABI-ALLOC-006)', () => {
+    const globals = 100_000;
+    const entries = Array.from({ length: globals }, () => [0x7f, 1, 0x41, 0, 0x0b]).flat();
+    const bytes = binary(section(6, [...leb(globals), ...entries]));
+    expect(() => decodeModule(bytes)).not.toThrow();
+    expect(() => instrumentModule(bytes, { maxMemoryPages: 1 })).toThrowError(
+      "100000 mutable globals: with the module's 0 exports the instrumented module would have 100001, more than the engine's limit of 100000 exports",
+    );
   });
 
   it('instrumentModule refuses a module that already exports a reserved __helix_ name', async () => {

@@ -3,6 +3,7 @@
 // indices it can check cheaply, so later stages can trust them.
 
 import { Feature } from './features.js';
+import { readCount } from './module-bounds.js';
 import type { ParsedModule } from './parsed-module.js';
 import type { Reader } from './reader.js';
 import type { ExternKind, FuncType } from './types.js';
@@ -12,7 +13,7 @@ const gcTypeForms: Record<number, string> = { 0x4e: 'rec', 0x50: 'sub', 0x4f: 's
 
 /** The type section: function types only; GC type forms are refused. */
 export function readTypeSection(r: Reader, m: ParsedModule): void {
-  const count = r.u32();
+  const count = readCount(r, 'types');
   m.typeCount = count;
   for (let i = 0; i < count; i++) {
     const at = r.pos;
@@ -64,8 +65,8 @@ function readLimits(r: Reader, m: ParsedModule, memory: boolean) {
 
 function readTableType(r: Reader, m: ParsedModule, imported: boolean): void {
   const refType = readRefType(r, m);
-  const limits = readLimits(r, m, false);
-  m.tables.push({ refType, is64: limits.is64, imported });
+  const l = readLimits(r, m, false);
+  m.tables.push({ refType, initial: l.initial, maximum: l.maximum, is64: l.is64, imported, limitsStart: l.start, limitsEnd: l.end });
   if (m.tables.length > 1) m.features |= Feature.referenceTypes;
 }
 
@@ -103,7 +104,7 @@ const kinds: ExternKind[] = ['func', 'table', 'memory', 'global', 'tag'];
 
 /** The import section. */
 export function readImportSection(r: Reader, m: ParsedModule): void {
-  const count = r.u32();
+  const count = readCount(r, 'imports');
   for (let i = 0; i < count; i++) {
     const module = r.name();
     const name = r.name();
@@ -126,13 +127,13 @@ export function readImportSection(r: Reader, m: ParsedModule): void {
 
 /** The function section: one type index per defined function. */
 export function readFunctionSection(r: Reader, m: ParsedModule): void {
-  const count = r.u32();
+  const count = readCount(r, 'functions', m.funcTypes.length);
   for (let i = 0; i < count; i++) m.funcTypes.push(typeIndex(r, m));
 }
 
 /** The table section, including tables with an initializer (function-references). */
 export function readTableSection(r: Reader, m: ParsedModule): void {
-  const count = r.u32();
+  const count = readCount(r, 'tables', m.tables.length);
   for (let i = 0; i < count; i++) {
     if (r.peek() === 0x40) {
       r.pos++;
@@ -149,7 +150,7 @@ export function readTableSection(r: Reader, m: ParsedModule): void {
 
 /** The memory section. */
 export function readMemorySection(r: Reader, m: ParsedModule): void {
-  const count = r.u32();
+  const count = readCount(r, 'memories', m.memories.length);
   for (let i = 0; i < count; i++) readMemoryType(r, m, false);
 }
 
@@ -161,7 +162,7 @@ export function readTagSection(r: Reader, m: ParsedModule): void {
 
 /** The global section. */
 export function readGlobalSection(r: Reader, m: ParsedModule): void {
-  const count = r.u32();
+  const count = readCount(r, 'globals', m.globals.length);
   for (let i = 0; i < count; i++) {
     readGlobalType(r, m, false);
     readConstExpr(r, m);
@@ -170,7 +171,7 @@ export function readGlobalSection(r: Reader, m: ParsedModule): void {
 
 /** The export section; names must be unique and indices in range. */
 export function readExportSection(r: Reader, m: ParsedModule): void {
-  const count = r.u32();
+  const count = readCount(r, 'exports');
   const seen = new Set<string>();
   for (let i = 0; i < count; i++) {
     const offset = r.pos;

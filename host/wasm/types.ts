@@ -44,11 +44,21 @@ export interface MemoryInfo {
   imported: boolean;
 }
 
+/** One table of the table index space (imports first), sizes in elements. */
+export interface TableInfo {
+  refType: ValType;
+  initial: number;
+  maximum: number | null;
+  is64: boolean;
+  imported: boolean;
+}
+
 /** What `decodeModule` learns about a module. */
 export interface ModuleInfo {
   imports: ImportInfo[];
   exports: ExportInfo[];
   memories: MemoryInfo[];
+  tables: TableInfo[];
   /** The start function's index, or null when the module has no start section. */
   startFunction: number | null;
   /** Number of functions the module defines (imports excluded). */
@@ -66,8 +76,10 @@ export interface ModuleInfo {
 
 /** Options of `instrumentModule`. */
 export interface InstrumentOptions {
-  /** Cap, in 64 KiB pages, for the maximum of every memory the module defines. */
+  /** Cap, in 64 KiB pages, on all the memories the module defines together. */
   maxMemoryPages: number;
+  /** Ceiling, in elements, on all the tables the module defines together; default MAX_TABLE_ELEMENTS. */
+  maxTableElements?: number;
 }
 
 /** The result of `instrumentModule`. */
