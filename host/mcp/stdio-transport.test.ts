@@ -1,0 +1,127 @@
+// The stdio transport over real Node streams: broken lines are answered and the next served, the
+// output backlog is bounded (notifications shed, input held, a stalled client disconnected), a
+// result that cannot be serialized still gets an answer, and a broken pipe ends the connection.
+import { PassThrough, Writable } from 'node:stream';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { describe, expect, it } from 'vitest';
+import { StdioTransport } from './stdio-transport.js';
+
+/** A stdout the client never reads: writes are held until `release` lets them through. */
+function stalledStdout(): { stdout: Writable; release: () => void; written: () => string[] } {
+  let held: Array<() => void> = [];
+  const lines: string[] = [];
+  const stdout = new Writable({
+    highWaterMark: 1024,
+    write(chunk: Buffer, _enc, cb) {
+      lines.push(chunk.toString('utf8'));
+      held.push(cb);
+    },
+  });
+  const release = (): void => {
+    while (held.length > 0) {
+      const now = held;
+      held = [];
+      for (const cb of now) cb();
+    }
+  };
+  return { stdout, release, written: () => lines };
+}
+
+/** A transport over a PassThrough stdin and a collecting stdout, started. */
+async function open(options: { maxMessageBytes?: number; maxBacklogBytes?: number; stdout?: Writable } = {}) {
+  const stdin = new PassThrough();
+  const out: string[] = [];
+  const stdout = options.stdout ?? new Writable({ write: (c: Buffer, _e, cb) => (out.push(...c.toString('utf8').split('\n').filter(Boolean)), cb()) });
+  const log: string[] = [];
+  const t = new StdioTransport({ stdin, stdout, maxMessageBytes: options.maxMessageBytes ?? 1024, maxBacklogBytes: options.maxBacklogBytes, log: (l) => log.push(l) });
+  const received: JSONRPCMessage[] = [];
+  let closed = 0;
+  t.onmessage = (m) => received.push(m);
+  t.onclose = () => (closed += 1);
+  await t.start();
+  return { t, stdin, out, log, received, closed: () => closed };
+}
+const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
+const notification = (bytes: number): JSONRPCMessage => ({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'n'.repeat(bytes) } });
+const response = (id: number, bytes: number): JSONRPCMessage => ({ jsonrpc: '2.0', id, result: { text: 'r'.repeat(bytes) } });
+
+describe('StdioTransport (ABI-MCP-001 .. ABI-MCP-004, ABI-MCP-008)', () => {
+  it('StdioTransport answers each broken line, keeps serving, and delivers the good lines between', async () => {
+    const s = await open({ maxMessageBytes: 1024 });
+    s.stdin.write('not json\n{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
+    s.stdin.write(`{"jsonrpc":"2.0","id":2,"method":"x","params":{"s":"${'a'.repeat(2000)}"}}\r\n`);
+    s.stdin.write('[1]\n{"jsonrpc":"2.0","id":3,"method":"ping"}\r\n');
+    await tick();
+    expect(s.received).toEqual([
+      { jsonrpc: '2.0', id: 1, method: 'ping' },
+      { jsonrpc: '2.0', id: 3, method: 'ping' },
+    ]);
+    expect(s.out.map((l) => JSON.parse(l) as { id: unknown; error: { code: number } }).map((r) => [r.id, r.error.code])).toEqual([
+      [null, -32700],
+      [2, -32600],
+      [null, -32600],
+    ]);
+    expect(s.log).toHaveLength(3);
+    expect(s.closed()).toBe(0);
+  });
+
+  it('StdioTransport rejects a message bound out of range, naming the option', () => {
+    expect(() => new StdioTransport({ maxMessageBytes: 10 })).toThrow('options.maxMessageBytes must be an integer from 1024 to 268435456 bytes, got 10');
+    expect(() => new StdioTransport({ maxMessageBytes: 2 ** 30 })).toThrow(RangeError);
+  });
+
+  it('StdioTransport sheds notifications and holds input past half the backlog bound, and catches up', async () => {
+    const { stdout, release, written } = stalledStdout();
+    const s = await open({ stdout, maxBacklogBytes: 10_000 });
+    // The first send waits for a drain that only release() brings; the dropped one resolves at once.
+    const first = s.t.send(notification(3000));
+    expect(s.t.backlogBytes).toBeGreaterThan(3000);
+    const behind = s.t.backlogBytes;
+    await s.t.send(notification(3000));
+    expect(s.t.backlogBytes).toBe(behind);
+    expect(s.stdin.isPaused()).toBe(true);
+    expect(s.log).toEqual([expect.stringMatching(/^the client is \d+ bytes behind; dropping notifications until it catches up$/)]);
+    const pending = s.t.send(response(1, 3000));
+    expect(s.t.backlogBytes).toBeGreaterThan(behind + 3000);
+    release();
+    await Promise.all([first, pending]);
+    expect(written().map((l) => (JSON.parse(l) as { id?: number; method?: string }).id ?? 'notification')).toEqual(['notification', 1]);
+    expect(s.stdin.isPaused()).toBe(false);
+    expect(s.log[1]).toBe('the client caught up; 1 notification(s) were dropped');
+    expect(s.closed()).toBe(0);
+  });
+
+  it('StdioTransport disconnects a client that leaves more than the bound unread, holding no more than the bound', async () => {
+    const { stdout } = stalledStdout();
+    const s = await open({ stdout, maxBacklogBytes: 10_000 });
+    for (let id = 1; id <= 10; id++) void s.t.send(response(id, 2000));
+    expect(s.t.backlogBytes).toBeLessThanOrEqual(10_000);
+    expect(s.closed()).toBe(1);
+    expect(s.log.at(-1)).toMatch(/^R-CAP-MCP-OUTPUT-BACKLOG: The client has left \d+ bytes of output unread, and the next response would pass the 10000-byte bound; closing the connection\. Hint: /);
+  });
+
+  it('StdioTransport answers a result that cannot be serialized with -32603 instead of leaving the request open', async () => {
+    const s = await open();
+    let deep: unknown = 1;
+    for (let i = 0; i < 100_000; i++) deep = { a: deep };
+    await s.t.send({ jsonrpc: '2.0', id: 7, result: { deep } } as JSONRPCMessage);
+    await s.t.send({ jsonrpc: '2.0', id: 8, result: { n: 10n } } as unknown as JSONRPCMessage);
+    const replies = s.out.map((l) => JSON.parse(l) as { id: number; error: { code: number; message: string } });
+    expect(replies.map((r) => [r.id, r.error.code])).toEqual([
+      [7, -32603],
+      [8, -32603],
+    ]);
+    expect(replies[0]!.error.message).toMatch(/^Internal error: the result could not be serialized \(Maximum call stack size exceeded\)\.$/);
+  });
+
+  it('StdioTransport ends the connection when stdout breaks', async () => {
+    const stdout = new Writable({ write: (_c, _e, cb) => cb(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' })) });
+    const s = await open({ stdout });
+    const errors: string[] = [];
+    s.t.onerror = (e) => errors.push(e.message);
+    await s.t.send(response(1, 10));
+    await tick();
+    expect(errors).toEqual(['write EPIPE']);
+    expect(s.closed()).toBe(1);
+  });
+});
