@@ -36,6 +36,28 @@ function logLine(text: string): void {
   process.stderr.write(`helix serve: ${line.length <= MAX_LOG_CHARS ? line : `${line.slice(0, MAX_LOG_CHARS)}… [${line.length - MAX_LOG_CHARS} more characters]`}\n`);
 }
 
+/** How long a stopped server waits for the client to read what is left of its output. */
+const FLUSH_GRACE_MS = 2000;
+
+/**
+ * Output a client never reads would keep the process alive for ever after it stopped: the client
+ * gets a grace period to read it, and then it is dropped and the process exits.
+ */
+async function flushOrDrop(): Promise<void> {
+  const stdout = process.stdout;
+  if (stdout.writableLength === 0) return;
+  const drained = await new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(false), FLUSH_GRACE_MS);
+    stdout.once('drain', () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+  if (drained) return;
+  logLine(`the client left ${stdout.writableLength} bytes of output unread; dropped`);
+  process.exit(process.exitCode ?? EXIT.ok);
+}
+
 /** Keeps stray console output of any library off stdout, where it would corrupt the protocol. */
 function consoleToStderr(): void {
   const toStderr = (...args: unknown[]): void => console.error(...args);
@@ -92,6 +114,7 @@ export async function serveCommand(opts: ServeOptions): Promise<void> {
         await mcp.close();
         await host.close();
         process.stderr.write('helix serve: stopped\n');
+        await flushOrDrop();
       } catch (err) {
         printError(err);
         process.exitCode = EXIT.failed;

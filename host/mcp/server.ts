@@ -33,8 +33,10 @@ export interface McpServerOptions {
    * plus 1 MiB, so the largest input any tool may accept fits in a tools/call.
    */
   readonly maxMessageBytes?: number;
-  /** Most output bytes a stdio client may leave unread (ABI-MCP-008); default 64 MiB. */
+  /** Unread stdio output past which the client is behind (ABI-MCP-008); default 32 MiB. */
   readonly maxBacklogBytes?: number;
+  /** Requests a stdio client may have unanswered at once (ABI-MCP-009); default 64. */
+  readonly maxInFlight?: number;
 }
 
 /** The streams and log of `connectStdio`; default process.stdin, process.stdout, onerror. */
@@ -109,7 +111,7 @@ export function createMcpServer(host: Host, options: McpServerOptions = {}): Hel
     tools,
     maxMessageBytes,
     connect: (transport) => server.connect(new GuardedTransport(transport)),
-    connectStdio: (streams = {}) => server.connect(new GuardedTransport(new StdioTransport({ ...streams, maxMessageBytes, maxBacklogBytes: options.maxBacklogBytes }))),
+    connectStdio: (streams = {}) => server.connect(new GuardedTransport(new StdioTransport({ ...streams, maxMessageBytes, maxBacklogBytes: options.maxBacklogBytes, maxInFlight: options.maxInFlight }))),
     close: () => server.close(),
   };
 }

@@ -1,6 +1,6 @@
-// The stdio transport over real Node streams: broken lines are answered and the next served, the
-// output backlog is bounded (notifications shed, input held, a stalled client disconnected), a
-// result that cannot be serialized still gets an answer, and a broken pipe ends the connection.
+// The stdio transport over real Node streams: broken lines are answered and the next served; a
+// client behind on reading gets no new work and loses notifications, never answers; requests in
+// flight are bounded; a result that cannot be serialized still gets an answer; a broken pipe ends it.
 import { PassThrough, Writable } from 'node:stream';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
@@ -28,12 +28,12 @@ function stalledStdout(): { stdout: Writable; release: () => void; written: () =
 }
 
 /** A transport over a PassThrough stdin and a collecting stdout, started. */
-async function open(options: { maxMessageBytes?: number; maxBacklogBytes?: number; stdout?: Writable } = {}) {
+async function open(options: { maxMessageBytes?: number; maxBacklogBytes?: number; maxInFlight?: number; stdout?: Writable } = {}) {
   const stdin = new PassThrough();
   const out: string[] = [];
   const stdout = options.stdout ?? new Writable({ write: (c: Buffer, _e, cb) => (out.push(...c.toString('utf8').split('\n').filter(Boolean)), cb()) });
   const log: string[] = [];
-  const t = new StdioTransport({ stdin, stdout, maxMessageBytes: options.maxMessageBytes ?? 1024, maxBacklogBytes: options.maxBacklogBytes, log: (l) => log.push(l) });
+  const t = new StdioTransport({ stdin, stdout, maxMessageBytes: options.maxMessageBytes ?? 1024, maxBacklogBytes: options.maxBacklogBytes, maxInFlight: options.maxInFlight, log: (l) => log.push(l) });
   const received: JSONRPCMessage[] = [];
   let closed = 0;
   t.onmessage = (m) => received.push(m);
@@ -45,7 +45,7 @@ const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
 const notification = (bytes: number): JSONRPCMessage => ({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'n'.repeat(bytes) } });
 const response = (id: number, bytes: number): JSONRPCMessage => ({ jsonrpc: '2.0', id, result: { text: 'r'.repeat(bytes) } });
 
-describe('StdioTransport (ABI-MCP-001 .. ABI-MCP-004, ABI-MCP-008)', () => {
+describe('StdioTransport (ABI-MCP-001 .. ABI-MCP-004, ABI-MCP-008, ABI-MCP-009)', () => {
   it('StdioTransport answers each broken line, keeps serving, and delivers the good lines between', async () => {
     const s = await open({ maxMessageBytes: 1024 });
     s.stdin.write('not json\n{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
@@ -70,34 +70,74 @@ describe('StdioTransport (ABI-MCP-001 .. ABI-MCP-004, ABI-MCP-008)', () => {
     expect(() => new StdioTransport({ maxMessageBytes: 2 ** 30 })).toThrow(RangeError);
   });
 
-  it('StdioTransport sheds notifications and holds input past half the backlog bound, and catches up', async () => {
+  it('StdioTransport sheds notifications and holds new requests while the client is behind, then catches up', async () => {
     const { stdout, release, written } = stalledStdout();
     const s = await open({ stdout, maxBacklogBytes: 10_000 });
-    // The first send waits for a drain that only release() brings; the dropped one resolves at once.
-    const first = s.t.send(notification(3000));
-    expect(s.t.backlogBytes).toBeGreaterThan(3000);
+    // The first send waits for a drain that only release() brings.
+    const first = s.t.send(response(1, 12_000));
     const behind = s.t.backlogBytes;
-    await s.t.send(notification(3000));
+    expect(behind).toBeGreaterThan(10_000);
+    await s.t.send(notification(100));
     expect(s.t.backlogBytes).toBe(behind);
-    expect(s.stdin.isPaused()).toBe(true);
-    expect(s.log).toEqual([expect.stringMatching(/^the client is \d+ bytes behind; dropping notifications until it catches up$/)]);
-    const pending = s.t.send(response(1, 3000));
-    expect(s.t.backlogBytes).toBeGreaterThan(behind + 3000);
+    expect(s.log).toEqual([expect.stringMatching(/^R-CAP-MCP-OUTPUT-BACKLOG: The client has \d+ bytes of output unread, over the 10000-byte bound: until it reads, its new requests wait and notifications are dropped\.$/)]);
+    s.stdin.write('{"jsonrpc":"2.0","id":5,"method":"ping"}\n{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
+    await tick();
+    expect(s.received).toEqual([{ jsonrpc: '2.0', method: 'notifications/initialized' }]);
     release();
-    await Promise.all([first, pending]);
-    expect(written().map((l) => (JSON.parse(l) as { id?: number; method?: string }).id ?? 'notification')).toEqual(['notification', 1]);
-    expect(s.stdin.isPaused()).toBe(false);
+    await first;
+    await tick();
+    expect(s.received.map((m) => ('id' in m ? m.id : (m as { method: string }).method))).toEqual(['notifications/initialized', 5]);
     expect(s.log[1]).toBe('the client caught up; 1 notification(s) were dropped');
+    expect(written()).toHaveLength(1);
     expect(s.closed()).toBe(0);
   });
 
-  it('StdioTransport disconnects a client that leaves more than the bound unread, holding no more than the bound', async () => {
-    const { stdout } = stalledStdout();
-    const s = await open({ stdout, maxBacklogBytes: 10_000 });
-    for (let id = 1; id <= 10; id++) void s.t.send(response(id, 2000));
-    expect(s.t.backlogBytes).toBeLessThanOrEqual(10_000);
-    expect(s.closed()).toBe(1);
-    expect(s.log.at(-1)).toMatch(/^R-CAP-MCP-OUTPUT-BACKLOG: The client has left \d+ bytes of output unread, and the next response would pass the 10000-byte bound; closing the connection\. Hint: /);
+  it('StdioTransport starts at most maxInFlight requests and the next as each is answered or cancelled', async () => {
+    const s = await open({ maxInFlight: 2 });
+    const ping = (id: number): string => `{"jsonrpc":"2.0","id":${id},"method":"ping"}\n`;
+    s.stdin.write(ping(1) + ping(2) + ping(3) + ping(4) + ping(5));
+    await tick();
+    const ids = (): unknown[] => s.received.filter((m) => 'id' in m).map((m) => (m as { id: unknown }).id);
+    expect(ids()).toEqual([1, 2]);
+    await s.t.send({ jsonrpc: '2.0', id: 1, result: {} });
+    expect(ids()).toEqual([1, 2, 3]);
+    // A waiting request that is cancelled never starts; an in-flight one frees its place (MCP sends no answer).
+    s.stdin.write('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":4}}\n');
+    s.stdin.write('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}\n');
+    await tick();
+    expect(ids()).toEqual([1, 2, 3, 5]);
+    expect(s.t.inFlight).toBe(2);
+  });
+
+  it('StdioTransport holds stdin once the waiting requests pass one message of bytes', async () => {
+    const s = await open({ maxInFlight: 1, maxMessageBytes: 1024 });
+    const ping = (id: number): string => `{"jsonrpc":"2.0","id":${id},"method":"ping","params":{"pad":"${'p'.repeat(350)}"}}\n`;
+    s.stdin.write(ping(1) + ping(2) + ping(3) + ping(4) + ping(5));
+    await tick();
+    expect(s.stdin.isPaused()).toBe(true);
+    await s.t.send({ jsonrpc: '2.0', id: 1, result: {} });
+    expect(s.stdin.isPaused()).toBe(true);
+    await s.t.send({ jsonrpc: '2.0', id: 2, result: {} });
+    expect(s.stdin.isPaused()).toBe(false);
+  });
+
+  it('StdioTransport answers 20,000 waiting requests that are refused at once without recursing', async () => {
+    const s = await open({ maxInFlight: 1, maxMessageBytes: 4 * 1024 * 1024 });
+    let refused = 0;
+    s.t.onmessage = (m) => {
+      if ('id' in m && m.id !== 0) {
+        refused += 1;
+        void s.t.send({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'no' } });
+      }
+    };
+    const lines = ['{"jsonrpc":"2.0","id":0,"method":"ping"}'];
+    for (let id = 1; id <= 20_000; id++) lines.push(`{"jsonrpc":"2.0","id":${id},"method":"x"}`);
+    s.stdin.write(`${lines.join('\n')}\n`);
+    await tick();
+    expect(refused).toBe(0);
+    await s.t.send({ jsonrpc: '2.0', id: 0, result: {} });
+    expect(refused).toBe(20_000);
+    expect(s.t.inFlight).toBe(0);
   });
 
   it('StdioTransport answers a result that cannot be serialized with -32603 instead of leaving the request open', async () => {

@@ -1,19 +1,21 @@
 // The MCP stdio transport of `helix serve`: newline-delimited JSON-RPC on stdin and stdout in
-// bounded memory both ways. A broken line is answered and the next one served; it never closes.
+// bounded memory both ways. A broken line is answered and the next one served; a slow reader is
+// held back, never dropped. It closes only when a stream fails or the server closes it.
 import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { HelixError } from '../errors.js';
 import { checkFrame } from './frame-check.js';
 import { FrameReader } from './frame-reader.js';
+import { DEFAULT_MAX_IN_FLIGHT, RequestWindow } from './request-window.js';
 import { errorResponse, RpcCode, rpcError, type RpcErrorResponse } from './rpc-errors.js';
 
 /** Added to the policy's largest input to bound a message: the request around the input. */
 export const MESSAGE_MARGIN_BYTES = 1024 * 1024;
 /** Smallest and largest `maxMessageBytes` (the largest stays well below V8's longest string). */
 export const MESSAGE_BYTES_RANGE = { min: 1024, max: 256 * 1024 * 1024 } as const;
-/** Default bound on output the client has not read yet. */
-export const DEFAULT_MAX_BACKLOG_BYTES = 64 * 1024 * 1024;
+/** Default bound on output the client has not read yet, past which it counts as behind. */
+export const DEFAULT_MAX_BACKLOG_BYTES = 32 * 1024 * 1024;
 
 /** Options of the stdio transport. */
 export interface StdioTransportOptions {
@@ -21,9 +23,11 @@ export interface StdioTransportOptions {
   readonly stdout?: Writable;
   /** Longest accepted line in bytes, without its LF or CRLF (ABI-MCP-001). */
   readonly maxMessageBytes: number;
-  /** Most bytes written but not yet read by the client (ABI-MCP-008); default 64 MiB. */
+  /** Unread output past which the client is behind (ABI-MCP-008); default 32 MiB. */
   readonly maxBacklogBytes?: number;
-  /** Where refused frames, dropped notifications and a stalled client are reported; default onerror. */
+  /** Requests handled at once (ABI-MCP-009); default 64. */
+  readonly maxInFlight?: number;
+  /** Where refused frames and a client falling behind are reported; default onerror. */
   readonly log?: (line: string) => void;
 }
 
@@ -36,6 +40,8 @@ export function checkMaxMessageBytes(value: unknown, name = 'options.maxMessageB
 
 /** A message the SDK hands over; only notifications (no id) may be dropped under backlog. */
 const isNotification = (m: JSONRPCMessage): boolean => 'method' in m && !('id' in m);
+/** The id of a response or error response (what frees a place in the window). */
+const answeredId = (m: JSONRPCMessage): string | number | undefined => ('method' in m || !('id' in m) ? undefined : m.id);
 
 /** The SDK's Transport over a byte stream pair (stdin/stdout by default). */
 export class StdioTransport implements Transport {
@@ -49,9 +55,11 @@ export class StdioTransport implements Transport {
   readonly #stdout: Writable;
   readonly #log: (line: string) => void;
   readonly #reader: FrameReader;
+  readonly #window: RequestWindow;
   #started = false;
   #closed = false;
   #pausedInput = false;
+  #pumping = false;
   #dropped = 0;
   #drainWaiters: Array<() => void> = [];
 
@@ -62,6 +70,7 @@ export class StdioTransport implements Transport {
     this.#stdout = options.stdout ?? process.stdout;
     this.#log = options.log ?? ((line) => this.onerror?.(new Error(line)));
     this.#reader = new FrameReader(this.maxMessageBytes);
+    this.#window = new RequestWindow(options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT, (m) => this.#deliver(m));
   }
 
   async start(): Promise<void> {
@@ -80,6 +89,7 @@ export class StdioTransport implements Transport {
     this.#stdin.off('error', this.#onStreamError);
     this.#stdout.off('drain', this.#onDrain);
     if (this.#stdin.listenerCount('data') === 0) this.#stdin.pause();
+    this.#window.clear();
     for (const resolve of this.#drainWaiters.splice(0)) resolve();
     this.onclose?.();
   }
@@ -87,7 +97,13 @@ export class StdioTransport implements Transport {
   /** Sends a message; resolves once the stream has taken it (at once, or on the next drain). */
   send(message: JSONRPCMessage): Promise<void> {
     if (this.#closed) return Promise.resolve();
-    return this.#write(this.#serialize(message), isNotification(message));
+    const sent = this.#write(this.#serialize(message), isNotification(message));
+    const id = answeredId(message);
+    if (id !== undefined) {
+      this.#window.answered(id);
+      this.#pump();
+    }
+    return sent;
   }
 
   /** Bytes written and not yet taken by the client. */
@@ -95,18 +111,32 @@ export class StdioTransport implements Transport {
     return this.#stdout.writableLength;
   }
 
+  /** Requests handed to the server and not yet answered. */
+  get inFlight(): number {
+    return this.#window.inFlight;
+  }
+
+  /** Whether the client has more output unread than the bound: it gets no new work until it reads. */
+  get #behind(): boolean {
+    return this.#stdout.writableLength > this.maxBacklogBytes;
+  }
+
   readonly #onData = (chunk: Buffer | string): void => {
     const frames = this.#reader.push(typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk);
     for (const frame of frames) {
       if (this.#closed) return;
       const verdict = checkFrame(frame, this.maxMessageBytes);
-      if (verdict.kind === 'message') this.#deliver(verdict.message);
+      if (verdict.kind === 'message') this.#window.offer(verdict.message, frame.kind === 'frame' ? frame.bytes.length : 0, !this.#behind);
       else if (verdict.kind === 'ignore') this.#log(verdict.why);
       else if (verdict.kind === 'reply') {
         this.#log(`answered ${verdict.error.code} (id ${JSON.stringify(verdict.id)}): ${verdict.error.message}`);
         void this.#write(`${JSON.stringify(errorResponse(verdict.id, verdict.error))}\n`, false);
       }
     }
+    // A cancellation may have freed a place. Requests that must wait are held in memory up to one
+    // message's worth; past that, stdin waits.
+    this.#pump();
+    if (this.#window.waitingBytes > this.maxMessageBytes) this.#pauseInput();
   };
 
   /** Hands a message to the protocol; whatever it throws is this line's trouble, not the server's. */
@@ -132,22 +162,38 @@ export class StdioTransport implements Transport {
 
   #write(text: string, droppable: boolean): Promise<void> {
     if (this.#closed) return Promise.resolve();
-    const backlog = this.#stdout.writableLength;
-    if (backlog > 0) {
-      const size = Buffer.byteLength(text);
-      // Past half the bound the client is behind: hold its input and shed what can be lost.
-      if (backlog + size > this.maxBacklogBytes / 2) this.#pauseInput();
-      if (droppable && backlog + size > this.maxBacklogBytes / 2) {
-        if (this.#dropped++ === 0) this.#log(`the client is ${backlog} bytes behind; dropping notifications until it catches up`);
-        return Promise.resolve();
-      }
-      if (backlog + size > this.maxBacklogBytes) {
-        this.#stalled(backlog);
-        return Promise.resolve();
-      }
+    // A client this far behind loses what can be lost; answers are bounded by the window instead.
+    if (droppable && this.#behind) {
+      if (this.#dropped++ === 0) this.#logBehind();
+      return Promise.resolve();
     }
     if (this.#stdout.write(text)) return Promise.resolve();
     return new Promise((resolve) => this.#drainWaiters.push(resolve));
+  }
+
+  #logBehind(): void {
+    const err = new HelixError('R-CAP-MCP-OUTPUT-BACKLOG', {
+      message: `The client has ${this.#stdout.writableLength} bytes of output unread, over the ${this.maxBacklogBytes}-byte bound: until it reads, its new requests wait and notifications are dropped.`,
+      details: { backlog_bytes: this.#stdout.writableLength, max_backlog_bytes: this.maxBacklogBytes },
+    });
+    this.#log(`${err.code}: ${err.message}`);
+  }
+
+  /** Starts waiting requests as far as the window and the client's reading allow. */
+  #pump(): void {
+    // Not re-entered: a request answered at once (the guard's refusals) frees its place while the
+    // loop below runs, and the loop sees it; recursing instead could go as deep as the queue.
+    if (this.#closed || this.#pumping) return;
+    this.#pumping = true;
+    try {
+      this.#window.pump(!this.#behind);
+    } finally {
+      this.#pumping = false;
+    }
+    if (this.#pausedInput && this.#window.waitingBytes <= this.maxMessageBytes) {
+      this.#pausedInput = false;
+      this.#stdin.resume();
+    }
   }
 
   #pauseInput(): void {
@@ -158,22 +204,12 @@ export class StdioTransport implements Transport {
 
   readonly #onDrain = (): void => {
     for (const resolve of this.#drainWaiters.splice(0)) resolve();
-    if (this.#dropped > 0) this.#log(`the client caught up; ${this.#dropped} notification(s) were dropped`);
-    this.#dropped = 0;
-    if (this.#pausedInput && !this.#closed) {
-      this.#pausedInput = false;
-      this.#stdin.resume();
+    if (this.#dropped > 0 && !this.#behind) {
+      this.#log(`the client caught up; ${this.#dropped} notification(s) were dropped`);
+      this.#dropped = 0;
     }
+    this.#pump();
   };
-
-  #stalled(backlog: number): void {
-    const err = new HelixError('R-CAP-MCP-OUTPUT-BACKLOG', {
-      message: `The client has left ${backlog} bytes of output unread, and the next response would pass the ${this.maxBacklogBytes}-byte bound; closing the connection.`,
-      details: { backlog_bytes: backlog, max_backlog_bytes: this.maxBacklogBytes },
-    });
-    this.#log(`${err.code}: ${err.message} Hint: ${err.hint}`);
-    void this.close();
-  }
 
   readonly #onStreamError = (err: Error): void => {
     this.onerror?.(err);
