@@ -60,7 +60,8 @@ export class StdioTransport implements Transport {
   #closed = false;
   #pausedInput = false;
   #pumping = false;
-  #dropped = 0;
+  /** While the client is behind: notifications dropped, and the most output it left unread. */
+  #episode: { dropped: number; largestBacklog: number } | undefined;
   #drainWaiters: Array<() => void> = [];
 
   constructor(options: StdioTransportOptions) {
@@ -126,7 +127,11 @@ export class StdioTransport implements Transport {
     for (const frame of frames) {
       if (this.#closed) return;
       const verdict = checkFrame(frame, this.maxMessageBytes);
-      if (verdict.kind === 'message') this.#window.offer(verdict.message, frame.kind === 'frame' ? frame.bytes.length : 0, !this.#behind);
+      if (verdict.kind === 'message') {
+        const behind = this.#behind;
+        if (behind && 'id' in verdict.message && 'method' in verdict.message) this.#noteBehind();
+        this.#window.offer(verdict.message, frame.kind === 'frame' ? frame.bytes.length : 0, !behind);
+      }
       else if (verdict.kind === 'ignore') this.#log(verdict.why);
       else if (verdict.kind === 'reply') {
         this.#log(`answered ${verdict.error.code} (id ${JSON.stringify(verdict.id)}): ${verdict.error.message}`);
@@ -164,19 +169,26 @@ export class StdioTransport implements Transport {
     if (this.#closed) return Promise.resolve();
     // A client this far behind loses what can be lost; answers are bounded by the window instead.
     if (droppable && this.#behind) {
-      if (this.#dropped++ === 0) this.#logBehind();
+      this.#noteBehind().dropped += 1;
       return Promise.resolve();
     }
-    if (this.#stdout.write(text)) return Promise.resolve();
+    const taken = this.#stdout.write(text);
+    if (this.#episode !== undefined) this.#episode.largestBacklog = Math.max(this.#episode.largestBacklog, this.#stdout.writableLength);
+    if (taken) return Promise.resolve();
     return new Promise((resolve) => this.#drainWaiters.push(resolve));
   }
 
-  #logBehind(): void {
+  /** The episode of the client being behind, logged once as it starts. */
+  #noteBehind(): { dropped: number; largestBacklog: number } {
+    if (this.#episode !== undefined) return this.#episode;
+    const backlog = this.#stdout.writableLength;
     const err = new HelixError('R-CAP-MCP-OUTPUT-BACKLOG', {
-      message: `The client has ${this.#stdout.writableLength} bytes of output unread, over the ${this.maxBacklogBytes}-byte bound: until it reads, its new requests wait and notifications are dropped.`,
-      details: { backlog_bytes: this.#stdout.writableLength, max_backlog_bytes: this.maxBacklogBytes },
+      message: `The client has ${backlog} bytes of output unread, over the ${this.maxBacklogBytes}-byte bound: until it reads, its new requests wait and notifications are dropped.`,
+      details: { backlog_bytes: backlog, max_backlog_bytes: this.maxBacklogBytes },
     });
     this.#log(`${err.code}: ${err.message}`);
+    this.#episode = { dropped: 0, largestBacklog: backlog };
+    return this.#episode;
   }
 
   /** Starts waiting requests as far as the window and the client's reading allow. */
@@ -204,9 +216,9 @@ export class StdioTransport implements Transport {
 
   readonly #onDrain = (): void => {
     for (const resolve of this.#drainWaiters.splice(0)) resolve();
-    if (this.#dropped > 0 && !this.#behind) {
-      this.#log(`the client caught up; ${this.#dropped} notification(s) were dropped`);
-      this.#dropped = 0;
+    if (this.#episode !== undefined && !this.#behind) {
+      this.#log(`the client caught up: at most ${this.#episode.largestBacklog} bytes were unread; ${this.#episode.dropped} notification(s) dropped`);
+      this.#episode = undefined;
     }
     this.#pump();
   };
