@@ -152,7 +152,10 @@ describe('helix serve over raw stdio: broken frames (ABI-MCP-001 .. ABI-MCP-007)
     const id = await refused(srv.w, `{"jsonrpc":"2.0","id":${objects},"method":"ping"}`, null);
     expect(id.error).toMatchObject({ code: -32600 });
     srv.w.line(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":${arrays},"progress":1}}`);
+    // A response to no request: the SDK logs it serialized, which a value this deep cannot be.
+    srv.w.line(`{"jsonrpc":"2.0","id":"nobody","result":{"deep":${objects}}}`);
     await srv.served();
+    expect(srv.w.messages().filter((m) => m.id === 'nobody')).toEqual([]);
   });
 
   it('a broken notification gets no reply, only a line on stderr', async () => {
