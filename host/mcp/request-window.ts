@@ -57,9 +57,9 @@ export class RequestWindow {
     this.#count -= 1;
   }
 
-  /** Hands over waiting requests while `open` and the window has room. */
-  pump(open: boolean): void {
-    while (open && this.#waiting.length > 0 && this.#count < this.maxInFlight) {
+  /** Hands over waiting requests while `open()` holds and the window has room. */
+  pump(open: () => boolean): void {
+    while (this.#waiting.length > 0 && this.#count < this.maxInFlight && open()) {
       const next = this.#waiting.shift()!;
       this.#waitingBytes -= next.bytes;
       this.#start(next.message);

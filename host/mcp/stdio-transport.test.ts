@@ -154,6 +154,15 @@ describe('StdioTransport (ABI-MCP-001 .. ABI-MCP-004, ABI-MCP-008, ABI-MCP-009)'
     expect(replies[0]!.error.message).toMatch(/^Internal error: the result could not be serialized \(Maximum call stack size exceeded\)\.$/);
   });
 
+  it('StdioTransport ends the connection when stdin ends', async () => {
+    const s = await open();
+    s.stdin.end('{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
+    await new Promise((r) => s.stdin.once('end', r));
+    await tick();
+    expect(s.received).toHaveLength(1);
+    expect(s.closed()).toBe(1);
+  });
+
   it('StdioTransport ends the connection when stdout breaks', async () => {
     const stdout = new Writable({ write: (_c, _e, cb) => cb(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' })) });
     const s = await open({ stdout });

@@ -1,6 +1,6 @@
 // The MCP stdio transport of `helix serve`: newline-delimited JSON-RPC on stdin and stdout in
 // bounded memory both ways. A broken line is answered and the next one served; a slow reader is
-// held back, never dropped. It closes only when a stream fails or the server closes it.
+// held back, never dropped. It closes when stdin ends, a stream fails or the server closes it.
 import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
@@ -78,7 +78,9 @@ export class StdioTransport implements Transport {
     if (this.#started) throw new Error('StdioTransport already started');
     this.#started = true;
     this.#stdin.on('data', this.#onData);
+    this.#stdin.on('end', this.#onEnd);
     this.#stdin.on('error', this.#onStreamError);
+    // Kept after close: an EPIPE arriving later must still have a listener.
     this.#stdout.on('error', this.#onStreamError);
     this.#stdout.on('drain', this.#onDrain);
   }
@@ -87,6 +89,7 @@ export class StdioTransport implements Transport {
     if (this.#closed) return;
     this.#closed = true;
     this.#stdin.off('data', this.#onData);
+    this.#stdin.off('end', this.#onEnd);
     this.#stdin.off('error', this.#onStreamError);
     this.#stdout.off('drain', this.#onDrain);
     if (this.#stdin.listenerCount('data') === 0) this.#stdin.pause();
@@ -131,8 +134,7 @@ export class StdioTransport implements Transport {
         const behind = this.#behind;
         if (behind && 'id' in verdict.message && 'method' in verdict.message) this.#noteBehind();
         this.#window.offer(verdict.message, frame.kind === 'frame' ? frame.bytes.length : 0, !behind);
-      }
-      else if (verdict.kind === 'ignore') this.#log(verdict.why);
+      } else if (verdict.kind === 'ignore') this.#log(verdict.why);
       else if (verdict.kind === 'reply') {
         this.#log(`answered ${verdict.error.code} (id ${JSON.stringify(verdict.id)}): ${verdict.error.message}`);
         void this.#write(`${JSON.stringify(errorResponse(verdict.id, verdict.error))}\n`, false);
@@ -198,7 +200,7 @@ export class StdioTransport implements Transport {
     if (this.#closed || this.#pumping) return;
     this.#pumping = true;
     try {
-      this.#window.pump(!this.#behind);
+      this.#window.pump(() => !this.#behind);
     } finally {
       this.#pumping = false;
     }
@@ -222,6 +224,9 @@ export class StdioTransport implements Transport {
     }
     this.#pump();
   };
+
+  /** The client closed its side: nothing more can come, so the connection ends (calls in flight are cancelled). */
+  readonly #onEnd = (): void => void this.close();
 
   readonly #onStreamError = (err: Error): void => {
     this.onerror?.(err);
