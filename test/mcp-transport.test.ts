@@ -249,4 +249,25 @@ describe('helix serve and a client that stops reading (ABI-MCP-008, ABI-MCP-009)
       await srv.s.exited;
     }
   }, 300_000);
+
+  it('a server stopped while its client reads nothing drops the unread output and exits 0 (ABI-MCP-008)', async () => {
+    writeFileSync(path.join(work.dir, 'book.txt'), 'tgca'.repeat(256 * 1024));
+    const srv = await start();
+    try {
+      const imported = await srv.request('tools/call', { name: 'artifact_import', arguments: { path: path.join(work.dir, 'book.txt') } });
+      const uri = `helix://artifact/${(imported.result!.structuredContent as { id: string }).id}`;
+      srv.s.child.stdout!.pause();
+      // 100 answers of 1 MiB: past the 32 MiB bound with requests still waiting.
+      for (let i = 0; i < 100; i++) srv.w.line(JSON.stringify({ jsonrpc: '2.0', id: `q${i}`, method: 'resources/read', params: { uri } }));
+      await srv.s.waitForStderr(/R-CAP-MCP-OUTPUT-BACKLOG/, 120_000);
+      srv.s.child.stdin!.end();
+      await srv.s.waitForStderr(/helix serve: stopped\n/, 60_000);
+      const code = await Promise.race([srv.s.exited, new Promise((r) => setTimeout(() => r('still running'), 30_000))]);
+      expect(code).toBe(0);
+      expect(srv.s.stderr()).toMatch(/helix serve: stdin closed; stopping\nhelix serve: stopped\nhelix serve: the client left \d+ bytes of output unread; dropped\n$/);
+    } finally {
+      srv.s.child.stdout!.resume();
+      if (srv.s.child.exitCode === null) srv.s.child.kill();
+    }
+  }, 180_000);
 });

@@ -204,6 +204,7 @@ export class StdioTransport implements Transport {
     } finally {
       this.#pumping = false;
     }
+    if (this.#window.waitingBytes > 0 && this.#behind) this.#noteBehind();
     if (this.#pausedInput && this.#window.waitingBytes <= this.maxMessageBytes) {
       this.#pausedInput = false;
       this.#stdin.resume();
