@@ -221,12 +221,17 @@ describe('helix serve --max-message-bytes (ABI-MCP-001, ABI-MCP-002)', () => {
 });
 
 describe('helix serve and a client that stops reading (ABI-MCP-008, ABI-MCP-009)', () => {
+  /** Imports `bytes` of text through the server's artifact_import tool; returns its resource URI. */
+  async function artifactOf(srv: Awaited<ReturnType<typeof start>>, name: string, bytes: number): Promise<string> {
+    writeFileSync(path.join(work.dir, name), 'acgt'.repeat(bytes / 4));
+    const imported = await srv.request('tools/call', { name: 'artifact_import', arguments: { path: path.join(work.dir, name) } });
+    return `helix://artifact/${(imported.result!.structuredContent as { id: string }).id}`;
+  }
+
   it('holds the client back at the backlog bound without losing an answer, and serves on once it reads', async () => {
-    writeFileSync(path.join(work.dir, 'page.txt'), 'acgt'.repeat(16 * 1024));
     const srv = await start();
     try {
-      const imported = await srv.request('tools/call', { name: 'artifact_import', arguments: { path: path.join(work.dir, 'page.txt') } });
-      const uri = `helix://artifact/${(imported.result!.structuredContent as { id: string }).id}`;
+      const uri = await artifactOf(srv, 'page.txt', 64 * 1024);
       const sample = await srv.request('resources/read', { uri });
       const replyBytes = Buffer.byteLength(JSON.stringify(sample)) + 1;
       const before = peakRssMiB(srv.s.child.pid!);
@@ -251,11 +256,9 @@ describe('helix serve and a client that stops reading (ABI-MCP-008, ABI-MCP-009)
   }, 300_000);
 
   it('a server stopped while its client reads nothing drops the unread output and exits 0 (ABI-MCP-008)', async () => {
-    writeFileSync(path.join(work.dir, 'book.txt'), 'tgca'.repeat(256 * 1024));
     const srv = await start();
     try {
-      const imported = await srv.request('tools/call', { name: 'artifact_import', arguments: { path: path.join(work.dir, 'book.txt') } });
-      const uri = `helix://artifact/${(imported.result!.structuredContent as { id: string }).id}`;
+      const uri = await artifactOf(srv, 'book.txt', MiB);
       srv.s.child.stdout!.pause();
       // 100 answers of 1 MiB: past the 32 MiB bound with requests still waiting.
       for (let i = 0; i < 100; i++) srv.w.line(JSON.stringify({ jsonrpc: '2.0', id: `q${i}`, method: 'resources/read', params: { uri } }));
