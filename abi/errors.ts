@@ -77,6 +77,30 @@ export const ERROR_CODES = {
     message: 'The target directory exists and is not empty.',
     hint: 'Choose another name or --dir, or remove the directory first.',
   },
+  'I-REQ-MCP-PARSE': {
+    message: 'The MCP message is not JSON: the line does not parse, or is not UTF-8.',
+    hint: 'Send one JSON-RPC 2.0 message per line, as UTF-8 JSON ending in a newline, with no line break inside it.',
+  },
+  'I-REQ-MCP-MESSAGE-TOO-LARGE': {
+    message: 'The MCP message is longer than the server accepts.',
+    hint: 'Import large data as an artifact (artifact_import) and pass its id, or start the server with a larger --max-message-bytes.',
+  },
+  'I-REQ-MCP-INVALID-MESSAGE': {
+    message: 'The MCP message is not a JSON-RPC 2.0 request, notification or response.',
+    hint: 'Send an object with "jsonrpc": "2.0", a string "method", an "id" that is a string or an integer (left out for a notification) and an object "params".',
+  },
+  'I-REQ-MCP-BATCH': {
+    message: 'The MCP message is a batch array; MCP 2025-06-18 and later have no batching.',
+    hint: 'Send each request or notification as a line of its own.',
+  },
+  'I-REQ-MCP-METHOD': {
+    message: 'The MCP server has no method of that name.',
+    hint: 'Call one of the methods listed in details.methods; tools are called through tools/call with the tool name in params.name.',
+  },
+  'I-REQ-MCP-PARAMS': {
+    message: "The MCP request's params do not match the method.",
+    hint: "Fix the fields listed in details.violations; the MCP schema (revision 2025-11-25) defines each method's params.",
+  },
   'A-AUTH-TOOL-DENIED': {
     message: 'The policy does not allow this tool.',
     hint: "Add the tool id to the policy's tools.allow list.",
@@ -194,6 +218,11 @@ export const ERROR_CODES = {
   'R-CAP-HTTP-RESPONSE-TOO-LARGE': {
     message: 'The response body is larger than the limit.',
     hint: "Ask for less (a range, a page, a filter), or raise max_response_bytes within the policy's network.maxResponseBytes.",
+    retryable: false,
+  },
+  'R-CAP-MCP-OUTPUT-BACKLOG': {
+    message: "The MCP client stopped reading the server's output.",
+    hint: 'Read the server\'s stdout continuously; a client that leaves more than the backlog bound unread is disconnected, and its calls are cancelled and recorded.',
     retryable: false,
   },
   'R-CAP-PAYLOAD': {

@@ -10,7 +10,7 @@ import { buildCommand } from './build-command.js';
 import { callCommand } from './call-command.js';
 import { newCommand, TEMPLATE_LANGS } from './new-command.js';
 import { registerRunsCommands, verifyCommand } from './runs-command.js';
-import { serveCommand } from './serve-command.js';
+import { maxMessageBytesOption, serveCommand } from './serve-command.js';
 import { registerStoreCommands } from './store-command.js';
 import { testCommand } from './test-command.js';
 import { toolsCommand } from './tools-command.js';
@@ -70,6 +70,7 @@ hostOptions(
 hostOptions(program.command('serve').description('serve the tools to an MCP client (an agent) over stdio; stdout is the protocol, stderr the log (exit 3 if the host cannot start)'))
   .option('--home <dir>', 'Helix home holding the store (default: $HELIX_HOME or ./.helix)')
   .option('--progress-interval-ms <n>', 'how often a long call sends progress to a client that asked for it, ms (default: 1000)', positiveInt('--progress-interval-ms'))
+  .option('--max-message-bytes <n>', "longest MCP message (one stdin line) in bytes, 1024 to 268435456 (default: the policy's ceilings.maxInputBytes + 1 MiB, 17 MiB with the default policy)", maxMessageBytesOption)
   .action(serveCommand);
 
 program

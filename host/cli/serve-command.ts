@@ -1,11 +1,12 @@
 // `helix serve`: the MCP server on stdio. stdout carries nothing but the protocol; what it loaded,
 // how to connect and any trouble go to stderr. Startup is fail-closed (exit 3 before any
-// protocol traffic); stdin closing, SIGINT or SIGTERM stop it cleanly.
+// protocol traffic); stdin closing, SIGINT or SIGTERM stop it cleanly. A bad line never does.
 import { fileURLToPath } from 'node:url';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { InvalidArgumentError } from 'commander';
 import { createHost, type Host } from '../host.js';
 import { startupBanner } from '../mcp/banner.js';
 import { createMcpServer, type HelixMcpServer } from '../mcp/server.js';
+import { checkMaxMessageBytes } from '../mcp/stdio-transport.js';
 import { EXIT, printError } from './output.js';
 
 /** Options of `helix serve`. */
@@ -14,6 +15,47 @@ export interface ServeOptions {
   readonly policy?: string;
   readonly home?: string;
   readonly progressIntervalMs?: number;
+  readonly maxMessageBytes?: number;
+}
+
+/** Longest line of the log on stderr; a client's bad line can be long, its log line is not. */
+const MAX_LOG_CHARS = 1000;
+
+/** Parses `--max-message-bytes`, naming the option and its range in the error. */
+export function maxMessageBytesOption(value: string): number {
+  try {
+    return checkMaxMessageBytes(/^\d+$/.test(value) ? Number(value) : value, '--max-message-bytes');
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
+}
+
+/** Writes one line of the server's log on stderr, cut to a readable length. */
+function logLine(text: string): void {
+  const line = text.replace(/\s*\n\s*/g, ' ');
+  process.stderr.write(`helix serve: ${line.length <= MAX_LOG_CHARS ? line : `${line.slice(0, MAX_LOG_CHARS)}… [${line.length - MAX_LOG_CHARS} more characters]`}\n`);
+}
+
+/** How long a stopped server waits for the client to read what is left of its output. */
+const FLUSH_GRACE_MS = 2000;
+
+/**
+ * Output a client never reads would keep the process alive for ever after it stopped: the client
+ * gets a grace period to read it, and then it is dropped and the process exits.
+ */
+async function flushOrDrop(): Promise<void> {
+  const stdout = process.stdout;
+  if (stdout.writableLength === 0) return;
+  const drained = await new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(false), FLUSH_GRACE_MS);
+    stdout.once('drain', () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+  if (drained) return;
+  logLine(`the client left ${stdout.writableLength} bytes of output unread; dropped`);
+  process.exit(process.exitCode ?? EXIT.ok);
 }
 
 /** Keeps stray console output of any library off stdout, where it would corrupt the protocol. */
@@ -35,7 +77,7 @@ async function start(opts: ServeOptions): Promise<{ host: Host; mcp: HelixMcpSer
     return undefined;
   }
   try {
-    return { host, mcp: createMcpServer(host) };
+    return { host, mcp: createMcpServer(host, { maxMessageBytes: opts.maxMessageBytes }) };
   } catch (err) {
     printError(err);
     await host.close();
@@ -50,9 +92,12 @@ export async function serveCommand(opts: ServeOptions): Promise<void> {
   const started = await start(opts);
   if (started === undefined) return;
   const { host, mcp } = started;
-  const extraArgs = opts.progressIntervalMs === undefined ? [] : ['--progress-interval-ms', String(opts.progressIntervalMs)];
+  const extraArgs = [
+    ...(opts.progressIntervalMs === undefined ? [] : ['--progress-interval-ms', String(opts.progressIntervalMs)]),
+    ...(opts.maxMessageBytes === undefined ? [] : ['--max-message-bytes', String(opts.maxMessageBytes)]),
+  ];
   const cliPath = fileURLToPath(new URL('./main.js', import.meta.url));
-  process.stderr.write(startupBanner(host, mcp.tools, { cliPath, plugins: opts.plugins, policy: opts.policy, extraArgs }));
+  process.stderr.write(startupBanner(host, mcp.tools, { cliPath, plugins: opts.plugins, policy: opts.policy, extraArgs, maxMessageBytes: mcp.maxMessageBytes }));
   if (process.stdin.isTTY) {
     process.stderr.write(`stdin is a terminal: this server waits for an MCP client. Register it with one (above), or try it with\n  npx @modelcontextprotocol/inspector node ${cliPath} serve\nCtrl-C or Ctrl-D stops it.\n`);
   }
@@ -69,6 +114,7 @@ export async function serveCommand(opts: ServeOptions): Promise<void> {
         await mcp.close();
         await host.close();
         process.stderr.write('helix serve: stopped\n');
+        await flushOrDrop();
       } catch (err) {
         printError(err);
         process.exitCode = EXIT.failed;
@@ -86,7 +132,8 @@ export async function serveCommand(opts: ServeOptions): Promise<void> {
   process.stdin.once('end', () => void stop('stdin closed'));
   // A client that dies without closing our stdin first leaves a broken pipe on stdout.
   process.stdout.on('error', (err) => void stop(`stdout failed (${err.message})`));
-  mcp.server.onerror = (err) => process.stderr.write(`helix serve: protocol error: ${err.message}\n`);
+  // Refused lines, dropped notifications and the SDK's own complaints: logged, never fatal.
+  mcp.server.onerror = (err) => logLine(err.message);
   mcp.server.onclose = () => void stop('connection closed');
-  await mcp.connect(new StdioServerTransport());
+  await mcp.connectStdio({ log: logLine });
 }

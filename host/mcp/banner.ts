@@ -15,6 +15,8 @@ export interface Invocation {
   readonly policy?: string;
   /** Any further serve options to repeat, e.g. ['--progress-interval-ms', '500']. */
   readonly extraArgs?: readonly string[];
+  /** The stdio message bound in force, for the log. */
+  readonly maxMessageBytes?: number;
 }
 
 /** The `mcpServers` entry that starts this server (absolute paths, the home as HELIX_HOME). */
@@ -51,6 +53,7 @@ export function startupBanner(host: Host, tools: readonly ExposedTool[], inv: In
     `  policy:   ${host.policy.hash} (${host.policy.source === '(default)' ? 'the bundled default policy' : host.policy.source})`,
     `  plugins:  ${host.pluginsDir}`,
   ];
+  if (inv.maxMessageBytes !== undefined) lines.push(`  messages: up to ${inv.maxMessageBytes} bytes a line (--max-message-bytes); a longer line is answered with an error and skipped`);
   if (host.interrupted.length > 0) lines.push(`  recovered: ${host.interrupted.length} run(s) a dead process left running, now marked interrupted`);
   lines.push(`  tools (${tools.length}):`);
   for (const t of tools) {

@@ -1,6 +1,9 @@
-// The MCP surface of Helix (DESIGN.md section 11): a server over a Host, and the mappings it
-// uses (tool names, tool definitions, results, artifact resources, logging levels).
-export { createMcpServer, type HelixMcpServer, type McpServerOptions } from './server.js';
+// The MCP surface of Helix (DESIGN.md section 11): a server over a Host, its bounded stdio
+// transport, and the mappings it uses (tool names, definitions, results, resources, logging).
+export { createMcpServer, defaultMaxMessageBytes, type HelixMcpServer, type McpServerOptions, type StdioStreams } from './server.js';
+export { StdioTransport, checkMaxMessageBytes, DEFAULT_MAX_BACKLOG_BYTES, MESSAGE_BYTES_RANGE, MESSAGE_MARGIN_BYTES, type StdioTransportOptions } from './stdio-transport.js';
+export { DEFAULT_MAX_IN_FLIGHT } from './request-window.js';
+export { GuardedTransport, REQUEST_SCHEMAS } from './method-guard.js';
 export { mcpToolName, toolNameTable, MCP_TOOL_NAME_PATTERN } from './names.js';
 export { exposeTools, mcpOutputSchema, toolAnnotations, type ExposedTool } from './tools.js';
 export { toolResult, errorText, RESULT_TEXT_MAX_CHARS } from './results.js';

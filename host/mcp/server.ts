@@ -18,6 +18,8 @@ import { packageRoot } from '../paths.js';
 import { callTool, type CallToolContext } from './call-tool.js';
 import { LogLevelGate } from './logging.js';
 import { ARTIFACT_TEMPLATE, DEFAULT_READ_BOUNDS, listArtifactResources, readArtifactResource, type ReadBounds } from './resources.js';
+import { GuardedTransport } from './method-guard.js';
+import { checkMaxMessageBytes, MESSAGE_BYTES_RANGE, MESSAGE_MARGIN_BYTES, StdioTransport, type StdioTransportOptions } from './stdio-transport.js';
 import { exposeTools, type ExposedTool } from './tools.js';
 
 /** Options of createMcpServer; everything has a default. */
@@ -26,7 +28,19 @@ export interface McpServerOptions {
   readonly readBounds?: ReadBounds;
   /** The logging level before the client sets one; default info. */
   readonly logLevel?: LoggingLevel;
+  /**
+   * Longest stdio message in bytes (ABI-MCP-001); default the policy's `ceilings.maxInputBytes`
+   * plus 1 MiB, so the largest input any tool may accept fits in a tools/call.
+   */
+  readonly maxMessageBytes?: number;
+  /** Unread stdio output past which the client is behind (ABI-MCP-008); default 32 MiB. */
+  readonly maxBacklogBytes?: number;
+  /** Requests a stdio client may have unanswered at once (ABI-MCP-009); default 64. */
+  readonly maxInFlight?: number;
 }
+
+/** The streams and log of `connectStdio`; default process.stdin, process.stdout, onerror. */
+export type StdioStreams = Pick<StdioTransportOptions, 'stdin' | 'stdout' | 'log'>;
 
 /** A Helix MCP server, not yet connected. */
 export interface HelixMcpServer {
@@ -34,7 +48,12 @@ export interface HelixMcpServer {
   readonly server: Server;
   /** The MCP tools and the Helix tools behind them. */
   readonly tools: readonly ExposedTool[];
+  /** The stdio message bound in force (ABI-MCP-001). */
+  readonly maxMessageBytes: number;
+  /** Connects over any transport; unknown methods and bad params are answered before the SDK's handlers. */
   connect(transport: Transport): Promise<void>;
+  /** Connects over stdio (or the given streams) with the message and backlog bounds. */
+  connectStdio(streams?: StdioStreams): Promise<void>;
   /** Closes the connection; calls in flight are cancelled (their runs recorded as failed). */
   close(): Promise<void>;
 }
@@ -45,19 +64,26 @@ const INSTRUCTIONS = [
   'Read an artifact as the resource helix://artifact/<id>, or look at it with artifact_preview. A failed call returns isError with the error envelope: its error.code, message and hint say what to fix.',
 ].join(' ');
 
+/** The default message bound for a policy: its largest input plus the request around it, within range. */
+export function defaultMaxMessageBytes(host: Pick<Host, 'policy'>): number {
+  return Math.min(host.policy.policy.ceilings.maxInputBytes + MESSAGE_MARGIN_BYTES, MESSAGE_BYTES_RANGE.max);
+}
+
 function helixVersion(): string {
   return (JSON.parse(readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
 }
 
 /**
  * Creates the MCP server over `host`: one MCP tool per tool id, artifacts as resources, logging.
- * Throws (before anything is connected) when tool names collide.
+ * Throws (before anything is connected) when tool names collide, or with a RangeError naming
+ * the option when maxMessageBytes is out of range.
  */
 export function createMcpServer(host: Host, options: McpServerOptions = {}): HelixMcpServer {
   const tools = exposeTools(host.tools());
   const byName = new Map(tools.map((t) => [t.name, t]));
   const bounds = options.readBounds ?? DEFAULT_READ_BOUNDS;
   const logLevel = new LogLevelGate(options.logLevel);
+  const maxMessageBytes = options.maxMessageBytes === undefined ? defaultMaxMessageBytes(host) : checkMaxMessageBytes(options.maxMessageBytes);
   const server = new Server(
     { name: 'helix', title: 'Helix', version: helixVersion() },
     { capabilities: { tools: { listChanged: false }, resources: { listChanged: false, subscribe: false }, logging: {} }, instructions: INSTRUCTIONS },
@@ -83,7 +109,9 @@ export function createMcpServer(host: Host, options: McpServerOptions = {}): Hel
   return {
     server,
     tools,
-    connect: (transport) => server.connect(transport),
+    maxMessageBytes,
+    connect: (transport) => server.connect(new GuardedTransport(transport)),
+    connectStdio: (streams = {}) => server.connect(new GuardedTransport(new StdioTransport({ ...streams, maxMessageBytes, maxBacklogBytes: options.maxBacklogBytes, maxInFlight: options.maxInFlight }))),
     close: () => server.close(),
   };
 }
