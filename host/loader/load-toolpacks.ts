@@ -12,7 +12,7 @@ import { MANIFEST_SUFFIX, searchManifests } from './find-manifests.js';
 import { compileJsonSchema, type RefValidator, type Validator } from './json-schema.js';
 import { checkModule, type CheckedModule } from './module-check.js';
 import { readPackFile, readRegularFile, realDir, resolveInPack, shown as display } from './pack-files.js';
-import { bundleSchema, schemaFiles, type JsonSchema } from './schema-bundle.js';
+import { bundleSchema, fromPointer, schemaFiles, type JsonSchema } from './schema-bundle.js';
 import { fieldPath, formatViolation, issueReason, type Violation } from './violation.js';
 import { parseYamlText } from './yaml-document.js';
 
@@ -124,7 +124,7 @@ async function loadOne(file: string, policy: Policy): Promise<{ tool?: LoadedToo
     const bundled = bundleSchema(manifest[key], file, files);
     if (!bundled.ok) {
       for (const p of bundled.problems) {
-        const inside = p.pointer === '' ? [] : p.pointer.slice(1).split('/').map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'));
+        const inside = fromPointer(p.pointer);
         if (p.file === file) {
           violations.push(at([key, ...inside], p.reason));
         } else {

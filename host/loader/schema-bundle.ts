@@ -4,7 +4,7 @@
 // only files inside the toolpack are read, within the bounds of ABI-FILE-001..009.
 import path from 'node:path';
 import { SCHEMA_FILE_MAX_BYTES, SCHEMA_FILES_MAX_COUNT, SCHEMA_FILES_MAX_TOTAL_BYTES } from '../../abi/index.js';
-import { isYamlFile, parseDocumentText } from './documents.js';
+import { parseDocumentText } from './documents.js';
 import { readRegularFile, realDir, resolveInPack } from './pack-files.js';
 
 /** A JSON Schema as plain data. */
@@ -28,13 +28,19 @@ export type BundleResult = { ok: true; schema: JsonSchema } | { ok: false; probl
 export interface SchemaFiles {
   /** The toolpack directory (real path): no file outside it is read. */
   readonly packDir: string;
-  readonly docs: Map<string, unknown>;
+  readonly docs: Map<string, SchemaDoc | typeof REFUSED>;
   bytes: number;
 }
 
 /** An empty SchemaFiles for the toolpack in `packDir` (a real path). */
 export function schemaFiles(packDir: string): SchemaFiles {
   return { packDir, docs: new Map(), bytes: 0 };
+}
+
+/** A parsed schema file, with the lines of its paths for messages. */
+interface SchemaDoc {
+  readonly doc: unknown;
+  readonly lineOf: (path: readonly PropertyKey[]) => number | undefined;
 }
 
 const DEFS_PREFIX = 'file_';
@@ -49,6 +55,12 @@ const REFUSED = Symbol('refused');
  */
 export function bundleSchema(root: unknown, rootFile: string, files: SchemaFiles = schemaFiles(realDir(path.dirname(rootFile)))): BundleResult {
   const problems: BundleProblem[] = [];
+  // A problem at a pointer of a file; inside a schema file it gets that file's line.
+  const report = (file: string, pointer: string, reason: string): void => {
+    const loaded = files.docs.get(file);
+    const line = loaded === undefined || loaded === REFUSED ? undefined : loaded.lineOf(fromPointer(pointer));
+    problems.push(line === undefined ? { file, pointer, reason } : { file, pointer, reason, line });
+  };
   const keys = new Map<string, string>();
   const defs: Record<string, unknown> = {};
   const usedKeys = new Set<string>();
@@ -68,7 +80,10 @@ export function bundleSchema(root: unknown, rootFile: string, files: SchemaFiles
 
   // The parsed document a $ref names, or undefined after recording why it cannot be had.
   const fetch = (ref: string, target: string, fromFile: string, pointer: string): { file: string; doc: unknown } | undefined => {
-    const refused = (reason: string): undefined => void problems.push({ file: fromFile, pointer, reason: `$ref ${ref} ${reason}` });
+    const refused = (reason: string): undefined => {
+      report(fromFile, pointer, `$ref ${ref} ${reason}`);
+      return undefined;
+    };
     const resolved = resolveInPack(target, baseDir(fromFile), files.packDir);
     if (!resolved.ok) return refused(resolved.reason);
     const file = resolved.file;
@@ -80,8 +95,8 @@ export function bundleSchema(root: unknown, rootFile: string, files: SchemaFiles
       if (files.bytes > SCHEMA_FILES_MAX_TOTAL_BYTES) return refused(`brings this toolpack's schema files past ${SCHEMA_FILES_MAX_TOTAL_BYTES} bytes in total (ABI-FILE-006)`);
       files.docs.set(file, parseSchemaFile(read.bytes.toString('utf8'), file, problems));
     }
-    const doc = files.docs.get(file);
-    return doc === REFUSED ? undefined : { file, doc };
+    const loaded = files.docs.get(file)!;
+    return loaded === REFUSED ? undefined : { file, doc: loaded.doc };
   };
 
   const load = (ref: string, target: string, fromFile: string, pointer: string): string | undefined => {
@@ -121,7 +136,7 @@ export function bundleSchema(root: unknown, rootFile: string, files: SchemaFiles
     const target = hash === -1 ? ref : ref.slice(0, hash);
     const fragment = hash === -1 ? '' : ref.slice(hash + 1);
     if (fragment !== '' && !fragment.startsWith('/')) {
-      problems.push({ file, pointer, reason: `$ref ${ref}: only JSON pointer fragments (#/...) are supported` });
+      report(file, pointer, `$ref ${ref}: only JSON pointer fragments (#/...) are supported`);
       return ref;
     }
     if (target === '') {
@@ -129,7 +144,7 @@ export function bundleSchema(root: unknown, rootFile: string, files: SchemaFiles
       return isRoot ? ref : `#/$defs/${keys.get(file) ?? ''}${fragment}`;
     }
     if (REMOTE.test(target)) {
-      problems.push({ file, pointer, reason: `$ref ${ref}: remote references are not allowed; use a file path relative to ${path.basename(file)}` });
+      report(file, pointer, `$ref ${ref}: remote references are not allowed; use a file path relative to ${path.basename(file)}`);
       return ref;
     }
     const key = load(ref, target, file, pointer);
@@ -167,25 +182,26 @@ export function bundleSchema(root: unknown, rootFile: string, files: SchemaFiles
 }
 
 /** Parses a schema file read from the toolpack; REFUSED (with its problems recorded) when it is not a schema. */
-function parseSchemaFile(text: string, file: string, problems: BundleProblem[]): unknown {
+function parseSchemaFile(text: string, file: string, problems: BundleProblem[]): SchemaDoc | typeof REFUSED {
   const parsed = parseDocumentText(text, file);
   if (!parsed.ok) {
-    const kind = isYamlFile(file) ? 'YAML' : 'JSON';
-    for (const p of parsed.problems) {
-      const reason = p.reason.startsWith('not valid') || p.reason.startsWith('invalid') ? p.reason : `not a valid ${kind} schema file: ${p.reason}`;
-      problems.push({ file, pointer: toPointer(p.path), reason, ...(p.line === undefined ? {} : { line: p.line }) });
-    }
+    for (const p of parsed.problems) problems.push({ file, pointer: toPointer(p.path), reason: p.reason, ...(p.line === undefined ? {} : { line: p.line }) });
     return REFUSED;
   }
   if (!isObject(parsed.value) && typeof parsed.value !== 'boolean') {
     problems.push({ file, pointer: '', reason: 'a JSON Schema must be an object or a boolean' });
     return REFUSED;
   }
-  return parsed.value;
+  return { doc: parsed.value, lineOf: parsed.lineOf };
 }
 
 function toPointer(p: ReadonlyArray<string | number>): string {
   return p.map((s) => `/${escapePointer(String(s))}`).join('');
+}
+
+/** The keys of a JSON pointer (`/a/b~1c` is a, b/c). */
+export function fromPointer(pointer: string): string[] {
+  return pointer === '' ? [] : pointer.slice(1).split('/').map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'));
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -23,7 +23,8 @@ export function parseYamlText(text: string): ParsedDocument {
   if (problem !== undefined) return { ok: false, problems: [problem] };
   let value: unknown;
   try {
-    value = doc.toJS({ maxAliasCount: YAML_MAX_ALIASES });
+    // yaml's own alias bound stays on behind the walk; it counts the anchor as one use.
+    value = doc.toJS({ maxAliasCount: YAML_MAX_ALIASES + 1 });
   } catch (err) {
     return { ok: false, problems: [{ path: [], reason: `invalid YAML: ${(err as Error).message}` }] };
   }
