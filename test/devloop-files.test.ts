@@ -65,7 +65,7 @@ describe('helix build reads the manifest within the loader\'s bounds', () => {
   it('refuses an alias bomb with its line and a manifest over the bound, before compiling (ABI-FILE-012)', async () => {
     const { manifestPath } = await writeToolpack(path.join(root.dir, 'build'), { id: 'loop.bomb', module: echoModule(), dirName: 'bomb' });
     appendFileSync(manifestPath, 'x:\n  a: &a [1, 1]\n  b: &b [*a, *a]\n  c: [*b, *b]\n');
-    await expect(buildToolpack(path.dirname(manifestPath))).rejects.toThrow(/loop_bomb\.tool\.yaml:\d+: x\.c\[0\]: alias \*b refers to a node that itself holds an alias .*\(ABI-FILE-008\)/);
+    await expect(buildToolpack(path.dirname(manifestPath))).rejects.toThrow(/loop_bomb\.tool\.yaml:\d+: x\.c\[0\]: alias \*b refers to a node that itself holds an alias.*\(ABI-FILE-008\)/);
 
     const big = await writeToolpack(path.join(root.dir, 'build'), { id: 'loop.big', module: echoModule(), dirName: 'big' });
     truncateSync(big.manifestPath, 50 * 1024 * 1024);

@@ -3,7 +3,7 @@
 
 import { createHash } from 'node:crypto';
 import { isMap, isScalar, parseDocument, type Document } from 'yaml';
-import { formatViolation } from '../loader/violation.js';
+import { fieldPath, formatViolation } from '../loader/violation.js';
 import { parseYamlText } from '../loader/yaml-document.js';
 
 /** The manifest fields the build relies on; full validation belongs to the loader. */
@@ -89,7 +89,7 @@ function parseManifest(text: string, file: string): Document {
   // The loader's bounds first (depth, aliases, numbers): the edit below must not meet a document
   // that would overflow yaml's recursive composer or expand without end.
   const bounded = parseYamlText(text);
-  if (!bounded.ok) throw new Error(bounded.problems.map((p) => formatViolation({ file, field: p.path.join('.') || '-', reason: p.reason, ...(p.line === undefined ? {} : { line: p.line }) })).join('; '));
+  if (!bounded.ok) throw new Error(bounded.problems.map((p) => formatViolation({ file, field: fieldPath(p.path), reason: p.reason, ...(p.line === undefined ? {} : { line: p.line }) })).join('; '));
   const doc = parseDocument(text, { prettyErrors: false });
   if (doc.errors.length > 0) throw new Error(`${file}: invalid YAML: ${doc.errors.map((error) => error.message).join('; ')}`);
   return doc;
