@@ -2,35 +2,18 @@
 // the built CLI refuses fixture files and data files that are not the pack's regular files,
 // without waiting on a FIFO or quoting what lies outside, and still runs the good fixture;
 // `helix build` refuses an oversized or alias-bombed manifest with the rule and the line.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { appendFileSync, mkdirSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildToolpack } from '../host/build/build-toolpack.js';
-import { packageRoot } from '../host/paths.js';
-import { CLI } from './fixtures/mcp/serve.js';
+import { runCli } from './helpers/cli-process.js';
 import { echoModule } from './helpers/guest-wat.js';
 import { tempDir, writeToolpack } from './helpers/toolpack.js';
 
 const MARKER = 'OUTSIDE-MARKER-d07e';
 const root = tempDir('helix-devloop-files-');
 afterAll(() => root.cleanup());
-
-function helix(args: readonly string[]): Promise<{ code: number | string; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: packageRoot() });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-  // A generous bound: a fixture runner that waits on a FIFO is killed and fails the test.
-  const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-  return new Promise((resolve) =>
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? signal ?? 'unknown', stdout, stderr });
-    }),
-  );
-}
 
 describe('helix test reads only the pack\'s own fixture and data files', () => {
   it('fails a FIFO fixture, a linked-out fixture and data paths that leave the pack, and passes the good fixture (ABI-FILE-011)', async () => {
@@ -46,7 +29,7 @@ describe('helix test reads only the pack\'s own fixture and data files', () => {
     writeFileSync(path.join(fixtures, 'd-data-link.json'), JSON.stringify({ input: { x: '@data/../data-link.txt' }, expect: { output: {} } }));
     writeFileSync(path.join(fixtures, 'e-good.json'), JSON.stringify({ input: { n: 1 }, expect: { output: { n: 1 } } }));
 
-    const r = await helix(['test', path.dirname(manifestPath)]);
+    const r = await runCli(['test', path.dirname(manifestPath)]);
     expect(r.code, r.stderr + r.stdout).toBe(1);
     const lines = r.stdout.trim().split('\n');
     expect(lines).toEqual([

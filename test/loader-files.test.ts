@@ -2,12 +2,12 @@
 // layout is refused through the built CLI (`helix validate` exit 1, `helix tools --json` exit 3)
 // and through `helix serve` (exit 3, nothing on stdout), naming the reference and the rule, and
 // never quoting the file it refused (ABI-FILE-001..009, -013).
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { appendFileSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { packageRoot } from '../host/paths.js';
-import { CLI, serveRaw, serveWithClient } from './fixtures/mcp/serve.js';
+import { serveRaw, serveWithClient } from './fixtures/mcp/serve.js';
+import { runCli, type CliRun } from './helpers/cli-process.js';
 import { echoModule } from './helpers/guest-wat.js';
 import { tempDir, writeToolpack, type ToolpackSpec } from './helpers/toolpack.js';
 
@@ -32,23 +32,9 @@ beforeAll(() => {
   writeFileSync(outside, JSON.stringify({ type: 'object', title: MARKER }));
 });
 
-/** Runs the built CLI with a generous bound on the wait (a hang fails the test, it never asserts speed). */
-function helix(args: readonly string[], opts: { measure?: boolean } = {}): Promise<{ code: number | string; stdout: string; stderr: string; maxRssKb?: number }> {
-  // With measure, an exit hook loaded before the CLI prints the process's peak RSS to stderr.
-  const hook = 'data:text/javascript,process.on("exit",()=>process.stderr.write("maxrss_kb="+process.resourceUsage().maxRSS+"\\n"))';
-  const child = spawn(process.execPath, [...(opts.measure ? ['--import', hook] : []), CLI, ...args], { cwd: packageRoot(), env: { ...env, HELIX_HOME: home.dir } });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
-  return new Promise((resolve) =>
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      const rss = /maxrss_kb=(\d+)\n/.exec(stderr);
-      resolve({ code: code ?? signal ?? 'unknown', stdout, stderr: stderr.replace(/maxrss_kb=\d+\n/, ''), ...(rss ? { maxRssKb: Number(rss[1]) } : {}) });
-    }),
-  );
+/** The built CLI with this file's environment and home. */
+function helix(args: readonly string[], opts: { measure?: boolean } = {}): Promise<CliRun> {
+  return runCli(args, { env: { ...env, HELIX_HOME: home.dir }, killAfterMs: 90_000, ...opts });
 }
 
 /** `helix serve` on `plugins`: sends initialize anyway and waits for the exit. */

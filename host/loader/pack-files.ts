@@ -3,6 +3,7 @@
 // never more than a bound. A refusal says why without a byte of the file it refused.
 import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync, realpathSync, statSync, type Stats } from 'node:fs';
 import path from 'node:path';
+import { isInside, kindOf } from '../artifacts/path-boundary.js';
 
 /** A file read in full, or why it was not. Reasons never quote the file's content. */
 export type FileRead = { ok: true; file: string; bytes: Buffer } | { ok: false; reason: string };
@@ -17,12 +18,6 @@ const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants
 /** The real path of a directory (symlinks resolved), so containment compares like with like. */
 export function realDir(dir: string): string {
   return realpathSync(path.resolve(dir));
-}
-
-/** Whether `child` lies strictly inside `parent` (both already resolved). */
-export function isInside(child: string, parent: string): boolean {
-  const rel = path.relative(parent, child);
-  return rel !== '' && !rel.startsWith(`..${path.sep}`) && rel !== '..' && !path.isAbsolute(rel);
 }
 
 /**
@@ -98,15 +93,6 @@ function typeProblem(st: Stats, maxBytes: number): string | undefined {
   if (!st.isFile()) return `is ${kindOf(st)}, not a regular file (ABI-FILE-003)`;
   if (st.size > maxBytes) return `is ${st.size} bytes, more than the bound of ${maxBytes} bytes (ABI-FILE-005)`;
   return undefined;
-}
-
-function kindOf(st: Stats): string {
-  if (st.isDirectory()) return 'a directory';
-  if (st.isFIFO()) return 'a FIFO (named pipe)';
-  if (st.isCharacterDevice()) return 'a character device';
-  if (st.isBlockDevice()) return 'a block device';
-  if (st.isSocket()) return 'a socket';
-  return 'not a regular file';
 }
 
 // Where the descriptor really points: /proc names the opened file on Linux; elsewhere the path

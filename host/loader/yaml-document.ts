@@ -46,6 +46,7 @@ function prescanDepth(text: string): DocumentProblem | undefined {
   let lineStart = true;
   let nodeCol = -1;
   let scalarNext = false;
+  let blockScalar = false;
   for (const token of new Lexer().lex(text)) {
     // Control tokens mark what follows and take no room in the text.
     if (token === '\x02' || token === '\x18') continue;
@@ -53,9 +54,13 @@ function prescanDepth(text: string): DocumentProblem | undefined {
       scalarNext = true;
       continue;
     }
+    // A block scalar's body (after `|` or `>`) is text on lines of its own, not structure.
+    const body = scalarNext && blockScalar;
     const type = scalarNext ? 'scalar' : CST.tokenType(token);
     scalarNext = false;
-    const blank = type === 'space' || type === 'newline' || type === 'comment' || type === 'byte-order-mark';
+    if (type === 'block-scalar-header') blockScalar = true;
+    else if (type !== 'space' && type !== 'newline' && type !== 'comment') blockScalar = false;
+    const blank = body || type === 'space' || type === 'newline' || type === 'comment' || type === 'byte-order-mark';
     if (!blank) {
       if (lineStart && flow === 0) while (block.length > 0 && block[block.length - 1]! >= col) block.pop();
       lineStart = false;
