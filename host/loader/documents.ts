@@ -1,8 +1,7 @@
 // Parses the documents a host loads (manifests, schema files, policies, fixtures) from text into
 // JSON data within the bounds of ABI-FILE-007..009, as YAML or JSON by file name. Every failure
 // is a listed problem with a path and, where known, a line; nothing here recurses on the data.
-// (A general JSON depth checker for request and guest values lives apart; this one only serves
-// files, whose lines it reports.)
+// It serves files only, whose lines it reports; values from clients and guests are not its job.
 import { LineCounter, parseDocument, type Node } from 'yaml';
 import { DOCUMENT_MAX_DEPTH } from '../../abi/index.js';
 import { parseYamlText } from './yaml-document.js';
