@@ -56,3 +56,42 @@ export const MAX_TABLE_ELEMENTS = 1_048_576;
 
 /** Largest module, in bytes, the loader decodes, instruments and compiles (ABI-ALLOC-005). */
 export const MAX_MODULE_BYTES = 33_554_432;
+
+// Bounds of the files a host reads at load (ABI.md "Toolpack and policy files", ABI-FILE-*).
+// Each size is checked with fstat before a byte is read, so a huge file costs nothing.
+
+/** Largest `*.tool.yaml` manifest, in bytes (ABI-FILE-005). */
+export const MANIFEST_MAX_BYTES = 1_048_576;
+
+/** Largest schema file a `$ref` names, in bytes (ABI-FILE-005). */
+export const SCHEMA_FILE_MAX_BYTES = 1_048_576;
+
+/** Most bytes of schema files one toolpack's `$ref`s may load in total, each file counted once (ABI-FILE-006). */
+export const SCHEMA_FILES_MAX_TOTAL_BYTES = 4_194_304;
+
+/** Most distinct schema files one toolpack's `$ref`s may load (ABI-FILE-006). */
+export const SCHEMA_FILES_MAX_COUNT = 256;
+
+/** Largest policy file, in bytes (ABI-FILE-005). */
+export const POLICY_MAX_BYTES = 1_048_576;
+
+/** Largest module file the loader reads, in bytes (ABI-FILE-005): the module bound itself, checked before reading. */
+export const MODULE_FILE_MAX_BYTES = MAX_MODULE_BYTES;
+
+/** Largest fixture file `helix test` reads, in bytes (ABI-FILE-011). */
+export const FIXTURE_FILE_MAX_BYTES = 33_554_432;
+
+/** Largest `@data/` file a fixture imports, in bytes (ABI-FILE-011). */
+export const FIXTURE_DATA_MAX_BYTES = 268_435_456;
+
+/** Deepest nesting of arrays and objects in a manifest, schema file or policy, aliases expanded (ABI-FILE-007). */
+export const DOCUMENT_MAX_DEPTH = 64;
+
+/** Most values (scalars, arrays and objects) in one such document with every alias expanded (ABI-FILE-008). */
+export const DOCUMENT_MAX_NODES = 1_000_000;
+
+/** Most YAML alias nodes (`*name`) in one manifest or policy; also yaml's `maxAliasCount` (ABI-FILE-008). */
+export const YAML_MAX_ALIASES = 100;
+
+/** Deepest directory level the plugins-directory walk descends to, the directory itself being 0 (ABI-FILE-010). */
+export const PLUGINS_WALK_MAX_DEPTH = 16;

@@ -4,6 +4,8 @@
 
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { MANIFEST_MAX_BYTES } from '../../abi/index.js';
+import { readRegularFile, realDir, resolveInPack } from '../loader/pack-files.js';
 import { loadAsc, type AscOutputStream } from './asc-api.js';
 import { checkModule } from './check-module.js';
 import { C_SOURCE_DIR, CCompileError, compileC, findCSources } from './compile-c.js';
@@ -51,9 +53,15 @@ const SKIPPED_DIRS = new Set(['node_modules', 'build', 'dist']);
 export async function buildToolpack(dir: string): Promise<BuildToolpackResult> {
   const packDir = path.resolve(dir);
   const manifestPath = await findManifest(packDir);
-  const manifestText = await readFile(manifestPath, 'utf8');
+  // Read as the loader reads it: a regular file of the pack within the manifest bound (ABI-FILE-012).
+  const read = readRegularFile(manifestPath, MANIFEST_MAX_BYTES, realDir(packDir));
+  if (!read.ok) throw new ToolpackBuildError(`${manifestPath}: the manifest ${read.reason}`, packDir);
+  const manifestText = read.bytes.toString('utf8');
   const manifest = wrap(packDir, () => readManifestFields(manifestText, manifestPath));
   const modulePath = path.resolve(path.dirname(manifestPath), manifest.module);
+  // The build writes the module there: never outside the toolpack.
+  const inPack = resolveInPack(manifest.module, realDir(packDir), realDir(packDir));
+  if (!inPack.ok && inPack.reason !== 'does not exist') throw new ToolpackBuildError(`${manifestPath}: module ${manifest.module} ${inPack.reason}`, packDir);
   // Without its config asc prints its usage and succeeds, so check first. A pack without one
   // is a C pack when it has sources in src/.
   const configExists = await readFile(path.join(packDir, 'asconfig.json')).then(() => true, () => false);

@@ -47,7 +47,7 @@ describe('withDigest', () => {
   });
 
   it('refuses YAML that does not parse, naming the file', () => {
-    expect(() => withDigest('id: [unclosed', DIGEST_B, 'bad.tool.yaml')).toThrow(/^bad\.tool\.yaml: invalid YAML/);
+    expect(() => withDigest('id: [unclosed', DIGEST_B, 'bad.tool.yaml')).toThrow(/^bad\.tool\.yaml:1: -: invalid YAML/);
   });
 });
 

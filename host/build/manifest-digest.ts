@@ -3,6 +3,8 @@
 
 import { createHash } from 'node:crypto';
 import { isMap, isScalar, parseDocument, type Document } from 'yaml';
+import { fieldPath, formatViolation } from '../loader/violation.js';
+import { parseYamlText } from '../loader/yaml-document.js';
 
 /** The manifest fields the build relies on; full validation belongs to the loader. */
 export interface ManifestBuildFields {
@@ -84,7 +86,11 @@ export function withDigest(text: string, digest: string, file: string): { text: 
 }
 
 function parseManifest(text: string, file: string): Document {
-  const doc = parseDocument(text);
+  // The loader's bounds first (depth, aliases, numbers): the edit below must not meet a document
+  // that would overflow yaml's recursive composer or expand without end.
+  const bounded = parseYamlText(text);
+  if (!bounded.ok) throw new Error(bounded.problems.map((p) => formatViolation({ file, field: fieldPath(p.path), reason: p.reason, ...(p.line === undefined ? {} : { line: p.line }) })).join('; '));
+  const doc = parseDocument(text, { prettyErrors: false });
   if (doc.errors.length > 0) throw new Error(`${file}: invalid YAML: ${doc.errors.map((error) => error.message).join('; ')}`);
   return doc;
 }

@@ -57,13 +57,13 @@ describe('loadToolpacks', () => {
     expectLine(/Bad-Id\.tool\.yaml:\d+: id: must be dotted lowercase/);
   });
 
-  it('refuses a module outside the plugins directory and a missing module', async () => {
+  it('refuses a module outside the toolpack directory and a missing module (ABI-FILE-001)', async () => {
     const t = tempDir();
     cleanups.push(t.cleanup);
     await writeToolpack(t.dir, { id: 'esc.ape', module: echoModule(), manifest: { module: '../../etc/passwd.wasm' } });
     await writeToolpack(t.dir, { id: 'gone.module', module: echoModule(), manifest: { module: 'nothere.wasm' } });
     const lines = (await loadToolpacks(t.dir, policy)).violations.map(formatViolation);
-    expect(lines.some((l) => /esc_ape.*module: must be a relative path inside the plugins directory/.test(l))).toBe(true);
+    expect(lines.some((l) => /esc_ape.*module: \.\.\/\.\.\/etc\/passwd\.wasm leaves the toolpack directory .*\(ABI-FILE-001\)/.test(l))).toBe(true);
     expect(lines.some((l) => /gone_module.*module: .*nothere\.wasm does not exist; build the toolpack first/.test(l))).toBe(true);
   });
 

@@ -1,17 +1,22 @@
 // The fail-closed toolpack loader: finds every `*.tool.yaml` under a directory, validates each
 // manifest, its schemas and its module, and reports every violation at once. One violation
 // anywhere and the host does not start.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import path from 'node:path';
-import { LineCounter, parseDocument } from 'yaml';
-import { ToolManifestSchema, type Policy, type ToolManifest } from '../../abi/index.js';
+import { MANIFEST_MAX_BYTES, MODULE_FILE_MAX_BYTES, ToolManifestSchema, type Policy, type ToolManifest } from '../../abi/index.js';
 import { CAPABILITIES, findCapability } from '../../capabilities/index.js';
 import { HelixError } from '../errors.js';
 import { toolLimits, type EffectiveLimits } from '../policy/rules.js';
+import type { DocumentProblem } from './documents.js';
+import { MANIFEST_SUFFIX, searchManifests } from './find-manifests.js';
 import { compileJsonSchema, type RefValidator, type Validator } from './json-schema.js';
 import { checkModule, type CheckedModule } from './module-check.js';
-import { bundleSchema, type JsonSchema } from './schema-bundle.js';
+import { readPackFile, readRegularFile, realDir, resolveInPack, shown as display } from './pack-files.js';
+import { bundleSchema, fromPointer, schemaFiles, type JsonSchema } from './schema-bundle.js';
 import { fieldPath, formatViolation, issueReason, type Violation } from './violation.js';
+import { parseYamlText } from './yaml-document.js';
+
+export { findManifests } from './find-manifests.js';
 
 /** A toolpack that passed every check. */
 export interface LoadedTool {
@@ -35,22 +40,6 @@ export interface LoadResult {
   readonly violations: Violation[];
 }
 
-const MANIFEST_SUFFIX = '.tool.yaml';
-const SKIP_DIRS = new Set(['node_modules', '.git', 'build', 'dist']);
-
-/** Finds manifest files under `dir`, sorted, skipping dependency and build folders. */
-export function findManifests(dir: string): string[] {
-  const found: string[] = [];
-  const walk = (d: string): void => {
-    for (const entry of readdirSync(d, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
-      if (entry.isDirectory() && !SKIP_DIRS.has(entry.name) && !entry.name.startsWith('.')) walk(path.join(d, entry.name));
-      else if (entry.isFile() && entry.name.endsWith(MANIFEST_SUFFIX)) found.push(path.join(d, entry.name));
-    }
-  };
-  walk(dir);
-  return found;
-}
-
 /** Loads every toolpack under `dir`, checking each against the ABI and `policy`'s ceilings. */
 export async function loadToolpacks(dir: string, policy: Policy): Promise<LoadResult> {
   const root = path.resolve(dir);
@@ -59,14 +48,13 @@ export async function loadToolpacks(dir: string, policy: Policy): Promise<LoadRe
   } catch (err) {
     throw new HelixError('P-PRECOND-PLUGINS-DIR', { message: `The plugins directory ${dir} cannot be read: ${(err as Error).message}`, details: { dir } });
   }
-  const violations: Violation[] = [];
   const tools: LoadedTool[] = [];
-  const manifests = findManifests(root);
-  if (manifests.length === 0) {
+  const { manifests, violations } = searchManifests(root);
+  if (manifests.length === 0 && violations.length === 0) {
     violations.push({ file: display(root), field: '-', reason: `no *${MANIFEST_SUFFIX} manifests found` });
   }
   for (const file of manifests) {
-    const result = await loadOne(file, root, policy);
+    const result = await loadOne(file, policy);
     violations.push(...result.violations);
     if (result.tool !== undefined) tools.push(result.tool);
   }
@@ -87,25 +75,26 @@ export async function loadToolpacksOrThrow(dir: string, policy: Policy): Promise
   return tools;
 }
 
-async function loadOne(file: string, root: string, policy: Policy): Promise<{ tool?: LoadedTool; violations: Violation[] }> {
+async function loadOne(file: string, policy: Policy): Promise<{ tool?: LoadedTool; violations: Violation[] }> {
   const shown = display(file);
   const violations: Violation[] = [];
-  const text = readFileSync(file, 'utf8');
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false });
-  if (doc.errors.length > 0) {
-    return { violations: doc.errors.map((e) => ({ file: shown, field: '-', reason: `invalid YAML: ${e.message.split('\n')[0]}`, line: lineCounter.linePos(e.pos[0]).line })) };
+  // The toolpack directory, symlinks resolved: nothing outside it is read (ABI-FILE-001).
+  let packDir: string;
+  try {
+    packDir = realDir(path.dirname(file));
+  } catch (err) {
+    return { violations: [{ file: shown, field: '-', reason: `the toolpack directory cannot be resolved (${(err as NodeJS.ErrnoException).code ?? 'error'})` }] };
   }
-  const lineOf = (p: readonly PropertyKey[]): number | undefined => {
-    const node = doc.getIn(p as unknown[], true) as { range?: [number, number, number] } | undefined;
-    return node?.range ? lineCounter.linePos(node.range[0]).line : undefined;
-  };
+  const read = readRegularFile(file, MANIFEST_MAX_BYTES, packDir);
+  if (!read.ok) return { violations: [{ file: shown, field: '-', reason: `the manifest ${read.reason}` }] };
+  const doc = parseYamlText(read.bytes.toString('utf8'));
+  if (!doc.ok) return { violations: doc.problems.map((p) => documentViolation(shown, p)) };
   const at = (p: readonly PropertyKey[], reason: string): Violation => {
-    const line = lineOf(p);
+    const line = doc.lineOf(p);
     return line === undefined ? { file: shown, field: fieldPath(p), reason } : { file: shown, field: fieldPath(p), reason, line };
   };
 
-  const parsed = ToolManifestSchema.safeParse(doc.toJS());
+  const parsed = ToolManifestSchema.safeParse(doc.value);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
       if (issue.code === 'unrecognized_keys') {
@@ -130,15 +119,18 @@ async function loadOne(file: string, root: string, policy: Policy): Promise<{ to
   }
 
   const schemas: Partial<Record<'inputSchema' | 'outputSchema', { schema: JsonSchema; validate: Validator; validateWithRefs: RefValidator }>> = {};
+  const files = schemaFiles(packDir);
   for (const key of ['inputSchema', 'outputSchema'] as const) {
-    const bundled = bundleSchema(manifest[key], file);
+    const bundled = bundleSchema(manifest[key], file, files);
     if (!bundled.ok) {
       for (const p of bundled.problems) {
+        const inside = fromPointer(p.pointer);
         if (p.file === file) {
-          violations.push({ ...at([key], p.reason), field: p.pointer === '' ? key : `${key}${p.pointer.replaceAll('/', '.')}` });
+          violations.push(at([key, ...inside], p.reason));
         } else {
           // A problem inside a referenced schema file is reported against that file.
-          violations.push({ file: display(p.file), field: p.pointer === '' ? '-' : p.pointer.slice(1).replaceAll('/', '.'), reason: p.reason });
+          const v: Violation = { file: display(p.file), field: fieldPath(inside), reason: p.reason };
+          violations.push(p.line === undefined ? v : { ...v, line: p.line });
         }
       }
       continue;
@@ -155,17 +147,21 @@ async function loadOne(file: string, root: string, policy: Policy): Promise<{ to
     schemas[key] = { schema: bundled.schema, validate: compiled.validate, validateWithRefs: compiled.validateWithRefs };
   }
 
-  const modulePath = path.resolve(path.dirname(file), manifest.module);
+  let modulePath = path.resolve(path.dirname(file), manifest.module);
   let moduleBytes: Uint8Array | undefined;
-  if (path.isAbsolute(manifest.module) || !isInside(modulePath, root)) {
-    violations.push(at(['module'], `must be a relative path inside the plugins directory ${display(root)}`));
+  const moduleRead = readPackFile(manifest.module, packDir, packDir, MODULE_FILE_MAX_BYTES);
+  if (moduleRead.ok) {
+    moduleBytes = moduleRead.bytes;
+    modulePath = moduleRead.file;
+  } else if (moduleRead.reason === 'does not exist') {
+    violations.push(at(['module'], `${display(modulePath)} does not exist; build the toolpack first (npm run build)`));
   } else {
-    try {
-      moduleBytes = readFileSync(modulePath);
-    } catch (err) {
-      const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
-      violations.push(at(['module'], missing ? `${display(modulePath)} does not exist; build the toolpack first (npm run build)` : `cannot read ${display(modulePath)}: ${(err as Error).message}`));
-    }
+    violations.push(at(['module'], `${manifest.module} ${moduleRead.reason}`));
+  }
+  if (manifest.health !== undefined) {
+    // helix test reads the fixtures; a folder outside the toolpack is refused here already.
+    const fixtures = resolveInPack(manifest.health.fixtures, packDir, packDir);
+    if (!fixtures.ok && fixtures.reason !== 'does not exist') violations.push(at(['health', 'fixtures'], `${manifest.health.fixtures} ${fixtures.reason}`));
   }
   let checked: CheckedModule | undefined;
   if (moduleBytes !== undefined) {
@@ -211,12 +207,7 @@ function duplicateViolations(tools: readonly LoadedTool[]): Violation[] {
   return out;
 }
 
-function isInside(child: string, parent: string): boolean {
-  const rel = path.relative(parent, child);
-  return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
-}
-
-function display(p: string): string {
-  const rel = path.relative(process.cwd(), p);
-  return rel === '' ? '.' : rel.startsWith('..') ? p : rel;
+function documentViolation(file: string, p: DocumentProblem): Violation {
+  const v: Violation = { file, field: fieldPath(p.path), reason: p.reason };
+  return p.line === undefined ? v : { ...v, line: p.line };
 }

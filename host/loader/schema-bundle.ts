@@ -1,35 +1,71 @@
 // Resolves `$ref`s to files in a tool's input/output schema, relative to the referencing file,
 // and bundles everything into one self-contained JSON Schema (referenced files go under $defs),
-// so validators and MCP clients see a single document. Nested and cyclic refs are supported.
-import { readFileSync } from 'node:fs';
+// so validators and MCP clients see a single document. Nested and cyclic refs are supported;
+// only files inside the toolpack are read, within the bounds of ABI-FILE-001..009.
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { SCHEMA_FILE_MAX_BYTES, SCHEMA_FILES_MAX_COUNT, SCHEMA_FILES_MAX_TOTAL_BYTES } from '../../abi/index.js';
+import { parseDocumentText } from './documents.js';
+import { readRegularFile, realDir, resolveInPack } from './pack-files.js';
 
 /** A JSON Schema as plain data. */
 export type JsonSchema = Record<string, unknown>;
 
-/** A problem found while bundling: which file and which JSON pointer inside it. */
+/** A problem found while bundling: which file, which JSON pointer inside it and, where known, the line. */
 export interface BundleProblem {
   readonly file: string;
   readonly pointer: string;
   readonly reason: string;
+  readonly line?: number;
 }
 
 /** The bundled schema, or the problems that stopped it. */
 export type BundleResult = { ok: true; schema: JsonSchema } | { ok: false; problems: BundleProblem[] };
 
+/**
+ * The schema files one toolpack has loaded, by real path: its input and output schema share
+ * them, so each file is read, parsed and counted against the bounds once.
+ */
+export interface SchemaFiles {
+  /** The toolpack directory (real path): no file outside it is read. */
+  readonly packDir: string;
+  readonly docs: Map<string, SchemaDoc | typeof REFUSED>;
+  bytes: number;
+}
+
+/** An empty SchemaFiles for the toolpack in `packDir` (a real path). */
+export function schemaFiles(packDir: string): SchemaFiles {
+  return { packDir, docs: new Map(), bytes: 0 };
+}
+
+/** A parsed schema file, with the lines of its paths for messages. */
+interface SchemaDoc {
+  readonly doc: unknown;
+  readonly lineOf: (path: readonly PropertyKey[]) => number | undefined;
+}
+
 const DEFS_PREFIX = 'file_';
+const REMOTE = /^[a-z][a-z0-9+.-]*:/i;
+// A file that was read but refused: later refs to it add no second report.
+const REFUSED = Symbol('refused');
 
 /**
- * Bundles `root` (which lives in `rootFile`, for relative refs) into a single schema.
+ * Bundles `root` (which lives in `rootFile`, the manifest) into a single schema.
  * Every file-level `$ref` becomes `#/$defs/file_<name>...`; internal refs of a referenced
  * file are rewritten to point inside its new home.
  */
-export function bundleSchema(root: unknown, rootFile: string): BundleResult {
+export function bundleSchema(root: unknown, rootFile: string, files: SchemaFiles = schemaFiles(realDir(path.dirname(rootFile)))): BundleResult {
   const problems: BundleProblem[] = [];
+  // A problem at a pointer of a file; inside a schema file it gets that file's line.
+  const report = (file: string, pointer: string, reason: string): void => {
+    const loaded = files.docs.get(file);
+    const line = loaded === undefined || loaded === REFUSED ? undefined : loaded.lineOf(fromPointer(pointer));
+    problems.push(line === undefined ? { file, pointer, reason } : { file, pointer, reason, line });
+  };
   const keys = new Map<string, string>();
   const defs: Record<string, unknown> = {};
   const usedKeys = new Set<string>();
+  // Refs in the manifest resolve from the toolpack directory; refs in a schema file from its own.
+  const baseDir = (file: string): string => (file === rootFile ? files.packDir : path.dirname(file));
 
   const keyFor = (file: string): string => {
     const known = keys.get(file);
@@ -42,30 +78,34 @@ export function bundleSchema(root: unknown, rootFile: string): BundleResult {
     return key;
   };
 
-  const load = (file: string, fromFile: string, pointer: string): string | undefined => {
-    if (keys.has(file)) return keys.get(file);
-    let text: string;
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch (err) {
-      const reason = (err as NodeJS.ErrnoException).code === 'ENOENT' ? `$ref target ${file} does not exist` : `$ref target ${file} cannot be read: ${(err as Error).message}`;
-      problems.push({ file: fromFile, pointer, reason });
+  // The parsed document a $ref names, or undefined after recording why it cannot be had.
+  const fetch = (ref: string, target: string, fromFile: string, pointer: string): { file: string; doc: unknown } | undefined => {
+    const refused = (reason: string): undefined => {
+      report(fromFile, pointer, `$ref ${ref} ${reason}`);
       return undefined;
+    };
+    const resolved = resolveInPack(target, baseDir(fromFile), files.packDir);
+    if (!resolved.ok) return refused(resolved.reason);
+    const file = resolved.file;
+    if (!files.docs.has(file)) {
+      if (files.docs.size >= SCHEMA_FILES_MAX_COUNT) return refused(`would load more than ${SCHEMA_FILES_MAX_COUNT} schema files for this toolpack (ABI-FILE-006)`);
+      const read = readRegularFile(file, SCHEMA_FILE_MAX_BYTES, files.packDir);
+      if (!read.ok) return refused(read.reason);
+      files.bytes += read.bytes.length;
+      if (files.bytes > SCHEMA_FILES_MAX_TOTAL_BYTES) return refused(`brings this toolpack's schema files past ${SCHEMA_FILES_MAX_TOTAL_BYTES} bytes in total (ABI-FILE-006)`);
+      files.docs.set(file, parseSchemaFile(read.bytes.toString('utf8'), file, problems));
     }
-    let doc: unknown;
-    try {
-      doc = /\.ya?ml$/i.test(file) ? parseYaml(text) : JSON.parse(text);
-    } catch (err) {
-      problems.push({ file, pointer: '', reason: `not valid ${/\.ya?ml$/i.test(file) ? 'YAML' : 'JSON'}: ${(err as Error).message}` });
-      return undefined;
-    }
-    if (!isObject(doc) && typeof doc !== 'boolean') {
-      problems.push({ file, pointer: '', reason: 'a JSON Schema must be an object or a boolean' });
-      return undefined;
-    }
+    const loaded = files.docs.get(file)!;
+    return loaded === REFUSED ? undefined : { file, doc: loaded.doc };
+  };
+
+  const load = (ref: string, target: string, fromFile: string, pointer: string): string | undefined => {
+    const fetched = fetch(ref, target, fromFile, pointer);
+    if (fetched === undefined) return undefined;
+    if (keys.has(fetched.file)) return keys.get(fetched.file);
     // Reserve the key before descending, so cycles terminate.
-    const key = keyFor(file);
-    const rewritten = rewrite(doc, file, false, '');
+    const key = keyFor(fetched.file);
+    const rewritten = rewrite(fetched.doc, fetched.file, false, '');
     if (isObject(rewritten)) {
       delete rewritten.$schema;
       delete rewritten.$id;
@@ -96,19 +136,18 @@ export function bundleSchema(root: unknown, rootFile: string): BundleResult {
     const target = hash === -1 ? ref : ref.slice(0, hash);
     const fragment = hash === -1 ? '' : ref.slice(hash + 1);
     if (fragment !== '' && !fragment.startsWith('/')) {
-      problems.push({ file, pointer, reason: `$ref ${ref}: only JSON pointer fragments (#/...) are supported` });
+      report(file, pointer, `$ref ${ref}: only JSON pointer fragments (#/...) are supported`);
       return ref;
     }
     if (target === '') {
       // Internal ref: still valid at the root; inside a bundled file it moves under $defs.
       return isRoot ? ref : `#/$defs/${keys.get(file) ?? ''}${fragment}`;
     }
-    if (/^[a-z][a-z0-9+.-]*:/i.test(target)) {
-      problems.push({ file, pointer, reason: `$ref ${ref}: remote references are not allowed; use a file path relative to ${path.basename(file)}` });
+    if (REMOTE.test(target)) {
+      report(file, pointer, `$ref ${ref}: remote references are not allowed; use a file path relative to ${path.basename(file)}`);
       return ref;
     }
-    const resolved = path.resolve(path.dirname(file), target);
-    const key = load(resolved, file, pointer);
+    const key = load(ref, target, file, pointer);
     if (key === undefined) return ref;
     return key === '' ? `#${fragment}` : `#/$defs/${key}${fragment}`;
   };
@@ -117,27 +156,20 @@ export function bundleSchema(root: unknown, rootFile: string): BundleResult {
     return { ok: false, problems: [{ file: rootFile, pointer: '', reason: 'a schema must be an object' }] };
   }
   // A root that is only a file ref becomes that file's document, so titles and types show.
-  const keys0 = Object.keys(root);
   let rootNode: unknown = root;
   let rootDocFile = rootFile;
-  if (keys0.length === 1 && typeof root.$ref === 'string' && !root.$ref.startsWith('#') && !root.$ref.includes('#')) {
-    const target = path.resolve(path.dirname(rootFile), root.$ref);
-    if (/^[a-z][a-z0-9+.-]*:/i.test(root.$ref)) {
+  if (Object.keys(root).length === 1 && typeof root.$ref === 'string' && !root.$ref.includes('#')) {
+    if (REMOTE.test(root.$ref)) {
       return { ok: false, problems: [{ file: rootFile, pointer: '/$ref', reason: `$ref ${root.$ref}: remote references are not allowed` }] };
     }
-    try {
-      const text = readFileSync(target, 'utf8');
-      rootNode = /\.ya?ml$/i.test(target) ? parseYaml(text) : JSON.parse(text);
-      rootDocFile = target;
-      keys.set(target, ''); // internal refs of the root document stay at the root
-    } catch (err) {
-      const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
-      const reason = missing ? `$ref target ${target} does not exist` : `$ref target ${target} is not valid: ${(err as Error).message}`;
-      return { ok: false, problems: [{ file: missing ? rootFile : target, pointer: missing ? '/$ref' : '', reason }] };
+    const fetched = fetch(root.$ref, root.$ref, rootFile, '/$ref');
+    if (fetched === undefined) return { ok: false, problems };
+    if (!isObject(fetched.doc)) {
+      return { ok: false, problems: [{ file: fetched.file, pointer: '', reason: 'a JSON Schema must be an object' }] };
     }
-    if (!isObject(rootNode)) {
-      return { ok: false, problems: [{ file: target, pointer: '', reason: 'a JSON Schema must be an object' }] };
-    }
+    rootNode = fetched.doc;
+    rootDocFile = fetched.file;
+    keys.set(fetched.file, ''); // internal refs of the root document stay at the root
   }
   const bundled = rewrite(rootNode, rootDocFile, true, '') as JsonSchema;
   if (problems.length > 0) return { ok: false, problems };
@@ -147,6 +179,29 @@ export function bundleSchema(root: unknown, rootFile: string): BundleResult {
   }
   delete bundled.$id;
   return { ok: true, schema: bundled };
+}
+
+/** Parses a schema file read from the toolpack; REFUSED (with its problems recorded) when it is not a schema. */
+function parseSchemaFile(text: string, file: string, problems: BundleProblem[]): SchemaDoc | typeof REFUSED {
+  const parsed = parseDocumentText(text, file);
+  if (!parsed.ok) {
+    for (const p of parsed.problems) problems.push({ file, pointer: toPointer(p.path), reason: p.reason, ...(p.line === undefined ? {} : { line: p.line }) });
+    return REFUSED;
+  }
+  if (!isObject(parsed.value) && typeof parsed.value !== 'boolean') {
+    problems.push({ file, pointer: '', reason: 'a JSON Schema must be an object or a boolean' });
+    return REFUSED;
+  }
+  return { doc: parsed.value, lineOf: parsed.lineOf };
+}
+
+function toPointer(p: ReadonlyArray<string | number>): string {
+  return p.map((s) => `/${escapePointer(String(s))}`).join('');
+}
+
+/** The keys of a JSON pointer (`/a/b~1c` is a, b/c). */
+export function fromPointer(pointer: string): string[] {
+  return pointer === '' ? [] : pointer.slice(1).split('/').map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'));
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

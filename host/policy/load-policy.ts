@@ -1,12 +1,12 @@
 // Loads the operator's policy (or the bundled default), expands `${VAR}` from the environment,
 // validates it (every violation listed), and hashes its canonical form for run identity.
-import { readFileSync } from 'node:fs';
-import { LineCounter, parseDocument } from 'yaml';
-import { PolicySchema, type Policy } from '../../abi/index.js';
+import { POLICY_MAX_BYTES, PolicySchema, type Policy } from '../../abi/index.js';
 import { compileAllowPrivate } from '../../capabilities/http-guard.js';
 import { HelixError } from '../errors.js';
 import { canonicalJson, sha256Digest } from '../hashing.js';
+import { readRegularFile } from '../loader/pack-files.js';
 import { fieldPath, formatViolation, issueReason, type Violation } from '../loader/violation.js';
+import { parseYamlText } from '../loader/yaml-document.js';
 import { defaultPolicyDocument } from './default-policy.js';
 
 /** A validated policy with where it came from and its hash. */
@@ -28,25 +28,17 @@ export interface LoadPolicyOptions {
 export function loadPolicy(file?: string, options: LoadPolicyOptions = {}): LoadedPolicy {
   const env = options.env ?? { ...process.env, PWD: process.cwd() };
   if (file === undefined) return finish(defaultPolicyDocument(), '(default)', env, undefined);
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    throw policyError(file, [{ file, field: '-', reason: `cannot read the policy file: ${(err as Error).message}` }]);
-  }
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false });
-  if (doc.errors.length > 0) {
+  // Size and type are checked before reading: a FIFO or a huge file is refused at once (ABI-FILE-003, -005).
+  const read = readRegularFile(file, POLICY_MAX_BYTES);
+  if (!read.ok) throw policyError(file, [{ file, field: '-', reason: `cannot read the policy file: it ${read.reason}` }]);
+  const doc = parseYamlText(read.bytes.toString('utf8'));
+  if (!doc.ok) {
     throw policyError(
       file,
-      doc.errors.map((e) => ({ file, field: '-', reason: `invalid YAML: ${e.message.split('\n')[0]}`, line: lineCounter.linePos(e.pos[0]).line })),
+      doc.problems.map((p) => withLine({ file, field: fieldPath(p.path), reason: p.reason }, () => p.line, p.path)),
     );
   }
-  const lineOf = (path: readonly PropertyKey[]): number | undefined => {
-    const node = doc.getIn(path as unknown[], true) as { range?: [number, number, number] } | undefined;
-    return node?.range ? lineCounter.linePos(node.range[0]).line : undefined;
-  };
-  return finish(doc.toJS(), file, env, lineOf);
+  return finish(doc.value, file, env, doc.lineOf);
 }
 
 function finish(
