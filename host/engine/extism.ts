@@ -7,7 +7,8 @@
 // envelopes, allowlist, journal and limits as `helix_v1.capability_call`.
 import type { CallContext, Plugin } from '@extism/extism';
 import { createHash } from 'node:crypto';
-import { GuestOutputSchema, type ErrorCode, type GuestOutput } from '../../abi/index.js';
+import { GuestOutputSchema, scanJsonText, type ErrorCode, type GuestOutput, type JsonViolation } from '../../abi/index.js';
+import { jsonRefusal } from '../json-entry.js';
 import { instrumentModule } from '../wasm/index.js';
 import type { EngineModule, ExecuteRequest } from './engine.js';
 import { EXTISM_CAPABILITY_CALL, EXTISM_USER_MODULE } from './extism-abi.js';
@@ -439,11 +440,19 @@ function classify({ output, failure, report, capabilityFuel, limits, entrypoint 
   if (bytes.length > limits.maxOutputBytes) {
     return fault('S-TOOL-OUTPUT-TOO-LARGE', `The output is ${bytes.length} bytes, above the limit of ${limits.maxOutputBytes}.`, { output_bytes: bytes.length, max_output_bytes: limits.maxOutputBytes }, fuelUsed, pages);
   }
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return fault('S-TOOL-OUTPUT-ENCODING', 'The output is not valid UTF-8.', { output_bytes: bytes.length }, fuelUsed, pages);
+  }
+  // The output is the value itself (no envelope), bounded before JSON.parse (ABI-JSON-001 to -004).
+  const violation = scanJsonText(text);
+  if (violation !== undefined) return outputRefusal(violation, fuelUsed, pages);
   let json: unknown;
   try {
-    json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+    json = JSON.parse(text);
   } catch (err) {
-    if (err instanceof TypeError) return fault('S-TOOL-OUTPUT-ENCODING', 'The output is not valid UTF-8.', { output_bytes: bytes.length }, fuelUsed, pages);
     return fault('S-TOOL-OUTPUT-JSON', `The output is not JSON: ${(err as Error).message}`, { preview: preview(bytes) }, fuelUsed, pages);
   }
   const measures = { fuelUsed, memoryPages: pages, recycled: false };
@@ -462,11 +471,19 @@ function pluginError(text: string, fuelUsed: number, pages: number): ExecuteResu
   } catch {
     parsed = undefined;
   }
+  // A JSON error object is bounded like a helix/v1 envelope's `error` member (ABI-JSON-001 to -004).
+  const violation = typeof parsed === 'object' && parsed !== null ? scanJsonText(text) : undefined;
+  if (violation !== undefined) return outputRefusal(violation, fuelUsed, pages);
   const envelope = GuestOutputSchema.safeParse({ status: 'error', error: parsed });
   if (envelope.success && envelope.data.status === 'error') {
     return { kind: 'output', output: envelope.data, outputSha256: createHash('sha256').update(text).digest('hex'), fuelUsed, memoryPages: pages, recycled: false };
   }
   return fault('S-TOOL-EXTISM-ERROR', `The plugin reported an error: ${text.slice(0, 200)}`, { plugin_error: text.slice(0, PLUGIN_ERROR_MAX) }, fuelUsed, pages);
+}
+
+function outputRefusal(violation: JsonViolation, fuelUsed: number, pages: number): ExecuteFault {
+  const r = jsonRefusal(violation, 'output', 'the output');
+  return fault(r.code, r.message, r.details, fuelUsed, pages);
 }
 
 /** Extism's worker sends errors as `{message, originalStack}`; the stack's head names the class. */

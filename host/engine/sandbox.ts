@@ -8,8 +8,10 @@ import {
   HOST_IMPORT_MODULE,
   PANIC_EXPORT,
   PANIC_MESSAGE_MAX_BYTES,
+  scanJsonText,
   type ErrorCode,
 } from '../../abi/index.js';
+import { jsonRefusal } from '../json-entry.js';
 import { FUEL_EXPORT, START_EXPORT } from '../wasm/index.js';
 import { inBounds, packPtrLen, pagesOf, readBytes, unpackPtrLen, writeBytes } from './guest-memory.js';
 import type { BrokerAnswer, ExecuteFault, ExecuteOutput, ExecuteResult, RunnableTask } from './protocol.js';
@@ -194,6 +196,10 @@ function parseOutput(bytes: Uint8Array): { kind: 'output'; output: import('../..
   } catch {
     return { kind: 'fault', code: 'S-TOOL-OUTPUT-ENCODING', message: 'The output is not valid UTF-8.', details: { output_bytes: bytes.length } };
   }
+  // Bounded before JSON.parse, and so before anything recursive (zod, structured clone of the
+  // reply, the run record) sees the value (ABI-JSON-001 to -004).
+  const violation = scanJsonText(text, { envelope: true });
+  if (violation !== undefined) return { kind: 'fault', ...jsonRefusal(violation, 'output', 'the output') };
   let json: unknown;
   try {
     json = JSON.parse(text);

@@ -1,0 +1,57 @@
+// The toolpacks and JSON texts the JSON-bounds tests (ABI-JSON-*) share: an echo tool, guests that
+// output or request bytes the test chooses (helix/v1 and extism/v1), and deep or odd JSON.
+import { echoModule } from './guest-wat.js';
+import { bytesExtismModule, bytesOutputModule, bytesRequestModule } from './bytes-guest-wat.js';
+import type { ToolpackSpec } from './toolpack.js';
+
+const limits = { maxInputBytes: 2_000_000, maxOutputBytes: 1_000_000, fuel: 1_000_000_000, maxMemoryPages: 128, maxCapabilityCalls: 10 };
+const OPEN = { type: 'object' };
+
+/**
+ * j.echo answers its input; j.out outputs chosen bytes; j.req sends chosen bytes as a capability
+ * request with an empty allowlist, j.kv with kv.put and kv.get allowed; j.x_out, j.x_err and
+ * j.x_req do the same as extism/v1 plugins (output, error_set, capability request).
+ */
+export function jsonToolpacks(): ToolpackSpec[] {
+  const helix = (id: string, module: string, allow: string[] = []): ToolpackSpec => ({ id, module, manifest: { limits, capabilities: { abiVersion: 1, allow } }, outputSchema: OPEN });
+  const extism = (id: string, mode: 'output' | 'error' | 'request'): ToolpackSpec => ({
+    id,
+    module: bytesExtismModule(mode),
+    manifest: { abi: 'extism/v1', entrypoint: 'run', limits, capabilities: { abiVersion: 1, allow: [] } },
+    outputSchema: OPEN,
+  });
+  return [
+    helix('j.echo', echoModule()),
+    helix('j.out', bytesOutputModule()),
+    helix('j.req', bytesRequestModule()),
+    helix('j.kv', bytesRequestModule(), ['kv.put', 'kv.get']),
+    extism('j.x_out', 'output'),
+    extism('j.x_err', 'error'),
+    extism('j.x_req', 'request'),
+  ];
+}
+
+/** `n` nested objects `{"a":...}` around `leaf`: depth n. */
+export function nestedObjects(n: number, leaf = '0'): string {
+  return `${'{"a":'.repeat(n)}${leaf}${'}'.repeat(n)}`;
+}
+
+/** `n` nested arrays: depth n. */
+export function nestedArrays(n: number): string {
+  return `${'['.repeat(n)}${']'.repeat(n)}`;
+}
+
+/** A helix/v1 ok envelope around an output value given as JSON text. */
+export function okEnvelope(output: string): string {
+  return `{"status":"ok","output":${output}}`;
+}
+
+/** A capability request envelope with args given as JSON text. */
+export function capabilityRequest(name: string, args: string): string {
+  return `{"abi_version":1,"name":"${name}","args":${args}}`;
+}
+
+/** The pointer /a/a/.../a of `n` segments under `prefix`. */
+export function aPointer(prefix: string, n: number): string {
+  return `${prefix}${'/a'.repeat(n)}`;
+}
