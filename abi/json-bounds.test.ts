@@ -72,7 +72,7 @@ describe('member names and strings (ABI-JSON-004)', () => {
     expect(both('{"\\udc00":1}')).toEqual({ scan: { kind: 'string', pointer: '/\udc00' }, walk: { kind: 'string', pointer: '/\udc00' } });
   });
 
-  it('writes pointers as RFC 6901 says and cuts long ones', () => {
+  it('writes pointers as RFC 6901 says and cuts long ones (ABI-JSON-007)', () => {
     expect(jsonPointer(['a/b', 'm~n', 3, ''])).toBe('/a~1b/m~0n/3/');
     expect(both('{"a/b":{"m~n":[1e400]}}').scan).toEqual({ kind: 'number', pointer: '/a~1b/m~0n/0' });
     const long = scanJsonText(`{"${'k'.repeat(5000)}":1e400}`)!;
