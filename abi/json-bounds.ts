@@ -13,7 +13,7 @@ export const MAX_JSON_DEPTH = 64;
 /** Largest integer magnitude a number may have (ABI-JSON-003): 2^53-1, the last exact double. */
 export const MAX_JSON_INTEGER = Number.MAX_SAFE_INTEGER;
 
-/** Pointers (and number literals) in reports are cut to this many characters, ending in `…`. */
+/** Pointers (and other text) in reports are cut to this many characters, ending in `…`. */
 export const JSON_REPORT_MAX_CHARS = 512;
 
 /**
@@ -54,11 +54,16 @@ interface PathNode {
 
 const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
 
+/**
+ * Text quoted in a report: cut to JSON_REPORT_MAX_CHARS, lone surrogates as U+FFFD, so that a
+ * report is itself within the bounds (a guest may echo its answer into its output).
+ */
 function cut(text: string): string {
-  return text.length > JSON_REPORT_MAX_CHARS ? `${text.slice(0, JSON_REPORT_MAX_CHARS - 1)}…` : text;
+  const short = text.length > JSON_REPORT_MAX_CHARS ? `${text.slice(0, JSON_REPORT_MAX_CHARS - 1)}…` : text;
+  return (short as unknown as { toWellFormed(): string }).toWellFormed();
 }
 
-/** RFC 6901 pointer of a path (`~` as `~0`, `/` as `~1`), cut to JSON_REPORT_MAX_CHARS. */
+/** RFC 6901 pointer of a path (`~` as `~0`, `/` as `~1`), cut and made well-formed as `cut` does. */
 export function jsonPointer(segments: Iterable<string | number>): string {
   let out = '';
   for (const s of segments) {
