@@ -5,26 +5,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResponseEnvelope, RunRecord } from '../abi/index.js';
 import { readJournal } from '../host/broker/journal.js';
-import { createHost, type Host } from '../host/index.js';
+import type { Host } from '../host/index.js';
 import { getRun } from '../host/runs/run-store.js';
 import { readAudit } from '../host/store/audit.js';
 import { bytesInput } from './helpers/bytes-guest-wat.js';
-import { aPointer, capabilityRequest, jsonToolpacks, nestedArrays, nestedObjects, okEnvelope } from './helpers/json-tools.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { aPointer, capabilityRequest, nestedArrays, nestedObjects, okEnvelope, startJsonHost, type JsonHost } from './helpers/json-tools.js';
 
-const home = tempDir('helix-json-home-');
-let plugins: { dir: string; cleanup: () => void };
+let json: JsonHost;
 let host: Host;
-let served = 0;
 
 beforeAll(async () => {
-  plugins = await pluginsDir(jsonToolpacks());
-  host = await createHost({ pluginsDir: plugins.dir, home: home.dir });
+  json = await startJsonHost();
+  host = json.host;
 }, 120_000);
 afterAll(async () => {
-  await host?.close();
-  plugins?.cleanup();
-  home.cleanup();
+  await json?.close();
 });
 
 const call = (toolId: string, input: unknown): Promise<ResponseEnvelope> => host.call({ tool_id: toolId, input });
@@ -32,11 +27,7 @@ const send = (toolId: string, bytes: string): Promise<ResponseEnvelope> => call(
 const run = (r: ResponseEnvelope): RunRecord => getRun(host.store, r.run_id!)!;
 
 /** The host still serves: a well-behaved call in the same host succeeds. */
-async function expectServing(): Promise<void> {
-  served += 1;
-  const r = await call('j.echo', { served });
-  expect(r).toMatchObject({ status: 'success', output: { served } });
-}
+const expectServing = (): Promise<void> => json.expectServing();
 
 /** A guest fault with `code`, recorded as a failed run with that code. */
 function expectFailedRun(r: ResponseEnvelope, code: string, pointer?: string): void {

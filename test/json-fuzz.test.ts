@@ -7,30 +7,25 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkJsonValue, ResponseEnvelopeSchema, scanJsonText, type JsonViolation, type ResponseEnvelope } from '../abi/index.js';
 import { canonicalJson } from '../host/hashing.js';
-import { createHost, type Host } from '../host/index.js';
+import type { Host } from '../host/index.js';
 import { jsonRefusal, type JsonEntry } from '../host/json-entry.js';
 import { getRun } from '../host/runs/run-store.js';
 import { bytesInput } from './helpers/bytes-guest-wat.js';
 import { bytesOf, fuzzRuns, jsonText } from './helpers/json-arbitraries.js';
-import { capabilityRequest, jsonToolpacks, okEnvelope } from './helpers/json-tools.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { capabilityRequest, okEnvelope, startJsonHost, type JsonHost } from './helpers/json-tools.js';
 
 const RUNS = fuzzRuns(60);
 /** Generous: a run is a few calls, each well under a second even on a busy machine. */
 const TIMEOUT = Math.max(600_000, RUNS * 3_000);
-const home = tempDir('helix-json-fuzz-');
-let plugins: { dir: string; cleanup: () => void };
+let json: JsonHost;
 let host: Host;
-let served = 0;
 
 beforeAll(async () => {
-  plugins = await pluginsDir(jsonToolpacks());
-  host = await createHost({ pluginsDir: plugins.dir, home: home.dir });
+  json = await startJsonHost();
+  host = json.host;
 }, 120_000);
 afterAll(async () => {
-  await host?.close();
-  plugins?.cleanup();
-  home.cleanup();
+  await json?.close();
 });
 
 /** One call: exactly one valid envelope, and its run (if any) ended. */
@@ -40,10 +35,7 @@ async function call(toolId: string, input: unknown): Promise<ResponseEnvelope> {
   return r;
 }
 
-async function expectServing(): Promise<void> {
-  served += 1;
-  expect(await call('j.echo', { served })).toMatchObject({ status: 'success', output: { served } });
-}
+const expectServing = (): Promise<void> => json.expectServing();
 
 const codeOf = (v: JsonViolation, entry: JsonEntry): string => jsonRefusal(v, entry, '').code;
 const sameJson = (a: unknown, b: unknown): void => expect(JSON.stringify(a)).toBe(JSON.stringify(b));

@@ -1,8 +1,10 @@
 // The toolpacks and JSON texts the JSON-bounds tests (ABI-JSON-*) share: an echo tool, guests that
 // output or request bytes the test chooses (helix/v1 and extism/v1), and deep or odd JSON.
+import { expect } from 'vitest';
+import { createHost, type Host } from '../../host/index.js';
 import { echoModule } from './guest-wat.js';
 import { bytesExtismModule, bytesOutputModule, bytesRequestModule } from './bytes-guest-wat.js';
-import type { ToolpackSpec } from './toolpack.js';
+import { pluginsDir, tempDir, type ToolpackSpec } from './toolpack.js';
 
 const limits = { maxInputBytes: 2_000_000, maxOutputBytes: 1_000_000, fuel: 1_000_000_000, maxMemoryPages: 128, maxCapabilityCalls: 10 };
 const OPEN = { type: 'object' };
@@ -29,6 +31,35 @@ export function jsonToolpacks(): ToolpackSpec[] {
     extism('j.x_err', 'error'),
     extism('j.x_req', 'request'),
   ];
+}
+
+/** A real host over jsonToolpacks() on a fresh store. */
+export interface JsonHost {
+  readonly host: Host;
+  /** Checks the host still serves: a well-behaved call (j.echo) succeeds. */
+  expectServing(): Promise<void>;
+  /** Closes the host and removes its store and toolpacks. */
+  close(): Promise<void>;
+}
+
+/** Starts a JsonHost. */
+export async function startJsonHost(): Promise<JsonHost> {
+  const home = tempDir('helix-json-home-');
+  const plugins = await pluginsDir(jsonToolpacks());
+  const host = await createHost({ pluginsDir: plugins.dir, home: home.dir });
+  let served = 0;
+  return {
+    host,
+    async expectServing() {
+      served += 1;
+      expect(await host.call({ tool_id: 'j.echo', input: { served } })).toMatchObject({ status: 'success', output: { served } });
+    },
+    async close() {
+      await host.close();
+      plugins.cleanup();
+      home.cleanup();
+    },
+  };
 }
 
 /** `n` nested objects `{"a":...}` around `leaf`: depth n. */
