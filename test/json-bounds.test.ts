@@ -2,29 +2,19 @@
 // extism/v1) and a guest's capability request, each too deep, holding a number a double cannot
 // keep, or not JSON data at all, end in one envelope with their code; runs end recorded; the host
 // serves the next call.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ResponseEnvelope, RunRecord } from '../abi/index.js';
 import { readJournal } from '../host/broker/journal.js';
-import type { Host } from '../host/index.js';
 import { getRun } from '../host/runs/run-store.js';
 import { readAudit } from '../host/store/audit.js';
 import { bytesInput } from './helpers/bytes-guest-wat.js';
-import { aPointer, capabilityRequest, nestedArrays, nestedObjects, okEnvelope, startJsonHost, type JsonHost } from './helpers/json-tools.js';
+import { aPointer, capabilityRequest, nestedArrays, nestedObjects, okEnvelope, useJsonHost } from './helpers/json-tools.js';
 
-let json: JsonHost;
-let host: Host;
+const json = useJsonHost();
 
-beforeAll(async () => {
-  json = await startJsonHost();
-  host = json.host;
-}, 120_000);
-afterAll(async () => {
-  await json?.close();
-});
-
-const call = (toolId: string, input: unknown): Promise<ResponseEnvelope> => host.call({ tool_id: toolId, input });
+const call = (toolId: string, input: unknown): Promise<ResponseEnvelope> => json.host.call({ tool_id: toolId, input });
 const send = (toolId: string, bytes: string): Promise<ResponseEnvelope> => call(toolId, bytesInput(bytes));
-const run = (r: ResponseEnvelope): RunRecord => getRun(host.store, r.run_id!)!;
+const run = (r: ResponseEnvelope): RunRecord => getRun(json.host.store, r.run_id!)!;
 
 /** The host still serves: a well-behaved call in the same host succeeds. */
 const expectServing = (): Promise<void> => json.expectServing();
@@ -113,7 +103,7 @@ describe('a client input (ABI-JSON-001, -003, -005)', () => {
     }
     // The whole request may be hostile too: a Proxy whose every trap throws.
     const hostile = new Proxy({}, { get: () => { throw new Error('get'); }, getPrototypeOf: () => { throw new Error('proto'); }, ownKeys: () => { throw new Error('keys'); } });
-    expect(await host.call(hostile)).toMatchObject({ status: 'invalid_request', error: { code: 'I-REQ-JSON-VALUE', details: { pointer: '' } } });
+    expect(await json.host.call(hostile)).toMatchObject({ status: 'invalid_request', error: { code: 'I-REQ-JSON-VALUE', details: { pointer: '' } } });
     await expectServing();
   });
 });
@@ -168,10 +158,10 @@ describe('a capability request (ABI-JSON-001, -006)', () => {
   it('nested 1,600 levels deep, to a forbidden capability with an empty allowlist, ends the run with S-TOOL-CAPABILITY-DEPTH (ABI-JSON-006)', async () => {
     const r = await send('j.req', capabilityRequest('kv.put', nestedObjects(1600)));
     expectFailedRun(r, 'S-TOOL-CAPABILITY-DEPTH', aPointer('/args', 64));
-    const journal = readJournal(host.store, r.run_id!);
+    const journal = readJournal(json.host.store, r.run_id!);
     expect(journal).toHaveLength(1);
     expect(journal[0]).toMatchObject({ outcome: 'abort', name: null, args: null, error: { code: 'S-TOOL-CAPABILITY-DEPTH' } });
-    expect(readAudit(host.store).filter((a) => a.run_id === r.run_id).map((a) => a.decision)).toEqual(['aborted']);
+    expect(readAudit(json.host.store).filter((a) => a.run_id === r.run_id).map((a) => a.decision)).toEqual(['aborted']);
     await expectServing();
   });
 
@@ -185,7 +175,7 @@ describe('a capability request (ABI-JSON-001, -006)', () => {
     for (const value of ['1e400', '9007199254740993', '"\\ud800"']) {
       const r = await send('j.kv', capabilityRequest('kv.put', `{"key":"k","value":{"v":${value}}}`));
       expect(r).toMatchObject({ status: 'success', output: { answer: { status: 'error', error: { code: 'I-REQ-CAPABILITY-ARGS', details: { pointer: '/args/value/v', violations: [{ path: '/value/v' }] } } } } });
-      expect(readJournal(host.store, r.run_id!)[0]).toMatchObject({ outcome: 'error', args: null });
+      expect(readJournal(json.host.store, r.run_id!)[0]).toMatchObject({ outcome: 'error', args: null });
     }
     const outside = await send('j.kv', '{"abi_version":1e400,"name":"kv.get","args":{"key":"k"}}');
     expect(outside).toMatchObject({ status: 'success', output: { answer: { error: { code: 'I-REQ-ENVELOPE', details: { pointer: '/abi_version' } } } } });

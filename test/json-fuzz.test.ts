@@ -4,34 +4,24 @@
 // serves the next call, and accepted values keep their exact meaning: two different inputs never
 // share a run, outputs and kv values come back as sent. `npm run fuzz` runs them longer.
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { checkJsonValue, ResponseEnvelopeSchema, scanJsonText, type JsonViolation, type ResponseEnvelope } from '../abi/index.js';
 import { canonicalJson } from '../host/hashing.js';
-import type { Host } from '../host/index.js';
 import { jsonRefusal, type JsonEntry } from '../host/json-entry.js';
 import { getRun } from '../host/runs/run-store.js';
 import { bytesInput } from './helpers/bytes-guest-wat.js';
 import { bytesOf, fuzzRuns, jsonText } from './helpers/json-arbitraries.js';
-import { capabilityRequest, okEnvelope, startJsonHost, type JsonHost } from './helpers/json-tools.js';
+import { capabilityRequest, okEnvelope, useJsonHost } from './helpers/json-tools.js';
 
 const RUNS = fuzzRuns(60);
 /** Generous: a run is a few calls, each well under a second even on a busy machine. */
 const TIMEOUT = Math.max(600_000, RUNS * 3_000);
-let json: JsonHost;
-let host: Host;
-
-beforeAll(async () => {
-  json = await startJsonHost();
-  host = json.host;
-}, 120_000);
-afterAll(async () => {
-  await json?.close();
-});
+const json = useJsonHost();
 
 /** One call: exactly one valid envelope, and its run (if any) ended. */
 async function call(toolId: string, input: unknown): Promise<ResponseEnvelope> {
-  const r = ResponseEnvelopeSchema.parse(await host.call({ tool_id: toolId, input }));
-  if (r.run_id !== null) expect(['succeeded', 'failed']).toContain(getRun(host.store, r.run_id)?.status);
+  const r = ResponseEnvelopeSchema.parse(await json.host.call({ tool_id: toolId, input }));
+  if (r.run_id !== null) expect(['succeeded', 'failed']).toContain(getRun(json.host.store, r.run_id)?.status);
   return r;
 }
 
@@ -96,7 +86,7 @@ describe('random JSON through the real host (ABI-JSON-001 to -007)', () => {
           sameJson(r.output, (JSON.parse(text!) as { output: unknown }).output);
         } else {
           expect(r).toMatchObject({ status: 'terminal_error', error: { code: expected } });
-          expect(getRun(host.store, r.run_id!)).toMatchObject({ status: 'failed', result: { error: { code: expected } } });
+          expect(getRun(json.host.store, r.run_id!)).toMatchObject({ status: 'failed', result: { error: { code: expected } } });
         }
         await expectServing();
       }),
@@ -117,7 +107,7 @@ describe('random JSON through the real host (ABI-JSON-001 to -007)', () => {
         const violation = decoded === undefined ? undefined : scanJsonText(decoded, { envelope: true });
         if (violation?.kind === 'depth') {
           expect(r).toMatchObject({ status: 'terminal_error', error: { code: 'S-TOOL-CAPABILITY-DEPTH' } });
-          expect(getRun(host.store, r.run_id!)?.status).toBe('failed');
+          expect(getRun(json.host.store, r.run_id!)?.status).toBe('failed');
         } else {
           // Past the checks, the value is bounded, so the test may recurse on it; kv values are at most 64 KiB.
           const tooBig = (): boolean => JSON.stringify(JSON.parse(text)).length > 64 * 1024;

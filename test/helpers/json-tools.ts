@@ -1,6 +1,6 @@
 // The toolpacks and JSON texts the JSON-bounds tests (ABI-JSON-*) share: an echo tool, guests that
 // output or request bytes the test chooses (helix/v1 and extism/v1), and deep or odd JSON.
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { createHost, type Host } from '../../host/index.js';
 import { echoModule } from './guest-wat.js';
 import { bytesExtismModule, bytesOutputModule, bytesRequestModule } from './bytes-guest-wat.js';
@@ -59,6 +59,24 @@ export async function startJsonHost(): Promise<JsonHost> {
       plugins.cleanup();
       home.cleanup();
     },
+  };
+}
+
+/** A JsonHost started before the file's tests and closed after them. */
+export function useJsonHost(): JsonHost {
+  let started: JsonHost | undefined;
+  beforeAll(async () => {
+    started = await startJsonHost();
+  }, 120_000);
+  afterAll(async () => {
+    await started?.close();
+  });
+  return {
+    get host() {
+      return started!.host;
+    },
+    expectServing: () => started!.expectServing(),
+    close: () => started!.close(),
   };
 }
 
