@@ -46,12 +46,6 @@ function depthBound(options: JsonBoundsOptions): { limit: number; problem: strin
   return { limit: max + (options.envelope === true ? 1 : 0), problem: `arrays and objects nested deeper than ${max} levels` };
 }
 
-/** A path from the root as a linked list, built into a pointer only when reported. */
-interface PathNode {
-  readonly parent: PathNode | undefined;
-  readonly segment: string | number;
-}
-
 const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
 
 /**
@@ -73,18 +67,12 @@ export function jsonPointer(segments: Iterable<string | number>): string {
   return cut(out);
 }
 
-function pointerOf(path: PathNode | undefined): string {
-  const segments: Array<string | number> = [];
-  for (let p = path; p !== undefined; p = p.parent) segments.push(p.segment);
-  return jsonPointer(segments.reverse());
-}
-
-/** The problem with a number, if any: not finite, or an integer beyond ±(2^53-1). */
-function numberProblem(n: number, literal: string): string | undefined {
+/** The problem with a number, if any: not finite, or an integer beyond ±(2^53-1); `literal` as written. */
+function numberProblem(n: number, literal?: string): string | undefined {
   if (Number.isNaN(n)) return 'NaN, which is not a JSON number';
-  if (!Number.isFinite(n)) return `the number ${cut(literal)}, which is not finite`;
+  if (!Number.isFinite(n)) return `the number ${cut(literal ?? String(n))}, which is not finite`;
   // Every double of magnitude 2^53 or more is an integer: this refuses all of them, 1e20 too.
-  if (Number.isInteger(n) && !Number.isSafeInteger(n)) return `the number ${cut(literal)}, beyond ±${MAX_JSON_INTEGER} (2^53-1), where a double no longer keeps integers exact`;
+  if (Number.isInteger(n) && !Number.isSafeInteger(n)) return `the number ${cut(literal ?? String(n))}, beyond ±${MAX_JSON_INTEGER} (2^53-1), where a double no longer keeps integers exact`;
   return undefined;
 }
 
@@ -191,8 +179,17 @@ function decodeString(literal: string): string | undefined {
   }
 }
 
-/** A value to visit (with the member name that leads to it), or the end of a container's members. */
-type WalkTask = { readonly value: unknown; readonly path: PathNode | undefined; readonly depth: number; readonly key?: string } | { readonly leave: object };
+/** An open array or object during a walk, and the member being visited in it. */
+interface WalkFrame {
+  readonly container: object;
+  /** Own keys of an object; undefined for an array (its indices). */
+  readonly keys: ReadonlyArray<string | symbol> | undefined;
+  readonly length: number;
+  /** Own keys beyond the indices and `length`: named properties, which JSON drops. */
+  readonly extra: boolean;
+  index: number;
+  segment: string | number;
+}
 
 /**
  * Walks a parsed value without recursing: the first violation of ABI-JSON-001 to -005 in
@@ -200,59 +197,84 @@ type WalkTask = { readonly value: unknown; readonly path: PathNode | undefined; 
  * BigInt, undefined, functions, symbols, objects that are not plain (Date, Map, class
  * instances), a Proxy, getters and setters, non-enumerable or symbol-keyed properties, holes
  * and named properties on arrays, cycles and objects reached twice (a tree may not share
- * nodes: a few shared arrays would stand for 2^64 of them). It never throws: an exception
- * from reading the value is itself the violation.
+ * nodes: a few shared arrays would stand for 2^64 of them). It keeps only the open containers
+ * (at most the depth bound), reads each property once through its descriptor, and never
+ * throws: an exception from reading the value is itself the violation.
  */
 export function checkJsonValue(value: unknown, options: JsonBoundsOptions = {}): JsonViolation | undefined {
   const depth = depthBound(options);
-  const stack: WalkTask[] = [{ value, path: undefined, depth: 0 }];
-  const open = new Set<object>();
-  const seen = new Map<object, PathNode | undefined>();
-  let path: PathNode | undefined;
-  const notJson = (what: string): JsonViolation => ({ kind: 'value', pointer: pointerOf(path), problem: `${what}, which is not JSON data` });
+  const frames: WalkFrame[] = [];
+  const seen = new Set<object>();
+  const at = (open = frames.length): string => jsonPointer(frames.slice(0, open).map((f) => f.segment));
+  const notJson = (what: string, open?: number): JsonViolation => ({ kind: 'value', pointer: at(open), problem: `${what}, which is not JSON data` });
+
+  /** Checks a value; an array or object becomes a new frame. */
+  const enter = (v: unknown): JsonViolation | undefined => {
+    switch (typeof v) {
+      case 'string':
+        return isWellFormed(v) ? undefined : { kind: 'string', pointer: at(), problem: STRING_PROBLEM };
+      case 'number': {
+        const problem = numberProblem(v);
+        return problem === undefined ? undefined : { kind: 'number', pointer: at(), problem };
+      }
+      case 'boolean':
+        return undefined;
+      case 'object':
+        if (v === null) return undefined;
+        break;
+      default:
+        return notJson(typeof v === 'undefined' ? 'undefined' : `a ${typeof v === 'bigint' ? 'BigInt' : typeof v}`);
+    }
+    if (types.isProxy(v)) return notJson('a Proxy');
+    if (seen.has(v)) {
+      const ancestor = frames.findIndex((f) => f.container === v);
+      return notJson(ancestor >= 0 ? `a cycle back to ${at(ancestor) || 'the root'}` : `an object also found at ${firstPointer(value, v) || 'the root'}`);
+    }
+    if (frames.length >= depth.limit) return { kind: 'depth', pointer: at(), problem: depth.problem };
+    seen.add(v);
+    const keys = Reflect.ownKeys(v);
+    if (Array.isArray(v)) {
+      frames.push({ container: v, keys: undefined, length: v.length, extra: keys.length !== v.length + 1, index: 0, segment: 0 });
+      return undefined;
+    }
+    const proto = Object.getPrototypeOf(v) as object | null;
+    if (proto !== Object.prototype && proto !== null) {
+      const ctor = Object.getOwnPropertyDescriptor(proto, 'constructor')?.value as { name?: unknown } | undefined;
+      return notJson(`a ${typeof ctor?.name === 'string' && ctor.name !== '' ? ctor.name : 'non-plain object'}`);
+    }
+    frames.push({ container: v, keys, length: keys.length, extra: false, index: 0, segment: '' });
+    return undefined;
+  };
+
   try {
-    while (stack.length > 0) {
-      const task = stack.pop()!;
-      if ('leave' in task) {
-        open.delete(task.leave);
+    const first = enter(value);
+    if (first !== undefined) return first;
+    while (frames.length > 0) {
+      const f = frames[frames.length - 1]!;
+      if (f.index >= f.length) {
+        frames.pop();
+        if (f.extra) return notJson('an array with named properties');
         continue;
       }
-      path = task.path;
-      if (task.key !== undefined) {
-        const bad = keyProblem(task.key);
-        if (bad !== undefined) return { ...bad, pointer: pointerOf(path) };
+      const i = f.index;
+      f.index += 1;
+      let d: PropertyDescriptor | undefined;
+      if (f.keys === undefined) {
+        f.segment = i;
+        d = Object.getOwnPropertyDescriptor(f.container, i);
+        if (d === undefined) return notJson('a hole in an array');
+      } else {
+        const key = f.keys[i]!;
+        if (typeof key === 'symbol') return notJson('an object with a symbol-keyed property', frames.length - 1);
+        f.segment = key;
+        const bad = keyProblem(key);
+        if (bad !== undefined) return { ...bad, pointer: at() };
+        d = Object.getOwnPropertyDescriptor(f.container, key)!;
+        if (d.enumerable !== true) return notJson('a non-enumerable property');
       }
-      const v = task.value;
-      switch (typeof v) {
-        case 'string':
-          if (!isWellFormed(v)) return { kind: 'string', pointer: pointerOf(path), problem: STRING_PROBLEM };
-          continue;
-        case 'number': {
-          const problem = numberProblem(v, String(v));
-          if (problem !== undefined) return { kind: 'number', pointer: pointerOf(path), problem };
-          continue;
-        }
-        case 'boolean':
-          continue;
-        case 'object':
-          if (v === null) continue;
-          break;
-        default:
-          return notJson(typeof v === 'undefined' ? 'undefined' : `a ${typeof v === 'bigint' ? 'BigInt' : typeof v}`);
-      }
-      if (types.isProxy(v)) return notJson('a Proxy');
-      if (open.has(v)) return notJson(`a cycle back to ${pointerOf(seen.get(v)) || 'the root'}`);
-      if (seen.has(v)) return notJson(`an object also found at ${pointerOf(seen.get(v)) || 'the root'}`);
-      if (task.depth >= depth.limit) return { kind: 'depth', pointer: pointerOf(path), problem: depth.problem };
-      const members = membersOf(v);
-      if (typeof members === 'string') return notJson(members);
-      open.add(v);
-      seen.set(v, path);
-      stack.push({ leave: v });
-      for (let m = members.length - 1; m >= 0; m -= 1) {
-        const [segment, child] = members[m]!;
-        stack.push({ value: child, path: { parent: path, segment }, depth: task.depth + 1, ...(typeof segment === 'string' ? { key: segment } : {}) });
-      }
+      if (!('value' in d)) return notJson('a getter or setter');
+      const found = enter(d.value);
+      if (found !== undefined) return found;
     }
   } catch (err) {
     return notJson(`a property that threw when read (${cut(err instanceof Error ? err.message : String(err))})`);
@@ -260,31 +282,18 @@ export function checkJsonValue(value: unknown, options: JsonBoundsOptions = {}):
   return undefined;
 }
 
-/** The members of an array or plain object in order, or what makes it something else. */
-function membersOf(v: object): Array<[string | number, unknown]> | string {
-  const keys = Reflect.ownKeys(v);
-  const members: Array<[string | number, unknown]> = [];
-  if (Array.isArray(v)) {
-    for (let i = 0; i < v.length; i += 1) {
-      const d = Object.getOwnPropertyDescriptor(v, i);
-      if (d === undefined) return `a hole at index ${i} of an array`;
-      if (!('value' in d)) return `a getter at index ${i} of an array`;
-      members.push([i, d.value]);
-    }
-    // Own keys are the indices and `length`; anything more is a named property JSON drops.
-    return keys.length === v.length + 1 ? members : 'an array with named properties';
+/**
+ * Where `target` first occurs in `root`, for the report of an object reached twice. Only the
+ * part of `root` before the second occurrence is read, which the walk has found to be data.
+ */
+function firstPointer(root: unknown, target: object): string {
+  const stack: Array<{ value: unknown; path: Array<string | number> }> = [{ value: root, path: [] }];
+  while (stack.length > 0) {
+    const { value, path } = stack.pop()!;
+    if (value === target) return jsonPointer(path);
+    if (typeof value !== 'object' || value === null) continue;
+    const entries: Array<[string | number, unknown]> = Array.isArray(value) ? value.map((x, i) => [i, x]) : Object.entries(value);
+    for (let e = entries.length - 1; e >= 0; e -= 1) stack.push({ value: entries[e]![1], path: [...path, entries[e]![0]] });
   }
-  const proto = Object.getPrototypeOf(v) as object | null;
-  if (proto !== Object.prototype && proto !== null) {
-    const ctor = Object.getOwnPropertyDescriptor(proto, 'constructor')?.value as { name?: unknown } | undefined;
-    return `a ${typeof ctor?.name === 'string' && ctor.name !== '' ? ctor.name : 'non-plain object'}`;
-  }
-  for (const key of keys) {
-    if (typeof key === 'symbol') return 'an object with a symbol-keyed property';
-    const d = Object.getOwnPropertyDescriptor(v, key)!;
-    if (!('value' in d)) return `a getter or setter named "${cut(key)}"`;
-    if (d.enumerable !== true) return `a non-enumerable property "${cut(key)}"`;
-    members.push([key, d.value]);
-  }
-  return members;
+  return '';
 }

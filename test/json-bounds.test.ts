@@ -84,7 +84,7 @@ describe('a client input (ABI-JSON-001, -003, -005)', () => {
     const revocable = Proxy.revocable({}, {});
     revocable.revoke();
     const cases: Array<[unknown, string, RegExp]> = [
-      [{ get boom() { throw new Error('no reading me'); } }, '/input', /getter or setter named "boom"/],
+      [{ get boom() { throw new Error('no reading me'); } }, '/input/boom', /a getter or setter/],
       [new Proxy({}, { ownKeys: () => { throw new Error('trap'); } }), '/input', /a Proxy/],
       [revocable.proxy, '/input', /a Proxy/],
       [cyclic, '/input/self', /a cycle back to \/input/],
@@ -93,7 +93,7 @@ describe('a client input (ABI-JSON-001, -003, -005)', () => {
       [{ u: undefined }, '/input/u', /undefined/],
       [{ f: () => 1 }, '/input/f', /a function/],
       [{ when: new Date(0) }, '/input/when', /a Date/],
-      [{ list: [1, , 3] }, '/input/list', /a hole at index 1/],
+      [{ list: [1, , 3] }, '/input/list/1', /a hole in an array/],
       [{ [Symbol('s')]: 1 }, '/input', /symbol-keyed/],
     ];
     for (const [input, pointer, problem] of cases) {
