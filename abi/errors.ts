@@ -33,6 +33,18 @@ export const ERROR_CODES = {
     message: 'The input is not valid JSON.',
     hint: 'Pass a JSON object, e.g. --input \'{"sequence":"ACGT"}\'.',
   },
+  'I-REQ-JSON-DEPTH': {
+    message: 'The request nests arrays and objects deeper than the host accepts.',
+    hint: 'Send an input of at most 64 levels of arrays and objects (ABI-JSON-001); details.pointer names where it went deeper.',
+  },
+  'I-REQ-JSON-NUMBER': {
+    message: 'The request holds a number the host cannot carry exactly: not finite, or an integer beyond ±(2^53-1).',
+    hint: 'Send large integers (and decimals that must stay exact) as strings (ABI-JSON-003); details.pointer names the number.',
+  },
+  'I-REQ-JSON-VALUE': {
+    message: 'The request holds something that is not JSON data the host can carry.',
+    hint: 'Send plain JSON: objects, arrays, Unicode strings, finite numbers, booleans, null; no member named __proto__ (ABI-JSON-004, ABI-JSON-005). details.pointer names the value.',
+  },
   'I-REQ-INPUT': {
     message: "The input does not match the tool's input schema.",
     hint: "Fix the fields listed in details.violations; `helix tools --json` shows each tool's inputSchema.",
@@ -261,6 +273,22 @@ export const ERROR_CODES = {
   'S-TOOL-OUTPUT-ENVELOPE': {
     message: 'The tool output is not a valid output envelope.',
     hint: 'The module breaks ABI-OUTPUT-002; report it to its author.',
+  },
+  'S-TOOL-OUTPUT-DEPTH': {
+    message: 'The tool output nests arrays and objects deeper than the host accepts.',
+    hint: 'The module breaks ABI-JSON-001 (an output of at most 64 levels); report it to its author.',
+  },
+  'S-TOOL-OUTPUT-NUMBER': {
+    message: 'The tool output holds a number the host cannot carry exactly: not finite, or an integer beyond ±(2^53-1).',
+    hint: 'The module breaks ABI-JSON-003: large integers (a u64, say) must go out as strings; report it to its author.',
+  },
+  'S-TOOL-OUTPUT-VALUE': {
+    message: 'The tool output holds a string that is not Unicode text (a lone surrogate) or a member named __proto__.',
+    hint: 'The module breaks ABI-JSON-004; report it to its author.',
+  },
+  'S-TOOL-CAPABILITY-DEPTH': {
+    message: 'A capability request nests arrays and objects deeper than the host accepts; the run ends.',
+    hint: 'The module breaks ABI-JSON-001 (capability args of at most 64 levels); report it to its author.',
   },
   'S-TOOL-INSTANTIATE': {
     message: 'The tool module could not be instantiated.',

@@ -2,11 +2,13 @@
 // run identity, policy, replay or execution, output validation, response. Every failure
 // becomes exactly one response envelope; nothing a caller or guest sends can make this throw.
 import { randomUUID } from 'node:crypto';
+import { types } from 'node:util';
 import { performance } from 'node:perf_hooks';
-import { ERROR_CODES, errorClassOf, RequestEnvelopeSchema, statusForCode, WASM_PAGE_BYTES, type CallMetrics, type RequestEnvelope, type ResponseEnvelope, type RunLink, type RunRecord, type RunResult, type WireError } from '../abi/index.js';
+import { checkJsonValue, ERROR_CODES, errorClassOf, RequestEnvelopeSchema, statusForCode, WASM_PAGE_BYTES, type CallMetrics, type RequestEnvelope, type ResponseEnvelope, type RunLink, type RunRecord, type RunResult, type WireError } from '../abi/index.js';
 import { commitArtifact, getArtifact } from './artifacts/index.js';
 import { writeJournal } from './broker/journal.js';
 import { HelixError } from './errors.js';
+import { jsonRefusal } from './json-entry.js';
 import type { LoadedPolicy } from './policy/load-policy.js';
 import { callLimits, isToolAllowed, ungrantedCapabilities, type EffectiveLimits } from './policy/rules.js';
 import type { ToolRegistry } from './registry.js';
@@ -49,6 +51,15 @@ const encoder = new TextEncoder();
 export async function performCall(ctx: CallContext, raw: unknown, options: CallOptions = {}): Promise<ResponseEnvelope> {
   const started = performance.now();
   const elapsed = (): number => Math.round(performance.now() - started);
+  // The request is checked as JSON data first (ABI-JSON-*): a value too deep, a number a
+  // double cannot hold, a getter or a cycle must not reach zod, hashing or the store.
+  const violation = checkJsonValue(raw, { envelope: true });
+  if (violation !== undefined) {
+    const refusal = jsonRefusal(violation, 'request', 'the request');
+    const err = new HelixError(refusal.code, { message: refusal.message, details: refusal.details });
+    const provenance = { tool_id: ownString(raw, 'tool_id') ?? '', tool_version: ownString(raw, 'tool_version') ?? '*', digest: null };
+    return errorResponse(ownString(raw, 'call_id') ?? randomUUID(), err.toWire(), { ...ZERO_METRICS, duration_ms: elapsed() }, provenance);
+  }
   const parsed = RequestEnvelopeSchema.safeParse(raw);
   if (!parsed.success) {
     const r = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
@@ -280,4 +291,11 @@ function guestError(error: WireError): WireError {
   const known = (ERROR_CODES as Record<string, { hint: string }>)[error.code];
   const cls = errorClassOf(error.code);
   return { ...error, hint: known?.hint ?? (cls === undefined ? '' : `See the ${cls} class in abi/ABI.md.`) };
+}
+
+/** A string field of a value that failed the JSON check, read without running anything of the caller's. */
+function ownString(raw: unknown, key: string): string | undefined {
+  if (typeof raw !== 'object' || raw === null || types.isProxy(raw)) return undefined;
+  const d = Object.getOwnPropertyDescriptor(raw, key);
+  return d !== undefined && 'value' in d && typeof d.value === 'string' ? d.value : undefined;
 }

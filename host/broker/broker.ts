@@ -4,10 +4,11 @@
 // in the audit trail, and answers with bytes for the guest. Once it has aborted the run it serves,
 // journals and audits nothing more (ABI-FINAL-002). Once the run has received a secret, its guard
 // checks every write and redacts every record, and the journal's hashes are keyed.
-import { CAPABILITY_ABI_VERSION, CapabilityRequestSchema, ERROR_CODES, type ErrorCode, type JournalEntry, type Policy, type RunResult, type WireError } from '../../abi/index.js';
+import { CAPABILITY_ABI_VERSION, CapabilityRequestSchema, ERROR_CODES, scanJsonText, type ErrorCode, type JournalEntry, type Policy, type RunResult, type WireError } from '../../abi/index.js';
 import { CAPABILITIES, type CapabilityContext, type CapabilityDefinition } from '../../capabilities/index.js';
 import type { BrokerAnswer } from '../engine/protocol.js';
 import { HelixError } from '../errors.js';
+import { jsonRefusal } from '../json-entry.js';
 import { canonicalJson } from '../hashing.js';
 import { isCapabilityGranted, secretWriteRules } from '../policy/rules.js';
 import { appendAudit } from '../store/audit.js';
@@ -187,7 +188,17 @@ export function createBroker(o: BrokerOptions): RunBroker {
     }
     let json: unknown;
     try {
-      json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(request));
+      const text = new TextDecoder('utf-8', { fatal: true }).decode(request);
+      // Bounded before JSON.parse, so nothing recursive (scrubbing, the journal, the audit) ever
+      // sees a value too deep or a number a double cannot hold (ABI-JSON-001 to -004). Too deep
+      // ends the run; any other breach is answered and the guest may go on.
+      const violation = scanJsonText(text, { envelope: true });
+      if (violation !== undefined) {
+        const r = jsonRefusal(violation, 'capability', 'the capability request');
+        if (r.code === 'S-TOOL-CAPABILITY-DEPTH') return conclude(request, null, null, { kind: 'abort', code: r.code, message: r.message, details: r.details });
+        return conclude(request, null, null, { kind: 'error', error: wire(r.code, r.message, r.details), decision: 'invalid', reason: `JSON bounds: ${violation.kind}` });
+      }
+      json = JSON.parse(text);
     } catch (err) {
       return conclude(request, null, null, { kind: 'error', error: wire('I-REQ-ENVELOPE', `The capability request is not UTF-8 JSON: ${(err as Error).message}`, {}), decision: 'invalid', reason: 'not JSON' });
     }

@@ -2,10 +2,14 @@
 // response envelope on stdout, exit with the code of its status.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { scanJsonText, type ErrorCode } from '../../abi/index.js';
 import { HelixError } from '../errors.js';
+import { jsonRefusal } from '../json-entry.js';
 import { createHost } from '../host.js';
 import { errorResponse, ZERO_METRICS } from '../response.js';
 import { EXIT, exitCodeFor, printError, printJson } from './output.js';
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Options of `helix call`. */
 export interface CallOptions {
@@ -26,8 +30,8 @@ export interface CallOptions {
 export async function callCommand(toolId: string, opts: CallOptions): Promise<void> {
   const callId = randomUUID();
   const provenance = { tool_id: toolId, tool_version: opts.versionRange, digest: null };
-  const refuse = (message: string, hint: string): void => {
-    const err = new HelixError('I-REQ-JSON', { message, hint });
+  const refuse = (message: string, hint?: string, code: ErrorCode = 'I-REQ-JSON', details: Record<string, unknown> = {}): void => {
+    const err = new HelixError(code, { message, details, ...(hint === undefined ? {} : { hint }) });
     printJson(errorResponse(callId, err.toWire(), ZERO_METRICS, provenance), opts.compact);
     process.exitCode = EXIT.invalid;
   };
@@ -35,11 +39,27 @@ export async function callCommand(toolId: string, opts: CallOptions): Promise<vo
     refuse('Give the input with exactly one of --input or --input-file.', 'e.g. helix call seq.gc_content --input \'{"sequence":"ACGT"}\'');
     return;
   }
-  let text: string;
+  let source: string | Uint8Array;
   try {
-    text = opts.input ?? readFileSync(opts.inputFile === '-' ? 0 : opts.inputFile!, 'utf8');
+    source = opts.input ?? readFileSync(opts.inputFile === '-' ? 0 : opts.inputFile!);
   } catch (err) {
     refuse(`Cannot read ${opts.inputFile}: ${(err as Error).message}`, 'Pass a readable file, or - for stdin.');
+    return;
+  }
+  // A file is decoded strictly: invalid UTF-8 would otherwise become U+FFFD, another input.
+  let text: string;
+  try {
+    text = typeof source === 'string' ? source : utf8.decode(source);
+  } catch {
+    refuse(`${opts.inputFile === '-' ? 'stdin' : opts.inputFile} is not UTF-8 text.`, 'Save the input as UTF-8 JSON.');
+    return;
+  }
+  // The text is bounded before it is parsed (ABI-JSON-001 to -004), naming the literal, and
+  // where as host.call would: a pointer into the request envelope.
+  const violation = scanJsonText(text);
+  if (violation !== undefined) {
+    const refusal = jsonRefusal({ ...violation, pointer: `/input${violation.pointer}` }, 'request', 'the request');
+    refuse(refusal.message, undefined, refusal.code, refusal.details);
     return;
   }
   let input: unknown;

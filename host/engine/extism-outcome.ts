@@ -2,7 +2,8 @@
 // function's decision first (ABI-FINAL-006), then fuel, what escaped the plugin (a trap, a stack
 // overflow, its own uncaught exception, an error it set), its return code and its output.
 import { createHash } from 'node:crypto';
-import { GuestOutputSchema, type ErrorCode, type GuestOutput } from '../../abi/index.js';
+import { GuestOutputSchema, scanJsonText, type ErrorCode, type GuestOutput, type JsonViolation } from '../../abi/index.js';
+import { jsonRefusal } from '../json-entry.js';
 import { isGuestException, UNCAUGHT_EXCEPTION, uncaughtMessage, type GuestAbort } from './decision.js';
 import type { ExecuteRequest } from './engine.js';
 import type { ShimReport } from './extism-shim.js';
@@ -53,11 +54,19 @@ export function classify({ output, failure, decision, report, capabilityFuel, li
   if (bytes.length > limits.maxOutputBytes) {
     return fault('S-TOOL-OUTPUT-TOO-LARGE', `The output is ${bytes.length} bytes, above the limit of ${limits.maxOutputBytes}.`, { output_bytes: bytes.length, max_output_bytes: limits.maxOutputBytes }, fuelUsed, pages);
   }
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return fault('S-TOOL-OUTPUT-ENCODING', 'The output is not valid UTF-8.', { output_bytes: bytes.length }, fuelUsed, pages);
+  }
+  // The output is the value itself (no envelope), bounded before JSON.parse (ABI-JSON-001 to -004).
+  const violation = scanJsonText(text);
+  if (violation !== undefined) return outputRefusal(violation, fuelUsed, pages);
   let json: unknown;
   try {
-    json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+    json = JSON.parse(text);
   } catch (err) {
-    if (err instanceof TypeError) return fault('S-TOOL-OUTPUT-ENCODING', 'The output is not valid UTF-8.', { output_bytes: bytes.length }, fuelUsed, pages);
     return fault('S-TOOL-OUTPUT-JSON', `The output is not JSON: ${(err as Error).message}`, { preview: preview(bytes) }, fuelUsed, pages);
   }
   const measures = { fuelUsed, memoryPages: pages, recycled: false };
@@ -76,11 +85,19 @@ function pluginError(text: string, fuelUsed: number, pages: number): ExecuteResu
   } catch {
     parsed = undefined;
   }
+  // A JSON error object is bounded like a helix/v1 envelope's `error` member (ABI-JSON-001 to -004).
+  const violation = typeof parsed === 'object' && parsed !== null ? scanJsonText(text) : undefined;
+  if (violation !== undefined) return outputRefusal(violation, fuelUsed, pages);
   const envelope = GuestOutputSchema.safeParse({ status: 'error', error: parsed });
   if (envelope.success && envelope.data.status === 'error') {
     return { kind: 'output', output: envelope.data, outputSha256: createHash('sha256').update(text).digest('hex'), fuelUsed, memoryPages: pages, recycled: false };
   }
   return fault('S-TOOL-EXTISM-ERROR', `The plugin reported an error: ${text.slice(0, 200)}`, { plugin_error: text.slice(0, PLUGIN_ERROR_MAX) }, fuelUsed, pages);
+}
+
+function outputRefusal(violation: JsonViolation, fuelUsed: number, pages: number): ExecuteFault {
+  const r = jsonRefusal(violation, 'output', 'the output');
+  return fault(r.code, r.message, r.details, fuelUsed, pages);
 }
 
 /**

@@ -4,7 +4,8 @@
 // first decision the host makes to end a call is its outcome, whatever the guest does after it
 // (capability-import.ts; ABI-FINAL-001 to ABI-FINAL-005).
 import { createHash } from 'node:crypto';
-import { GuestOutputSchema, PANIC_EXPORT, PANIC_MESSAGE_MAX_BYTES, type ErrorCode } from '../../abi/index.js';
+import { GuestOutputSchema, PANIC_EXPORT, PANIC_MESSAGE_MAX_BYTES, scanJsonText, type ErrorCode } from '../../abi/index.js';
+import { jsonRefusal } from '../json-entry.js';
 import { FUEL_EXPORT, START_EXPORT } from '../wasm/index.js';
 import { GuestLink, type BrokerLink, type Phase } from './capability-import.js';
 import { GuestAbort, isGuestException, UNCAUGHT_EXCEPTION, uncaughtMessage } from './decision.js';
@@ -175,6 +176,10 @@ function parseOutput(bytes: Uint8Array): { kind: 'output'; output: import('../..
   } catch {
     return { kind: 'fault', code: 'S-TOOL-OUTPUT-ENCODING', message: 'The output is not valid UTF-8.', details: { output_bytes: bytes.length } };
   }
+  // Bounded before JSON.parse, and so before anything recursive (zod, structured clone of the
+  // reply, the run record) sees the value (ABI-JSON-001 to -004).
+  const violation = scanJsonText(text, { envelope: true });
+  if (violation !== undefined) return { kind: 'fault', ...jsonRefusal(violation, 'output', 'the output') };
   let json: unknown;
   try {
     json = JSON.parse(text);
