@@ -72,6 +72,9 @@ export const SCHEMA_FILES_MAX_TOTAL_BYTES = 4_194_304;
 /** Most distinct schema files one toolpack's `$ref`s may load (ABI-FILE-006). */
 export const SCHEMA_FILES_MAX_COUNT = 256;
 
+/** Largest file a policy's secret source names, in bytes (ABI-FILE-005): a regular file, never a FIFO or a device. */
+export const SECRET_FILE_MAX_BYTES = 65_536;
+
 /** Largest policy file, in bytes (ABI-FILE-005). */
 export const POLICY_MAX_BYTES = 1_048_576;
 

@@ -1,13 +1,13 @@
 // The live ports a run's capabilities reach: artifacts (ranged and gunzipped reads, outputs),
 // the tool's kv namespace, the run log, secrets from the policy's sources, the clock. Each is
 // bound to one run and one tool; none exposes the store or a path.
-import { readFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import type { ArtifactRecord, Policy } from '../../abi/index.js';
+import { SECRET_FILE_MAX_BYTES, type ArtifactRecord, type Policy } from '../../abi/index.js';
 import type { ArtifactPort, ArtifactSummary, ClockPort, KvPort, LogPort, SecretPort } from '../../capabilities/index.js';
 import { getArtifact, listArtifacts } from '../artifacts/index.js';
 import { HelixError } from '../errors.js';
+import { readRegularFile } from '../loader/pack-files.js';
 import { readBlob } from '../store/blobs.js';
 import type { Store } from '../store/open-store.js';
 import type { RunOutputs } from './outputs.js';
@@ -155,11 +155,10 @@ export class SecretSource implements SecretPort {
     let value: string | undefined;
     if ('env' in source) value = this.env[source.env];
     else {
-      try {
-        value = readFileSync(source.file, 'utf8').replace(/\r?\n$/, '');
-      } catch (err) {
-        throw new HelixError('P-PRECOND-SECRET-MISSING', { message: `The file of secret "${name}" cannot be read: ${(err as NodeJS.ErrnoException).code ?? 'error'}.`, details: { name } });
-      }
+      // A regular file within a bound, never waited on (a FIFO) or read without end (a device).
+      const read = readRegularFile(source.file, SECRET_FILE_MAX_BYTES);
+      if (!read.ok) throw new HelixError('P-PRECOND-SECRET-MISSING', { message: `The file of secret "${name}" cannot be read: it ${read.reason}.`, details: { name } });
+      value = read.bytes.toString('utf8').replace(/\r?\n$/, '');
     }
     if (value === undefined || value === '') throw new HelixError('P-PRECOND-SECRET-MISSING', { message: `Secret "${name}" has no value in its source.`, details: { name } });
     this.guard?.add(name, value);
