@@ -2,7 +2,7 @@
 // call, and notes the first place the re-execution departs from it. Results journaled only by
 // digest (artifact bytes) or not at all (secrets) are fetched again and checked; entries made
 // after the run received a secret are checked with the store's key (ABI-SECRET-009).
-import type { JournalEntry, Policy } from '../../abi/index.js';
+import { JSON_REPORT_MAX_CHARS, scanJsonText, type JournalEntry, type Policy } from '../../abi/index.js';
 import { CAPABILITIES, type CapabilityContext } from '../../capabilities/index.js';
 import type { BrokerAnswer } from '../engine/protocol.js';
 import { canonicalJson } from '../hashing.js';
@@ -58,11 +58,15 @@ export function createReplayBroker(store: Store, policy: Policy, runId: string, 
   };
   // A keyed entry without the key cannot match: verifyRun refuses that case before it starts.
   const digest = (entry: JournalEntry, data: Uint8Array | string): string => (entry.keyed === true ? (key === undefined ? '' : keyedHex(key, data)) : sha256Hex(data));
+  // The re-executed guest's request, bounded as the live broker bounds it (ABI-JSON-006) before
+  // JSON.parse, so a departure report never carries a value too deep to print or record.
   const decode = (request: Uint8Array): unknown => {
+    const text = new TextDecoder().decode(request);
+    if (scanJsonText(text, { envelope: true }) !== undefined) return text.slice(0, JSON_REPORT_MAX_CHARS);
     try {
-      return JSON.parse(new TextDecoder().decode(request));
+      return JSON.parse(text);
     } catch {
-      return new TextDecoder().decode(request);
+      return text.slice(0, JSON_REPORT_MAX_CHARS);
     }
   };
 
