@@ -188,9 +188,12 @@ describe('helix serve, raw JSON-RPC lines', () => {
       const r = await request(toolsCall(`{"n":${literal}}`));
       expect(r.result, literal).toMatchObject({ isError: true, structuredContent: { status: 'invalid_request', error: { code: 'I-REQ-JSON-NUMBER', details: { pointer: '/input/n' } } } });
     }
-    // A nested one: the SDK's own schema drops a top-level member named __proto__ before Helix sees it.
+    // A nested one reaches the host; a top-level one, which the SDK's schema would drop, is refused by the transport.
     const proto = await request(toolsCall('{"a":{"__proto__":{"n":1}}}'));
     expect(proto.result).toMatchObject({ isError: true, structuredContent: { error: { code: 'I-REQ-JSON-VALUE', details: { pointer: '/input/a/__proto__' } } } });
+    const top = await request(toolsCall('{"__proto__":{"n":1}}'));
+    expect(top.error).toMatchObject({ code: -32602, data: { code: 'I-REQ-MCP-PARAMS', details: { pointer: '/params/arguments/__proto__' } } });
+    expect((top.error as { message: string }).message).toMatch(/params\.arguments has a member named "__proto__"/);
     const good = await request(toolsCall('{"n":1}'));
     expect(good.result).toMatchObject({ structuredContent: { n: 1 } });
     expect(raw.child.exitCode).toBeNull();

@@ -38,7 +38,7 @@ function structuralProblem(v: Record<string, unknown>, idValid: boolean): string
 /** Checks a parsed value against JSON-RPC 2.0 as MCP uses it (no batches, string or integer ids). */
 export function checkValue(value: unknown, line: number): Verdict {
   const parsed = JSONRPCMessageSchema.safeParse(value);
-  if (parsed.success) return { kind: 'message', message: parsed.data };
+  if (parsed.success) return lostMember(value, line) ?? { kind: 'message', message: parsed.data };
   if (Array.isArray(value)) {
     const error = rpcError(RpcCode.InvalidRequest, 'I-REQ-MCP-BATCH', `Invalid request (stdin line ${line}): a batch array of ${value.length} message${value.length === 1 ? '' : 's'}; MCP 2025-06-18 and later have no JSON-RPC batching, so send each message as a line of its own.`, { line });
     return { kind: 'reply', id: null, error };
@@ -58,6 +58,26 @@ export function checkValue(value: unknown, line: number): Verdict {
   const text = violationsText(violations);
   if (!Object.hasOwn(value, 'id')) return { kind: 'ignore', why: `stdin line ${line}: notification ${String(value.method)} has invalid params (${text}); a notification gets no reply` };
   return { kind: 'reply', id, error: rpcError(RpcCode.InvalidParams, 'I-REQ-MCP-PARAMS', `Invalid params of ${String(value.method)}: ${text}.`, { line, method: value.method, violations }) };
+}
+
+/**
+ * The SDK's schemas rebuild `params`, its `_meta` and a tool call's `arguments` member by member,
+ * and an assignment to `__proto__` sets a prototype instead of a member: such a member would
+ * vanish before the host could refuse it (ABI-JSON-004), so the frame is refused here.
+ */
+function lostMember(value: unknown, line: number): Verdict | undefined {
+  if (!isObject(value) || !isObject(value.params)) return undefined;
+  const { params } = value;
+  const where = [
+    ['params', params],
+    ['params._meta', params._meta],
+    ['params.arguments', params.arguments],
+  ].find(([, v]) => isObject(v) && Object.hasOwn(v, '__proto__'))?.[0] as string | undefined;
+  if (where === undefined) return undefined;
+  const text = `${where} has a member named "__proto__", which Helix refuses because it cannot be carried as plain data (ABI-JSON-004); rename it`;
+  if (!Object.hasOwn(value, 'id')) return { kind: 'ignore', why: `stdin line ${line}: notification ${String(value.method)}: ${text}; a notification gets no reply` };
+  const id = RequestIdSchema.safeParse(value.id).success ? (value.id as RequestId) : null;
+  return { kind: 'reply', id, error: rpcError(RpcCode.InvalidParams, 'I-REQ-MCP-PARAMS', `Invalid params of ${String(value.method)}: ${text}.`, { line, method: value.method, pointer: `/${where.replace(/\./g, '/')}/__proto__` }) };
 }
 
 /** The verdict on one frame of the reader. */
