@@ -24,7 +24,11 @@ export interface ExtismEngine {
   close(): Promise<void>;
   /** Counts for tests and diagnostics: calls that found a warm spare or made their plugin, spares held now. */
   stats(): { readonly warm: number; readonly cold: number; readonly spares: number };
-  /** Settles when every spare being made is ready (or failed): for tests that need a warm call. */
+  /**
+   * Settles when every run has finished (a call ended at its deadline returns before its run
+   * has ordered the next spare) and every spare being made is ready or failed: for tests that
+   * need a warm call.
+   */
   settled(): Promise<void>;
 }
 
@@ -387,7 +391,7 @@ export function createExtismEngine(config: ExtismEngineConfig): ExtismEngine {
       return { ...counts, spares: spareCount };
     },
     async settled() {
-      while (making.size > 0) await Promise.all([...making]);
+      while (runs.size > 0 || making.size > 0) await Promise.allSettled([...runs, ...making]);
     },
   };
 }
