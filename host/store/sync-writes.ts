@@ -3,7 +3,7 @@
 // the caller's ever works in the LMDB environment, and closing it never races one.
 import type { Database, Key, RootDatabase } from 'lmdb';
 
-/** How often a transaction LMDB aborted with MDB_PROBLEM is tried again before the error stands. */
+/** How many times a transaction LMDB aborted as inconsistent is attempted before the error stands. */
 export const TRANSIENT_ATTEMPTS = 5;
 
 /** Sleeps synchronously (the transaction API is synchronous). */
@@ -11,20 +11,25 @@ function pause(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
+/** LMDB's abort of a transaction it found inconsistent: MDB_PROBLEM, or MDB_BAD_TXN at the commit of one. */
+function isTransient(err: unknown): boolean {
+  return err instanceof Error && /MDB_PROBLEM|MDB_BAD_TXN/.test(err.message);
+}
+
 /**
- * Runs `attempt` again when LMDB aborts it with MDB_PROBLEM (ABI-STORE-005). With several
- * processes writing one store, lmdb-js's LMDB now and then fails a commit that way ("mdb_page_touch
- * no parent"), about once in a few hundred process lifetimes in our stress runs, whatever the
- * threads and flush mode; the transaction is aborted whole, nothing of it is written, and the next
- * attempt commits. An attempt must therefore be repeatable: a transaction body that only reads and
- * writes the store.
+ * Runs `attempt` again when LMDB aborts it as inconsistent (ABI-STORE-005). With several processes
+ * writing one store, lmdb-js's LMDB now and then fails a commit that way ("mdb_page_touch no
+ * parent": a page newer than the transaction), in our stress runs a few processes in a few hundred,
+ * with or without its writer thread and overlapping sync; LMDB aborts the whole transaction, so
+ * nothing of it is written. An attempt must therefore be repeatable: a transaction body that only
+ * reads and writes the store.
  */
 export function retryTransient<T>(attempt: () => T): T {
   for (let n = 1; ; n++) {
     try {
       return attempt();
     } catch (err) {
-      if (n >= TRANSIENT_ATTEMPTS || !(err instanceof Error) || !err.message.includes('MDB_PROBLEM')) throw err;
+      if (n >= TRANSIENT_ATTEMPTS || !isTransient(err)) throw err;
       pause(10 * n);
     }
   }
