@@ -337,7 +337,7 @@ export const ERROR_CODES = {
   },
   'D-DATA-RECORD-INVALID': {
     message: 'A stored record does not match its schema.',
-    hint: 'The store is damaged or was written by an incompatible Helix version; re-import from the source (details name the record and the violations).',
+    hint: 'The store is damaged or was written by an incompatible Helix version (details name the database, the key and what is wrong); `helix store check` lists every damaged record; restore the store from a backup or re-import from the source.',
   },
   'D-DATA-REFERENCE': {
     message: 'A stored record refers to something the store does not hold, or holds differently.',
@@ -350,6 +350,14 @@ export const ERROR_CODES = {
   'D-DATA-DIGEST-MISMATCH': {
     message: 'Bytes do not match their recorded digest.',
     hint: 'Rebuild the module (`npm run build`) or restore the original bytes.',
+  },
+  'D-DATA-STORE-HEADER': {
+    message: "The store file's header (its LMDB meta pages) is damaged.",
+    hint: 'Nothing was read or changed. Restore the store (helix.mdb) from a backup; `helix store check` on the backup tells whether it is sound.',
+  },
+  'D-DATA-STORE-DAMAGED': {
+    message: 'LMDB cannot read a page of the store file.',
+    hint: 'The store file is damaged below the record level (details name the database and the key being read); restore it from a backup, or run `helix store check` to list what is still readable.',
   },
 } as const satisfies Record<string, ErrorSpec>;
 

@@ -146,6 +146,9 @@ describe('helix gc', () => {
         const report = await collectGarbage(store);
         runs++;
         if (report.kept.live_pending_writes > 0) besideLive++;
+        // Store writes commit on the calling thread (ABI-STORE-002), so collectGarbage settles
+        // at once: give the event loop a turn to see the child's exit.
+        await new Promise((resolve) => setImmediate(resolve));
       }
     } finally {
       await store.close();

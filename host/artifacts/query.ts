@@ -1,8 +1,9 @@
 // Reading artifacts back: one by id, a page in creation order, and the snapshot boundary that
 // makes a listing replayable (seed 002: list only created_at <= as_of_created_at).
-import { ArtifactRecordSchema, type ArtifactRecord } from '../../abi/index.js';
+import type { ArtifactRecord } from '../../abi/index.js';
 import { HelixError } from '../errors.js';
 import type { Store } from '../store/open-store.js';
+import { invalidRecord, readFailure, readRange, readRecord } from '../store/records.js';
 import { checkArtifactId, checkInteger } from './inputs.js';
 
 /** Options of listArtifacts. */
@@ -21,33 +22,14 @@ export interface ListOptions {
  */
 export type SnapshotBoundary = { readonly as_of_created_at: number; readonly artifact_count: number };
 
-function damaged(id: string, reason: string, violations: string[] = []): HelixError {
-  return new HelixError('D-DATA-RECORD-INVALID', {
-    message: `The stored record of artifact ${id} is damaged: ${reason}.`,
-    details: { record: 'artifact', id, violations },
-  });
-}
-
-/** Reads and parses a record the index points at. */
-function readRecord(store: Store, id: string): ArtifactRecord | undefined {
-  const raw = store.db.artifacts.get(id);
-  if (raw === undefined) return undefined;
-  // Records are parsed on the way out: a record of an older or damaged store is caught, not trusted.
-  const parsed = ArtifactRecordSchema.safeParse(raw);
-  if (!parsed.success) {
-    throw damaged(id, 'it does not match the artifact record schema', parsed.error.issues.map((i) => `${i.path.join('.') || '(record)'}: ${i.message}`));
-  }
-  if (parsed.data.id !== id) throw damaged(id, `it carries the id ${parsed.data.id}`);
-  return parsed.data;
-}
-
 /**
  * The artifact with this id. I-REQ-INPUT for a malformed id, P-PRECOND-ARTIFACT-NOT-FOUND when
  * there is none, D-DATA-RECORD-INVALID when its stored record is damaged.
  */
 export function getArtifact(store: Store, id: string): ArtifactRecord {
   checkArtifactId(id);
-  const record = readRecord(store, id);
+  // Records are parsed on the way out: a record of an older or damaged store is caught, not trusted.
+  const record = readRecord(store, 'artifacts', id);
   if (record === undefined) {
     throw new HelixError('P-PRECOND-ARTIFACT-NOT-FOUND', { message: `No artifact ${id} is in the store at ${store.home}.`, details: { id } });
   }
@@ -61,7 +43,7 @@ export function listArtifacts(store: Store, opts: ListOptions = {}): ArtifactRec
   const after = opts.afterId === undefined ? undefined : getArtifact(store, checkArtifactId(opts.afterId, 'afterId'));
   // Keys are [created_at, id]; [asOf + 1] sorts after every [asOf, id], so the exclusive end
   // keeps exactly created_at <= asOf.
-  const range = store.db.artifactsByTime.getRange({
+  const range = readRange(store, 'artifactsByTime', {
     ...(after === undefined ? {} : { start: [after.created_at, after.id] as [number, string] }),
     ...(asOf === undefined ? {} : { end: [asOf + 1] as unknown as [number, string] }),
   });
@@ -69,8 +51,8 @@ export function listArtifacts(store: Store, opts: ListOptions = {}): ArtifactRec
   for (const { key, value } of range) {
     if (after !== undefined && key[1] === after.id) continue;
     if (limit !== undefined && records.length >= limit) break;
-    const record = readRecord(store, value);
-    if (record === undefined) throw damaged(value, 'the creation index points at it but it is missing');
+    const record = readRecord(store, 'artifacts', value);
+    if (record === undefined) throw invalidRecord('artifactsByTime', key, `it points at artifact ${value}, which is missing`);
     records.push(record);
   }
   return records;
@@ -81,10 +63,14 @@ export function listArtifacts(store: Store, opts: ListOptions = {}): ArtifactRec
  * artifacts at or before it. Pass as_of_created_at to listArtifacts to see exactly those.
  */
 export function snapshotBoundary(store: Store): SnapshotBoundary {
-  let newest = 0;
-  for (const key of store.db.artifactsByTime.getKeys({ reverse: true, limit: 1 })) newest = key[0];
-  if (newest === 0) return { as_of_created_at: 0, artifact_count: 0 };
-  // Counted up to `newest` (not all keys), so an import committing meanwhile cannot skew it.
-  const count = store.db.artifactsByTime.getKeysCount({ end: [newest + 1] as unknown as [number, string] });
-  return { as_of_created_at: newest, artifact_count: count };
+  try {
+    let newest = 0;
+    for (const key of store.db.artifactsByTime.getKeys({ reverse: true, limit: 1 })) newest = key[0];
+    if (newest === 0) return { as_of_created_at: 0, artifact_count: 0 };
+    // Counted up to `newest` (not all keys), so an import committing meanwhile cannot skew it.
+    const count = store.db.artifactsByTime.getKeysCount({ end: [newest + 1] as unknown as [number, string] });
+    return { as_of_created_at: newest, artifact_count: count };
+  } catch (err) {
+    throw readFailure('artifactsByTime', '(the newest keys)', err);
+  }
 }

@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { JournalEntrySchema, type JournalEntry } from '../../abi/index.js';
 import { canonicalJson } from '../hashing.js';
 import type { Store } from '../store/open-store.js';
+import { readRange } from '../store/records.js';
 
 /** The hash a chain starts from. */
 export const JOURNAL_GENESIS = '0'.repeat(64);
@@ -44,9 +45,9 @@ export function writeJournal(store: Store, runId: string, entries: readonly Jour
   for (const e of entries) store.db.journal.put([runId, e.seq], e as unknown as Record<string, unknown>);
 }
 
-/** A run's journal as stored (parsed, not yet checked). */
+/** A run's journal as stored (each entry parsed by the checked reads; the chain not yet checked). */
 export function readJournal(store: Store, runId: string): JournalEntry[] {
-  return [...store.db.journal.getRange({ start: [runId, 0], end: [runId, Number.MAX_SAFE_INTEGER] })].map((e) => JournalEntrySchema.parse(e.value));
+  return [...readRange(store, 'journal', { start: [runId, 0], end: [runId, Number.MAX_SAFE_INTEGER] })].map((e) => e.value);
 }
 
 /** The first entry whose hash does not follow from the chain, or undefined when the chain holds. */

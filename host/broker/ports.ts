@@ -10,6 +10,7 @@ import { HelixError } from '../errors.js';
 import { readRegularFile } from '../loader/pack-files.js';
 import { readBlob } from '../store/blobs.js';
 import type { Store } from '../store/open-store.js';
+import { readRecord } from '../store/records.js';
 import type { RunOutputs } from './outputs.js';
 import type { SecretGuard } from './secret-guard.js';
 
@@ -82,7 +83,7 @@ export function artifactPort(store: Store, outputs: RunOutputs): ArtifactPort {
 export function kvPort(store: Store, toolId: string, guard?: SecretGuard): KvPort {
   return {
     get(key) {
-      const value = store.db.kv.get([toolId, key]);
+      const value = readRecord(store, 'kv', [toolId, key]);
       return value === undefined ? { found: false } : { found: true, value };
     },
     async put(key, value) {

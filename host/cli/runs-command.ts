@@ -6,6 +6,7 @@ import { HelixError } from '../errors.js';
 import { exportRunCrate } from '../runs/ro-crate.js';
 import { listRuns, requireRun, runEvents } from '../runs/run-store.js';
 import { verifyRun } from '../runs/verify.js';
+import { readRecord } from '../store/records.js';
 import { EXIT, printJson } from './output.js';
 import { withStore } from './with-store.js';
 
@@ -51,7 +52,7 @@ export function registerRunsCommands(program: Command): void {
     .action((runId: string, opts: { home?: string }) =>
       withStore(opts, (store) => {
         const run = requireRun(store, runId);
-        const params = store.db.params.get(run.params_hash);
+        const params = readRecord(store, 'params', run.params_hash);
         printJson({ ...run, params: params === undefined ? null : (JSON.parse(params) as unknown), events: runEvents(store, runId) });
       }),
     );

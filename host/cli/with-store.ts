@@ -12,12 +12,15 @@ export interface StoreCommandOptions {
   readonly policy?: string;
 }
 
+/** Failures that keep the store from being opened at all. */
+const STARTUP_CODES: ReadonlySet<string> = new Set(['P-PRECOND-POLICY-INVALID', 'P-PRECOND-STORE', 'D-DATA-STORE-HEADER']);
+
 /** The exit code for a failure: 2 for invalid input, 3 when the policy or store cannot be used, else 1. */
 export function exitCodeOf(err: unknown): number {
   if (!(err instanceof HelixError)) return EXIT.failed;
   if (err.code.startsWith('I-REQ-')) return EXIT.invalid;
   // The same failures make every other command exit with "could not start".
-  if (err.code === 'P-PRECOND-POLICY-INVALID' || err.code === 'P-PRECOND-STORE') return EXIT.startup;
+  if (STARTUP_CODES.has(err.code)) return EXIT.startup;
   return EXIT.failed;
 }
 

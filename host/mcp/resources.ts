@@ -61,7 +61,7 @@ export function listArtifactResources(store: Store, cursor: string | undefined, 
     page = listArtifacts(store, { limit: pageSize + 1, ...(cursor === undefined ? {} : { afterId: cursor }) });
   } catch (err) {
     if (err instanceof HelixError && err.code === 'P-PRECOND-ARTIFACT-NOT-FOUND') throw new McpError(ErrorCode.InvalidParams, `Invalid cursor: ${cursor}`);
-    throw err;
+    throw storeError(err);
   }
   const more = page.length > pageSize;
   const shown = more ? page.slice(0, pageSize) : page;
@@ -76,8 +76,13 @@ function artifactOf(store: Store, uri: string): ArtifactRecord {
     return getArtifact(store, id);
   } catch (err) {
     if (err instanceof HelixError && err.code === 'P-PRECOND-ARTIFACT-NOT-FOUND') throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, { uri });
-    throw err;
+    throw storeError(err);
   }
+}
+
+/** A store failure (a damaged record or chunk, D-DATA-*) as an MCP error with its code and message, not a stack. */
+function storeError(err: unknown): unknown {
+  return err instanceof HelixError ? new McpError(ErrorCode.InternalError, `${err.code}: ${err.message}`, err.toWire()) : err;
 }
 
 /** The gunzipped bytes of a blob, as a stream; a damaged blob ends it with the blob's error. */
@@ -127,7 +132,7 @@ export async function readArtifactResource(store: Store, uri: string, bounds: Re
     return { contents: [{ uri, mimeType: a.media_type, blob: bytes.toString('base64') }] };
   } catch (err) {
     // Damaged bytes (D-DATA-CHECKSUM) and the like: the code and message, not a stack.
-    if (err instanceof HelixError) throw new McpError(ErrorCode.InternalError, `${err.code}: ${err.message}`, err.toWire());
+    if (err instanceof HelixError) throw storeError(err);
     if (err instanceof Error && 'code' in err && typeof err.code === 'string' && err.code.startsWith('Z_')) {
       throw new McpError(ErrorCode.InternalError, `${a.id} is stored as ${a.compression} but does not decompress: ${err.message}`, { uri });
     }

@@ -7,11 +7,13 @@ import { mkdir, readdir, rename, rm, rmdir, stat, writeFile } from 'node:fs/prom
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { ArtifactRecordSchema, RunRecordSchema, type ArtifactRecord, type RunLink, type RunRecord, type RunStatus } from '../../abi/index.js';
+import type { ArtifactRecord, RunLink, RunRecord, RunStatus } from '../../abi/index.js';
 import { HelixError } from '../errors.js';
 import { readBlob } from '../store/blobs.js';
 import type { Store } from '../store/open-store.js';
+import { readRecord } from '../store/records.js';
 import { RO_CRATE_CONTEXT, RO_CRATE_SPEC, RUN_CRATE_PROFILES, WORKFLOW_RO_CRATE, WORKFLOW_RUN_CONTEXT } from './ro-crate-profile.js';
+import { observeRun } from './run-store.js';
 
 /** The file the main workflow entity points at: the chain of runs as Helix executed it. */
 export const WORKFLOW_FILE = 'helix-chain.json';
@@ -40,22 +42,22 @@ export interface RunCrateOptions {
 
 const sha256Hex = (text: string): string => createHash('sha256').update(text).digest('hex');
 
+/** A run through the checked reads, with a dead owner's run shown as interrupted. */
 function readRun(store: Store, runId: string, neededFor?: string): RunRecord {
-  const raw = store.db.runs.get(runId);
-  if (raw === undefined) {
+  const run = observeRun(store, runId);
+  if (run === undefined) {
     const message = neededFor === undefined ? `No run ${runId} is in the store ${store.home}.` : `Run ${runId}, which produced ${neededFor}, is not in the store ${store.home}.`;
     throw new HelixError('P-PRECOND-RUN-NOT-FOUND', { message, details: { run_id: runId, ...(neededFor === undefined ? {} : { produced: neededFor }) } });
   }
-  return RunRecordSchema.parse(raw);
+  return run;
 }
 
 /** The artifact a run links, checked against the hash the run recorded for it. */
 function readLinked(store: Store, runId: string, artifactId: string, sha256: string | null): ArtifactRecord {
-  const raw = store.db.artifacts.get(artifactId);
-  if (raw === undefined) {
+  const record = readRecord(store, 'artifacts', artifactId);
+  if (record === undefined) {
     throw new HelixError('P-PRECOND-ARTIFACT-NOT-FOUND', { message: `Artifact ${artifactId} of run ${runId} is not in the store.`, details: { artifact_id: artifactId, run_id: runId } });
   }
-  const record = ArtifactRecordSchema.parse(raw);
   if (sha256 !== null && record.sha256 !== sha256) {
     throw new HelixError('D-DATA-CHECKSUM', {
       message: `Run ${runId} recorded artifact ${artifactId} with sha256 ${sha256}, but the artifact record says ${record.sha256}.`,
@@ -122,14 +124,11 @@ function artifactPath(a: ArtifactRecord): string {
   return `data/${a.id}/${base}${ext === undefined ? '' : `.${ext}`}${a.compression === 'gzip' ? '.gz' : ''}`;
 }
 
-/** A canonical text kept under its hash (params or policy), as a crate document; verified when the hash is sha256. */
+/** A canonical text kept under its hash (params or policy), as a crate document; the checked read verifies a sha256 hash. */
 function storedDocument(store: Store, db: 'params' | 'policies', hash: string): CrateDocument | undefined {
-  const text = store.db[db].get(hash);
+  const text = readRecord(store, db, hash);
   if (text === undefined) return undefined;
   const hex = sha256Hex(text);
-  if (/^sha256:[0-9a-f]{64}$/.test(hash) && hash !== `sha256:${hex}`) {
-    throw new HelixError('D-DATA-CHECKSUM', { message: `The stored ${db} text for ${hash} does not match its hash.`, details: { hash, actual: `sha256:${hex}` } });
-  }
   return { path: `${db}/${hex}.json`, text, sha256: hex };
 }
 

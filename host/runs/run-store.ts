@@ -1,21 +1,30 @@
 // Runs in the store: the status machine with its allowed transitions, one transaction per state
 // change that belongs together (record, params, policy, links, events, artifacts), events, and
-// recovery of runs a dead process left `running`.
+// runs a dead process left `running`, settled as `interrupted` by whichever reader finds them.
 import { RUN_TRANSITIONS, RunEventSchema, RunRecordSchema, type CallMetrics, type RunEvent, type RunLink, type RunRecord, type RunResult, type RunStatus } from '../../abi/index.js';
 import { HelixError } from '../errors.js';
 import { appendAudit } from '../store/audit.js';
 import type { Store } from '../store/open-store.js';
+import { readRange, readRecord } from '../store/records.js';
 import { currentOwner, isOtherLiveOwner, type Owner } from './owner.js';
 
-/** Reads a run, parsed against its schema; undefined when absent. */
+/** Reads a run as stored, checked against its schema; undefined when absent. */
 export function getRun(store: Store, runId: string): RunRecord | undefined {
-  const raw = store.db.runs.get(runId);
-  return raw === undefined ? undefined : RunRecordSchema.parse(raw);
+  return readRecord(store, 'runs', runId);
 }
 
-/** Reads a run or throws P-PRECOND-RUN-NOT-FOUND. */
-export function requireRun(store: Store, runId: string): RunRecord {
+/**
+ * Reads a run for showing it: a run whose owning process is gone is first recorded as
+ * `interrupted` (ABI-STORE-020), so every reader sees the same status. Undefined when absent.
+ */
+export function observeRun(store: Store, runId: string): RunRecord | undefined {
   const run = getRun(store, runId);
+  return run !== undefined && isDead(run) ? (settleDeadRuns(store, [runId], Date.now(), 'read').get(runId) ?? getRun(store, runId)) : run;
+}
+
+/** Reads a run for showing it (see observeRun) or throws P-PRECOND-RUN-NOT-FOUND. */
+export function requireRun(store: Store, runId: string): RunRecord {
+  const run = observeRun(store, runId);
   if (run === undefined) throw new HelixError('P-PRECOND-RUN-NOT-FOUND', { message: `No run ${runId} is in the store ${store.home}.`, details: { run_id: runId } });
   return run;
 }
@@ -35,7 +44,7 @@ function appendEvent(store: Store, runId: string, event: RunEvent): void {
 
 /** A run's events in order. */
 export function runEvents(store: Store, runId: string): RunEvent[] {
-  return [...store.db.runEvents.getRange({ start: [runId, 0], end: [runId, Number.MAX_SAFE_INTEGER] })].map((e) => RunEventSchema.parse(e.value));
+  return [...readRange(store, 'runEvents', { start: [runId, 0], end: [runId, Number.MAX_SAFE_INTEGER] })].map((e) => e.value);
 }
 
 /** What starting (or refusing) a run records. */
@@ -135,7 +144,8 @@ export interface RunFinish {
  */
 export async function finishRun(store: Store, runId: string, finish: (record: RunRecord) => RunFinish, now: number): Promise<RunRecord> {
   return store.root.transaction(() => {
-    const current = requireRun(store, runId);
+    const current = getRun(store, runId);
+    if (current === undefined) throw new HelixError('P-PRECOND-RUN-NOT-FOUND', { message: `Run ${runId} vanished from the store ${store.home} before it finished.`, details: { run_id: runId } });
     const f = finish(current);
     checkTransition(current.status, f.status);
     const next: RunRecord = {
@@ -172,23 +182,45 @@ export async function blockRun(store: Store, start: RunStart, result: RunResult,
   });
 }
 
-/** Marks every run left `running` by a process that is gone as `interrupted`. Returns their ids. */
-export async function recoverInterrupted(store: Store, now: number): Promise<string[]> {
-  const stale = [...store.db.activeRuns.getRange()].filter(({ value }) => !isOtherLiveOwner(value) && !isSelf(value)).map(({ key }) => key);
-  if (stale.length === 0) return [];
-  return store.root.transaction(() => {
-    const done: string[] = [];
-    for (const runId of stale) {
+/** Whether `owner` is a process that is gone (never this one). */
+function isGone(owner: Owner): boolean {
+  return !isOtherLiveOwner(owner) && !isSelf(owner);
+}
+
+/** Whether a run is marked running by a process that is gone. */
+function isDead(run: RunRecord): boolean {
+  return run.status === 'running' && run.owner !== null && isGone(run.owner);
+}
+
+/**
+ * Records as `interrupted` those of `runIds` still marked running by an owner that is gone, in
+ * one transaction that reads each run again: a run another process restarted meanwhile has a live
+ * owner and is left alone. Returns the runs it changed, by id.
+ */
+function settleDeadRuns(store: Store, runIds: readonly string[], now: number, foundBy: 'startup' | 'read'): Map<string, RunRecord> {
+  return store.root.transactionSync(() => {
+    const done = new Map<string, RunRecord>();
+    for (const runId of runIds) {
+      // A restart replaces the index entry with its own, live owner; a gone one is stale.
+      const active = readRecord(store, 'activeRuns', runId);
+      if (active !== undefined && isGone(active)) store.db.activeRuns.removeSync(runId);
       const run = getRun(store, runId);
-      store.db.activeRuns.remove(runId);
-      if (run?.status !== 'running') continue;
+      if (run === undefined || !isDead(run)) continue;
       checkTransition(run.status, 'interrupted');
-      store.db.runs.put(runId, RunRecordSchema.parse({ ...run, status: 'interrupted', owner: null, finished_at: now }));
-      appendEvent(store, runId, { at: now, kind: 'interrupted', detail: { owner: run.owner, found_at_startup: true } });
-      done.push(runId);
+      const next: RunRecord = RunRecordSchema.parse({ ...run, status: 'interrupted', owner: null, finished_at: now });
+      store.db.runs.putSync(runId, next);
+      appendEvent(store, runId, { at: now, kind: 'interrupted', detail: { owner: run.owner, found_by: foundBy } });
+      done.set(runId, next);
     }
     return done;
   });
+}
+
+/** Marks every run left `running` by a process that is gone as `interrupted`. Returns their ids. */
+export async function recoverInterrupted(store: Store, now: number): Promise<string[]> {
+  const stale = [...readRange(store, 'activeRuns')].filter(({ value }) => isGone(value)).map(({ key }) => key);
+  if (stale.length === 0) return [];
+  return [...settleDeadRuns(store, stale, now, 'startup').keys()];
 }
 
 function isSelf(owner: Owner): boolean {
@@ -196,11 +228,14 @@ function isSelf(owner: Owner): boolean {
   return owner.pid === me.pid && owner.hostname === me.hostname && owner.started_at === me.started_at;
 }
 
-/** Runs, newest first, optionally filtered. */
+/** Runs, newest first, optionally filtered; runs of dead processes are settled first (see observeRun). */
 export function listRuns(store: Store, filter: { status?: RunStatus; toolId?: string; limit?: number } = {}): RunRecord[] {
+  const all = [...readRange(store, 'runs')].map((e) => e.value);
+  const dead = all.filter(isDead).map((r) => r.run_id);
+  const settled = dead.length === 0 ? new Map<string, RunRecord>() : settleDeadRuns(store, dead, Date.now(), 'read');
   const runs: RunRecord[] = [];
-  for (const { value } of store.db.runs.getRange()) {
-    const r = RunRecordSchema.parse(value);
+  for (const stored of all) {
+    const r = settled.get(stored.run_id) ?? stored;
     if (filter.status !== undefined && r.status !== filter.status) continue;
     if (filter.toolId !== undefined && r.tool_id !== filter.toolId) continue;
     runs.push(r);

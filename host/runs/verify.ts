@@ -1,17 +1,21 @@
 // helix verify: re-execute a succeeded run offline against its journal, from the module and
-// input kept in the store, and report whether it produces the same output bytes, or the first
-// difference. Nothing is recorded and nothing outside the run's journal is consulted, except
-// immutable artifacts and secret sources for calls the journal keeps by digest or not at all.
+// input kept in the store, and report whether it produces the same output bytes and output
+// artifacts, or the first difference. Nothing is recorded and nothing outside the run's journal
+// is consulted, except immutable artifacts and secret sources for calls the journal keeps by
+// digest or not at all.
 import { CAPABILITY_ABI_VERSION, PolicySchema, type RunRecord } from '../../abi/index.js';
 import { brokenLink, readJournal } from '../broker/journal.js';
 import { createReplayBroker, type Departure } from '../broker/replay-broker.js';
 import { keyedHex, readSecretKey, secretKeyPath } from '../broker/secret-key.js';
 import { createEngine } from '../engine/engine.js';
+import type { BrokerAnswer } from '../engine/protocol.js';
 import { HelixError } from '../errors.js';
 import { readBlobBytes } from '../store/blobs.js';
 import type { Store } from '../store/open-store.js';
+import { invalidRecord, readRecord } from '../store/records.js';
 import { instrumentModule } from '../wasm/index.js';
 import { requireRun } from './run-store.js';
+import { checkStoredOutputs, WrittenOutputs } from './verify-outputs.js';
 
 /** What a verification found. */
 export interface VerifyReport {
@@ -38,16 +42,22 @@ export async function verifyRun(store: Store, runId: string, timeoutMs = 600_000
   checks.push({ check: 'journal hash chain', ok: broken === undefined, ...(broken === undefined ? {} : { detail: broken.reason }) });
   if (broken !== undefined) return { run_id: runId, match: false, checks, first_difference: { seq: broken.seq, reason: `the journal was altered: ${broken.reason}` } };
 
-  const params = JSON.parse(store.db.params.get(run.params_hash) ?? 'null') as CanonicalParams | null;
-  const policyText = store.db.policies.get(run.policy_hash);
+  const stored = await checkStoredOutputs(store, run);
+  checks.push({ check: 'stored outputs read back as recorded', ok: stored === undefined, ...(stored === undefined ? {} : { detail: `${stored.where}: ${stored.detail}` }) });
+  if (stored !== undefined) return { run_id: runId, match: false, checks, first_difference: { where: stored.where, expected: stored.expected, actual: stored.actual } };
+
+  const params = JSON.parse(readRecord(store, 'params', run.params_hash) ?? 'null') as CanonicalParams | null;
+  const policyText = readRecord(store, 'policies', run.policy_hash);
   if (params?.limits == null || policyText === undefined) throw new HelixError('P-PRECOND-VERIFY', { message: `Run ${runId} lacks its params or policy snapshot in the store.`, details: { run_id: runId } });
-  const policy = PolicySchema.parse(JSON.parse(policyText));
+  const policyParsed = PolicySchema.safeParse(JSON.parse(policyText));
+  if (!policyParsed.success) throw invalidRecord('policies', run.policy_hash, 'it is not a policy', policyParsed.error.issues.map((i) => `${i.path.join('.') || '(policy)'}: ${i.message}`));
+  const policy = policyParsed.data;
   const moduleBytes = await readBlobBytes(store, run.module_digest!.slice('sha256:'.length), 1 << 30);
   const input = await readBlobBytes(store, run.input_sha256!, 1 << 30);
   const instrumented = instrumentModule(moduleBytes, { maxMemoryPages: params.limits.max_memory_pages });
   const compiled = await WebAssembly.compile(instrumented.bytes);
   // The store's module record says which runtime ran the module (extism/v1 runs on @extism/extism).
-  const abi = store.db.modules.get(run.module_digest!)?.abi === 'extism/v1' ? 'extism/v1' : 'helix/v1';
+  const abi = readRecord(store, 'modules', run.module_digest!)?.abi === 'extism/v1' ? 'extism/v1' : 'helix/v1';
   // A run that received a secret has keyed hashes (ABI-SECRET-008): they need the store's key.
   const keyed = journal.some((e) => e.keyed === true);
   const key = keyed ? readSecretKey(store.home) : undefined;
@@ -55,18 +65,24 @@ export async function verifyRun(store: Store, runId: string, timeoutMs = 600_000
     throw new HelixError('P-PRECOND-VERIFY', { message: `Run ${runId} received a secret, and its journal's hashes are keyed with the store's secret hash key, which is missing (${secretKeyPath(store.home)}).`, details: { run_id: runId, key: secretKeyPath(store.home) }, hint: 'Restore the key file from a backup of this Helix home; without it the run cannot be verified.' });
   }
   const replay = createReplayBroker(store, policy, runId, run.tool_id, journal, key);
+  const written = new WrittenOutputs();
+  const handle = async (request: Uint8Array): Promise<BrokerAnswer> => {
+    const answer = await replay.handle(request);
+    written.note(request, answer);
+    return answer;
+  };
   const engine = createEngine({ minThreads: 1, maxThreads: 1, spinMicros: 0 });
   try {
     const result = await engine.execute({
       module: { digest: run.module_digest!, abi, entrypoint: params.tool.entrypoint ?? 'execute', bytes: moduleBytes, instrumented, compiled, cap: params.limits.max_memory_pages },
       input,
       limits: { fuel: params.limits.fuel, maxMemoryPages: params.limits.max_memory_pages, maxOutputBytes: params.limits.max_output_bytes, timeoutMs, maxInputBytes: input.length, maxCapabilityCalls: journal.length + 1 },
-      broker: replay.handle,
+      broker: handle,
     });
     // A terminal capability_call (seed 004) was the run's last journaled call: make it again.
     if (result.kind === 'output' && result.output.status === 'capability_call') {
       const { name, args } = result.output.capability_call;
-      await replay.handle(new TextEncoder().encode(JSON.stringify({ abi_version: CAPABILITY_ABI_VERSION, name, args })));
+      await handle(new TextEncoder().encode(JSON.stringify({ abi_version: CAPABILITY_ABI_VERSION, name, args })));
     }
     const departed = replay.departure();
     checks.push({ check: 'capability calls follow the journal', ok: departed === undefined, ...(departed === undefined ? {} : { detail: departed.reason }) });
@@ -82,11 +98,14 @@ export async function verifyRun(store: Store, runId: string, timeoutMs = 600_000
     checks.push({ check: 'same output bytes', ok: sameOutput });
     const sameFuel = result.fuelUsed === run.metrics?.fuel_used;
     checks.push({ check: 'same fuel used', ok: sameFuel, ...(sameFuel ? {} : { detail: `${result.fuelUsed} now, ${run.metrics?.fuel_used} then` }) });
-    const match = allCalls && sameOutput && sameFuel;
+    const outputs = written.compare(run);
+    checks.push({ check: 'same output artifacts', ok: outputs === undefined, ...(outputs === undefined ? {} : { detail: `${outputs.where}: ${outputs.detail}` }) });
+    const match = allCalls && sameOutput && sameFuel && outputs === undefined;
     if (match) return { run_id: runId, match, checks };
-    const where = !allCalls ? 'journal' : !sameOutput ? 'output' : 'fuel';
-    const [expected, actual] = where === 'journal' ? [journal.length, replay.consumed()] : where === 'output' ? [run.output_sha256, outputDigest] : [run.metrics?.fuel_used, result.fuelUsed];
-    return { run_id: runId, match, checks, first_difference: { where, expected, actual } };
+    if (!allCalls) return { run_id: runId, match, checks, first_difference: { where: 'journal', expected: journal.length, actual: replay.consumed() } };
+    if (!sameOutput) return { run_id: runId, match, checks, first_difference: { where: 'output', expected: run.output_sha256, actual: outputDigest } };
+    if (outputs !== undefined) return { run_id: runId, match, checks, first_difference: { where: outputs.where, expected: outputs.expected, actual: outputs.actual } };
+    return { run_id: runId, match, checks, first_difference: { where: 'fuel', expected: run.metrics?.fuel_used, actual: result.fuelUsed } };
   } finally {
     await engine.close();
   }

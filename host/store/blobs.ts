@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { HelixError } from '../errors.js';
 import type { BlobRecord, Store } from './open-store.js';
 import { endPending, newPendingWrite, putPendingChunk } from './pending.js';
+import { readFailure, readRecord } from './records.js';
 
 /** Chunk size: big enough for few records per file, small enough to hold a few in memory. */
 export const CHUNK_BYTES = 1 << 20;
@@ -109,12 +110,17 @@ export function discardBlob(store: Store, blob: WrittenBlob): void {
 
 /** The blob record, or undefined when the blob is not stored. */
 export function blobRecord(store: Store, sha256: string): BlobRecord | undefined {
-  return store.db.blobs.get(sha256);
+  return readRecord(store, 'blobs', sha256);
 }
 
 /** Reads one chunk and checks it against its hash. */
 function readChunk(store: Store, blob: string, key: string): Buffer {
-  const bytes = store.db.chunks.get(key) as Buffer | undefined;
+  let bytes: Buffer | undefined;
+  try {
+    bytes = store.db.chunks.get(key) as Buffer | undefined;
+  } catch (err) {
+    throw readFailure('chunks', key, err);
+  }
   if (bytes === undefined || hex(bytes) !== key) {
     throw new HelixError('D-DATA-CHECKSUM', {
       message: bytes === undefined ? `Blob ${blob} is missing chunk ${key}.` : `A chunk of blob ${blob} does not match its hash.`,
@@ -129,7 +135,7 @@ function readChunk(store: Store, blob: string, key: string): Buffer {
  * checks the whole content hash before it ends.
  */
 export async function* readBlob(store: Store, sha256: string, range: { start?: number; end?: number } = {}): AsyncGenerator<Buffer> {
-  const record = store.db.blobs.get(sha256);
+  const record = blobRecord(store, sha256);
   if (record === undefined) throw new HelixError('D-DATA-CHECKSUM', { message: `Blob ${sha256} is not in the store.`, details: { sha256 } });
   const start = Math.max(0, range.start ?? 0);
   const end = Math.min(record.size, range.end ?? record.size);
@@ -154,7 +160,7 @@ export async function* readBlob(store: Store, sha256: string, range: { start?: n
 
 /** A whole blob in memory (checked); refuses blobs above `maxBytes`. */
 export async function readBlobBytes(store: Store, sha256: string, maxBytes: number): Promise<Buffer> {
-  const record = store.db.blobs.get(sha256);
+  const record = blobRecord(store, sha256);
   if (record !== undefined && record.size > maxBytes) {
     throw new HelixError('I-REQ-TOO-LARGE', { message: `The blob is ${record.size} bytes, above the limit of ${maxBytes}.`, details: { size: record.size, max_bytes: maxBytes } });
   }

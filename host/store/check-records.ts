@@ -7,17 +7,15 @@ import { isRunLog } from '../artifacts/prepare-artifact.js';
 import { brokenLink } from '../broker/journal.js';
 import { sha256Digest } from '../hashing.js';
 import type { CheckLog } from './check.js';
-import type { Store } from './open-store.js';
+import { STORE_DATABASES, type Store } from './open-store.js';
 import { isLiveWriter, PENDING_HEADER, PendingRecordSchema } from './pending.js';
+import { ModuleRecordSchema, RECORD_SCHEMAS, RunOwnerSchema } from './records.js';
 import { peek, walk } from './walk.js';
 
-const OwnerSchema = z.strictObject({ pid: z.number().int(), hostname: z.string(), started_at: z.number().int() });
-const AuditSchema = z.looseObject({ kind: z.string().min(1), at: z.number() });
-const ModuleSchema = z.looseObject({ digest: z.string(), blob: z.string() });
 const MAX_SEQ = Number.MAX_SAFE_INTEGER;
 
 /** The databases this version knows, by their LMDB names. */
-export const KNOWN_DATABASES = ['chunks', 'blobs', 'artifacts', 'artifacts_by_time', 'meta', 'modules', 'param_sets', 'policies', 'runs', 'active_runs', 'run_events', 'run_journal', 'audit', 'kv', 'idempotency', 'pending_writes'];
+export const KNOWN_DATABASES: readonly string[] = Object.values(STORE_DATABASES).map((d) => d.name);
 
 function why(error: string | undefined, issues: z.ZodError | undefined, schema: string): string {
   if (error !== undefined) return error;
@@ -122,7 +120,7 @@ function checkTexts(store: Store, log: CheckLog, database: 'param_sets' | 'polic
 function checkTheRest(store: Store, log: CheckLog): void {
   for (const { key, value, error } of walk(store.db.audit)) {
     log.saw('audit');
-    const parsed = AuditSchema.safeParse(value);
+    const parsed = RECORD_SCHEMAS.audit.safeParse(value);
     if (error !== undefined || !parsed.success) log.problem('D-DATA-RECORD-INVALID', 'audit', key, why(error, parsed.error, 'audit'));
   }
   for (const { key, value, error } of walk(store.db.kv)) {
@@ -136,13 +134,13 @@ function checkTheRest(store: Store, log: CheckLog): void {
   }
   for (const { key, value, error } of walk(store.db.activeRuns)) {
     log.saw('active_runs');
-    const parsed = OwnerSchema.safeParse(value);
+    const parsed = RunOwnerSchema.safeParse(value);
     if (error !== undefined || !parsed.success) log.problem('D-DATA-RECORD-INVALID', 'active_runs', key, why(error, parsed.error, 'owner'));
     if (!store.db.runs.doesExist(key)) log.problem('D-DATA-REFERENCE', 'active_runs', key, `run ${key} is not in runs`);
   }
   for (const { key, value, error } of walk(store.db.modules)) {
     log.saw('modules');
-    const parsed = ModuleSchema.safeParse(value);
+    const parsed = ModuleRecordSchema.safeParse(value);
     if (error !== undefined || !parsed.success) log.problem('D-DATA-RECORD-INVALID', 'modules', key, why(error, parsed.error, 'module'));
     else if (parsed.data.digest !== key) log.problem('D-DATA-RECORD-INVALID', 'modules', key, `the record carries the digest ${parsed.data.digest}`);
     else if (!store.db.blobs.doesExist(parsed.data.blob)) log.problem('D-DATA-REFERENCE', 'modules', key, `its bytes, blob ${parsed.data.blob}, are not in blobs`);

@@ -8,6 +8,7 @@ import { SHA256_PATTERN } from '../../abi/index.js';
 import { checkRecords, KNOWN_DATABASES } from './check-records.js';
 import { CHUNK_BYTES } from './blobs.js';
 import type { Store } from './open-store.js';
+import { BlobRecordSchema } from './records.js';
 import { keyText, walk } from './walk.js';
 
 /** The codes a check reports. */
@@ -62,7 +63,6 @@ export class CheckLog {
 
 const hex = (data: Uint8Array): string => createHash('sha256').update(data).digest('hex');
 
-const BlobSchema = z.strictObject({ size: z.number().int().min(0), chunks: z.array(z.string().regex(SHA256_PATTERN)) });
 
 /** Every chunk's bytes against its key. */
 function checkChunks(store: Store, log: CheckLog): void {
@@ -83,7 +83,7 @@ function checkChunks(store: Store, log: CheckLog): void {
 function checkBlobs(store: Store, log: CheckLog): void {
   for (const { key, value, error } of walk(store.db.blobs)) {
     log.saw('blobs');
-    const parsed = BlobSchema.safeParse(value);
+    const parsed = BlobRecordSchema.safeParse(value);
     if (error !== undefined || !parsed.success || !SHA256_PATTERN.test(key)) {
       log.problem('D-DATA-RECORD-INVALID', 'blobs', key, error ?? (parsed.success ? 'the key is not a sha256 digest' : `the record does not match the blob schema: ${parsed.error.issues[0]!.message}`));
       continue;

@@ -1,12 +1,14 @@
 // The embedded LMDB store (DESIGN.md section 8): one environment under the Helix home, with a
 // named database per kind of record. Every state change that belongs together is one
 // transaction; LMDB makes it atomic and durable, across processes too.
-import { mkdirSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { ArtifactRecord, RunEvent, RunRecord } from '../../abi/index.js';
 import { HelixError } from '../errors.js';
 import { refuseWhileCompacting } from './compact.js';
+import { checkStoreHeader } from './header.js';
+import { retryTransient, writeOnCallingThread } from './sync-writes.js';
 
 /** A stored blob: its size and the sha256 of each chunk, in order. */
 export interface BlobRecord {
@@ -50,6 +52,39 @@ export interface StoreDatabases {
   readonly pending: Database<unknown, [string, string]>;
 }
 
+/** A named database of the store. */
+export type StoreDatabaseName = keyof StoreDatabases;
+
+/** Each database's name in the LMDB file (what errors and `helix store check` show) and its value encoding. */
+export const STORE_DATABASES: Readonly<Record<StoreDatabaseName, { readonly name: string; readonly encoding?: 'binary' | 'string' }>> = {
+  chunks: { name: 'chunks', encoding: 'binary' },
+  blobs: { name: 'blobs' },
+  artifacts: { name: 'artifacts' },
+  artifactsByTime: { name: 'artifacts_by_time' },
+  meta: { name: 'meta' },
+  modules: { name: 'modules' },
+  params: { name: 'param_sets', encoding: 'string' },
+  policies: { name: 'policies', encoding: 'string' },
+  runs: { name: 'runs' },
+  activeRuns: { name: 'active_runs' },
+  runEvents: { name: 'run_events' },
+  journal: { name: 'run_journal' },
+  audit: { name: 'audit' },
+  kv: { name: 'kv' },
+  idempotency: { name: 'idempotency', encoding: 'string' },
+  pending: { name: 'pending_writes' },
+};
+
+/**
+ * The address space every process maps for the store file, fixed at open (ABI-STORE-001): 1 TiB.
+ * lmdb-js otherwise starts at 128 KiB and remaps as the file grows, from whichever thread first
+ * needs more (its additions to mdb_page_alloc and mdb_txn_renew0), without a lock, keeping every
+ * old map until close; with several processes writing, every process remaps as the others grow
+ * the file. A fixed map is never remapped below its size. It costs address space only: LMDB maps
+ * the file read-only, and the file grows only as data is written.
+ */
+export const STORE_MAP_BYTES = 2 ** 40;
+
 /** An open store. */
 export interface Store {
   /** The Helix home directory. */
@@ -66,38 +101,69 @@ export function resolveHome(flag?: string, env: Readonly<Record<string, string |
   return path.resolve(flag ?? (env.HELIX_HOME !== undefined && env.HELIX_HOME !== '' ? env.HELIX_HOME : '.helix'));
 }
 
-/** Opens (creating if needed) the store under `home`. */
+function cannotOpen(file: string, why: string, cause?: unknown): HelixError {
+  return new HelixError('P-PRECOND-STORE', { message: `The store at ${file} cannot be opened: ${why}`, details: { path: file }, cause });
+}
+
+/** The map size for a file of `bytes`: the fixed size, or twice the file past half of it. */
+export function mapSizeFor(bytes: number): number {
+  return Math.max(STORE_MAP_BYTES, 2 ** Math.ceil(Math.log2(Math.max(1, bytes) * 2)));
+}
+
+/** Refuses a home or lock file LMDB could not open for writing (P-PRECOND-STORE). */
+function checkAccess(home: string, file: string): void {
+  for (const [what, p] of [['its directory', home], ['its lock file', `${file}-lock`]] as const) {
+    const info = statSync(p, { throwIfNoEntry: false });
+    if (info === undefined) continue;
+    if (what === 'its lock file' && !info.isFile()) throw cannotOpen(file, `${what} ${p} is not a regular file.`);
+    try {
+      accessSync(p, constants.R_OK | constants.W_OK);
+    } catch (err) {
+      throw cannotOpen(file, `${what} ${p} is not readable and writable by this user.`, err);
+    }
+  }
+}
+
+/**
+ * Opens (creating if needed) the store under `home`. Everything lmdb-js would refuse is checked
+ * first, because lmdb-js crashes the process when LMDB refuses an open: the home and the files
+ * (P-PRECOND-STORE) and the file's header (D-DATA-STORE-HEADER).
+ */
 export function openStore(home: string): Store {
   const file = path.join(home, 'helix.mdb');
   let root: RootDatabase;
   try {
     mkdirSync(home, { recursive: true });
+  } catch (err) {
+    throw cannotOpen(file, (err as Error).message, err);
+  }
+  checkAccess(home, file);
+  const header = checkStoreHeader(file);
+  try {
     // noMetaSync: each commit flushes its data pages but not the meta page, which the next
     // commit (or the OS) flushes. LMDB keeps the database intact; a machine crash may undo the
     // last commit, a process crash loses nothing (the write is in the OS page cache). It saves
     // one flush per commit, and a run costs two commits.
-    root = open({ path: file, maxDbs: 24, compression: false, noMetaSync: true });
+    // overlappingSync off (ABI-STORE-003): lmdb-js's default flushes each commit from a pool
+    // thread after the write lock is released, keeps a third "flushed" meta page, and has a
+    // process that opens the store alone roll the file back to it. Plain LMDB commits flush
+    // before they return, on the calling thread.
+    root = open({ path: file, maxDbs: 24, compression: false, noMetaSync: true, overlappingSync: false, mapSize: mapSizeFor(header?.fileBytes ?? 0) });
   } catch (err) {
-    throw new HelixError('P-PRECOND-STORE', { message: `The store at ${file} cannot be opened: ${(err as Error).message}`, details: { path: file }, cause: err });
+    throw cannotOpen(file, (err as Error).message, err);
   }
-  const db: StoreDatabases = {
-    chunks: root.openDB({ name: 'chunks', encoding: 'binary' }),
-    blobs: root.openDB({ name: 'blobs' }),
-    artifacts: root.openDB({ name: 'artifacts' }),
-    artifactsByTime: root.openDB({ name: 'artifacts_by_time' }),
-    meta: root.openDB({ name: 'meta' }),
-    modules: root.openDB({ name: 'modules' }),
-    params: root.openDB({ name: 'param_sets', encoding: 'string' }),
-    policies: root.openDB({ name: 'policies', encoding: 'string' }),
-    runs: root.openDB({ name: 'runs' }),
-    activeRuns: root.openDB({ name: 'active_runs' }),
-    runEvents: root.openDB({ name: 'run_events' }),
-    journal: root.openDB({ name: 'run_journal' }),
-    audit: root.openDB({ name: 'audit' }),
-    kv: root.openDB({ name: 'kv' }),
-    idempotency: root.openDB({ name: 'idempotency', encoding: 'string' }),
-    pending: root.openDB({ name: 'pending_writes' }),
-  };
+  let db: StoreDatabases;
+  try {
+    // Opening creates a database the store lacks, a write transaction like any other.
+    db = Object.fromEntries(Object.entries(STORE_DATABASES).map(([key, { name, encoding }]) => [key, retryTransient(() => root.openDB({ name, ...(encoding === undefined ? {} : { encoding }) }))])) as unknown as StoreDatabases;
+  } catch (err) {
+    void root.close();
+    const message = (err as Error).message;
+    // Pages LMDB cannot read are damage; anything else LMDB refuses keeps the store from opening.
+    if (!/MDB_(CORRUPTED|PAGE_NOTFOUND|INVALID|BAD_DBI)/.test(message)) throw cannotOpen(file, message, err);
+    throw new HelixError('D-DATA-STORE-DAMAGED', { message: `The store at ${file} cannot list its databases: ${message}`, details: { path: file, lmdb: message }, cause: err });
+  }
+  writeOnCallingThread(root, Object.values(db));
   // After LMDB holds its lock, so a compaction either sees this process or is seen (ABI-STORE-057).
   refuseWhileCompacting(home, () => void root.close());
   return {

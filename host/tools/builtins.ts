@@ -4,7 +4,7 @@
 import type { ArtifactRecord, Policy } from '../../abi/index.js';
 import { realpathSync, statSync } from 'node:fs';
 import { getArtifact, importFile, listArtifacts, snapshotBoundary } from '../artifacts/index.js';
-import { getRun, requireRun } from '../runs/run-store.js';
+import { observeRun, requireRun } from '../runs/run-store.js';
 import { verifyRun } from '../runs/verify.js';
 import type { Store } from '../store/open-store.js';
 import { HelixError } from '../errors.js';
@@ -53,7 +53,7 @@ const RUN_ID = { type: 'string', pattern: '^run_[0-9a-f]{32}$', description: 'A 
 
 /** A run's state as far as reading it goes: it changes while the run is live. */
 function runBoundary(store: Store, input: Record<string, unknown>): Record<string, unknown> {
-  const run = getRun(store, String(input.run_id));
+  const run = observeRun(store, String(input.run_id));
   return run === undefined ? { run: null } : { status: run.status, attempts: run.attempts, finished_at: run.finished_at, journal_head: run.journal.head };
 }
 

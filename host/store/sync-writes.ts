@@ -1,0 +1,81 @@
+// Every write of the store on the thread that makes it (ABI-STORE-002): lmdb-js's asynchronous
+// writes, which its own writer thread commits, become synchronous transactions, so no thread but
+// the caller's ever works in the LMDB environment, and closing it never races one.
+import type { Database, Key, RootDatabase } from 'lmdb';
+
+/** How many times a transaction LMDB aborted as inconsistent is attempted before the error stands. */
+export const TRANSIENT_ATTEMPTS = 5;
+
+/** Sleeps synchronously (the transaction API is synchronous). */
+function pause(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** LMDB's abort of a transaction it found inconsistent: MDB_PROBLEM, or MDB_BAD_TXN at the commit of one. */
+function isTransient(err: unknown): boolean {
+  return err instanceof Error && /MDB_PROBLEM|MDB_BAD_TXN/.test(err.message);
+}
+
+/**
+ * Runs `attempt` again when LMDB aborts it as inconsistent (ABI-STORE-005). With several processes
+ * writing one store, lmdb-js's LMDB now and then fails a commit that way ("mdb_page_touch no
+ * parent": a page newer than the transaction), in our stress runs a few processes in a few hundred,
+ * with or without its writer thread and overlapping sync; LMDB aborts the whole transaction, so
+ * nothing of it is written. An attempt must therefore be repeatable: a transaction body that only
+ * reads and writes the store.
+ */
+export function retryTransient<T>(attempt: () => T): T {
+  for (let n = 1; ; n++) {
+    try {
+      return attempt();
+    } catch (err) {
+      if (n >= TRANSIENT_ATTEMPTS || !isTransient(err)) throw err;
+      pause(10 * n);
+    }
+  }
+}
+
+/**
+ * Makes `transaction`, `put` and `remove` of `root` and `dbs` synchronous transactions: they keep
+ * their promise-returning shape but have committed when they return. lmdb-js would otherwise hand
+ * them to a writer thread that commits batches while this thread goes on; the crash reported at
+ * close (issue 10: exit 139 in LMDB's environment close, after the writes had committed) needs
+ * another thread in the environment while it closes.
+ */
+export function writeOnCallingThread(root: RootDatabase, dbs: ReadonlyArray<Database<unknown, Key>>): void {
+  // Inside a transaction lmdb-js writes in place, and its putSync and removeSync call put and
+  // remove there: inside one, those keep their own behaviour.
+  let depth = 0;
+  for (const target of [root, ...dbs]) {
+    const transactionSync = target.transactionSync.bind(target);
+    const inside = <T>(action: () => T, flags?: number): T =>
+      transactionSync(() => {
+        depth += 1;
+        try {
+          return action();
+        } finally {
+          depth -= 1;
+        }
+      }, flags);
+    // Only a whole transaction is tried again; a nested one is part of its parent.
+    Object.assign(target, { transactionSync: <T>(action: () => T, flags?: number): T => (depth > 0 ? inside(action, flags) : retryTransient(() => inside(action, flags))) });
+  }
+  const settle = <T>(write: () => T): Promise<T> => {
+    try {
+      return Promise.resolve(write());
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  };
+  const transaction = <T>(action: () => T): Promise<T> => settle(() => root.transactionSync(action));
+  Object.assign(root, { transaction });
+  for (const d of dbs) {
+    const put = d.put.bind(d);
+    const remove = d.remove.bind(d);
+    Object.assign(d, {
+      transaction,
+      put: (key: Key, value: unknown) => (depth > 0 ? put(key, value) : settle(() => root.transactionSync(() => d.putSync(key, value)))),
+      remove: (key: Key) => (depth > 0 ? remove(key) : settle(() => root.transactionSync(() => d.removeSync(key)))),
+    });
+  }
+}

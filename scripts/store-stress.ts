@@ -1,0 +1,202 @@
+// The store under concurrent processes (ABI-STORE-001..004): trials of many `helix` processes at
+// once on one fresh store (imports of files of different sizes, calls, listings), each process's
+// exit counted, then the store walked record by record and blob by blob. CI runs it small
+// (test/store-concurrency.test.ts); `node dist/scripts/store-stress.js --trials 50` runs it long.
+import { spawn } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { packageRoot } from '../host/paths.js';
+import { readBlob } from '../host/store/blobs.js';
+import { checkStoreHeader } from '../host/store/header.js';
+import { openStore, STORE_DATABASES, type StoreDatabaseName } from '../host/store/open-store.js';
+import { readRange } from '../host/store/records.js';
+
+/** How a stress run is shaped. */
+export interface StressOptions {
+  readonly trials: number;
+  /** Processes started at once per trial. */
+  readonly processes: number;
+  /** Sizes of the imported files, MiB; imports cycle through them. */
+  readonly sizesMiB: readonly number[];
+  /** A process still running after this long counts as hung and is killed. */
+  readonly timeoutMs: number;
+  /** Where trials run; default a new temporary directory, removed afterwards unless a trial failed. */
+  readonly dir?: string;
+  /** The CLI the processes run; default this package's built one (another build, to compare). */
+  readonly cli?: string;
+  readonly log?: (line: string) => void;
+}
+
+/** One process of a trial and how it ended. */
+export interface ProcessOutcome {
+  readonly work: string;
+  readonly code: number | null;
+  readonly signal: string | null;
+  readonly hung: boolean;
+  readonly ms: number;
+  readonly stderr: string;
+}
+
+/** What the stress run saw. */
+export interface StressReport {
+  readonly trials: number;
+  readonly processes: number;
+  /** Processes by how they ended: `exit 0`, `exit 1`, `SIGSEGV`, `hung`, ... */
+  readonly outcomes: Record<string, number>;
+  /** Trials in which some process did not exit 0. */
+  readonly failedTrials: number;
+  /** Problems the walk of each store found, with their trial. */
+  readonly storeProblems: string[];
+  /** The first few processes that did not exit 0. */
+  readonly failures: Array<ProcessOutcome & { trial: number }>;
+  /** Core files left in the processes' working directories (when `ulimit -c` allows them). */
+  readonly coreFiles: number;
+  /** Processes that exited 0 although LMDB reported a failed transaction (the store tried it again, ABI-STORE-005). */
+  readonly recovered: number;
+  readonly seconds: number;
+}
+
+const builtCli = path.join(packageRoot(), 'dist', 'host', 'cli', 'main.js');
+const gcPlugins = path.join(packageRoot(), 'plugins', 'seq-gc-content');
+
+/** Runs one `helix` process to its end, or kills it at the timeout. */
+function helix(cli: string, args: readonly string[], cwd: string, timeoutMs: number, work: string): Promise<ProcessOutcome> {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [cli, ...args], { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    let hung = false;
+    child.stderr.on('data', (c: Buffer) => (stderr = (stderr + c.toString('utf8')).slice(-4000)));
+    const timer = setTimeout(() => {
+      hung = true;
+      child.kill('SIGKILL');
+    }, timeoutMs);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ work, code, signal, hung, ms: Date.now() - started, stderr });
+    });
+  });
+}
+
+/** The work of process `i` of `n`: imports of each size, calls (some the same, to join or replay), listings. */
+function workOf(i: number, files: readonly string[], home: string, policy: string): { work: string; args: string[] } {
+  const kind = i % 4;
+  if (kind === 0 || kind === 1) {
+    const file = files[Math.floor(i / 2) % files.length]!;
+    return { work: `import ${path.basename(file)}`, args: ['artifact', 'import', file, '--home', home, '--policy', policy] };
+  }
+  if (kind === 2) {
+    const sequence = 'ACGT'.repeat(1 + (i % 3));
+    return { work: `call ${sequence}`, args: ['call', 'seq.gc_content', '--plugins', gcPlugins, '--home', home, '--input', JSON.stringify({ sequence })] };
+  }
+  return i % 8 === 3 ? { work: 'runs list', args: ['runs', 'list', '--home', home] } : { work: 'artifact list', args: ['artifact', 'list', '--home', home] };
+}
+
+/** Walks a store: the header, every record of every database, every blob's bytes. */
+export async function walkStore(home: string): Promise<string[]> {
+  const problems: string[] = [];
+  try {
+    checkStoreHeader(path.join(home, 'helix.mdb'));
+  } catch (err) {
+    return [(err as Error).message];
+  }
+  const store = openStore(home);
+  try {
+    for (const db of Object.keys(STORE_DATABASES) as StoreDatabaseName[]) {
+      try {
+        for (const _ of readRange(store, db)) void _;
+      } catch (err) {
+        problems.push(`${db}: ${(err as Error).message}`);
+      }
+    }
+    for (const { key } of readRange(store, 'blobs')) {
+      try {
+        for await (const _ of readBlob(store, key)) void _;
+      } catch (err) {
+        problems.push(`blob ${key}: ${(err as Error).message}`);
+      }
+    }
+    for (const { value: a } of readRange(store, 'artifacts')) if (!store.db.blobs.doesExist(a.sha256)) problems.push(`artifact ${a.id}: its blob is missing`);
+  } finally {
+    await store.close();
+  }
+  return problems;
+}
+
+async function writeRandomFile(file: string, mib: number): Promise<void> {
+  const out = createWriteStream(file);
+  for (let i = 0; i < mib; i++) if (!out.write(randomBytes(1 << 20))) await new Promise<void>((r) => out.once('drain', () => r()));
+  await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
+}
+
+/** Runs the trials and reports what happened. */
+export async function runStress(options: StressOptions): Promise<StressReport> {
+  const log = options.log ?? (() => undefined);
+  const root = options.dir ?? mkdtempSync(path.join(tmpdir(), 'helix-stress-'));
+  const started = Date.now();
+  const filesDir = path.join(root, 'files');
+  mkdirSync(filesDir, { recursive: true });
+  const files: string[] = [];
+  for (const mib of options.sizesMiB) {
+    const file = path.join(filesDir, `random-${mib}MiB.bin`);
+    if (!existsSync(file)) await writeRandomFile(file, mib);
+    files.push(file);
+  }
+  const policy = path.join(root, 'policy.yaml');
+  writeFileSync(policy, `version: 1\ntools: { allow: ["*"] }\npaths: { importRoots: ["${filesDir}"], exportRoots: ["${root}"] }\n`);
+  const outcomes: Record<string, number> = {};
+  const failures: Array<ProcessOutcome & { trial: number }> = [];
+  const storeProblems: string[] = [];
+  let failedTrials = 0;
+  let coreFiles = 0;
+  let recovered = 0;
+  for (let trial = 1; trial <= options.trials; trial++) {
+    const home = path.join(root, `trial-${trial}`);
+    const cwds = Array.from({ length: options.processes }, (_, i) => path.join(home, 'cwd', String(i)));
+    cwds.forEach((d) => mkdirSync(d, { recursive: true }));
+    const ended = await Promise.all(cwds.map((cwd, i) => {
+      const { work, args } = workOf(i, files, home, policy);
+      return helix(options.cli ?? builtCli, args, cwd, options.timeoutMs, work);
+    }));
+    let failed = false;
+    for (const o of ended) {
+      const key = o.hung ? 'hung' : o.signal !== null ? o.signal : `exit ${o.code}`;
+      outcomes[key] = (outcomes[key] ?? 0) + 1;
+      if (key === 'exit 0' && /mdb_\w+ error/.test(o.stderr)) recovered += 1;
+      if (key !== 'exit 0') {
+        failed = true;
+        if (failures.length < 10) failures.push({ ...o, trial });
+      }
+    }
+    const cores = cwds.flatMap((d) => readdirSync(d).filter((f) => f.startsWith('core')));
+    coreFiles += cores.length;
+    const problems = await walkStore(home);
+    storeProblems.push(...problems.map((p) => `trial ${trial}: ${p}`));
+    if (failed) failedTrials += 1;
+    if (!failed && problems.length === 0 && cores.length === 0) rmSync(home, { recursive: true, force: true });
+    log(`trial ${trial}/${options.trials}: ${ended.filter((o) => o.code === 0).length}/${ended.length} exited 0, store ${problems.length === 0 ? 'clean' : `${problems.length} problem(s)`}, slowest ${Math.max(...ended.map((o) => o.ms))} ms`);
+  }
+  if (options.dir === undefined && failedTrials === 0 && storeProblems.length === 0) rmSync(root, { recursive: true, force: true });
+  return { trials: options.trials, processes: options.processes, outcomes, failedTrials, storeProblems, failures, coreFiles, recovered, seconds: Math.round((Date.now() - started) / 1000) };
+}
+
+/** The command line: `node dist/scripts/store-stress.js [--trials N] [--processes P] [--sizes 1,12,50] [--timeout-ms T] [--dir D] [--cli main.js]`. */
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { trials: { type: 'string', default: '20' }, processes: { type: 'string', default: '8' }, sizes: { type: 'string', default: '1,12,50,150' }, 'timeout-ms': { type: 'string', default: '300000' }, dir: { type: 'string' }, cli: { type: 'string' } } });
+  const report = await runStress({
+    trials: Number(values.trials),
+    processes: Number(values.processes),
+    sizesMiB: values.sizes.split(',').map(Number),
+    timeoutMs: Number(values['timeout-ms']),
+    ...(values.dir === undefined ? {} : { dir: path.resolve(values.dir) }),
+    ...(values.cli === undefined ? {} : { cli: path.resolve(values.cli) }),
+    log: (line) => process.stdout.write(`${line}\n`),
+  });
+  process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  process.exitCode = report.failedTrials === 0 && report.storeProblems.length === 0 ? 0 : 1;
+}
+
+if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === path.join(packageRoot(), 'dist', 'scripts', 'store-stress.js')) await main();
