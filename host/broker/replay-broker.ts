@@ -10,7 +10,9 @@ import type { Store } from '../store/open-store.js';
 import { errorAnswer, okAnswer } from './broker.js';
 import { sha256Hex } from './journal.js';
 import { keyedHex } from './secret-key.js';
+import { SecretGuard } from './secret-guard.js';
 import { RunOutputs } from './outputs.js';
+import { secretWriteRules } from '../policy/rules.js';
 import { artifactPort, kvPort, RunLog, SecretSource, systemClock } from './ports.js';
 
 /** Where a re-execution first differed from the journal. */
@@ -28,6 +30,11 @@ export interface ReplayBroker {
   departure(): Departure | undefined;
   /** How many journal entries the re-execution consumed. */
   consumed(): number;
+  /**
+   * The secrets the re-execution has received, under the run's policy rules: what the live
+   * broker redacted from the run's writes, the same guard redacts from the re-execution's.
+   */
+  readonly guard: SecretGuard;
 }
 
 /**
@@ -37,6 +44,7 @@ export interface ReplayBroker {
 export function createReplayBroker(store: Store, policy: Policy, runId: string, toolId: string, journal: readonly JournalEntry[], key?: Uint8Array): ReplayBroker {
   let seq = 0;
   let first: Departure | undefined;
+  const guard = new SecretGuard(secretWriteRules(policy));
   // Live access only for what the journal keeps by digest (immutable artifacts) or not at all
   // (secrets); nothing here writes to the store.
   const live: CapabilityContext = {
@@ -49,7 +57,7 @@ export function createReplayBroker(store: Store, policy: Policy, runId: string, 
     artifacts: artifactPort(store, new RunOutputs(store, runId, [], 0)),
     kv: kvPort(store, toolId),
     log: new RunLog(Date.now),
-    secrets: new SecretSource(policy),
+    secrets: new SecretSource(policy, guard),
     clock: systemClock,
   };
   const depart = (d: Departure): BrokerAnswer => {
@@ -73,6 +81,7 @@ export function createReplayBroker(store: Store, policy: Policy, runId: string, 
   return {
     departure: () => first,
     consumed: () => seq,
+    guard,
     async handle(request) {
       const n = seq;
       seq += 1;

@@ -8,6 +8,7 @@ import { isHelixError } from '../errors.js';
 import { readBlob } from '../store/blobs.js';
 import type { Store } from '../store/open-store.js';
 import { readRecord } from '../store/records.js';
+import { GuardedStream, type SecretGuard } from '../broker/secret-guard.js';
 
 /** Where a check of the outputs found a difference. */
 export interface OutputDifference {
@@ -51,16 +52,21 @@ export async function checkStoredOutputs(store: Store, run: RunRecord): Promise<
 
 interface Written {
   readonly hash: Hash;
+  /** The piece filter the live broker applied to this role (ABI-SECRET-004). */
+  readonly stream: GuardedStream;
   sealed?: string;
 }
 
 /**
  * Follows what a re-execution writes through artifact.write (ABI-STORE-032): every piece the
- * replay answered with success is hashed per role, so the sealed bytes can be compared with the
+ * replay answered with success is hashed per role, as the live broker stored it (a secret the run
+ * received redacted by `guard`, ABI-SECRET-004), so the sealed bytes can be compared with the
  * run's stored outputs.
  */
 export class WrittenOutputs {
   readonly #roles = new Map<string, Written>();
+
+  constructor(private readonly guard: SecretGuard) {}
 
   /** Notes a capability request and the replay's answer to it. */
   note(request: Uint8Array, answer: BrokerAnswer): void {
@@ -76,11 +82,16 @@ export class WrittenOutputs {
     if (req?.name !== 'artifact.write' || typeof req.args?.role !== 'string' || typeof req.args.data !== 'string') return;
     if (parse(answer.response)?.status !== 'ok') return;
     const role = req.args.role;
-    const w = this.#roles.get(role) ?? { hash: createHash('sha256') };
+    const w = this.#roles.get(role) ?? { hash: createHash('sha256'), stream: new GuardedStream(this.guard, this.guard.rules.artifacts) };
     this.#roles.set(role, w);
     if (w.sealed !== undefined) return;
-    w.hash.update(req.args.encoding === 'base64' ? Buffer.from(req.args.data, 'base64') : Buffer.from(req.args.data, 'utf8'));
-    if (req.args.final === true) w.sealed = w.hash.digest('hex');
+    const final = req.args.final === true;
+    const piece = req.args.encoding === 'base64' ? Buffer.from(req.args.data, 'base64') : Buffer.from(req.args.data, 'utf8');
+    const passed = w.stream.next(piece, final);
+    // A refused piece was refused live too, and the replay answers that refusal, never `ok`.
+    if ('hit' in passed) return;
+    for (const p of passed.pieces) w.hash.update(p);
+    if (final) w.sealed = w.hash.digest('hex');
   }
 
   /** The first output the re-execution did not write exactly as stored, if any. */

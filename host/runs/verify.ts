@@ -65,7 +65,7 @@ export async function verifyRun(store: Store, runId: string, timeoutMs = 600_000
     throw new HelixError('P-PRECOND-VERIFY', { message: `Run ${runId} received a secret, and its journal's hashes are keyed with the store's secret hash key, which is missing (${secretKeyPath(store.home)}).`, details: { run_id: runId, key: secretKeyPath(store.home) }, hint: 'Restore the key file from a backup of this Helix home; without it the run cannot be verified.' });
   }
   const replay = createReplayBroker(store, policy, runId, run.tool_id, journal, key);
-  const written = new WrittenOutputs();
+  const written = new WrittenOutputs(replay.guard);
   const handle = async (request: Uint8Array): Promise<BrokerAnswer> => {
     const answer = await replay.handle(request);
     written.note(request, answer);
