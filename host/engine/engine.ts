@@ -12,9 +12,9 @@ import type { LoadedTool } from '../loader/load-toolpacks.js';
 import { packageRoot } from '../paths.js';
 import type { EffectiveLimits } from '../policy/rules.js';
 import { instrumentModule, type InstrumentResult } from '../wasm/index.js';
-import { createExtismEngine, type ExtismEngine } from './extism.js';
+import { createExtismEngine, type ExtismEngine, type ExtismStats } from './extism.js';
 import { Lane, type LaneBroker } from './lane.js';
-import type { BrokerAnswer, ExecuteFault, ExecuteResult, ExecuteTask, LaneStart } from './protocol.js';
+import type { BrokerAnswer, ExecuteFault, ExecuteResult, ExecuteTask, LaneStart, WorkerCensus } from './protocol.js';
 
 /** Options of createEngine; every one has a default. */
 export interface EngineOptions {
@@ -75,11 +75,32 @@ export interface ExecuteRequest {
   readonly signal?: AbortSignal;
 }
 
+/** The variants of modules for caps other than their manifests' own that the engine holds (ABI-ALLOC-009). */
+export interface VariantStats {
+  readonly keys: readonly string[];
+  /** Their instrumented bytes. */
+  readonly bytes: number;
+  /** Variants built (instrumented and compiled) so far, and dropped so far. */
+  readonly built: number;
+  readonly evicted: number;
+}
+
+/** What an engine holds, for tests and diagnostics. */
+export interface EngineStats {
+  readonly variants: VariantStats;
+  /** What each idle worker holds (busy workers are left out): ABI-ALLOC-010. */
+  readonly workers: readonly WorkerCensus[];
+  /** The extism/v1 runtime's plugin counts, once it has started. */
+  readonly extism: ExtismStats | undefined;
+}
+
 /** Runs guest calls in isolated workers. */
 export interface Engine {
   readonly config: EngineConfig;
   /** Runs one call; resolves with the guest's result or a classified fault, never rejects for guest behaviour. */
   execute(request: ExecuteRequest): Promise<ExecuteResult>;
+  /** What the engine and its idle workers hold now. */
+  stats(): Promise<EngineStats>;
   /** Stops every worker. */
   close(): Promise<void>;
 }
@@ -154,6 +175,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
     atomics: 'disabled',
   });
   const variants = new Map<string, Promise<Variant>>();
+  const built = new Map<string, number>();
   const lanes = new Set<Lane>();
   const idle: Lane[] = [];
   const queue: Job[] = [];
@@ -198,8 +220,8 @@ export function createEngine(options: EngineOptions = {}): Engine {
       if (job.done) return;
       if (outcome.kind === 'lost') {
         finish(job, engineFault('S-TOOL-WORKER-LOST', `The worker running the call stopped: ${outcome.message}`, { error: outcome.message }));
-      } else if (outcome.reply.kind === 'host-error') {
-        finish(job, engineFault('S-TOOL-WORKER-LOST', 'The worker failed while serving the call.', { error: outcome.reply.message }));
+      } else if (outcome.reply.kind === 'host-error' || outcome.reply.kind === 'census') {
+        finish(job, engineFault('S-TOOL-WORKER-LOST', 'The worker failed while serving the call.', { error: outcome.reply.kind === 'census' ? 'the worker answered a census' : outcome.reply.message }));
       } else {
         finish(job, outcome.reply);
       }
@@ -248,6 +270,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
         v = Promise.resolve({ key, module: m.compiled, recyclable: m.instrumented.recyclable, hasStart: m.instrumented.hasStart, globalExports: m.instrumented.globalExports });
       } else {
         const inst = instrumentModule(m.bytes, { maxMemoryPages: cap });
+        built.set(key, inst.bytes.length);
         v = WebAssembly.compile(inst.bytes).then((module) => ({ key, module, recyclable: inst.recyclable, hasStart: inst.hasStart, globalExports: inst.globalExports }));
       }
       variants.set(key, v);
@@ -290,6 +313,14 @@ export function createEngine(options: EngineOptions = {}): Engine {
         }
         dispatch(job);
       });
+    },
+    async stats() {
+      // Idle lanes are taken out of the pool while they answer, so no call is sent to one meanwhile.
+      const asked = idle.splice(0);
+      const workers = await Promise.all(asked.map((lane) => lane.census()));
+      for (const lane of asked) release(lane);
+      const bytes = [...built.values()].reduce((a, b) => a + b, 0);
+      return { variants: { keys: [...built.keys()], bytes, built: built.size, evicted: 0 }, workers: workers.filter((w) => w !== undefined), extism: extism?.stats() };
     },
     async close() {
       if (closed) return;

@@ -22,10 +22,22 @@ export interface ExtismEngine {
   execute(request: ExecuteRequest): Promise<ExecuteResult>;
   /** Stops every plugin and spare; calls in flight end at once (R-TIMEOUT-CANCELLED). */
   close(): Promise<void>;
-  /** Counts for tests and diagnostics: calls that found a warm spare or made their plugin, spares held now. */
-  stats(): { readonly warm: number; readonly cold: number; readonly spares: number };
+  /** Counts for tests and diagnostics. */
+  stats(): ExtismStats;
   /** Settles when every spare being made is ready (or failed): for tests that need a warm call. */
   settled(): Promise<void>;
+}
+
+/** What the Extism runtime holds and has done, for tests and diagnostics. */
+export interface ExtismStats {
+  /** Calls that found a warm spare, and calls that made their own plugin. */
+  readonly warm: number;
+  readonly cold: number;
+  /** Spares held now, and the variants they were made for. */
+  readonly spares: number;
+  readonly spareKeys: readonly string[];
+  /** Variants held for caps other than the manifests' own (ABI-ALLOC-009). */
+  readonly variants: readonly string[];
 }
 
 /** Options of createExtismEngine (the engine passes its own config). */
@@ -88,6 +100,7 @@ const DEFAULT_SPARE_IDLE_MS = 30_000;
  */
 export function createExtismEngine(config: ExtismEngineConfig): ExtismEngine {
   const variants = new Map<string, Promise<Variant>>();
+  const extra = new Set<string>();
   const live = new Set<Plugin>();
   const calls = new Set<CallState>();
   const waiting: Array<() => void> = [];
@@ -111,6 +124,7 @@ export function createExtismEngine(config: ExtismEngineConfig): ExtismEngine {
       const plugin = cap === m.cap ? Promise.resolve(m.compiled) : WebAssembly.compile(instrumented.bytes);
       v = Promise.all([plugin, WebAssembly.compile(buildShim(m.entrypoint, fuel, instrumented.hasStart))]).then(([p, shim]) => ({ key, plugin: p, shim }));
       variants.set(key, v);
+      if (cap !== m.cap) extra.add(key);
     }
     return v;
   };
@@ -384,7 +398,7 @@ export function createExtismEngine(config: ExtismEngineConfig): ExtismEngine {
       while (closing.size > 0) await Promise.all([...closing]);
     },
     stats() {
-      return { ...counts, spares: spareCount };
+      return { ...counts, spares: spareCount, spareKeys: [...spares.values()].flatMap((list) => list.map((spare) => spare.key)), variants: [...extra] };
     },
     async settled() {
       while (making.size > 0) await Promise.all([...making]);

@@ -4,7 +4,7 @@
 import { performance } from 'node:perf_hooks';
 import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
-import { LANE_CAP, LANE_CAPABILITY, LANE_REPLY, LANE_REQ, LANE_REQUEST, LANE_RES, LANE_SHUTDOWN, type BrokerAnswer, type CapabilityForward, type ExecuteTask, type LaneReply, type LaneStart } from './protocol.js';
+import { LANE_CAP, LANE_CAPABILITY, LANE_REPLY, LANE_REQ, LANE_REQUEST, LANE_RES, LANE_SHUTDOWN, type BrokerAnswer, type CapabilityForward, type ExecuteTask, type LaneReply, type LaneStart, type LaneTask, type WorkerCensus } from './protocol.js';
 
 /** Answers a guest's capability request (the broker of the call running on the lane). */
 export type LaneBroker = (request: Uint8Array) => Promise<BrokerAnswer>;
@@ -51,6 +51,17 @@ export class Lane {
     if (this.#dead) return Promise.resolve({ kind: 'lost', message: 'the worker had stopped' });
     const message: ExecuteTask = this.#known.has(task.key) ? task : { ...task, module };
     this.#known.add(task.key);
+    return this.#send(message, broker, spinMs);
+  }
+
+  /** What the worker holds; undefined when it is busy or gone (for tests and diagnostics). */
+  async census(): Promise<WorkerCensus | undefined> {
+    if (this.#dead || this.#pending !== undefined) return undefined;
+    const outcome = await this.#send({ kind: 'census' }, undefined, 0);
+    return outcome.kind === 'reply' && outcome.reply.kind === 'census' ? outcome.reply : undefined;
+  }
+
+  #send(message: LaneTask, broker: LaneBroker | undefined, spinMs: number): Promise<LaneOutcome> {
     return new Promise((resolve) => {
       this.#pending = resolve;
       this.#broker = broker;

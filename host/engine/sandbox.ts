@@ -70,6 +70,11 @@ export class Sandbox {
     }
   }
 
+  /** Keys of the instances kept for recycling (for a worker's census). */
+  kept(): string[] {
+    return [...this.#slots.keys()];
+  }
+
   /**
    * Keeps `slot` under `key` (`digest:cap`, see protocol.ts) and drops the instance kept for the
    * same module under another cap: a client varying memory_mb_limit must not make a worker keep

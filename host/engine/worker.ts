@@ -4,7 +4,7 @@
 // same way and the worker blocks until the broker's answer arrives. Modules are kept per key.
 import { performance } from 'node:perf_hooks';
 import { receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
-import { LANE_CAP, LANE_CAPABILITY, LANE_REPLY, LANE_REQ, LANE_REQUEST, LANE_RES, LANE_SHUTDOWN, type BrokerAnswer, type CapabilityForward, type ExecuteTask, type LaneReply, type LaneStart } from './protocol.js';
+import { LANE_CAP, LANE_CAPABILITY, LANE_REPLY, LANE_REQ, LANE_REQUEST, LANE_RES, LANE_SHUTDOWN, type BrokerAnswer, type CapabilityForward, type ExecuteTask, type LaneReply, type LaneStart, type LaneTask } from './protocol.js';
 import { Sandbox } from './sandbox.js';
 
 /** piscina's entry point: serves the lane until told to shut down. */
@@ -12,6 +12,11 @@ export default function serve({ control, port }: LaneStart): string {
   const words = new Int32Array(control);
   const sandbox = new Sandbox((request) => forward(words, port, request));
   const modules = new Map<string, WebAssembly.Module>();
+  const execute = (task: ExecuteTask): LaneReply => {
+    if (task.module !== undefined) modules.set(task.key, task.module);
+    const module = modules.get(task.key);
+    return module === undefined ? { kind: 'host-error', message: `worker has no module for ${task.key}` } : sandbox.run({ ...task, module });
+  };
   for (;;) {
     awaitRequest(words);
     const signal = Atomics.exchange(words, LANE_REQ, 0);
@@ -20,12 +25,10 @@ export default function serve({ control, port }: LaneStart): string {
     if (signal !== LANE_REQUEST) continue;
     const received = receiveMessageOnPort(port);
     if (received === undefined) continue;
-    const task = received.message as ExecuteTask;
+    const task = received.message as LaneTask;
     let reply: LaneReply;
     try {
-      if (task.module !== undefined) modules.set(task.key, task.module);
-      const module = modules.get(task.key);
-      reply = module === undefined ? { kind: 'host-error', message: `worker has no module for ${task.key}` } : sandbox.run({ ...task, module });
+      reply = task.kind === 'census' ? { kind: 'census', modules: [...modules.keys()], instances: sandbox.kept() } : execute(task);
     } catch (err) {
       reply = { kind: 'host-error', message: err instanceof Error ? (err.stack ?? err.message) : String(err) };
     }
