@@ -35,6 +35,16 @@ export interface CensusTask {
 /** Everything the main thread sends a worker that the worker answers. */
 export type LaneTask = ExecuteTask | CensusTask;
 
+/**
+ * The engine gave these variants up: drop their modules and any instance kept of them
+ * (ABI-ALLOC-010). Not answered. Sent only while no task runs on the lane: on its own to an idle
+ * worker, or just before the next task.
+ */
+export interface EvictMessage {
+  readonly kind: 'evict';
+  readonly keys: readonly string[];
+}
+
 /** What a worker holds, for tests and diagnostics. */
 export interface WorkerCensus {
   readonly kind: 'census';
