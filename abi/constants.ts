@@ -57,6 +57,22 @@ export const MAX_TABLE_ELEMENTS = 1_048_576;
 /** Largest module, in bytes, the loader decodes, instruments and compiles (ABI-ALLOC-005). */
 export const MAX_MODULE_BYTES = 33_554_432;
 
+/**
+ * Most *variants* (a module instrumented and compiled for a memory cap other than its manifest's
+ * own, which a request picks with `memory_mb_limit`) the engine keeps at once, across all modules
+ * and both ABIs; the least recently used gives way (ABI-ALLOC-009). A variant of a small module
+ * costs the host little (1,024 of a 5 KB module added under 52 MiB, the store's growth included):
+ * the count bounds how many there are, the byte bound below what large ones cost.
+ */
+export const MAX_MODULE_VARIANTS = 32;
+
+/**
+ * Most instrumented bytes the variants kept may add up to (ABI-ALLOC-009): twice the largest
+ * module. A variant costs the host about 2.5 times its instrumented size once its code has run
+ * (a 3.8 MiB module: about 9 MiB), so this bounds what large modules can add to about 160 MiB.
+ */
+export const MAX_MODULE_VARIANT_BYTES = 67_108_864;
+
 // Bounds of the files a host reads at load (ABI.md "Toolpack and policy files", ABI-FILE-*).
 // Each size is checked with fstat before a byte is read, so a huge file costs nothing.
 

@@ -3,7 +3,7 @@
 // the MCP server and embedders all go through this one object.
 import type { ResponseEnvelope } from '../abi/index.js';
 import { performCall, type CallOptions } from './call.js';
-import { createEngine, type Engine, type EngineOptions } from './engine/engine.js';
+import { createEngine, type Engine, type EngineOptions, type EngineStats } from './engine/engine.js';
 import { HelixError } from './errors.js';
 import { canonicalJson } from './hashing.js';
 import { loadToolpacksOrThrow } from './loader/load-toolpacks.js';
@@ -47,6 +47,8 @@ export interface Host {
   tools(): readonly Tool[];
   /** Performs a call; always resolves with exactly one response envelope. */
   call(request: unknown, options?: CallOptions): Promise<ResponseEnvelope>;
+  /** What the engine and its idle workers hold (compiled variants, kept instances), for tests and diagnostics. */
+  engineStats(): Promise<EngineStats>;
   /** Stops the workers and closes the store; later calls get P-PRECOND-HOST-CLOSED. */
   close(): Promise<void>;
 }
@@ -78,6 +80,7 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     store,
     interrupted,
     tools: () => registry.list(),
+    engineStats: () => engine.stats(),
     async call(request, options) {
       if (closed) {
         const err = new HelixError('P-PRECOND-HOST-CLOSED');

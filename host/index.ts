@@ -6,7 +6,7 @@ export { HelixError, isHelixError, type HelixErrorOptions } from './errors.js';
 export { loadToolpacks, loadToolpacksOrThrow, findManifests, type LoadedTool, type LoadResult } from './loader/load-toolpacks.js';
 export { formatViolation, type Violation } from './loader/violation.js';
 export { loadPolicy, type LoadedPolicy } from './policy/load-policy.js';
-export { createEngine, resolveEngineConfig, type Engine, type EngineOptions, type EngineConfig } from './engine/engine.js';
+export { createEngine, resolveEngineConfig, type Engine, type EngineOptions, type EngineConfig, type EngineStats } from './engine/engine.js';
 export type { EffectiveLimits } from './policy/rules.js';
 export type { Tool, ToolDescriptor, ToolOutcome } from './tools/tool.js';
 export type { WasmTool } from './tools/wasm-tool.js';

@@ -1,7 +1,7 @@
-// The engine: compiled modules by digest and memory cap, a pool of sandbox workers (lanes on
-// piscina threads), a FIFO queue, and the deadline: a call that overruns has its worker
-// terminated, and a new worker takes its place. A call the broker has ended keeps that outcome
-// whatever happens to its worker afterwards (ABI-FINAL-001).
+// The engine: compiled modules by digest and memory cap (a bounded cache of variants, ABI-ALLOC-009),
+// a pool of sandbox workers (lanes on piscina threads), a FIFO queue, and the deadline: a call that
+// overruns has its worker terminated, and a new worker takes its place. A call the broker has
+// ended keeps that outcome whatever happens to its worker afterwards (ABI-FINAL-001).
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
@@ -12,9 +12,10 @@ import type { LoadedTool } from '../loader/load-toolpacks.js';
 import { packageRoot } from '../paths.js';
 import type { EffectiveLimits } from '../policy/rules.js';
 import { instrumentModule, type InstrumentResult } from '../wasm/index.js';
-import { createExtismEngine, type ExtismEngine } from './extism.js';
+import { createExtismEngine, type ExtismEngine, type ExtismStats } from './extism.js';
 import { Lane, type LaneBroker } from './lane.js';
-import type { BrokerAnswer, ExecuteFault, ExecuteResult, ExecuteTask, LaneStart } from './protocol.js';
+import { VariantCache, type VariantLease, type VariantStats } from './variant-cache.js';
+import type { BrokerAnswer, ExecuteFault, ExecuteResult, ExecuteTask, LaneStart, WorkerCensus } from './protocol.js';
 
 /** Options of createEngine; every one has a default. */
 export interface EngineOptions {
@@ -75,11 +76,25 @@ export interface ExecuteRequest {
   readonly signal?: AbortSignal;
 }
 
+/** What an engine holds, for tests and diagnostics. */
+export interface EngineStats {
+  /** Variants for caps other than the manifests' own, of both ABIs (ABI-ALLOC-009). */
+  readonly variants: VariantStats;
+  /** What each idle worker holds (busy workers are left out): ABI-ALLOC-010. */
+  readonly workers: readonly WorkerCensus[];
+  /** Workers replaced so far because they had dropped many variants (ABI-ALLOC-010). */
+  readonly retired: number;
+  /** The extism/v1 runtime's plugin counts, once it has started. */
+  readonly extism: ExtismStats | undefined;
+}
+
 /** Runs guest calls in isolated workers. */
 export interface Engine {
   readonly config: EngineConfig;
   /** Runs one call; resolves with the guest's result or a classified fault, never rejects for guest behaviour. */
   execute(request: ExecuteRequest): Promise<ExecuteResult>;
+  /** What the engine and its idle workers hold now. */
+  stats(): Promise<EngineStats>;
   /** Stops every worker. */
   close(): Promise<void>;
 }
@@ -127,12 +142,13 @@ interface Variant {
 
 /** A call waiting for, or running on, a lane. */
 interface Job {
-  readonly task: ExecuteTask;
-  readonly module: WebAssembly.Module;
-  readonly broker: LaneBroker;
+  readonly request: ExecuteRequest;
   readonly timeoutMs: number;
   readonly resolve: (result: ExecuteResult) => void;
   timer?: NodeJS.Timeout;
+  /** Set while the call has a lane but waits for its variant to compile. */
+  preparing?: Lane;
+  /** Set once the call's task is on its lane. */
   lane?: Lane;
   done: boolean;
   /** The broker's abort, once it has ended the call: the call's outcome from then on. */
@@ -153,12 +169,13 @@ export function createEngine(options: EngineOptions = {}): Engine {
     recordTiming: false,
     atomics: 'disabled',
   });
-  const variants = new Map<string, Promise<Variant>>();
+  const variants = new VariantCache();
   const lanes = new Set<Lane>();
   const idle: Lane[] = [];
   const queue: Job[] = [];
   let closed = false;
   let running = 0;
+  let retired = 0;
   // Extism plugins bring their own workers; the engine starts that runtime only when needed.
   let extism: ExtismEngine | undefined;
 
@@ -184,22 +201,72 @@ export function createEngine(options: EngineOptions = {}): Engine {
   };
   const release = (lane: Lane): void => {
     if (lane.dead || closed) return;
+    if (lane.stale) return retire(lane);
     const next = queue.shift();
     if (next !== undefined) start(next, lane);
     else idle.push(lane);
   };
+  /**
+   * Starts `job` on `lane` once its variant is compiled. The variant is resolved here, not when
+   * the call comes, so a call waiting in the queue holds none (ABI-ALLOC-009).
+   */
   const start = (job: Job, lane: Lane): void => {
+    const cap = job.request.limits.maxMemoryPages;
+    let lease: VariantLease<Variant>;
+    try {
+      lease = variantFor(job.request.module, cap);
+    } catch (err) {
+      finish(job, prepareFault(cap, err));
+      release(lane);
+      return;
+    }
+    if (lease.ready !== undefined) return runOn(job, lane, lease.ready, lease);
+    job.preparing = lane;
+    lease.value.then(
+      (variant) => {
+        job.preparing = undefined;
+        if (!job.done && !closed) return runOn(job, lane, variant, lease);
+        // The call ended (deadline, cancel) or the engine closed while the variant compiled.
+        finish(job, engineFault('S-TOOL-WORKER-LOST', 'The engine closed before the call ran.', {}));
+        lease.release();
+        release(lane);
+      },
+      (err: unknown) => {
+        job.preparing = undefined;
+        lease.release();
+        finish(job, prepareFault(cap, err));
+        release(lane);
+      },
+    );
+  };
+  const runOn = (job: Job, lane: Lane, variant: Variant, lease: VariantLease<Variant>): void => {
+    const { module, input, limits } = job.request;
+    const task: ExecuteTask = {
+      kind: 'execute',
+      key: variant.key,
+      recyclable: variant.recyclable && config.recycleInstances,
+      hasStart: variant.hasStart,
+      globalExports: variant.globalExports,
+      entrypoint: module.entrypoint,
+      input,
+      fuel: limits.fuel,
+      maxOutputBytes: limits.maxOutputBytes,
+      maxMemoryPages: limits.maxMemoryPages,
+    };
     job.lane = lane;
     running += 1;
     // Spin only for a lone call: with others in flight the main thread has dispatching to do.
     const spinMs = running === 1 && queue.length === 0 ? config.spinMicros / 1000 : 0;
-    void lane.run(job.task, job.module, (request) => ask(job, request), spinMs).then((outcome) => {
+    void lane.run(task, variant.module, (request) => ask(job, request), spinMs).then((outcome) => {
       running -= 1;
+      // Released before the lane takes the next call, so an eviction this causes reaches the
+      // worker ahead of that call's task (ABI-ALLOC-010).
+      lease.release();
       if (job.done) return;
       if (outcome.kind === 'lost') {
         finish(job, engineFault('S-TOOL-WORKER-LOST', `The worker running the call stopped: ${outcome.message}`, { error: outcome.message }));
-      } else if (outcome.reply.kind === 'host-error') {
-        finish(job, engineFault('S-TOOL-WORKER-LOST', 'The worker failed while serving the call.', { error: outcome.reply.message }));
+      } else if (outcome.reply.kind === 'host-error' || outcome.reply.kind === 'census') {
+        finish(job, engineFault('S-TOOL-WORKER-LOST', 'The worker failed while serving the call.', { error: outcome.reply.kind === 'census' ? 'the worker answered a census' : outcome.reply.message }));
       } else {
         finish(job, outcome.reply);
       }
@@ -216,13 +283,14 @@ export function createEngine(options: EngineOptions = {}): Engine {
       queue.push(job);
     }
   };
-  /** Stops a job wherever it is: waiting (dequeued) or running (its worker terminated). */
-  const stop = (job: Job): 'queue' | 'run' => {
+  /** Stops a job wherever it is: waiting (dequeued), preparing (its lane freed once the variant is ready) or running (its worker terminated). */
+  const stop = (job: Job): 'queue' | 'prepare' | 'run' => {
     if (job.lane !== undefined) {
       // The guest may be in an endless loop: only stopping its thread is safe.
       job.lane.kill();
       return 'run';
     }
+    if (job.preparing !== undefined) return 'prepare';
     const i = queue.indexOf(job);
     if (i !== -1) queue.splice(i, 1);
     return 'queue';
@@ -230,7 +298,8 @@ export function createEngine(options: EngineOptions = {}): Engine {
   const onDeadline = (job: Job): void => {
     if (job.done) return;
     const phase = stop(job);
-    finish(job, engineFault('R-TIMEOUT-001', `The call did not finish within ${job.timeoutMs} ms${phase === 'queue' ? ' (it was still waiting for a worker)' : '; its worker was stopped'}.`, { timeout_ms: job.timeoutMs, phase }));
+    const where = { queue: ' (it was still waiting for a worker)', prepare: ' (its module was still being compiled for its memory cap)', run: '; its worker was stopped' }[phase];
+    finish(job, engineFault('R-TIMEOUT-001', `The call did not finish within ${job.timeoutMs} ms${where}.`, { timeout_ms: job.timeoutMs, phase }));
   };
   const onCancel = (job: Job): void => {
     if (job.done) return;
@@ -238,21 +307,32 @@ export function createEngine(options: EngineOptions = {}): Engine {
     finish(job, engineFault('R-TIMEOUT-CANCELLED', `The call was cancelled by its caller${phase === 'run' ? '; its worker was stopped' : ''}.`, { phase }));
   };
 
-  // The loader compiled each module for the tool's own memory cap; a request asking for less
-  // memory needs its own instrumented variant, compiled once and kept.
-  const variantFor = (m: EngineModule, cap: number): Promise<Variant> => {
+  /** Tells every worker that holds `key` to drop it, and replaces idle ones left stale (ABI-ALLOC-010). */
+  const forget = (key: string, bytes: number): void => {
+    for (const lane of lanes) lane.forget(key, bytes);
+    for (const lane of idle.filter((l) => l.stale)) retire(lane);
+  };
+  /** Stops an idle lane's worker; a call that needs one gets a new worker, as after a deadline. */
+  const retire = (lane: Lane): void => {
+    retired += 1;
+    const i = idle.indexOf(lane);
+    if (i !== -1) idle.splice(i, 1);
+    lane.kill();
+  };
+  // The loader compiled each module for the tool's own memory cap, and keeps it for the host's
+  // life: that variant costs nothing more to keep, and is never evicted. A request asking for
+  // less memory needs its own variant, from the bounded cache.
+  const variantFor = (m: EngineModule, cap: number): VariantLease<Variant> => {
     const key = `${m.digest}:${cap}`;
-    let v = variants.get(key);
-    if (v === undefined) {
-      if (cap === m.cap) {
-        v = Promise.resolve({ key, module: m.compiled, recyclable: m.instrumented.recyclable, hasStart: m.instrumented.hasStart, globalExports: m.instrumented.globalExports });
-      } else {
-        const inst = instrumentModule(m.bytes, { maxMemoryPages: cap });
-        v = WebAssembly.compile(inst.bytes).then((module) => ({ key, module, recyclable: inst.recyclable, hasStart: inst.hasStart, globalExports: inst.globalExports }));
-      }
-      variants.set(key, v);
+    if (cap === m.cap) {
+      const own: Variant = { key, module: m.compiled, recyclable: m.instrumented.recyclable, hasStart: m.instrumented.hasStart, globalExports: m.instrumented.globalExports };
+      return { value: Promise.resolve(own), ready: own, release: () => undefined };
     }
-    return v;
+    return variants.acquire(key, () => {
+      const inst = instrumentModule(m.bytes, { maxMemoryPages: cap });
+      const value = WebAssembly.compile(inst.bytes).then((module): Variant => ({ key, module, recyclable: inst.recyclable, hasStart: inst.hasStart, globalExports: inst.globalExports }));
+      return { value, bytes: inst.bytes.length, evicted: () => forget(key, inst.bytes.length) };
+    });
   };
 
   return {
@@ -260,29 +340,11 @@ export function createEngine(options: EngineOptions = {}): Engine {
     async execute({ module, input, limits, broker, signal }) {
       if (closed) return engineFault('S-TOOL-WORKER-LOST', 'The engine is closed.', {});
       if (module.abi === 'extism/v1') {
-        extism ??= createExtismEngine(config);
+        extism ??= createExtismEngine({ ...config, variants });
         return extism.execute({ module, input, limits, broker, ...(signal === undefined ? {} : { signal }) });
       }
-      let variant: Variant;
-      try {
-        variant = await variantFor(module, limits.maxMemoryPages);
-      } catch (err) {
-        return engineFault('S-TOOL-INSTANTIATE', `The module cannot run under a memory cap of ${limits.maxMemoryPages} pages: ${(err as Error).message}`, { max_memory_pages: limits.maxMemoryPages });
-      }
-      const task: ExecuteTask = {
-        kind: 'execute',
-        key: variant.key,
-        recyclable: variant.recyclable && config.recycleInstances,
-        hasStart: variant.hasStart,
-        globalExports: variant.globalExports,
-        entrypoint: module.entrypoint,
-        input,
-        fuel: limits.fuel,
-        maxOutputBytes: limits.maxOutputBytes,
-        maxMemoryPages: limits.maxMemoryPages,
-      };
       return new Promise<ExecuteResult>((resolve) => {
-        const job: Job = { task, module: variant.module, broker, timeoutMs: limits.timeoutMs, resolve, done: false };
+        const job: Job = { request: { module, input, limits, broker }, timeoutMs: limits.timeoutMs, resolve, done: false };
         job.timer = setTimeout(() => onDeadline(job), Math.max(0, limits.timeoutMs));
         if (signal !== undefined) {
           if (signal.aborted) return onCancel(job);
@@ -290,6 +352,13 @@ export function createEngine(options: EngineOptions = {}): Engine {
         }
         dispatch(job);
       });
+    },
+    async stats() {
+      // Idle lanes are taken out of the pool while they answer, so no call is sent to one meanwhile.
+      const asked = idle.splice(0);
+      const workers = await Promise.all(asked.map((lane) => lane.census()));
+      for (const lane of asked) release(lane);
+      return { variants: variants.stats(), workers: workers.filter((w) => w !== undefined), retired, extism: extism?.stats() };
     },
     async close() {
       if (closed) return;
@@ -307,7 +376,7 @@ export function createEngine(options: EngineOptions = {}): Engine {
  * worker that follows cannot replace it as the call's outcome.
  */
 async function ask(job: Job, request: Uint8Array): Promise<BrokerAnswer> {
-  const answer = await job.broker(request);
+  const answer = await job.request.broker(request);
   if (answer.kind === 'abort') job.decision ??= answer;
   return answer;
 }
@@ -320,6 +389,11 @@ function decided(job: Job, result: ExecuteResult): ExecuteResult {
   const decision = job.decision;
   if (decision === undefined || (result.kind === 'fault' && result.code === decision.code)) return result;
   return { kind: 'fault', code: decision.code, message: decision.message, details: decision.details, fuelUsed: result.fuelUsed, memoryPages: result.memoryPages, recycled: false };
+}
+
+/** A variant that cannot be built: the module cannot run under the call's memory cap. */
+function prepareFault(cap: number, err: unknown): ExecuteFault {
+  return engineFault('S-TOOL-INSTANTIATE', `The module cannot run under a memory cap of ${cap} pages: ${err instanceof Error ? err.message : String(err)}`, { max_memory_pages: cap });
 }
 
 function engineFault(code: ExecuteFault['code'], message: string, details: Record<string, unknown>): ExecuteFault {

@@ -15,6 +15,7 @@ import { GuestAbort } from './decision.js';
 import { classify, describe, fault } from './extism-outcome.js';
 import { buildShim, decodeReport, PLUGIN_MODULE_NAME, REPORT_EXPORT, type ShimReport } from './extism-shim.js';
 import type { ExecuteResult } from './protocol.js';
+import { VariantCache, type VariantLease } from './variant-cache.js';
 
 
 /** Runs Extism plugins; `maxThreads` plugins (each one worker) at once, the rest queue. */
@@ -22,8 +23,8 @@ export interface ExtismEngine {
   execute(request: ExecuteRequest): Promise<ExecuteResult>;
   /** Stops every plugin and spare; calls in flight end at once (R-TIMEOUT-CANCELLED). */
   close(): Promise<void>;
-  /** Counts for tests and diagnostics: calls that found a warm spare or made their plugin, spares held now. */
-  stats(): { readonly warm: number; readonly cold: number; readonly spares: number };
+  /** Counts for tests and diagnostics. */
+  stats(): ExtismStats;
   /**
    * Settles when every run has finished (a call ended at its deadline returns before its run
    * has ordered the next spare) and every spare being made is ready or failed: for tests that
@@ -32,12 +33,26 @@ export interface ExtismEngine {
   settled(): Promise<void>;
 }
 
+/** What the Extism runtime holds and has done, for tests and diagnostics. */
+export interface ExtismStats {
+  /** Calls that found a warm spare, and calls that made their own plugin. */
+  readonly warm: number;
+  readonly cold: number;
+  /** Spares held now, and the variants they were made for. */
+  readonly spares: number;
+  readonly spareKeys: readonly string[];
+  /** Variants held for caps other than the manifests' own (ABI-ALLOC-009). */
+  readonly variants: readonly string[];
+}
+
 /** Options of createExtismEngine (the engine passes its own config). */
 export interface ExtismEngineConfig {
   readonly maxThreads: number;
   readonly maxQueue: number;
   /** A spare unused this long (ms) is closed, so an idle process keeps no workers; default 30 000. */
   readonly spareIdleMs?: number;
+  /** The cache of variants, shared with the lanes' engine; default one of its own. */
+  readonly variants?: VariantCache;
 }
 
 interface Variant {
@@ -88,10 +103,14 @@ const DEFAULT_SPARE_IDLE_MS = 30_000;
  * still serves exactly one call and is then closed (ABI-CALL-001); nothing of the plugin runs
  * before its call (the shim runs the start function), so a spare is as fresh as a plugin made
  * on the spot. Spares are per variant (digest, memory cap, fuel: the plugin's limits), at most
- * `maxThreads` in all, and closed after `spareIdleMs` unused or on close().
+ * `maxThreads` in all, made only of variants the engine still holds, and closed after `spareIdleMs`
+ * unused, when their variant is given up (ABI-ALLOC-011) or on close().
  */
 export function createExtismEngine(config: ExtismEngineConfig): ExtismEngine {
-  const variants = new Map<string, Promise<Variant>>();
+  const cache = config.variants ?? new VariantCache();
+  const defaults = new Map<string, Promise<Variant>>();
+  /** Keys of this runtime's variants in the cache, which the lanes' engine may share. */
+  const held = new Set<string>();
   const live = new Set<Plugin>();
   const calls = new Set<CallState>();
   const waiting: Array<() => void> = [];
@@ -105,18 +124,30 @@ export function createExtismEngine(config: ExtismEngineConfig): ExtismEngine {
   let active = 0;
   let closed = false;
 
-  // The loader's compiled module is the instrumented plugin for the tool's own cap; a request
-  // asking for less memory gets its own variant. The shim carries the fuel budget.
-  const variantFor = (m: EngineModule, cap: number, fuel: number): Promise<Variant> => {
+  // The loader's compiled module is the instrumented plugin for the tool's own cap, kept for the
+  // host's life; a request asking for less memory gets its own variant, from the bounded cache,
+  // and losing it closes its spares (ABI-ALLOC-011). The shim carries the fuel budget.
+  const variantFor = (m: EngineModule, cap: number, fuel: number): VariantLease<Variant> => {
     const key = `${m.digest}:${cap}:${fuel}`;
-    let v = variants.get(key);
-    if (v === undefined) {
-      const instrumented = cap === m.cap ? m.instrumented : instrumentModule(m.bytes, { maxMemoryPages: cap });
-      const plugin = cap === m.cap ? Promise.resolve(m.compiled) : WebAssembly.compile(instrumented.bytes);
-      v = Promise.all([plugin, WebAssembly.compile(buildShim(m.entrypoint, fuel, instrumented.hasStart))]).then(([p, shim]) => ({ key, plugin: p, shim }));
-      variants.set(key, v);
+    const shim = (hasStart: boolean) => WebAssembly.compile(buildShim(m.entrypoint, fuel, hasStart));
+    if (cap === m.cap) {
+      let own = defaults.get(key);
+      if (own === undefined) {
+        own = shim(m.instrumented.hasStart).then((s) => ({ key, plugin: m.compiled, shim: s }));
+        defaults.set(key, own);
+      }
+      return { value: own, ready: undefined, release: () => undefined };
     }
-    return v;
+    return cache.acquire(key, () => {
+      const inst = instrumentModule(m.bytes, { maxMemoryPages: cap });
+      const value = Promise.all([WebAssembly.compile(inst.bytes), shim(inst.hasStart)]).then(([plugin, s]): Variant => ({ key, plugin, shim: s }));
+      held.add(key);
+      const evicted = () => {
+        held.delete(key);
+        for (const spare of [...(spares.get(key) ?? [])]) drop(spare);
+      };
+      return { value, bytes: inst.bytes.length, evicted };
+    });
   };
   const acquire = async (): Promise<void> => {
     if (active < config.maxThreads) {
@@ -232,15 +263,18 @@ export function createExtismEngine(config: ExtismEngineConfig): ExtismEngine {
 
   const run = async (request: ExecuteRequest, state: CallState): Promise<ExecuteResult> => {
     const { module, input, limits, broker } = request;
-    let variant: Variant;
-    try {
-      variant = await variantFor(module, limits.maxMemoryPages, limits.fuel);
-    } catch (err) {
-      return fault('S-TOOL-INSTANTIATE', `The module cannot run under a memory cap of ${limits.maxMemoryPages} pages: ${(err as Error).message}`, { max_memory_pages: limits.maxMemoryPages }, 0, 0);
-    }
     await acquire();
+    // The variant is held from here, not while the call waits for a slot: waiting calls hold none.
+    let lease: VariantLease<Variant> | undefined;
     try {
       if (state.done) return fault('R-TIMEOUT-001', 'The call ended before it started.', {}, 0, 0);
+      let variant: Variant;
+      try {
+        lease = variantFor(module, limits.maxMemoryPages, limits.fuel);
+        variant = await lease.value;
+      } catch (err) {
+        return fault('S-TOOL-INSTANTIATE', `The module cannot run under a memory cap of ${limits.maxMemoryPages} pages: ${(err as Error).message}`, { max_memory_pages: limits.maxMemoryPages }, 0, 0);
+      }
       state.started = true;
       let capabilityFuel = 0;
       const serve = async (ctx: CallContext, offset: bigint): Promise<bigint> => {
@@ -311,12 +345,15 @@ export function createExtismEngine(config: ExtismEngineConfig): ExtismEngine {
         return classify({ output, failure, decision: state.decision, report, capabilityFuel, limits, entrypoint: module.entrypoint });
       } finally {
         live.delete(plugin);
-        warmUp(variant, limits.maxMemoryPages);
+        // A spare only of a variant still held after this call lets go of it.
+        lease.release();
+        if (defaults.has(variant.key) || cache.has(variant.key)) warmUp(variant, limits.maxMemoryPages);
         // The result is in hand: stopping the worker (a few ms) is off the call's path, but
         // close() still waits for it.
         retire(plugin);
       }
     } finally {
+      lease?.release();
       release();
     }
   };
@@ -388,7 +425,7 @@ export function createExtismEngine(config: ExtismEngineConfig): ExtismEngine {
       while (closing.size > 0) await Promise.all([...closing]);
     },
     stats() {
-      return { ...counts, spares: spareCount };
+      return { ...counts, spares: spareCount, spareKeys: [...spares.values()].flatMap((list) => list.map((spare) => spare.key)), variants: [...held] };
     },
     async settled() {
       while (runs.size > 0 || making.size > 0) await Promise.allSettled([...runs, ...making]);

@@ -4,7 +4,8 @@
 import { performance } from 'node:perf_hooks';
 import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
-import { LANE_CAP, LANE_CAPABILITY, LANE_REPLY, LANE_REQ, LANE_REQUEST, LANE_RES, LANE_SHUTDOWN, type BrokerAnswer, type CapabilityForward, type ExecuteTask, type LaneReply, type LaneStart } from './protocol.js';
+import { MAX_MODULE_VARIANT_BYTES, MAX_MODULE_VARIANTS } from '../../abi/index.js';
+import { LANE_CAP, LANE_CAPABILITY, LANE_REPLY, LANE_REQ, LANE_REQUEST, LANE_RES, LANE_SHUTDOWN, type BrokerAnswer, type CapabilityForward, type EvictMessage, type ExecuteTask, type LaneReply, type LaneStart, type LaneTask, type WorkerCensus } from './protocol.js';
 
 /** Answers a guest's capability request (the broker of the call running on the lane). */
 export type LaneBroker = (request: Uint8Array) => Promise<BrokerAnswer>;
@@ -19,6 +20,12 @@ export class Lane {
   readonly #abort = new AbortController();
   /** Module keys this worker already holds, so each module crosses once per worker. */
   readonly #known = new Set<string>();
+  /** Keys the engine gave up that the worker has not been told of yet. */
+  #forgotten: string[] = [];
+  /** Variants the worker has been told to drop, and their instrumented bytes. */
+  #dropped = 0;
+  #droppedBytes = 0;
+  #closing = false;
   #pending: ((outcome: LaneOutcome) => void) | undefined;
   #broker: LaneBroker | undefined;
   #dead = false;
@@ -48,9 +55,21 @@ export class Lane {
    * loop: a short call then returns without the cost of waking an idle event loop.
    */
   run(task: ExecuteTask, module: WebAssembly.Module, broker: LaneBroker, spinMs = 0): Promise<LaneOutcome> {
-    if (this.#dead) return Promise.resolve({ kind: 'lost', message: 'the worker had stopped' });
+    // A task posted after shutdown() would overwrite its signal, and the worker would never stop.
+    if (this.#dead || this.#closing) return Promise.resolve({ kind: 'lost', message: 'the worker had stopped' });
     const message: ExecuteTask = this.#known.has(task.key) ? task : { ...task, module };
     this.#known.add(task.key);
+    return this.#send(message, broker, spinMs);
+  }
+
+  /** What the worker holds; undefined when it is busy or gone (for tests and diagnostics). */
+  async census(): Promise<WorkerCensus | undefined> {
+    if (this.#dead || this.#closing || this.#pending !== undefined) return undefined;
+    const outcome = await this.#send({ kind: 'census' }, undefined, 0);
+    return outcome.kind === 'reply' && outcome.reply.kind === 'census' ? outcome.reply : undefined;
+  }
+
+  #send(message: LaneTask, broker: LaneBroker | undefined, spinMs: number): Promise<LaneOutcome> {
     return new Promise((resolve) => {
       this.#pending = resolve;
       this.#broker = broker;
@@ -68,6 +87,29 @@ export class Lane {
     });
   }
 
+  /**
+   * The engine gave `key` (of `bytes` instrumented bytes) up: the worker drops its module and
+   * kept instance at once when idle, else as soon as its call ends, before it takes another
+   * (ABI-ALLOC-010).
+   */
+  forget(key: string, bytes: number): void {
+    if (!this.#known.delete(key)) return;
+    this.#forgotten.push(key);
+    this.#dropped += 1;
+    this.#droppedBytes += bytes;
+    if (this.#pending === undefined) this.#flush();
+  }
+
+  /**
+   * Whether the worker has dropped as many variants, or as many bytes of them, as the engine
+   * keeps: V8 frees a dropped module's code only once every thread that held it has collected
+   * its garbage, which a worker that allocates little may not do for a long time, so such a worker
+   * is replaced when idle and its heap goes with it (ABI-ALLOC-010).
+   */
+  get stale(): boolean {
+    return this.#dropped >= MAX_MODULE_VARIANTS || this.#droppedBytes >= MAX_MODULE_VARIANT_BYTES;
+  }
+
   /** Terminates the worker now (a deadline passed); a pending call settles as `lost`. */
   kill(): void {
     if (this.#dead) return;
@@ -81,6 +123,7 @@ export class Lane {
 
   /** Asks the worker to finish its loop and waits until it has. */
   async shutdown(): Promise<void> {
+    this.#closing = true;
     if (!this.#dead) {
       Atomics.store(this.#words, LANE_REQ, LANE_SHUTDOWN);
       Atomics.notify(this.#words, LANE_REQ);
@@ -138,7 +181,19 @@ export class Lane {
     const pending = this.#pending;
     this.#pending = undefined;
     this.#broker = undefined;
+    // Ahead of whatever the engine sends next, which it does only once `pending` has resolved.
+    this.#flush();
     pending?.(outcome);
+  }
+
+  /** Posts the keys forgotten while the worker was busy; the worker reads them on its next wake. */
+  #flush(): void {
+    if (this.#dead || this.#closing || this.#forgotten.length === 0) return;
+    const message: EvictMessage = { kind: 'evict', keys: this.#forgotten };
+    this.#forgotten = [];
+    this.#port.postMessage(message);
+    Atomics.store(this.#words, LANE_REQ, LANE_REQUEST);
+    Atomics.notify(this.#words, LANE_REQ);
   }
 
   #end(message: string): void {

@@ -27,6 +27,33 @@ export interface ExecuteTask {
   readonly maxMemoryPages: number;
 }
 
+/** Ask the worker what it holds (ABI-ALLOC-010): answered with a WorkerCensus. */
+export interface CensusTask {
+  readonly kind: 'census';
+}
+
+/** Everything the main thread sends a worker that the worker answers. */
+export type LaneTask = ExecuteTask | CensusTask;
+
+/**
+ * The engine gave these variants up: drop their modules and any instance kept of them
+ * (ABI-ALLOC-010). Not answered. Sent only while no task runs on the lane: on its own to an idle
+ * worker, or just before the next task.
+ */
+export interface EvictMessage {
+  readonly kind: 'evict';
+  readonly keys: readonly string[];
+}
+
+/** What a worker holds, for tests and diagnostics. */
+export interface WorkerCensus {
+  readonly kind: 'census';
+  /** Keys (digest:cap) of the compiled modules it keeps. */
+  readonly modules: readonly string[];
+  /** Keys of the instances it keeps for recycling (ABI-ALLOC-008). */
+  readonly instances: readonly string[];
+}
+
 /** A task with its module resolved, as the sandbox runs it. */
 export type RunnableTask = ExecuteTask & { readonly module: WebAssembly.Module };
 
@@ -64,7 +91,7 @@ export interface ExecuteHostError {
 }
 
 /** Everything a worker posts back for a task. */
-export type LaneReply = ExecuteResult | ExecuteHostError;
+export type LaneReply = ExecuteResult | ExecuteHostError | WorkerCensus;
 
 /** A guest's capability call, forwarded by the worker while the guest waits. */
 export interface CapabilityForward {

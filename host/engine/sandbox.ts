@@ -70,6 +70,16 @@ export class Sandbox {
     }
   }
 
+  /** Drops the instance kept under `key`, if any: the engine gave its module up (ABI-ALLOC-010). */
+  forget(key: string): void {
+    this.#slots.delete(key);
+  }
+
+  /** Keys of the instances kept for recycling (for a worker's census). */
+  kept(): string[] {
+    return [...this.#slots.keys()];
+  }
+
   /**
    * Keeps `slot` under `key` (`digest:cap`, see protocol.ts) and drops the instance kept for the
    * same module under another cap: a client varying memory_mb_limit must not make a worker keep

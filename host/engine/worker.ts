@@ -1,10 +1,11 @@
 // The sandbox worker: piscina starts it with one long-running task, `serve`, which is a small
 // reactor: wait on the lane's control word, take the task from the port, run it in the
 // Sandbox, post the reply, wake the main thread. A guest's capability call is forwarded the
-// same way and the worker blocks until the broker's answer arrives. Modules are kept per key.
+// same way and the worker blocks until the broker's answer arrives. Modules are kept per key
+// until the engine gives the key up (ABI-ALLOC-010).
 import { performance } from 'node:perf_hooks';
 import { receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
-import { LANE_CAP, LANE_CAPABILITY, LANE_REPLY, LANE_REQ, LANE_REQUEST, LANE_RES, LANE_SHUTDOWN, type BrokerAnswer, type CapabilityForward, type ExecuteTask, type LaneReply, type LaneStart } from './protocol.js';
+import { LANE_CAP, LANE_CAPABILITY, LANE_REPLY, LANE_REQ, LANE_REQUEST, LANE_RES, LANE_SHUTDOWN, type BrokerAnswer, type CapabilityForward, type EvictMessage, type ExecuteTask, type LaneReply, type LaneStart, type LaneTask } from './protocol.js';
 import { Sandbox } from './sandbox.js';
 
 /** piscina's entry point: serves the lane until told to shut down. */
@@ -12,26 +13,39 @@ export default function serve({ control, port }: LaneStart): string {
   const words = new Int32Array(control);
   const sandbox = new Sandbox((request) => forward(words, port, request));
   const modules = new Map<string, WebAssembly.Module>();
+  const execute = (task: ExecuteTask): LaneReply => {
+    if (task.module !== undefined) modules.set(task.key, task.module);
+    const module = modules.get(task.key);
+    return module === undefined ? { kind: 'host-error', message: `worker has no module for ${task.key}` } : sandbox.run({ ...task, module });
+  };
   for (;;) {
     awaitRequest(words);
     const signal = Atomics.exchange(words, LANE_REQ, 0);
     if (signal === LANE_SHUTDOWN) return 'shutdown';
-    // A wake without the request flag is stale; the flag is raised only after the task is posted.
+    // A wake without the request flag is stale; the flag is raised only after a message is posted.
     if (signal !== LANE_REQUEST) continue;
-    const received = receiveMessageOnPort(port);
-    if (received === undefined) continue;
-    const task = received.message as ExecuteTask;
-    let reply: LaneReply;
-    try {
-      if (task.module !== undefined) modules.set(task.key, task.module);
-      const module = modules.get(task.key);
-      reply = module === undefined ? { kind: 'host-error', message: `worker has no module for ${task.key}` } : sandbox.run({ ...task, module });
-    } catch (err) {
-      reply = { kind: 'host-error', message: err instanceof Error ? (err.stack ?? err.message) : String(err) };
+    // One wake may find evictions and then a task (the flag is raised once per message, but
+    // read once): take messages until a task has been answered or none is left.
+    for (let received = receiveMessageOnPort(port); received !== undefined; received = receiveMessageOnPort(port)) {
+      const message = received.message as LaneTask | EvictMessage;
+      if (message.kind === 'evict') {
+        for (const key of message.keys) {
+          modules.delete(key);
+          sandbox.forget(key);
+        }
+        continue;
+      }
+      let reply: LaneReply;
+      try {
+        reply = message.kind === 'census' ? { kind: 'census', modules: [...modules.keys()], instances: sandbox.kept() } : execute(message);
+      } catch (err) {
+        reply = { kind: 'host-error', message: err instanceof Error ? (err.stack ?? err.message) : String(err) };
+      }
+      port.postMessage(reply);
+      Atomics.store(words, LANE_RES, LANE_REPLY);
+      Atomics.notify(words, LANE_RES);
+      break;
     }
-    port.postMessage(reply);
-    Atomics.store(words, LANE_RES, LANE_REPLY);
-    Atomics.notify(words, LANE_RES);
   }
 }
 
