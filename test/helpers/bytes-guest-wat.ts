@@ -2,6 +2,7 @@
 // module decodes the hex and returns it as its output, or hands it to capability_call as the
 // request. A test can so make a guest say anything, valid JSON or not, at any depth.
 import { abiPrelude, watString } from './guest-wat.js';
+import { KERNEL } from './extism-wat.js';
 
 /** The input that makes a bytes guest send `bytes` (a string is sent as UTF-8). */
 export function bytesInput(bytes: string | Uint8Array): { hex: string } {
@@ -81,13 +82,7 @@ export function bytesExtismModule(mode: 'output' | 'error' | 'request'): string 
     request: '(local.set $block (call $cap (local.get $block))) (call $output_set (local.get $block) (call $length (local.get $block))) (i32.const 0)',
   }[mode];
   return `(module
-  (import "extism:host/env" "input_length" (func $input_length (result i64)))
-  (import "extism:host/env" "input_load_u8" (func $input_load_u8 (param i64) (result i32)))
-  (import "extism:host/env" "alloc" (func $alloc (param i64) (result i64)))
-  (import "extism:host/env" "store_u8" (func $store_u8 (param i64 i32)))
-  (import "extism:host/env" "length" (func $length (param i64) (result i64)))
-  (import "extism:host/env" "output_set" (func $output_set (param i64 i64)))
-  (import "extism:host/env" "error_set" (func $error_set (param i64)))
+${KERNEL}
   (import "extism:host/user" "helix_capability_call" (func $cap (param i64) (result i64)))
   (memory (export "memory") 1)
   (func $nibble (param $c i32) (result i32)
