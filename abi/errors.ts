@@ -222,6 +222,10 @@ export const ERROR_CODES = {
     message: 'The host has too many calls waiting.',
     hint: 'Retry after details.retry_after_ms.',
   },
+  'R-CAP-STORE-CONFLICT': {
+    message: 'LMDB aborted a write of the store as inconsistent on every attempt while other processes wrote it.',
+    hint: 'Nothing of the write was stored: run the command again (after details.retry_after_ms). If it keeps failing with no other Helix process running, run `helix store check`.',
+  },
   'R-CAP-CALL-LIMIT': {
     message: 'The tool made more capability calls than its limit.',
     hint: 'Raise limits.maxCapabilityCalls within the policy ceiling, or batch the work in fewer calls.',

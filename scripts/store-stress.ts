@@ -37,6 +37,8 @@ export interface ProcessOutcome {
   readonly signal: string | null;
   readonly hung: boolean;
   readonly ms: number;
+  /** The last 4,000 characters of each stream. */
+  readonly stdout: string;
   readonly stderr: string;
 }
 
@@ -44,13 +46,13 @@ export interface ProcessOutcome {
 export interface StressReport {
   readonly trials: number;
   readonly processes: number;
-  /** Processes by how they ended: `exit 0`, `exit 1`, `SIGSEGV`, `hung`, ... */
+  /** Processes by how they ended: `exit 0`, `R-CAP-STORE-CONFLICT` (clean and retryable), `exit 1`, `SIGSEGV`, `hung`, ... */
   readonly outcomes: Record<string, number>;
-  /** Trials in which some process did not exit 0. */
+  /** Trials in which some process neither exited 0 nor ended with the clean conflict. */
   readonly failedTrials: number;
   /** Problems the walk of each store found, with their trial. */
   readonly storeProblems: string[];
-  /** The first few processes that did not exit 0. */
+  /** The first few processes that neither exited 0 nor ended with the clean conflict. */
   readonly failures: Array<ProcessOutcome & { trial: number }>;
   /** Core files left in the processes' working directories (when `ulimit -c` allows them). */
   readonly coreFiles: number;
@@ -62,12 +64,26 @@ export interface StressReport {
 const builtCli = path.join(packageRoot(), 'dist', 'host', 'cli', 'main.js');
 const gcPlugins = path.join(packageRoot(), 'plugins', 'seq-gc-content');
 
+/** A process that ended with the clean, retryable error of ABI-STORE-005: nothing of its write stored. */
+export const CLEAN_CONFLICT = 'R-CAP-STORE-CONFLICT';
+
+/** How a process ended: `exit 0`, the clean conflict, `exit N`, a signal, or `hung`. */
+function outcomeOf(o: ProcessOutcome): string {
+  if (o.hung) return 'hung';
+  if (o.signal !== null) return o.signal;
+  // The CLI says it on stderr; `helix call` answers with its envelope on stdout.
+  if (o.code !== 0 && (o.stderr.includes(`helix: ${CLEAN_CONFLICT}:`) || o.stdout.includes(`"code":"${CLEAN_CONFLICT}"`))) return CLEAN_CONFLICT;
+  return `exit ${o.code}`;
+}
+
 /** Runs one `helix` process to its end, or kills it at the timeout. */
 function helix(cli: string, args: readonly string[], cwd: string, timeoutMs: number, work: string): Promise<ProcessOutcome> {
   const started = Date.now();
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [cli, ...args], { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [cli, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
     let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout = (stdout + c.toString('utf8')).slice(-4000)));
     let hung = false;
     child.stderr.on('data', (c: Buffer) => (stderr = (stderr + c.toString('utf8')).slice(-4000)));
     const timer = setTimeout(() => {
@@ -76,7 +92,7 @@ function helix(cli: string, args: readonly string[], cwd: string, timeoutMs: num
     }, timeoutMs);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      resolve({ work, code, signal, hung, ms: Date.now() - started, stderr });
+      resolve({ work, code, signal, hung, ms: Date.now() - started, stdout, stderr });
     });
   });
 }
@@ -163,10 +179,10 @@ export async function runStress(options: StressOptions): Promise<StressReport> {
     }));
     let failed = false;
     for (const o of ended) {
-      const key = o.hung ? 'hung' : o.signal !== null ? o.signal : `exit ${o.code}`;
+      const key = outcomeOf(o);
       outcomes[key] = (outcomes[key] ?? 0) + 1;
       if (key === 'exit 0' && /mdb_\w+ error/.test(o.stderr)) recovered += 1;
-      if (key !== 'exit 0') {
+      if (key !== 'exit 0' && key !== CLEAN_CONFLICT) {
         failed = true;
         if (failures.length < 10) failures.push({ ...o, trial });
       }

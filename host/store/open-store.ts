@@ -5,7 +5,7 @@ import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { ArtifactRecord, RunEvent, RunRecord } from '../../abi/index.js';
-import { HelixError } from '../errors.js';
+import { HelixError, isHelixError } from '../errors.js';
 import { refuseWhileCompacting } from './compact.js';
 import { checkStoreHeader } from './header.js';
 import { retryTransient, writeOnCallingThread } from './sync-writes.js';
@@ -158,6 +158,7 @@ export function openStore(home: string): Store {
     db = Object.fromEntries(Object.entries(STORE_DATABASES).map(([key, { name, encoding }]) => [key, retryTransient(() => root.openDB({ name, ...(encoding === undefined ? {} : { encoding }) }))])) as unknown as StoreDatabases;
   } catch (err) {
     void root.close();
+    if (isHelixError(err)) throw err;
     const message = (err as Error).message;
     // Pages LMDB cannot read are damage; anything else LMDB refuses keeps the store from opening.
     if (!/MDB_(CORRUPTED|PAGE_NOTFOUND|INVALID|BAD_DBI)/.test(message)) throw cannotOpen(file, message, err);

@@ -2,9 +2,12 @@
 // writes, which its own writer thread commits, become synchronous transactions, so no thread but
 // the caller's ever works in the LMDB environment, and closing it never races one.
 import type { Database, Key, RootDatabase } from 'lmdb';
+import { HelixError } from '../errors.js';
 
-/** How many times a transaction LMDB aborted as inconsistent is attempted before the error stands. */
-export const TRANSIENT_ATTEMPTS = 5;
+/** How many times a transaction LMDB aborted as inconsistent is attempted before R-CAP-STORE-CONFLICT. */
+export const TRANSIENT_ATTEMPTS = 8;
+/** The pause before attempt n+1 is n times this (about 0.7 s over all attempts). */
+const TRANSIENT_PAUSE_MS = 25;
 
 /** Sleeps synchronously (the transaction API is synchronous). */
 function pause(ms: number): void {
@@ -19,9 +22,10 @@ function isTransient(err: unknown): boolean {
 /**
  * Runs `attempt` again when LMDB aborts it as inconsistent (ABI-STORE-005). With several processes
  * writing one store, lmdb-js's LMDB now and then fails a commit that way ("mdb_page_touch no
- * parent": a page newer than the transaction), in our stress runs a few processes in a few hundred,
+ * parent": a page newer than the transaction), in our stress runs a few processes in a hundred,
  * with or without its writer thread and overlapping sync; LMDB aborts the whole transaction, so
- * nothing of it is written. An attempt must therefore be repeatable: a transaction body that only
+ * nothing of it is written. When every attempt fails (it happens: the failure can persist within
+ * one process) the write ends with R-CAP-STORE-CONFLICT, a clean retryable error. An attempt must therefore be repeatable: a transaction body that only
  * reads and writes the store.
  */
 export function retryTransient<T>(attempt: () => T): T {
@@ -29,8 +33,16 @@ export function retryTransient<T>(attempt: () => T): T {
     try {
       return attempt();
     } catch (err) {
-      if (n >= TRANSIENT_ATTEMPTS || !isTransient(err)) throw err;
-      pause(10 * n);
+      if (!isTransient(err)) throw err;
+      if (n >= TRANSIENT_ATTEMPTS) {
+        const lmdb = (err as Error).message;
+        throw new HelixError('R-CAP-STORE-CONFLICT', {
+          message: `LMDB aborted a write of the store ${n} times as inconsistent while other processes wrote it (${lmdb.split('\n')[0]}); nothing of the write was stored.`,
+          details: { attempts: n, lmdb, retry_after_ms: 1000 },
+          cause: err,
+        });
+      }
+      pause(TRANSIENT_PAUSE_MS * n);
     }
   }
 }
