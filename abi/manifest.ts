@@ -1,5 +1,5 @@
-// The tool manifest (`<name>.tool.yaml`, camelCase, DESIGN.md section 6) as a zod schema.
-// Types come from here; the published JSON Schema is generated from it.
+// The tool manifest (`<name>.tool.yaml`, camelCase, generated into abi/schemas/tool-manifest.json)
+// as a zod schema. Types come from here; the published JSON Schema is generated from it.
 import semver from 'semver';
 import { z } from 'zod';
 import { ABI_IDS } from './constants.js';

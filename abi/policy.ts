@@ -1,5 +1,6 @@
-// The operator's policy (`helix.policy.yaml`, DESIGN.md section 7) as a zod schema. Deny by
-// default: a tool runs only if allowed, and a capability only if both manifest and policy say so.
+// The operator's policy (`helix.policy.yaml`) as a zod schema, generated into
+// abi/schemas/policy.json. Deny by default: a tool runs only if allowed, and a capability only if
+// both manifest and policy say so.
 import { z } from 'zod';
 
 /** A tool id pattern: an exact id, a prefix ending in `.*`, or `*` for every tool. */

@@ -1,5 +1,6 @@
-// Durable records of the store (DESIGN.md section 8): artifacts and runs as zod schemas, parsed
-// when read back from LMDB, so a record from an older or damaged store is caught, not trusted.
+// Durable records of the store (README "Runs, artifacts and provenance"): artifacts and runs as zod
+// schemas, parsed when read back from LMDB, so a record from an older or damaged store is caught,
+// not trusted.
 import { z } from 'zod';
 import { CallMetricsSchema, WireErrorSchema } from './envelopes.js';
 

@@ -1,5 +1,5 @@
 // What a capability is and what it may reach: a capability gets a narrow context (its tool,
-// run, policy, deadline and a few ports), never the host object (DESIGN.md section 2).
+// run, policy, deadline and a few ports), never the host object (abi/ABI.md, "Capability calls").
 import type { z } from 'zod';
 import type { Policy } from '../abi/index.js';
 

@@ -1,6 +1,7 @@
-// One call, end to end (DESIGN.md section 3): envelope, resolution, limits, input validation,
-// run identity, policy, replay or execution, output validation, response. Every failure
-// becomes exactly one response envelope; nothing a caller or guest sends can make this throw.
+// One call, end to end (README "How a call runs"; abi/ABI.md, "A call"): envelope, resolution,
+// limits, input validation, run identity, policy, replay or execution, output validation, response.
+// Every failure becomes exactly one response envelope; nothing a caller or guest sends can make
+// this throw.
 import { randomUUID } from 'node:crypto';
 import { types } from 'node:util';
 import { performance } from 'node:perf_hooks';
@@ -79,7 +80,7 @@ export async function performCall(ctx: CallContext, raw: unknown, options: CallO
     const prepared = prepare(ctx, tool, req);
     runId = prepared.start.run_id;
 
-    // Policy, first time (DESIGN.md section 3, step 4); a refusal is recorded as a blocked run.
+    // Policy, first time (README "How a call runs", step 2); a refusal is recorded as a blocked run.
     const refusal = authorize(ctx.policy, tool);
     if (refusal !== undefined) {
       await ctx.coordinator.block(prepared.start, { status: 'terminal_error', error: refusal.toWire(), warnings: [] });

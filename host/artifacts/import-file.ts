@@ -1,7 +1,7 @@
-// The import boundary (DESIGN.md sections 7 and 8): a file becomes an artifact only if it is a
-// regular, readable file inside the policy's import roots, reached without symbolic links and
-// under the size ceiling. Checks run before any byte is stored; the file is opened so that it
-// cannot be swapped between the check and the read.
+// The import boundary (README "Runs, artifacts and provenance"; the policy's paths.importRoots): a
+// file becomes an artifact only if it is a regular, readable file inside the policy's import roots,
+// reached without symbolic links and under the size ceiling. Checks run before any byte is stored;
+// the file is opened so that it cannot be swapped between the check and the read.
 import { constants, type Stats } from 'node:fs';
 import { lstat, open, realpath, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';

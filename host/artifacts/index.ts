@@ -1,5 +1,6 @@
-// The artifact layer (DESIGN.md section 8, seed 002): import through a policy-gated boundary,
-// content-addressed storage with type and preview, snapshot-bounded listing, verified export.
+// The artifact layer (README "Runs, artifacts and provenance"): import through a policy-gated
+// boundary, content-addressed storage with type and preview, snapshot-bounded listing, verified
+// export.
 export {
   prepareArtifact,
   commitArtifact,

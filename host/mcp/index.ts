@@ -1,5 +1,6 @@
-// The MCP surface of Helix (DESIGN.md section 11): a server over a Host, its bounded stdio
-// transport, and the mappings it uses (tool names, definitions, results, resources, logging).
+// The MCP surface of Helix (README "Using Helix from an MCP client"): a server over a Host, its
+// bounded stdio transport, and the mappings it uses (tool names, definitions, results, resources,
+// logging).
 export { createMcpServer, defaultMaxMessageBytes, type HelixMcpServer, type McpServerOptions, type StdioStreams } from './server.js';
 export { StdioTransport, checkMaxMessageBytes, DEFAULT_MAX_BACKLOG_BYTES, MESSAGE_BYTES_RANGE, MESSAGE_MARGIN_BYTES, type StdioTransportOptions } from './stdio-transport.js';
 export { DEFAULT_MAX_IN_FLIGHT } from './request-window.js';

@@ -1,5 +1,6 @@
-// The Helix MCP server (DESIGN.md section 11): the SDK's low-level Server wired to a Host, so
-// the tools' own JSON Schemas pass through untouched (the high-level McpServer wants zod).
+// The Helix MCP server (README "Using Helix from an MCP client"): the SDK's low-level Server wired
+// to a Host, so the tools' own JSON Schemas pass through untouched (the high-level McpServer wants
+// zod).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';

@@ -1,5 +1,6 @@
 // Helix tools as MCP tools: one per tool id (its newest version), with the tool's own JSON
-// Schemas, a description, and annotations derived from the manifest (DESIGN.md section 11).
+// Schemas, a description, and annotations derived from the manifest (README "Using Helix from an
+// MCP client").
 import type { Tool as McpTool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { ResponseEnvelopeSchema } from '../../abi/index.js';

@@ -1,5 +1,5 @@
-// The bundled default policy, for a person trying Helix on their own machine (DESIGN.md
-// section 7): every loaded tool, the non-privileged capabilities, the working directory as the
+// The bundled default policy, for a person trying Helix on their own machine (README
+// "Capabilities"): every loaded tool, the non-privileged capabilities, the working directory as the
 // only import and export root. Network, secrets, Docker and Slurm need a policy file.
 import type { PolicyInput } from '../../abi/index.js';
 

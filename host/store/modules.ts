@@ -1,6 +1,6 @@
-// Compiled-module metadata by digest (DESIGN.md section 8): what each module loaded into this
-// store was (size, exports, imports, proposals used, its instrumented form), so an operator can
-// tell which exact build a run's module_digest names, long after the file is gone.
+// Compiled-module metadata by digest (README "Runs, artifacts and provenance"): what each module
+// loaded into this store was (size, exports, imports, proposals used, its instrumented form), so an
+// operator can tell which exact build a run's module_digest names, long after the file is gone.
 import { createHash } from 'node:crypto';
 import { isHelixError } from '../errors.js';
 import type { LoadedTool } from '../loader/load-toolpacks.js';

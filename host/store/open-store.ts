@@ -1,6 +1,6 @@
-// The embedded LMDB store (DESIGN.md section 8): one environment under the Helix home, with a
-// named database per kind of record. Every state change that belongs together is one
-// transaction; LMDB makes it atomic and durable, across processes too.
+// The embedded LMDB store (README "Runs, artifacts and provenance"): one environment under the
+// Helix home, with a named database per kind of record. Every state change that belongs together is
+// one transaction; LMDB makes it atomic and durable, across processes too.
 import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';

@@ -14,7 +14,7 @@ export namespace ErrorCode {
   export const DATA_FORMAT = "D-DATA-FORMAT";
 }
 
-// The error classes of the taxonomy (DESIGN.md section 12).
+// The error classes of the taxonomy (abi/ABI.md, "Error taxonomy").
 const ERROR_CLASSES: StaticArray<string> = [
   "I-REQ-", "A-AUTH-", "P-PRECOND-", "R-TIMEOUT-", "R-UPSTREAM-", "R-CAP-", "S-TOOL-", "C-CONTRACT-", "D-DATA-",
 ];
