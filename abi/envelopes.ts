@@ -1,4 +1,4 @@
-// Wire envelopes: the request and response of a call (seed 003 section 2), the guest's output
+// Wire envelopes: the request and response of a call (abi/schemas/request-envelope.json and response-envelope.json), the guest's output
 // envelopes, and the capability call/result envelopes (abi/ABI.md, "A call", "Capability calls" and
 // "Responses").
 import { z } from 'zod';
@@ -36,7 +36,7 @@ export const CallConstraintsSchema = z.strictObject({
     .optional(),
 });
 
-/** A call request (seed 003 section 2.1). Only `tool_id` and `input` are required. */
+/** A call request. Only `tool_id` and `input` are required. */
 export const RequestEnvelopeSchema = z.strictObject({
   call_id: z.string().min(1).max(200).optional(),
   tool_id: z.string().min(1).max(200),
@@ -75,7 +75,7 @@ export const CallProvenanceSchema = z.strictObject({
   digest: z.string().nullable(),
 });
 
-/** The response of a call (seed 003 section 2.2): exactly one of four outcomes. */
+/** The response of a call: exactly one of four outcomes. */
 export const ResponseEnvelopeSchema = z.strictObject({
   call_id: z.string(),
   status: z.enum(['success', 'retryable_error', 'terminal_error', 'invalid_request']),
@@ -104,7 +104,7 @@ export const CapabilityCallSchema = z.strictObject({
   args: JsonObject.default({}),
 });
 
-/** `execute` result: a terminal capability call performed by the host (seed 004 form). */
+/** `execute` result: a terminal capability call performed by the host (ABI-OUTPUT-002). */
 export const GuestCapabilityCallSchema = z.strictObject({
   status: z.literal('capability_call'),
   abi_version: z.literal(CAPABILITY_ABI_VERSION),

@@ -1,4 +1,4 @@
-// The error taxonomy (seed 003 section 5) as data: classes, stable codes, messages, hints.
+// The error taxonomy (abi/ABI.md, "Error taxonomy") as data: classes, stable codes, messages, hints.
 // Documentation (ABI.md's error table) is generated from this file and checked in CI.
 
 /** The nine error classes. The prefix of every code names its class. */
@@ -372,10 +372,10 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 export const ERROR_CODE_PATTERN =
   /^(I-REQ|A-AUTH|P-PRECOND|R-TIMEOUT|R-UPSTREAM|R-CAP|S-TOOL|C-CONTRACT|D-DATA)-[A-Z0-9]+(?:-[A-Z0-9]+)*$/;
 
-/** The four outcomes of seed 003: every response has exactly one. */
+/** The four outcomes: every response has exactly one. */
 export type ResponseStatus = 'success' | 'retryable_error' | 'terminal_error' | 'invalid_request';
 
-/** Determinism class of a tool (seed 003 section 6). */
+/** Determinism class of a tool (`pure`, `idempotent`, `side_effectful`). */
 export type Determinism = 'pure' | 'idempotent' | 'side_effectful';
 
 /** The class of a code, or undefined when the code does not follow the taxonomy. */
@@ -395,7 +395,7 @@ export function isRetryable(code: string, determinism: Determinism = 'pure'): bo
   return spec?.retryable ?? ERROR_CLASSES[cls].retryable;
 }
 
-/** The response status for an error code (seed 003: exactly one of four outcomes). */
+/** The response status for an error code (exactly one of four outcomes). */
 export function statusForCode(code: string, determinism: Determinism = 'pure'): Exclude<ResponseStatus, 'success'> {
   const cls = errorClassOf(code);
   if (cls === 'I-REQ') return 'invalid_request';

@@ -4,13 +4,13 @@ import semver from 'semver';
 import { z } from 'zod';
 import { ABI_IDS } from './constants.js';
 
-/** Dotted lowercase id, stable forever (seed 001): `seq.gc_content`. */
+/** Dotted lowercase id, stable forever: `seq.gc_content`. */
 export const TOOL_ID_PATTERN = /^[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)+$/;
 /** Capability names and scoped entries: `clock.now_unix`, `secrets.get.db_password`. */
 export const CAPABILITY_NAME_PATTERN = /^[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)+$/;
 /** `sha256:` and 64 lowercase hex digits. */
 export const DIGEST_PATTERN = /^sha256:[0-9a-f]{64}$/;
-/** Output roles: lowercase identifiers; `log` is reserved for the host (seed 000). */
+/** Output roles: lowercase identifiers; `log` is reserved for the host (ABI-CAP-008). */
 export const ROLE_PATTERN = /^[a-z][a-z0-9_]*$/;
 
 const positiveInt = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
@@ -31,7 +31,7 @@ export type ManifestLimits = z.infer<typeof ManifestLimitsSchema>;
 /** `scheme://host:port` with an optional leading `*.` label wildcard, e.g. `https://*.ncbi.nlm.nih.gov:443`. */
 export const NETWORK_PATTERN = /^(https?):\/\/(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*:(\d{1,5})$/;
 
-/** Which capabilities the guest may call (seed 004 allowlist), with per-capability settings. */
+/** Which capabilities the guest may call (the allowlist, ABI-CAP-002), with per-capability settings. */
 export const ManifestCapabilitiesSchema = z.strictObject({
   abiVersion: z.literal(1).describe('Capability envelope version; only 1 exists.'),
   allow: z
@@ -43,7 +43,7 @@ export const ManifestCapabilitiesSchema = z.strictObject({
     .describe('Origins http.request may reach; the policy must allow them too.'),
 });
 
-/** An output the tool promises to create (seed 000: declared outputs are enforced). */
+/** An output the tool promises to create (declared outputs are enforced, ABI-CAP-008). */
 export const DeclaredOutputSchema = z.strictObject({
   role: z
     .string()

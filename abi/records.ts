@@ -46,7 +46,7 @@ export const ArtifactRecordSchema = z.strictObject({
 });
 export type ArtifactRecord = z.infer<typeof ArtifactRecordSchema>;
 
-/** The run status machine (seed 000/002). */
+/** The run status machine (README "Runs, artifacts and provenance"). */
 export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'blocked', 'interrupted'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 

@@ -214,7 +214,7 @@ function prepare(ctx: CallContext, tool: Tool, req: RequestEnvelope): Prepared {
   if (violations.length > 0) {
     throw new HelixError('I-REQ-INPUT', { message: `The input has ${violations.length} schema violation${violations.length === 1 ? '' : 's'}.`, details: { violations } });
   }
-  // Input linking (seed 000): every referenced artifact must exist; its content hash enters
+  // Input linking: every referenced artifact must exist; its content hash enters
   // the run's identity, so identical bytes identify identical work.
   const inputs: RunLink[] = artifacts.map((ref) => ({ role: ref.path.slice(1) || 'input', artifact_id: ref.artifact_id, sha256: getArtifact(ctx.store, ref.artifact_id).sha256 }));
   const boundary = tool.snapshotBoundary?.(ctx.store, req.input);

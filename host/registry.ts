@@ -1,5 +1,5 @@
 // The callable tools (toolpacks and built-ins) by id and version, and semver resolution of a request's `tool_version`
-// to exactly one build (seed 003 section 3.2: refuse when ambiguous).
+// to exactly one build (refused when ambiguous).
 import semver from 'semver';
 import { HelixError } from './errors.js';
 import type { Tool } from './tools/tool.js';

@@ -1,4 +1,4 @@
-// Builds response envelopes (seed 003 section 2.2): exactly one of four outcomes, metrics and
+// Builds response envelopes (abi/schemas/response-envelope.json): exactly one of four outcomes, metrics and
 // provenance always present.
 import { statusForCode, type CallMetrics, type Determinism, type ResponseEnvelope, type WireError } from '../abi/index.js';
 

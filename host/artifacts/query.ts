@@ -1,5 +1,5 @@
 // Reading artifacts back: one by id, a page in creation order, and the snapshot boundary that
-// makes a listing replayable (seed 002: list only created_at <= as_of_created_at).
+// makes a listing replayable (list only created_at <= as_of_created_at).
 import type { ArtifactRecord } from '../../abi/index.js';
 import { HelixError } from '../errors.js';
 import type { Store } from '../store/open-store.js';

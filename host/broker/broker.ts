@@ -83,7 +83,7 @@ export interface RunEffects {
 export interface RunBroker {
   /** Answers one `helix_v1.capability_call`. */
   handle(request: Uint8Array): Promise<BrokerAnswer>;
-  /** A terminal capability call (seed 004): the same rules; its result becomes the output. */
+  /** A terminal capability call (ABI-OUTPUT-002): the same rules; its result becomes the output. */
   terminal(name: string, args: unknown): Promise<{ ok: true; result: unknown } | { ok: false; error: WireError }>;
   finish(): RunEffects;
 }
@@ -210,7 +210,7 @@ export function createBroker(o: BrokerOptions): RunBroker {
     const { name, args } = env.data;
     const cap = CAPABILITIES.get(name);
     // Deny by default, and say nothing about why: unknown, not allowlisted and not granted all
-    // get the same bytes (seed 004).
+    // get the same bytes.
     const listed = cap !== undefined && (cap.scopeOf === undefined ? o.allow.includes(name) : o.allow.some((e) => e.startsWith(`${name}.`)));
     if (cap === undefined || !listed || !isCapabilityGranted(o.policy, o.toolId, cap.scopeOf === undefined ? name : o.allow.find((e) => e.startsWith(`${name}.`))!)) {
       return conclude(request, name, args, { kind: 'error', error: FORBIDDEN, decision: 'forbidden', reason: cap === undefined ? 'unknown capability' : !listed ? 'not in the manifest allowlist' : 'not granted by the policy' });

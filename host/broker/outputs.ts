@@ -157,7 +157,7 @@ export class RunOutputs {
     return [...this.#writers.values()].flatMap((w) => (w.sealed === undefined ? [] : [w.sealed]));
   }
 
-  /** Differences from the declared outputs (seed 000: exactly the declared roles and types). */
+  /** Differences from the declared outputs (exactly the declared roles and types, ABI-CAP-008). */
   check(sealed: readonly SealedOutput[]): string[] {
     const problems: string[] = [];
     const byRole = new Map(sealed.map((s) => [s.role, s]));

@@ -48,7 +48,7 @@ export interface EffectiveLimits {
   readonly maxCapabilityCalls: number;
 }
 
-/** What a request may ask for (seed 003 constraints). */
+/** What a request may ask for (the request envelope's constraints). */
 export interface RequestedLimits {
   readonly timeoutMs?: number | undefined;
   readonly deadlineUnixMs?: number | undefined;

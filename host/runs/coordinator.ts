@@ -1,4 +1,4 @@
-// Replay and idempotency (seed 003 section 3.5, seed 002): a call whose run already succeeded
+// Replay and idempotency (README "Runs, artifacts and provenance"): a call whose run already succeeded
 // returns the stored result without executing; a call whose run is in flight, here or in
 // another process sharing the store, joins it, so both callers get one outcome and the work
 // runs once.

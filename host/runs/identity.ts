@@ -1,4 +1,4 @@
-// Deterministic run identity (seed 000, 002): canonical params by RFC 8785 over everything that
+// Deterministic run identity: canonical params by RFC 8785 over everything that
 // decides a run's result (exact tool version, module digest, input with artifact ids replaced by
 // their content hashes), and run_id = H(tool id, contract version, policy hash, params hash).
 import { createHash } from 'node:crypto';
@@ -61,7 +61,7 @@ function contentAddressedInput(input: Record<string, unknown>, artifacts: readon
 
 /**
  * The canonical params of a call. Artifact ids are replaced by content hashes, so the same
- * bytes imported twice identify the same work (seed 002: replay keys from immutable inputs).
+ * bytes imported twice identify the same work (replay keys come from immutable inputs).
  */
 export function canonicalParams(src: ParamsSource): string {
   return canonicalJson({

@@ -190,7 +190,7 @@ function chainDocument(f: ChainFacts): CrateDocument {
 }
 
 function describeArtifact(a: ArtifactRecord): string {
-  // Import paths are machine-local and may be private; the content hash is the provenance (seed 002).
+  // Import paths are machine-local and may be private; the content hash is the provenance.
   const from = a.source.kind === 'run' ? `output "${a.source.role}" of ${a.source.run_id}` : a.source.kind === 'import' ? 'imported into Helix' : 'given inline in a call';
   return `Helix artifact ${a.id}: ${a.type}${a.compression === null ? '' : ` (${a.compression})`}, ${from}.`;
 }

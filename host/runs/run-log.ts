@@ -1,4 +1,4 @@
-// The JSONL log artifact of a run (seed 000: the `log` role is produced by the host): what the
+// The JSONL log artifact of a run (the `log` role is produced by the host): what the
 // run was, how it ended, and (once capabilities land) the guest's log lines. Its bytes are
 // stored before the finishing transaction; the artifact becomes visible inside it.
 import type { CallMetrics, RunResult } from '../../abi/index.js';

@@ -79,7 +79,7 @@ export async function verifyRun(store: Store, runId: string, timeoutMs = 600_000
       limits: { fuel: params.limits.fuel, maxMemoryPages: params.limits.max_memory_pages, maxOutputBytes: params.limits.max_output_bytes, timeoutMs, maxInputBytes: input.length, maxCapabilityCalls: journal.length + 1 },
       broker: handle,
     });
-    // A terminal capability_call (seed 004) was the run's last journaled call: make it again.
+    // A terminal capability_call (ABI-OUTPUT-002) was the run's last journaled call: make it again.
     if (result.kind === 'output' && result.output.status === 'capability_call') {
       const { name, args } = result.output.capability_call;
       await handle(new TextEncoder().encode(JSON.stringify({ abi_version: CAPABILITY_ABI_VERSION, name, args })));

@@ -1,5 +1,5 @@
 // Host built-in tools over the store, called and recorded like any toolpack: artifact_import,
-// artifact_get, artifact_list (snapshot-bounded, seed 002), artifact_preview, run_get, run_verify. Their ids live under the
+// artifact_get, artifact_list (snapshot-bounded), artifact_preview, run_get, run_verify. Their ids live under the
 // reserved `helix.` prefix; the MCP server exposes them by their short names.
 import type { ArtifactRecord, Policy } from '../../abi/index.js';
 import { realpathSync, statSync } from 'node:fs';
@@ -132,7 +132,7 @@ const SPECS: readonly BuiltinSpec[] = [
       properties: { as_of_created_at: { type: 'integer' }, artifact_count: { type: 'integer' }, artifacts: { type: 'array', items: RECORD_SCHEMA } },
     },
     // The snapshot boundary is part of the run's identity: a replay lists exactly what the
-    // first call listed, whatever was imported since (seed 002).
+    // first call listed, whatever was imported since.
     boundary: (store, input) => {
       if (typeof input.as_of_created_at !== 'number') return snapshotBoundary(store);
       const asOf = input.as_of_created_at;

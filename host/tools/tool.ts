@@ -1,5 +1,5 @@
 // The one interface every callable tool implements, WebAssembly toolpacks and host built-ins
-// alike (seed 000's ToolDefinition): a descriptor the pipeline validates and authorizes
+// alike (one ToolDefinition): a descriptor the pipeline validates and authorizes
 // against, an optional snapshot boundary for identity, and execute.
 import type { Determinism, GuestOutput, WireError } from '../../abi/index.js';
 import type { RunEffects } from '../broker/broker.js';
@@ -75,7 +75,7 @@ export type ToolOutcome =
 /** A callable tool. */
 export interface Tool extends ToolDescriptor {
   /**
-   * Identity beyond the input for tools over mutable state (seed 002): e.g. artifact_list's
+   * Identity beyond the input for tools over mutable state : e.g. artifact_list's
    * (as_of_created_at, artifact_count), taken when the call arrives and filtered by in run.
    */
   snapshotBoundary?(store: Store, input: Record<string, unknown>): Record<string, unknown>;
