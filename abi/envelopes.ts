@@ -1,6 +1,6 @@
-// Wire envelopes: the request and response of a call (abi/schemas/request-envelope.json and response-envelope.json), the guest's output
-// envelopes, and the capability call/result envelopes (abi/ABI.md, "A call", "Capability calls" and
-// "Responses").
+// Wire envelopes: the request and response of a call (abi/schemas/request-envelope.json and
+// response-envelope.json), the guest's output envelopes, and the capability call/result envelopes
+// (abi/ABI.md, "A call", "Capability calls" and "Responses").
 import { z } from 'zod';
 import { CAPABILITY_ABI_VERSION } from './constants.js';
 import { ERROR_CODE_PATTERN } from './errors.js';

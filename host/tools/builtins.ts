@@ -1,6 +1,6 @@
 // Host built-in tools over the store, called and recorded like any toolpack: artifact_import,
-// artifact_get, artifact_list (snapshot-bounded), artifact_preview, run_get, run_verify. Their ids live under the
-// reserved `helix.` prefix; the MCP server exposes them by their short names.
+// artifact_get, artifact_list (snapshot-bounded), artifact_preview, run_get, run_verify. Their ids
+// live under the reserved `helix.` prefix; the MCP server exposes them by their short names.
 import type { ArtifactRecord, Policy } from '../../abi/index.js';
 import { realpathSync, statSync } from 'node:fs';
 import { getArtifact, importFile, listArtifacts, snapshotBoundary } from '../artifacts/index.js';
