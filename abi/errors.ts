@@ -353,7 +353,7 @@ export const ERROR_CODES = {
   },
   'D-DATA-DIGEST-MISMATCH': {
     message: 'Bytes do not match their recorded digest.',
-    hint: 'Rebuild the module (`npm run build`) or restore the original bytes.',
+    hint: 'Run `helix build` in the toolpack directory to rebuild the module and write its digest, or restore the original bytes.',
   },
   'D-DATA-STORE-HEADER': {
     message: "The store file's header (its LMDB meta pages) is damaged.",

@@ -154,7 +154,7 @@ async function loadOne(file: string, policy: Policy): Promise<{ tool?: LoadedToo
     moduleBytes = moduleRead.bytes;
     modulePath = moduleRead.file;
   } else if (moduleRead.reason === 'does not exist') {
-    violations.push(at(['module'], `${display(modulePath)} does not exist; build the toolpack first (npm run build)`));
+    violations.push(at(['module'], `${display(modulePath)} does not exist; build the toolpack first ("helix build" in its directory)`));
   } else {
     violations.push(at(['module'], `${manifest.module} ${moduleRead.reason}`));
   }

@@ -52,7 +52,7 @@ export async function checkModule(
   }
   const digest = sha256Digest(bytes);
   if (digest !== manifest.digest) {
-    problems.push({ field: 'digest', reason: `D-DATA-DIGEST-MISMATCH: the module's digest is ${digest}, the manifest says ${manifest.digest}; rebuild (npm run build) or fix the manifest` });
+    problems.push({ field: 'digest', reason: `D-DATA-DIGEST-MISMATCH: the module's digest is ${digest}, the manifest says ${manifest.digest}; run "helix build" in the toolpack directory, or restore the module the manifest names` });
   }
   let info: ModuleInfo;
   try {
