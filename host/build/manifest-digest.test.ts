@@ -44,6 +44,34 @@ describe('withDigest', () => {
     const empty = MANIFEST.replace(/^digest:.*$/m, 'digest:');
     const result = withDigest(empty, DIGEST_B, 'demo.tool.yaml');
     expect(readManifestFields(result.text, 'demo.tool.yaml').digest).toBe(DIGEST_B);
+    expect(result.text).toBe(MANIFEST.replace(/^digest:.*$/m, `digest: ${DIGEST_B}`));
+  });
+
+  // Formatting the YAML library would rewrite if it printed the document: flow collections with
+  // their own spacing, quotes, a line longer than 80 characters, a blank line, CR LF line ends.
+  const STYLED = [
+    '# a pack written by hand',
+    'id:   seq.styled',
+    "version: '1.0.0'",
+    'description: "A description long enough that a YAML printer would fold it over more than one line of text."',
+    '',
+    'abi: helix/v1',
+    'module: build/styled.wasm   # the module',
+    'capabilities: { allow: [ clock.now_unix ] }',
+    'limits: {fuel: 1000, timeoutMs: 500}',
+    '',
+  ].join('\n');
+
+  it('writes a missing digest as one new line after module, and changes no other byte', () => {
+    const result = withDigest(STYLED, DIGEST_B, 'styled.tool.yaml');
+    expect(result.text).toBe(STYLED.replace('# the module\n', `# the module\ndigest: ${DIGEST_B}\n`));
+    const crlf = STYLED.replace(/\n/g, '\r\n');
+    expect(withDigest(crlf, DIGEST_B, 'styled.tool.yaml').text).toBe(crlf.replace('# the module\r\n', `# the module\r\ndigest: ${DIGEST_B}\r\n`));
+  });
+
+  it("fills an empty or null digest in its own line, keeping the line's comment", () => {
+    const empty = STYLED.replace('# the module\n', '# the module\ndigest: null   # the build writes this\n');
+    expect(withDigest(empty, DIGEST_A, 'styled.tool.yaml').text).toBe(empty.replace('digest: null', `digest: ${DIGEST_A}`));
   });
 
   it('refuses YAML that does not parse, naming the file', () => {

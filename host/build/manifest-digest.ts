@@ -55,10 +55,51 @@ export function readManifestFields(text: string, file: string): ManifestBuildFie
   };
 }
 
+/** The start of the line holding `at`, and the end of that line (before its newline). */
+function lineAround(text: string, at: number): { start: number; end: number } {
+  const start = text.lastIndexOf('\n', at - 1) + 1;
+  const nl = text.indexOf('\n', at);
+  return { start, end: nl === -1 ? text.length : nl };
+}
+
+/**
+ * The text edit that writes `digest` without touching any other byte, when the manifest's shape
+ * allows one: an empty `digest:` line gets its value (a trailing comment kept), and a missing one
+ * becomes a new line after the `entrypoint` (or `module`) line, when that key and its value sit
+ * on one line. Undefined otherwise.
+ */
+function textEdit(text: string, doc: Document, digest: string): string | undefined {
+  if (!isMap(doc.contents)) return undefined;
+  const items = doc.contents.items;
+  const find = (key: string) => items.find((item) => isScalar(item.key) && item.key.value === key);
+  const pair = find('digest');
+  if (pair !== undefined) {
+    if (!isScalar(pair.key) || pair.key.range === undefined || pair.key.range === null) return undefined;
+    const { start, end } = lineAround(text, pair.key.range[0]);
+    const m = /^(\s*digest\s*:)\s*(?:null|~)?(\s+#.*)?$/.exec(text.slice(start, end));
+    return m === null ? undefined : `${text.slice(0, start)}${m[1]} ${digest}${m[2] ?? ''}${text.slice(end)}`;
+  }
+  const anchor = find('entrypoint') ?? find('module');
+  if (anchor === undefined || !isScalar(anchor.key) || !isScalar(anchor.value)) return undefined;
+  const keyRange = anchor.key.range;
+  const valueRange = anchor.value.range;
+  if (keyRange === undefined || keyRange === null || valueRange === undefined || valueRange === null) return undefined;
+  const { start, end } = lineAround(text, keyRange[0]);
+  if (valueRange[1] > end) return undefined;
+  const indent = text.slice(start, keyRange[0]);
+  if (indent.trim() !== '') return undefined;
+  // Before the line's own break (CR LF kept as CR LF), so the new line ends as the others do.
+  const at = text[end - 1] === '\r' ? end - 1 : end;
+  const lineBreak = at === end ? '\n' : '\r\n';
+  return `${text.slice(0, at)}${lineBreak}${indent}digest: ${digest}${text.slice(at)}`;
+}
+
 /**
  * Returns the manifest text with `digest` set to `digest`, and whether anything changed.
- * An existing digest value is replaced in place, byte for byte around it; a missing one is
- * inserted after `entrypoint` (or `module`) through the Document API.
+ * An existing digest value is replaced in place, byte for byte around it; an empty or missing
+ * one is written by a text edit of its line (after `entrypoint`, or `module`, when missing), so
+ * formatting and comments stay as they were; only a manifest too unusual for that goes through
+ * the Document API.
  */
 export function withDigest(text: string, digest: string, file: string): { text: string; changed: boolean } {
   const doc = parseManifest(text, file);
@@ -69,8 +110,11 @@ export function withDigest(text: string, digest: string, file: string): { text: 
 
   let next: string;
   const range = pair && isScalar(pair.value) && typeof pair.value.value === 'string' ? pair.value.range : undefined;
+  const edited = range ? undefined : textEdit(text, doc, digest);
   if (range) {
     next = text.slice(0, range[0]) + digest + text.slice(range[1]);
+  } else if (edited !== undefined) {
+    next = edited;
   } else {
     if (pair) {
       pair.value = doc.createNode(digest);
