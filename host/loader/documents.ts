@@ -4,19 +4,10 @@
 // It serves files only, whose lines it reports; values from clients and guests are not its job.
 import { LineCounter, parseDocument, type Node } from 'yaml';
 import { DOCUMENT_MAX_DEPTH } from '../../abi/index.js';
-import { parseYamlText } from './yaml-document.js';
+import { parseYamlText, type DocumentProblem, type ParsedDocument } from './yaml-document.js';
 
-/** One reason a document was refused: where (a path into it, a line where known) and why. */
-export interface DocumentProblem {
-  readonly path: ReadonlyArray<string | number>;
-  readonly reason: string;
-  readonly line?: number;
-}
+export type { DocumentProblem, ParsedDocument };
 
-/** A parsed document with a way to find the line of a path, or the problems that stopped it. */
-export type ParsedDocument =
-  | { ok: true; value: unknown; lineOf: (path: readonly PropertyKey[]) => number | undefined }
-  | { ok: false; problems: DocumentProblem[] };
 
 /** Whether a file name says YAML (`.yaml`, `.yml`); anything else is read as JSON. */
 export function isYamlFile(file: string): boolean {

@@ -3,7 +3,18 @@
 // zod, Ajv, canonical JSON) sees a document before these bounds hold.
 import { CST, isAlias, isMap, isScalar, isSeq, Lexer, LineCounter, parseDocument, type Node } from 'yaml';
 import { DOCUMENT_MAX_DEPTH, DOCUMENT_MAX_NODES, YAML_MAX_ALIASES } from '../../abi/index.js';
-import type { DocumentProblem, ParsedDocument } from './documents.js';
+
+/** One reason a document was refused: where (a path into it, a line where known) and why. */
+export interface DocumentProblem {
+  readonly path: ReadonlyArray<string | number>;
+  readonly reason: string;
+  readonly line?: number;
+}
+
+/** A parsed document with a way to find the line of a path, or the problems that stopped it. */
+export type ParsedDocument =
+  | { ok: true; value: unknown; lineOf: (path: readonly PropertyKey[]) => number | undefined }
+  | { ok: false; problems: DocumentProblem[] };
 
 // YAML 1.2 core schema whatever the file's %YAML directive says: no timestamps, binary, sets or
 // merge keys, only what JSON can hold.

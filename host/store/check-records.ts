@@ -6,7 +6,7 @@ import { ArtifactRecordSchema, JournalEntrySchema, RunEventSchema, RunRecordSche
 import { isRunLog } from '../artifacts/prepare-artifact.js';
 import { brokenLink } from '../broker/journal.js';
 import { sha256Digest } from '../hashing.js';
-import type { CheckLog } from './check.js';
+import type { CheckLog } from './check-log.js';
 import { STORE_DATABASES, type Store } from './open-store.js';
 import { isLiveWriter, PENDING_HEADER, PendingRecordSchema } from './pending.js';
 import { ModuleRecordSchema, RECORD_SCHEMAS, RunOwnerSchema } from './records.js';

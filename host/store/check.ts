@@ -3,66 +3,17 @@
 // problem as a D-DATA code naming the database and the key. Read-only; memory stays bounded
 // (one chunk, one record, one run's journal at a time; the first problems listed, all counted).
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
 import { SHA256_PATTERN } from '../../abi/index.js';
+import { CheckLog, type CheckReport } from './check-log.js';
 import { checkRecords, KNOWN_DATABASES } from './check-records.js';
 import { CHUNK_BYTES } from './blobs.js';
 import type { Store } from './open-store.js';
 import { BlobRecordSchema } from './records.js';
-import { keyText, walk } from './walk.js';
+import { walk } from './walk.js';
 
-/** The codes a check reports. */
-export type ProblemCode = 'D-DATA-CHECKSUM' | 'D-DATA-RECORD-INVALID' | 'D-DATA-REFERENCE' | 'D-DATA-JOURNAL';
-
-/** One problem: what is wrong, in which database, under which key. */
-export interface StoreProblem {
-  readonly code: ProblemCode;
-  readonly database: string;
-  readonly key: string;
-  readonly message: string;
-}
-
-/** What a check found. */
-export interface CheckReport {
-  /** True when no problem was found. */
-  readonly ok: boolean;
-  /** Entries walked, per database. */
-  readonly checked: Readonly<Record<string, number>>;
-  /** Bytes re-hashed (chunks, then blobs as their chunks concatenated). */
-  readonly bytes_hashed: number;
-  /** The first MAX_LISTED problems, in the order found. */
-  readonly problems: readonly StoreProblem[];
-  /** Every problem found, listed or not. */
-  readonly problem_count: number;
-  /** Facts that are not damage, e.g. pending writes of dead processes left for gc. */
-  readonly notes: readonly string[];
-}
-
-/** Problems listed in a report; beyond it they are only counted (bounded memory). */
-export const MAX_LISTED_PROBLEMS = 1000;
-
-/** Collects problems and counts as a check goes. */
-export class CheckLog {
-  readonly problems: StoreProblem[] = [];
-  readonly checked: Record<string, number> = {};
-  readonly notes: string[] = [];
-  count = 0;
-  bytesHashed = 0;
-
-  /** Records a problem with `key` in `database`. */
-  problem(code: ProblemCode, database: string, key: unknown, message: string): void {
-    this.count++;
-    if (this.problems.length < MAX_LISTED_PROBLEMS) this.problems.push({ code, database, key: keyText(key), message });
-  }
-
-  /** Counts one entry walked in `database`. */
-  saw(database: string): void {
-    this.checked[database] = (this.checked[database] ?? 0) + 1;
-  }
-}
+export { CheckLog, MAX_LISTED_PROBLEMS, type CheckReport, type ProblemCode, type StoreProblem } from './check-log.js';
 
 const hex = (data: Uint8Array): string => createHash('sha256').update(data).digest('hex');
-
 
 /** Every chunk's bytes against its key. */
 function checkChunks(store: Store, log: CheckLog): void {
