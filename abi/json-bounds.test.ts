@@ -146,9 +146,19 @@ describe('properties', () => {
         if (checkJsonValue(value) !== undefined) return;
         const text = JSON.stringify(value);
         expect(scanJsonText(text)).toBeUndefined();
-        expect(JSON.parse(text)).toEqual(value);
+        expect(JSON.parse(text)).toEqual(unsignedZeros(value));
       }),
       { numRuns: fuzzRuns(300) },
     );
   });
 });
+
+/** The value with -0 as 0: the one number JSON cannot carry as it is (JSON.stringify(-0) is "0"). */
+function unsignedZeros(value: unknown): unknown {
+  if (Object.is(value, -0)) return 0;
+  if (Array.isArray(value)) return value.map(unsignedZeros);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, unsignedZeros(v)]));
+  }
+  return value;
+}
