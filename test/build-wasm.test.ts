@@ -51,7 +51,7 @@ describe('build:wasm without clang', () => {
     const dir = await makeRoot();
     const module = path.join(dir, 'plugins/seq-gc-skew/build/gc-skew.wasm');
     const bytes = await readFile(module);
-    bytes[bytes.length - 1] ^= 1;
+    bytes[bytes.length - 1]! ^= 1;
     await writeFile(module, bytes);
     const result = buildWasm(dir, [], path.join(dir, 'no-clang'));
     expect(result.stderr).toContain(
