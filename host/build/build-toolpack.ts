@@ -34,8 +34,10 @@ export class ToolpackBuildError extends Error {
     readonly dir: string,
     /** The compiler's diagnostics, when the failure was a compile error. */
     readonly diagnostics: string = '',
+    /** `cause`: the compiler's own error (a CCompileError tells a missing toolchain apart). */
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
   }
 }
 
@@ -164,7 +166,7 @@ async function compileCPack(packDir: string, sources: readonly string[]): Promis
   try {
     return await compileC(packDir, sources);
   } catch (error) {
-    if (error instanceof CCompileError) throw new ToolpackBuildError(`${packDir}: ${error.message}`, packDir, error.diagnostics);
+    if (error instanceof CCompileError) throw new ToolpackBuildError(`${packDir}: ${error.message}`, packDir, error.diagnostics, { cause: error });
     throw error;
   }
 }

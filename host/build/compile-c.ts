@@ -13,12 +13,20 @@ export const C_SOURCE_DIR = 'src';
 /** The environment variable that names the clang to use instead of `clang` on PATH. */
 export const CLANG_ENV = 'HELIX_CLANG';
 
+/** The part of the C toolchain that could not be run: clang itself, or the wasm-ld it links with. */
+export type CToolchainPart = 'clang' | 'wasm-ld';
+
 /** What a failed compile says, and the compiler's own output when there is one. */
 export class CCompileError extends Error {
   override readonly name = 'CCompileError';
   constructor(
     message: string,
     readonly diagnostics: string = '',
+    /**
+     * Set when the toolchain is missing rather than the sources wrong: nothing the author wrote
+     * failed, so a caller may fall back to a module built elsewhere (scripts/build-wasm.ts).
+     */
+    readonly toolchainMissing?: CToolchainPart,
   ) {
     super(message);
   }
@@ -75,9 +83,11 @@ export async function compileC(packDir: string, sources: readonly string[]): Pro
       if (missing) {
         throw new CCompileError(
           `clang not found (${clang}): C toolpacks need clang and wasm-ld\nhint: apt-get install clang lld, or set ${CLANG_ENV} to a clang that targets wasm32`,
+          '',
+          'clang',
         );
       }
-      if (code !== 0) throw new CCompileError(`compile failed:\n${text.trim()}${compileHint(text)}`, text.trim());
+      if (code !== 0) throw new CCompileError(`compile failed:\n${text.trim()}${compileHint(text)}`, text.trim(), linkerMissing(text) ? 'wasm-ld' : undefined);
     }
     return new Uint8Array(await readFile(output));
   } finally {
@@ -85,10 +95,15 @@ export async function compileC(packDir: string, sources: readonly string[]): Pro
   }
 }
 
+// clang finds wasm-ld beside itself or on PATH; without it the link step cannot run, and clang
+// says so as `Executable "wasm-ld-14" doesn't exist!` (LC_ALL=C keeps the wording stable).
+function linkerMissing(text: string): boolean {
+  return /wasm-ld/.test(text) && /(not found|doesn't exist|No such file)/i.test(text);
+}
+
 // The fix for the failures an author meets first, which clang words for compiler writers.
 function compileHint(text: string): string {
-  // clang finds wasm-ld beside itself or on PATH; without it the link step cannot run.
-  if (/wasm-ld/.test(text) && /(not found|doesn't exist|No such file)/i.test(text)) return '\nhint: wasm-ld is missing: apt-get install lld';
+  if (linkerMissing(text)) return '\nhint: wasm-ld is missing: apt-get install lld';
   const undefinedSymbols = [...text.matchAll(/undefined symbol: (\S+)/g)].map((match) => match[1]!);
   if (undefinedSymbols.some((name) => name.startsWith('helix'))) {
     return '\nhint: define HELIX_IMPLEMENTATION before including helix.h in exactly one .c file, and name the handler with HELIX_TOOL(handler)';

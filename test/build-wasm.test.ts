@@ -1,0 +1,84 @@
+// The built `build:wasm` script on a copy of the bundled C pack: without clang the install keeps
+// the shipped module when it matches the manifest digest and skips a pack it cannot build, each
+// with one line and exit 0; `--strict` (the test command's build) fails instead.
+
+import { spawnSync } from 'node:child_process';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { packageRoot } from '../host/paths.js';
+
+const SCRIPT = path.join(packageRoot(), 'dist', 'scripts', 'build-wasm.js');
+const GC_SKEW = path.join(packageRoot(), 'plugins', 'seq-gc-skew');
+
+let root: string | undefined;
+
+afterEach(async () => {
+  if (root) await rm(root, { recursive: true, force: true });
+  root = undefined;
+});
+
+/** A root holding the C pack as shipped (plugins/) and a copy without its build (bench/fixtures/). */
+async function makeRoot(): Promise<string> {
+  root = await mkdtemp(path.join(tmpdir(), 'helix-build-wasm-'));
+  await cp(GC_SKEW, path.join(root, 'plugins', 'seq-gc-skew'), { recursive: true });
+  await cp(GC_SKEW, path.join(root, 'bench', 'fixtures', 'skew'), { recursive: true, filter: (source) => path.basename(source) !== 'build' });
+  return root;
+}
+
+function buildWasm(cwd: string, args: string[], clang: string) {
+  const result = spawnSync(process.execPath, [SCRIPT, ...args], { cwd, encoding: 'utf8', env: { ...process.env, HELIX_CLANG: clang }, timeout: 120_000 });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+describe('build:wasm without clang', () => {
+  it('keeps the shipped module that matches the digest and skips the pack it cannot build, one line each, exit 0', async () => {
+    const dir = await makeRoot();
+    const manifest = await readFile(path.join(dir, 'plugins/seq-gc-skew/gc-skew.tool.yaml'), 'utf8');
+    const result = buildWasm(dir, [], path.join(dir, 'no-clang'));
+    expect(result.stdout.trim().split('\n')).toEqual([
+      'kept  plugins/seq-gc-skew: clang not found; using the shipped build/gc-skew.wasm, which matches the manifest digest (apt-get install clang lld to rebuild)',
+    ]);
+    expect(result.stderr.trim().split('\n')).toEqual([
+      'skip  bench/fixtures/skew: clang not found and build/gc-skew.wasm is missing, so its tool will not load; apt-get install clang lld, then npm run build',
+    ]);
+    expect(result.status).toBe(0);
+    expect(await readFile(path.join(dir, 'plugins/seq-gc-skew/gc-skew.tool.yaml'), 'utf8')).toBe(manifest);
+  }, 120_000);
+
+  it('skips a shipped module whose bytes do not match the manifest digest', async () => {
+    const dir = await makeRoot();
+    const module = path.join(dir, 'plugins/seq-gc-skew/build/gc-skew.wasm');
+    const bytes = await readFile(module);
+    bytes[bytes.length - 1]! ^= 1;
+    await writeFile(module, bytes);
+    const result = buildWasm(dir, [], path.join(dir, 'no-clang'));
+    expect(result.stderr).toContain(
+      'skip  plugins/seq-gc-skew: clang not found and build/gc-skew.wasm does not match the manifest digest, so its tool will not load; apt-get install clang lld, then npm run build',
+    );
+    expect(result.stdout).not.toContain('kept');
+    expect(result.status).toBe(0);
+  }, 120_000);
+
+  it('fails with --strict, naming the package to install', async () => {
+    const dir = await makeRoot();
+    const result = buildWasm(dir, ['--strict'], path.join(dir, 'no-clang'));
+    expect(result.stderr).toMatch(/^FAIL {2}plugins\/seq-gc-skew: .*clang not found .*\nhint: apt-get install clang lld/m);
+    expect(result.stderr).toContain('2 of 2 toolpacks failed to build');
+    expect(result.status).toBe(1);
+  }, 120_000);
+});
+
+describe('build:wasm with clang', () => {
+  it('fails on an error in the sources even though a matching module is shipped', async () => {
+    const dir = await makeRoot();
+    await rm(path.join(dir, 'bench'), { recursive: true });
+    const source = path.join(dir, 'plugins/seq-gc-skew/src/gc_skew.c');
+    await writeFile(source, `${await readFile(source, 'utf8')}\nint broken(void) { return undeclared_name; }\n`);
+    const result = buildWasm(dir, [], process.env.HELIX_CLANG || 'clang');
+    expect(result.stderr).toMatch(/^FAIL {2}plugins\/seq-gc-skew: .*compile failed:[\s\S]*undeclared_name/m);
+    expect(result.stdout).not.toContain('kept');
+    expect(result.status).toBe(1);
+  }, 120_000);
+});

@@ -1,0 +1,89 @@
+// Helix used from outside the repository as README's "Using Helix outside this repository" says:
+// the packed tarball installed as a devDependency of an author's folder, then `npx helix new`,
+// `build`, `test` and `call` of an AssemblyScript pack there, with no C toolchain on PATH.
+
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { packageRoot } from '../host/paths.js';
+import { freshBin, freshEnv, runCommand, type CommandRun } from './helpers/fresh-machine.js';
+
+const VERSION = (JSON.parse(readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+// The install fetches Helix's dependencies from npm's cache (~/.npm); the bound only stops a hang.
+const INSTALL_BOUND_MS = 15 * 60_000;
+// One helix command: seconds when the machine is idle, far more when it is shared.
+const COMMAND_BOUND_MS = 5 * 60_000;
+
+let root: string;
+let author: string;
+let env: NodeJS.ProcessEnv;
+let npx: string;
+let pack: CommandRun;
+let install: CommandRun;
+
+beforeAll(async () => {
+  root = await mkdtemp(path.join(tmpdir(), 'helix-outside-'));
+  const bin = await freshBin(path.join(root, 'bin'));
+  env = freshEnv(bin);
+  npx = path.join(bin, 'npx');
+  // The test command built dist/ and the toolpacks just before the tests, so the pack skips
+  // `prepare` (which would rebuild in the repository while other tests read dist/).
+  pack = await runCommand(path.join(bin, 'npm'), ['pack', '--ignore-scripts', '--pack-destination', root], { cwd: packageRoot(), env, killAfterMs: 300_000 });
+  author = path.join(root, 'author');
+  await mkdir(author);
+  install = await runCommand(path.join(bin, 'npm'), ['install', '--save-dev', path.join(root, `helix-${VERSION}.tgz`)], { cwd: author, env, killAfterMs: INSTALL_BOUND_MS });
+}, INSTALL_BOUND_MS + 360_000);
+
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+const helix = (args: string[], cwd: string) => runCommand(npx, ['helix', ...args], { cwd, env, killAfterMs: COMMAND_BOUND_MS });
+const ended = (run: CommandRun) => ({ code: run.code, stderr: run.code === 0 ? '' : run.stderr });
+
+describe('helix installed from a packed tarball outside the repository', () => {
+  it('npm pack and npm install --save-dev of the tarball succeed', () => {
+    expect({ pack: ended(pack), install: ended(install) }).toEqual({ pack: { code: 0, stderr: '' }, install: { code: 0, stderr: '' } });
+  });
+
+  it('the package holds the CLI, the bundled toolpacks, the SDKs, the templates and the schemas, and no tests or source maps', async () => {
+    const installed = path.join(author, 'node_modules', 'helix');
+    for (const file of [
+      'dist/host/cli/main.js',
+      'dist/host/engine/worker.js',
+      'plugins/seq-gc-skew/build/gc-skew.wasm',
+      'sdk-guest/c/helix.h',
+      'sdk-guest/templates/as/asconfig.json',
+      'sdk-guest/GUIDE.md',
+      'abi/ABI.md',
+      'abi/schemas/tool-manifest.json',
+      'node_modules/@helix/sdk-as/assembly/index.ts',
+    ]) {
+      expect({ file, exists: existsSync(path.join(installed, file)) }).toEqual({ file, exists: true });
+    }
+    const all = await readdir(installed, { recursive: true });
+    expect(all.filter((file) => /\.test\.|\.map$|(^|\/)test\//.test(file))).toEqual([]);
+  });
+
+  it('npx helix --version prints the version', async () => {
+    const run = await helix(['--version'], author);
+    expect({ ...ended(run), stdout: run.stdout }).toEqual({ code: 0, stderr: '', stdout: `${VERSION}\n` });
+  }, COMMAND_BOUND_MS + 60_000);
+
+  it('helix new, build, test and call an AssemblyScript pack in the author folder', async () => {
+    const created = await helix(['new', 'hello-tool'], author);
+    expect(ended(created)).toEqual({ code: 0, stderr: '' });
+    const pack = path.join(author, 'hello-tool');
+    const built = await helix(['build'], pack);
+    expect(ended(built)).toEqual({ code: 0, stderr: '' });
+    expect(built.stdout).toMatch(/^ok {4}\.: build\/hello-tool\.wasm \d+ bytes sha256:[0-9a-f]{64}/m);
+    const tested = await helix(['test'], pack);
+    expect(ended(tested)).toEqual({ code: 0, stderr: '' });
+    expect(tested.stdout).toMatch(/^[1-9]\d* passed, 0 failed/m);
+    const called = await helix(['call', 'hello.tool', '--plugins', '.', '--input', '{"sequence":"ATGCCGTA"}'], pack);
+    expect(ended(called)).toEqual({ code: 0, stderr: '' });
+    expect(JSON.parse(called.stdout)).toMatchObject({ status: 'success', output: { reverse_complement: 'TACGGCAT' } });
+  }, 4 * COMMAND_BOUND_MS + 60_000);
+});
