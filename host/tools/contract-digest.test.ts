@@ -1,5 +1,11 @@
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ToolManifestSchema, type ToolManifestInput } from '../../abi/index.js';
+import { tempDir } from '../../test/helpers/toolpack.js';
+import { loadToolpacksOrThrow } from '../loader/load-toolpacks.js';
+import { packageRoot } from '../paths.js';
+import { loadPolicy } from '../policy/load-policy.js';
 import { contractDigest, toolContract, withoutAnnotations } from './contract-digest.js';
 
 const MANIFEST: ToolManifestInput = {
@@ -105,4 +111,26 @@ describe('contractDigest', () => {
     expect(c).toMatchObject({ entrypoint: 'execute', limits: { fuel: null, max_memory_pages: null, max_capability_calls: null }, capabilities: { allow: [], network: [] } });
     expect(Object.keys(c)).not.toContain('description');
   });
+});
+
+describe('contractDigest of a loaded toolpack', () => {
+  const load = async (edit?: (dir: string) => void): Promise<string> => {
+    const t = tempDir('helix-contract-');
+    try {
+      const dir = path.join(t.dir, 'fastq-filter');
+      cpSync(path.join(packageRoot(), 'plugins', 'fastq-filter'), dir, { recursive: true });
+      edit?.(dir);
+      const [tool] = await loadToolpacksOrThrow(t.dir, loadPolicy(undefined).policy);
+      return contractDigest(tool!.manifest, tool!.inputSchema, tool!.outputSchema);
+    } finally {
+      t.cleanup();
+    }
+  };
+
+  it('is the same for the same files in another directory, and follows the content of a $ref schema file', async () => {
+    const here = await load();
+    expect(await load()).toBe(here);
+    const schema = (dir: string): string => path.join(dir, 'schemas', 'input.json');
+    expect(await load((dir) => writeFileSync(schema(dir), readFileSync(schema(dir), 'utf8').replace('"maxLength": 200', '"maxLength": 100')))).not.toBe(here);
+  }, 60_000);
 });
