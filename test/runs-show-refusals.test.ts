@@ -56,7 +56,7 @@ describe('helix runs show', () => {
     expect(unknown.shown.refused_calls).toEqual([expect.objectContaining({ capability: 'dns.lookup', decision: 'forbidden', code: 'A-AUTH-FORBIDDEN', reason: 'unknown capability', hint: expect.stringContaining('README "Capabilities"') })]);
     const malformed = await askAndShow('{"abi_version":1}');
     expect(malformed.shown.refused_calls).toEqual([expect.objectContaining({ seq: 0, capability: null, decision: 'invalid', code: 'I-REQ-ENVELOPE', reason: 'malformed envelope' })]);
-    expect(malformed.stderr).toContain('refused: call 0 (not an envelope): I-REQ-ENVELOPE, malformed envelope.');
+    expect(malformed.stderr).toContain('refused: call 0 (no capability name): I-REQ-ENVELOPE, malformed envelope.');
   }, 60_000);
 
   it('lists nothing, and prints nothing on stderr, for a run whose calls were all answered', async () => {

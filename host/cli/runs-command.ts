@@ -58,7 +58,7 @@ export function registerRunsCommands(program: Command): void {
         // capability (it caught the `forbidden` answer), and the author should not miss that.
         const refused = refusedCalls(store, run);
         printJson({ ...run, refused_calls: refused, params: params === undefined ? null : (JSON.parse(params) as unknown), events: runEvents(store, runId) });
-        for (const r of refused) process.stderr.write(`refused: call ${r.seq} ${r.capability ?? '(not an envelope)'}: ${r.code}, ${r.reason}. ${r.hint}\n`);
+        for (const r of refused) process.stderr.write(`refused: call ${r.seq} ${r.capability ?? '(no capability name)'}: ${r.code}, ${r.reason}. ${r.hint}\n`);
       }),
     );
   runs

@@ -16,7 +16,7 @@ export type RefusalDecision = 'forbidden' | 'invalid' | 'refused' | 'aborted';
 export interface RefusedCall {
   /** Its position in the run's journal. */
   readonly seq: number;
-  /** The capability named, or null when the request was not even an envelope. */
+  /** The capability named, or null when the broker read no name (not an envelope, or past the call ceiling). */
   readonly capability: string | null;
   /** The broker's decision; null when the audit trail has no record of the call. */
   readonly decision: RefusalDecision | null;
