@@ -10,7 +10,7 @@ import { pluginsDir, tempDir } from './helpers/toolpack.js';
 let plugins: { dir: string; cleanup: () => void };
 const home = tempDir('helix-home-');
 beforeAll(async () => {
-  plugins = await pluginsDir([{ id: 't.asker', module: bytesRequestModule(), manifest: { capabilities: { abiVersion: 1, allow: ['clock.now_unix'] } } }]);
+  plugins = await pluginsDir([{ id: 't.asker', module: bytesRequestModule(), manifest: { capabilities: { abiVersion: 1, allow: ['clock.now_unix', 'artifact.stat'] } } }]);
 }, 60_000);
 afterAll(() => {
   plugins?.cleanup();
@@ -55,8 +55,22 @@ describe('helix runs show', () => {
     const unknown = await askAndShow(envelope('dns.lookup', { host: 'example.org' }));
     expect(unknown.shown.refused_calls).toEqual([expect.objectContaining({ capability: 'dns.lookup', decision: 'forbidden', code: 'A-AUTH-FORBIDDEN', reason: 'unknown capability', hint: expect.stringContaining('README "Capabilities"') })]);
     const malformed = await askAndShow('{"abi_version":1}');
-    expect(malformed.shown.refused_calls).toEqual([expect.objectContaining({ seq: 0, capability: null, decision: 'invalid', code: 'I-REQ-ENVELOPE', reason: 'malformed envelope' })]);
-    expect(malformed.stderr).toContain('refused: call 0 (no capability name): I-REQ-ENVELOPE, malformed envelope.');
+    const reason = 'The capability request is malformed: name: Invalid input: expected string, received undefined';
+    expect(malformed.shown.refused_calls).toEqual([expect.objectContaining({ seq: 0, capability: null, decision: 'invalid', code: 'I-REQ-ENVELOPE', reason })]);
+    expect(malformed.stderr).toContain(`refused: call 0 (no capability name): I-REQ-ENVELOPE, ${reason}.`);
+  }, 60_000);
+
+  it('says which arguments of an allowed capability were refused', async () => {
+    const { shown } = await askAndShow(envelope('artifact.stat', { id: 'art_00000000000000000000000000' }));
+    expect(shown.refused_calls).toEqual([
+      expect.objectContaining({ capability: 'artifact.stat', decision: 'invalid', code: 'I-REQ-CAPABILITY-ARGS', reason: expect.stringMatching(/^The arguments of artifact\.stat have 2 violations: \/artifact_id: .+; \/: .+/) }),
+    ]);
+  }, 60_000);
+
+  it('leaves out a call the capability itself answered with an error: it was allowed, not refused', async () => {
+    const { shown, stderr } = await askAndShow(envelope('artifact.stat', { artifact_id: 'art_00000000000000000000000000' }));
+    expect(shown).toMatchObject({ status: 'succeeded', journal: { entries: 1 }, refused_calls: [] });
+    expect(stderr).toBe('');
   }, 60_000);
 
   it('lists nothing, and prints nothing on stderr, for a run whose calls were all answered', async () => {

@@ -54,7 +54,10 @@ export function refusedCalls(store: Store, run: RunRecord): RefusedCall[] {
     const audit = a !== undefined && a.capability === e.name ? a : undefined;
     if (audit !== undefined && !REFUSALS.has(audit.decision)) continue;
     const code = e.error?.code ?? 'unknown';
-    const reason = audit?.reason ?? e.error?.message ?? code;
+    // Why a call was forbidden is only in the audit trail (the guest's answer says nothing); any
+    // other refusal's own message, with its violations, says more than the trail's short tag.
+    const forbidden = audit?.decision === 'forbidden' || (audit === undefined && code === 'A-AUTH-FORBIDDEN');
+    const reason = (forbidden ? audit?.reason : undefined) ?? errorText(e) ?? audit?.reason ?? code;
     out.push({ seq: e.seq, capability: e.name, decision: (audit?.decision as RefusalDecision | undefined) ?? null, code, reason, hint: hintFor(run.tool_id, e, code, reason) });
   }
   return out;
@@ -79,6 +82,19 @@ function callAudits(store: Store, run: RunRecord, count: number): CallAudit[] | 
     throw err;
   }
   return found.length < count ? undefined : found.slice(found.length - count);
+}
+
+/** An error's message, with the violations it lists (`/path: message`), without its final period. */
+function errorText(entry: JournalEntry): string | undefined {
+  if (entry.error === null) return undefined;
+  const list = entry.error.details.violations;
+  const violations = Array.isArray(list)
+    ? list.map((v) => (typeof v === 'object' && v !== null && 'path' in v && 'message' in v ? `${String(v.path)}: ${String(v.message)}` : String(v)))
+    : [];
+  const message = entry.error.message.replace(/\.$/, '');
+  // Some messages list their violations already.
+  const more = violations.filter((v) => !message.includes(v));
+  return more.length === 0 ? message : `${message}: ${more.join('; ')}`;
 }
 
 /** Advice for the author, from the reason the broker recorded. */
