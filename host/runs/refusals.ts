@@ -56,8 +56,7 @@ export function refusedCalls(store: Store, run: RunRecord): RefusedCall[] {
     const code = e.error?.code ?? 'unknown';
     // Why a call was forbidden is only in the audit trail (the guest's answer says nothing); any
     // other refusal's own message, with its violations, says more than the trail's short tag.
-    const forbidden = audit?.decision === 'forbidden' || (audit === undefined && code === 'A-AUTH-FORBIDDEN');
-    const reason = (forbidden ? audit?.reason : undefined) ?? errorText(e) ?? audit?.reason ?? code;
+    const reason = (audit?.decision === 'forbidden' ? audit.reason : undefined) ?? errorText(e) ?? audit?.reason ?? code;
     out.push({ seq: e.seq, capability: e.name, decision: (audit?.decision as RefusalDecision | undefined) ?? null, code, reason, hint: hintFor(run.tool_id, e, code, reason) });
   }
   return out;
