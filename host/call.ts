@@ -224,6 +224,7 @@ function prepare(ctx: CallContext, tool: Tool, req: RequestEnvelope): Prepared {
       tool_version: tool.version,
       contract_version: tool.contractVersion,
       module_digest: tool.moduleDigest,
+      ...(tool.contractDigest === undefined ? {} : { contract_digest: tool.contractDigest }),
       entrypoint: tool.entrypoint,
       input: req.input,
       input_artifacts: artifacts.map((ref, i) => ({ path: ref.path, artifact_id: ref.artifact_id, sha256: inputs[i]!.sha256 })),

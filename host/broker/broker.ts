@@ -39,6 +39,17 @@ export function okAnswer(name: string, result: unknown): Uint8Array {
   return encoder.encode(JSON.stringify({ status: 'ok', abi_version: CAPABILITY_ABI_VERSION, capability_result: { name, result } }));
 }
 
+/**
+ * Why the broker answered `forbidden`, as the audit trail records it (the guest gets the same
+ * bytes whatever the reason); `helix runs show` turns each into advice for the author.
+ */
+export const FORBIDDEN_REASONS = {
+  unknown: 'unknown capability',
+  unlisted: 'not in the manifest allowlist',
+  ungranted: 'not granted by the policy',
+  scope: (entry: string): string => `scope ${entry} not allowlisted or not granted`,
+} as const;
+
 const FORBIDDEN: WireError = { code: 'A-AUTH-FORBIDDEN', message: ERROR_CODES['A-AUTH-FORBIDDEN'].message, details: {}, hint: ERROR_CODES['A-AUTH-FORBIDDEN'].hint };
 
 /** What a run's broker needs. */
@@ -213,7 +224,7 @@ export function createBroker(o: BrokerOptions): RunBroker {
     // get the same bytes.
     const listed = cap !== undefined && (cap.scopeOf === undefined ? o.allow.includes(name) : o.allow.some((e) => e.startsWith(`${name}.`)));
     if (cap === undefined || !listed || !isCapabilityGranted(o.policy, o.toolId, cap.scopeOf === undefined ? name : o.allow.find((e) => e.startsWith(`${name}.`))!)) {
-      return conclude(request, name, args, { kind: 'error', error: FORBIDDEN, decision: 'forbidden', reason: cap === undefined ? 'unknown capability' : !listed ? 'not in the manifest allowlist' : 'not granted by the policy' });
+      return conclude(request, name, args, { kind: 'error', error: FORBIDDEN, decision: 'forbidden', reason: cap === undefined ? FORBIDDEN_REASONS.unknown : !listed ? FORBIDDEN_REASONS.unlisted : FORBIDDEN_REASONS.ungranted });
     }
     const parsed = cap.args.safeParse(args);
     if (!parsed.success) {
@@ -223,7 +234,7 @@ export function createBroker(o: BrokerOptions): RunBroker {
     if (cap.scopeOf !== undefined) {
       const entry = `${name}.${cap.scopeOf(parsed.data)}`;
       if (!o.allow.includes(entry) || !isCapabilityGranted(o.policy, o.toolId, entry)) {
-        return conclude(request, name, args, { kind: 'error', error: FORBIDDEN, decision: 'forbidden', reason: `scope ${entry} not allowlisted or not granted` });
+        return conclude(request, name, args, { kind: 'error', error: FORBIDDEN, decision: 'forbidden', reason: FORBIDDEN_REASONS.scope(entry) });
       }
     }
     try {

@@ -3,6 +3,7 @@
 import type { Command } from 'commander';
 import { RUN_STATUSES, type RunStatus } from '../../abi/index.js';
 import { HelixError } from '../errors.js';
+import { refusedCalls } from '../runs/refusals.js';
 import { exportRunCrate } from '../runs/ro-crate.js';
 import { listRuns, requireRun, runEvents } from '../runs/run-store.js';
 import { verifyRun } from '../runs/verify.js';
@@ -46,14 +47,18 @@ export function registerRunsCommands(program: Command): void {
     );
   runs
     .command('show')
-    .description('one run: record, canonical params, events')
+    .description('one run: record, refused capability calls, canonical params, events')
     .argument('<run_id>')
     .option('--home <dir>', 'Helix home holding the store (default: $HELIX_HOME or ./.helix)')
     .action((runId: string, opts: { home?: string }) =>
       withStore(opts, (store) => {
         const run = requireRun(store, runId);
         const params = readRecord(store, 'params', run.params_hash);
-        printJson({ ...run, params: params === undefined ? null : (JSON.parse(params) as unknown), events: runEvents(store, runId) });
+        // Refusals come first after the record: a run can succeed although its code was refused a
+        // capability (it caught the `forbidden` answer), and the author should not miss that.
+        const refused = refusedCalls(store, run);
+        printJson({ ...run, refused_calls: refused, params: params === undefined ? null : (JSON.parse(params) as unknown), events: runEvents(store, runId) });
+        for (const r of refused) process.stderr.write(`refused: call ${r.seq} ${r.capability ?? '(no capability name)'}: ${r.code}, ${r.reason}. ${r.hint}\n`);
       }),
     );
   runs

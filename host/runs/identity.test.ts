@@ -30,6 +30,8 @@ describe('run identity', () => {
       { ...base, boundary: { as_of_created_at: 5, artifact_count: 2 } },
       { ...base, limits: { fuel: 100, max_memory_pages: 16, max_output_bytes: 1000 } },
       { ...base, limits: { fuel: 100, max_memory_pages: 8, max_output_bytes: 1000 } },
+      { ...base, contract_digest: `sha256:${'1'.repeat(64)}` },
+      { ...base, contract_digest: `sha256:${'2'.repeat(64)}` },
     ];
     const ids = new Set([id(base), ...variants.map((v) => id(v)), id(base, `sha256:${'q'.repeat(64)}`)]);
     expect(ids.size).toBe(variants.length + 2);
@@ -52,5 +54,31 @@ describe('run identity', () => {
     const params = JSON.parse(canonicalParams(src)) as { input: { pairs: Array<{ r1: string }>; note: string } };
     expect(params.input.pairs[0]!.r1).toBe(`sha256:${'e'.repeat(64)}`);
     expect(params.input.note).toBe('art_01HZZZZZZZZZZZZZZZZZZZZZZZ');
+  });
+
+  it('keeps a host built-in identity (no contract digest) exactly as it was before the digest existed', () => {
+    // Computed by the code before ABI-RUNID-004: a store's built-in runs (imports) still replay.
+    const builtin: ParamsSource = {
+      tool_id: 'helix.artifact_list',
+      tool_version: '1.0.0',
+      contract_version: 'v1',
+      module_digest: null,
+      entrypoint: 'execute',
+      input: { type: 'fastq' },
+      input_artifacts: [],
+      boundary: { as_of_created_at: 5, artifact_count: 2 },
+      limits: { fuel: 1, max_memory_pages: 1, max_output_bytes: 1000 },
+    };
+    expect(runIdentity(builtin, POLICY)).toMatchObject({
+      run_id: 'run_57b027ac64ad2f5ec16147d5640aca35',
+      params_hash: 'sha256:81aba80cdc5ac3b049db2bd5834993d6010d0279008a8325a07ba39b373e3f81',
+    });
+    expect(canonicalParams(builtin)).not.toContain('contract_digest');
+  });
+
+  it('holds a toolpack contract digest in the canonical params, beside the module digest', () => {
+    const digest = `sha256:${'3'.repeat(64)}`;
+    const params = JSON.parse(canonicalParams({ ...base, contract_digest: digest })) as { tool: Record<string, unknown> };
+    expect(params.tool).toMatchObject({ contract_digest: digest, module_digest: base.module_digest });
   });
 });

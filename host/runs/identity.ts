@@ -1,6 +1,7 @@
-// Deterministic run identity: canonical params by RFC 8785 over everything that
-// decides a run's result (exact tool version, module digest, input with artifact ids replaced by
-// their content hashes), and run_id = H(tool id, contract version, policy hash, params hash).
+// Deterministic run identity (abi/ABI.md, ABI-RUNID-001..008): canonical params by RFC 8785 over
+// everything that decides a run's result (exact tool version, module digest, tool contract digest,
+// input with artifact ids replaced by their content hashes, limits), and
+// run_id = H(tool id, contract version, policy hash, params hash).
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../hashing.js';
 
@@ -19,6 +20,12 @@ export interface ParamsSource {
   readonly contract_version: string;
   /** The module digest, or null for a host built-in. */
   readonly module_digest: string | null;
+  /**
+   * The toolpack's contract digest (host/tools/contract-digest.ts): allowlist, declared outputs,
+   * manifest limits, schemas, determinism, abi. Absent for a host built-in, whose contract is the
+   * host's code, so built-in identities are what they were before the digest existed.
+   */
+  readonly contract_digest?: string;
   /** The function called (part of the work, and what a verify calls again). */
   readonly entrypoint?: string;
   readonly input: Record<string, unknown>;
@@ -65,7 +72,14 @@ function contentAddressedInput(input: Record<string, unknown>, artifacts: readon
  */
 export function canonicalParams(src: ParamsSource): string {
   return canonicalJson({
-    tool: { id: src.tool_id, version: src.tool_version, contract_version: src.contract_version, module_digest: src.module_digest, entrypoint: src.entrypoint ?? null },
+    tool: {
+      id: src.tool_id,
+      version: src.tool_version,
+      contract_version: src.contract_version,
+      module_digest: src.module_digest,
+      entrypoint: src.entrypoint ?? null,
+      ...(src.contract_digest === undefined ? {} : { contract_digest: src.contract_digest }),
+    },
     input: contentAddressedInput(src.input, src.input_artifacts),
     input_artifacts: [...src.input_artifacts].map((a) => ({ path: a.path, sha256: a.sha256 })).sort((x, y) => x.path.localeCompare(y.path)),
     boundary: src.boundary ?? null,

@@ -23,6 +23,8 @@ export interface ToolDescriptor {
   readonly capabilities: readonly string[];
   /** The module digest, or null for a built-in. */
   readonly moduleDigest: string | null;
+  /** A toolpack's contract digest (host/tools/contract-digest.ts), in every run's identity; absent for a built-in. */
+  readonly contractDigest?: string;
   /** The tool's limits, capped by the policy. */
   readonly limits: EffectiveLimits;
   /** Pages of memory the tool needs to start; a request may not cap memory below this. */

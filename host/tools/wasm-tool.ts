@@ -5,6 +5,7 @@ import { createBroker } from '../broker/broker.js';
 import { RunOutputs } from '../broker/outputs.js';
 import { engineModule, type Engine } from '../engine/engine.js';
 import type { LoadedTool } from '../loader/load-toolpacks.js';
+import { contractDigest } from './contract-digest.js';
 import type { Tool, ToolOutcome } from './tool.js';
 
 /** A Tool over a loaded toolpack, executed by `engine`. */
@@ -28,6 +29,8 @@ export function wasmTool(loaded: LoadedTool, engine: Engine): WasmTool {
     entrypoint: m.entrypoint ?? DEFAULT_ENTRYPOINT,
     capabilities: m.capabilities.allow,
     moduleDigest: m.digest,
+    // Once per load: an edit of the manifest or a schema file makes the next call a new run.
+    contractDigest: contractDigest(m, loaded.inputSchema, loaded.outputSchema),
     limits: loaded.limits,
     // The cap bounds all memories together (ABI-ALLOC-004): the module needs their initial sum.
     minMemoryPages: loaded.module.info.memories.reduce((sum, mem) => sum + (mem.imported ? 0 : mem.initial), 0),
