@@ -58,7 +58,7 @@ export async function devCommand(dir = '.', opts: DevOptions = {}): Promise<void
     // What the build wrote (module, digest) is ours; a change the author made meanwhile is not.
     const after = fingerprint(root);
     seen = now;
-    for (const pack of rebuild) for (const [file, print] of after) if (!isSource(path.relative(pack, path.join(root, file))) && isInside(pack, path.join(root, file)) && isBuildOutput(file, now, after)) seen.set(file, print);
+    for (const [file, print] of after) if (isBuildOutput(file, now, after) && rebuild.some((p) => isInside(p, path.join(root, file)))) seen.set(file, print);
     if (buildFailed) out('build failed: the fixtures did not run; fix the source and save');
     else await runTests(root, { ...(opts.policy === undefined ? {} : { policy: opts.policy }), ...(opts.only === undefined ? {} : { only: opts.only }) });
     out(`watching ${displayPath(root)} for changes (Ctrl-C to stop)`);
