@@ -2,7 +2,7 @@
 // outside the repository (sdk-guest/GUIDE.md, "Fixtures and `helix test`"): each fixture on a
 // fresh store, `continues`, `--only`, replays named, and a `forbidden` answer failing a fixture
 // unless it expects it.
-import { cpSync, existsSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeCounterPack, writeFixtures } from './helpers/counter-pack.js';
@@ -61,13 +61,23 @@ describe('helix test runs each fixture on a fresh store', () => {
     const dir = packWith({ first: { input: COUNT, expect: { output: { count: 1 } } } });
     const keep = path.join(work.dir, 'kept');
     for (let i = 0; i < 2; i++) {
-      // The second time replaces the kept store: the count starts again from nothing.
+      // The second time replaces the kept store: the call executes again, nothing is replayed.
       const r = await runCli(['test', dir, '--home', keep]);
       expect(r.code, r.stdout + r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/^ok    counter\.tool first\.json \(fuel \d+\)$/m);
     }
     const runs = await runCli(['runs', 'list', '--home', path.join(keep, 'counter.tool', 'first')]);
     expect(runs.code, runs.stderr).toBe(0);
     expect(runs.stdout).toContain('counter.tool');
+    // A folder there that is not a store it made is left alone.
+    const mine = path.join(work.dir, 'mine');
+    mkdirSync(path.join(mine, 'counter.tool', 'first'), { recursive: true });
+    writeFileSync(path.join(mine, 'counter.tool', 'first', 'notes.txt'), 'keep me');
+    const refused = await runCli(['test', dir, '--home', mine]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`helix: P-PRECOND-STORE: ${path.join(mine, 'counter.tool', 'first')} exists and is not a fixture store, so helix test will not replace it.`);
+    expect(refused.stderr).toContain('hint: Pass helix test an empty or new directory as --home.');
+    expect(readFileSync(path.join(mine, 'counter.tool', 'first', 'notes.txt'), 'utf8')).toBe('keep me');
   }, 120_000);
 });
 
