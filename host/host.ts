@@ -6,7 +6,7 @@ import { performCall, type CallOptions } from './call.js';
 import { createEngine, type Engine, type EngineOptions, type EngineStats } from './engine/engine.js';
 import { HelixError } from './errors.js';
 import { canonicalJson } from './hashing.js';
-import { loadToolpacksOrThrow } from './loader/load-toolpacks.js';
+import { loadToolpacksOrThrow, type LoadedTool } from './loader/load-toolpacks.js';
 import { bundledPluginsDir } from './paths.js';
 import { loadPolicy, type LoadedPolicy } from './policy/load-policy.js';
 import { ToolRegistry } from './registry.js';
@@ -30,6 +30,12 @@ export interface HostOptions {
   /** The Helix home holding the store; default `HELIX_HOME`, else `./.helix`. */
   readonly home?: string;
   readonly engine?: EngineOptions;
+  /**
+   * Toolpacks loaded under this policy, with their engine and tools (createHostParts); the
+   * caller closes the engine, `close` leaves it running. Default: load `pluginsDir`, start an
+   * engine. Lets `helix test` give each fixture a fresh store without loading and compiling again.
+   */
+  readonly shared?: HostParts;
   /** Wall clock, ms since the epoch; default Date.now. */
   readonly now?: () => number;
   /** How often a running call reports progress to a caller that asked for it, ms; default 1000. */
@@ -53,11 +59,27 @@ export interface Host {
   close(): Promise<void>;
 }
 
+/** What hosts over different stores can share: the packs loaded under one policy, an engine, the tools bound to it. */
+export interface HostParts {
+  readonly toolpacks: readonly LoadedTool[];
+  readonly engine: Engine;
+  readonly tools: readonly Tool[];
+}
+
+/** Loads the toolpacks under `policy` and starts an engine, for hosts that share them; the caller closes `engine`. */
+export async function createHostParts(policy: LoadedPolicy, pluginsDir: string, engine?: EngineOptions): Promise<HostParts> {
+  return bindTools(policy, await loadToolpacksOrThrow(pluginsDir, policy.policy), createEngine(engine));
+}
+
+function bindTools(policy: LoadedPolicy, toolpacks: readonly LoadedTool[], engine: Engine): HostParts {
+  return { toolpacks, engine, tools: [...toolpacks.map((t) => wasmTool(t, engine)), ...builtinTools(policy.policy)] };
+}
+
 /** Loads policy and toolpacks, opens the store and starts the engine. Throws HelixError if anything is invalid. */
 export async function createHost(options: HostOptions = {}): Promise<Host> {
   const policy = options.policy ?? loadPolicy(options.policyFile);
   const pluginsDir = options.pluginsDir ?? bundledPluginsDir();
-  const loaded = await loadToolpacksOrThrow(pluginsDir, policy.policy);
+  const loaded = options.shared?.toolpacks ?? (await loadToolpacksOrThrow(pluginsDir, policy.policy));
   const now = options.now ?? Date.now;
   const store = openStore(resolveHome(options.home));
   let interrupted: string[];
@@ -68,8 +90,8 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     await store.close();
     throw err;
   }
-  const engine: Engine = createEngine(options.engine);
-  const registry = new ToolRegistry([...loaded.map((t) => wasmTool(t, engine)), ...builtinTools(policy.policy)]);
+  const { engine, tools } = options.shared ?? bindTools(policy, loaded, createEngine(options.engine));
+  const registry = new ToolRegistry(tools);
   const ctx = { registry, policy, canonicalPolicy: canonicalJson(policy.policy), store, coordinator: new RunCoordinator(store, now), now, progressIntervalMs: options.progressIntervalMs ?? 1000 };
   let closed = false;
   let pending = 0;
@@ -99,7 +121,7 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
       closed = true;
       // Let calls in flight record their runs before the store closes.
       if (pending > 0) await new Promise<void>((resolve) => (drained = resolve));
-      await engine.close();
+      if (options.shared === undefined) await engine.close();
       await store.close();
     },
   };

@@ -200,11 +200,13 @@ describe('helix test', () => {
     expect(r.stderr).toMatch(/unbuilt-tool\.tool\.yaml.*digest/);
   });
 
-  it('keeps the runs in --home when asked', async () => {
+  it('keeps each fixture\'s store under --home when asked', async () => {
     const keep = path.join(work.dir, 'kept-home');
     const r = await helix(['test', pack, '--home', keep]);
     expect(r.code).toBe(0);
-    const runs = await helix(['runs', 'list', '--home', keep]);
+    const fixtures = readdirSync(path.join(pack, 'fixtures')).filter((f) => f.endsWith('.json')).sort();
+    expect(readdirSync(path.join(keep, 'hello.tool')).sort()).toEqual(fixtures.map((f) => f.slice(0, -'.json'.length)).sort());
+    const runs = await helix(['runs', 'list', '--home', path.join(keep, 'hello.tool', fixtures[0]!.slice(0, -'.json'.length))]);
     expect(runs.code).toBe(0);
     expect(runs.stdout).toContain('hello.tool');
   });

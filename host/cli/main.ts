@@ -8,6 +8,7 @@ import { packageRoot } from '../paths.js';
 import { registerArtifactCommands } from './artifact-command.js';
 import { buildCommand } from './build-command.js';
 import { callCommand } from './call-command.js';
+import { devCommand } from './dev-command.js';
 import { newCommand, TEMPLATE_LANGS } from './new-command.js';
 import { registerRunsCommands, verifyCommand } from './runs-command.js';
 import { maxMessageBytesOption, serveCommand } from './serve-command.js';
@@ -26,6 +27,11 @@ export function positiveInt(name: string): (value: string) => number {
     if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError(`${name} must be a positive integer, got "${value}"`);
     return n;
   };
+}
+
+/** Collects a repeatable option's values. */
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
 }
 
 /** Options every command that loads toolpacks shares. */
@@ -91,12 +97,21 @@ program
 
 program
   .command('test')
-  .description("run every fixture of the toolpack(s) in DIR through a real host: one line per fixture, a summary (exit 0 all passed, 1 a failure, 3 the host refused to start)")
+  .description("run every fixture of the toolpack(s) in DIR through a real host, each on a fresh store unless it continues another: one line per fixture, a summary (exit 0 all passed, 1 a failure, 2 --only names no fixture, 3 the host refused to start)")
   .argument('[dir]', 'a toolpack directory, or a directory holding toolpacks', '.')
   .option('--policy <file>', 'policy file (default: the bundled default policy)')
-  .option('--home <dir>', 'keep the runs in this Helix home (default: a temporary store, removed afterwards)')
+  .option('--home <dir>', "keep each fixture's store in DIR/<tool id>/<fixture>/ (default: temporary stores, removed afterwards)")
+  .option('--only <names>', 'run only these fixtures (file names, with or without .json; repeat or separate with commas), and the fixtures they continue', collect)
   .option('--json', 'print the results as JSON')
   .action(testCommand);
+
+program
+  .command('dev')
+  .description('build and test the toolpack(s) in DIR, then again on every change of a source, schema, manifest, fixture or data file, until Ctrl-C (exit 0)')
+  .argument('[dir]', 'a toolpack directory, or a directory holding toolpacks', '.')
+  .option('--policy <file>', 'policy file (default: the bundled default policy)')
+  .option('--only <names>', 'run only these fixtures, as helix test --only', collect)
+  .action(devCommand);
 
 registerRunsCommands(program);
 

@@ -1,13 +1,11 @@
-// `helix test [DIR]`: loads the toolpack(s) in DIR through the real, fail-closed loader, runs
-// every fixture through a real host over a throwaway store (or --home), prints one line per
-// fixture and a summary. Exit 0 when every fixture passed, 1 when one failed or a pack has
-// none, 3 when the host refuses to start (as every command that loads toolpacks).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { fixtureFiles, runFixture, type FixtureResult } from '../fixtures/run-fixtures.js';
-import { createHost, type Host } from '../host.js';
-import type { WasmTool } from '../tools/wasm-tool.js';
+// `helix test [DIR]`: loads the toolpack(s) in DIR through the real, fail-closed loader and runs
+// their fixtures through a real host, each chain of fixtures on a fresh store (run-suite.ts),
+// printing one line per fixture (its fuel, or the run it replayed) and a summary. Exit 0 when
+// every fixture passed, 1 when one failed or a pack has none, 2 when --only names no fixture,
+// 3 when the host refuses to start (as every command that loads toolpacks).
+import { asFixtureName } from '../fixtures/fixture-plan.js';
+import { openFixtureSuite, type FixtureSuite } from '../fixtures/run-suite.js';
+import type { FixtureResult } from '../fixtures/run-fixtures.js';
 import { displayPath } from './build-command.js';
 import { EXIT, printError, printJson } from './output.js';
 
@@ -16,6 +14,8 @@ export interface TestOptions {
   readonly policy?: string;
   readonly home?: string;
   readonly json?: boolean;
+  /** Fixture names (with or without `.json`; each may be a comma list) to run, with what they continue. */
+  readonly only?: readonly string[];
 }
 
 /** One toolpack's outcome. */
@@ -28,66 +28,64 @@ export interface ToolpackTestResult {
   readonly problem?: string;
 }
 
-/** Runs `helix test`. */
+/** Runs `helix test` and sets the exit code. */
 export async function testCommand(dir = '.', opts: TestOptions = {}): Promise<void> {
-  const home = opts.home ?? mkdtempSync(path.join(tmpdir(), 'helix-test-'));
-  let host: Host | undefined;
+  process.exitCode = await runTests(dir, opts);
+}
+
+/** Runs the fixtures of the packs in `dir`, printing as `helix test` does; returns the exit code. */
+export async function runTests(dir: string, opts: TestOptions = {}): Promise<number> {
+  let suite: FixtureSuite;
   try {
-    try {
-      host = await createHost({ pluginsDir: dir, policyFile: opts.policy, home });
-    } catch (err) {
-      printError(err);
-      process.exitCode = EXIT.startup;
-      return;
+    suite = await openFixtureSuite({ pluginsDir: dir, ...(opts.policy === undefined ? {} : { policyFile: opts.policy }), ...(opts.home === undefined ? {} : { keepUnder: opts.home }) });
+  } catch (err) {
+    printError(err);
+    return EXIT.startup;
+  }
+  try {
+    const only = opts.only === undefined ? undefined : new Set(opts.only.flatMap((o) => o.split(',')).map((o) => asFixtureName(o.trim())).filter((o) => o !== ''));
+    const plans = suite.toolpacks.map((tool) => ({ tool, plan: suite.plan(tool, only) }));
+    if (only !== undefined) {
+      const known = new Set(plans.flatMap(({ plan }) => (plan.ok ? plan.names : [])));
+      const unknown = [...only].filter((n) => !known.has(n));
+      if (unknown.length > 0) {
+        process.stderr.write(`helix: --only ${unknown.join(', ')}: no such fixture in ${displayPath(dir)}; the fixtures are: ${[...known].sort().join(', ') || '(none)'}\n`);
+        return EXIT.invalid;
+      }
     }
     const packs: ToolpackTestResult[] = [];
-    for (const tool of host.tools().filter((t): t is WasmTool => t.kind === 'wasm')) {
-      const pack = await testToolpack(host, tool, opts.json ? undefined : printFixture);
-      if (!opts.json && pack.problem !== undefined) process.stdout.write(`FAIL  ${pack.tool}: ${pack.problem}\n`);
-      packs.push(pack);
+    for (const { tool, plan } of plans) {
+      const base = { tool: tool.manifest.id, version: tool.manifest.version, manifest: displayPath(tool.manifestPath) };
+      // With --only, a pack none of whose fixtures was named is not tested, and not a failure.
+      if (plan.ok && plan.chains.length === 0) continue;
+      if (!plan.ok) {
+        if (only !== undefined) continue;
+        if (!opts.json) process.stdout.write(`FAIL  ${base.tool}: ${plan.problem}\n`);
+        packs.push({ ...base, fixtures: [], problem: plan.problem });
+        continue;
+      }
+      packs.push({ ...base, fixtures: await suite.run(tool, plan.chains, opts.json ? undefined : printFixture) });
     }
     const results = packs.flatMap((p) => p.fixtures);
     const failed = results.filter((r) => !r.ok).length + packs.filter((p) => p.problem !== undefined).length;
-    const ok = failed === 0;
-    if (opts.json) {
-      printJson({ ok, passed: results.filter((r) => r.ok).length, failed, toolpacks: packs });
-    } else {
-      const summary = `${results.filter((r) => r.ok).length} passed, ${failed} failed (${results.length} fixtures, ${packs.length} toolpack${packs.length === 1 ? '' : 's'})`;
-      process.stdout.write(`${summary}\n`);
-    }
-    process.exitCode = ok ? EXIT.ok : EXIT.failed;
+    const passed = results.filter((r) => r.ok).length;
+    if (opts.json) printJson({ ok: failed === 0, passed, failed, toolpacks: packs });
+    else process.stdout.write(`${passed} passed, ${failed} failed (${results.length} fixtures, ${packs.length} toolpack${packs.length === 1 ? '' : 's'})\n`);
+    return failed === 0 ? EXIT.ok : EXIT.failed;
   } catch (err) {
     printError(err);
-    process.exitCode = EXIT.failed;
+    return EXIT.failed;
   } finally {
-    await host?.close();
-    if (opts.home === undefined) rmSync(home, { recursive: true, force: true });
+    await suite.close();
   }
 }
 
-/** Runs one toolpack's fixtures, reporting each as it finishes. */
-export async function testToolpack(host: Host, tool: WasmTool, report?: (r: FixtureResult) => void): Promise<ToolpackTestResult> {
-  const base = { tool: tool.id, version: tool.version, manifest: displayPath(tool.loaded.manifestPath) };
-  let files: string[];
-  try {
-    files = fixtureFiles(tool);
-  } catch (err) {
-    return { ...base, fixtures: [], problem: `cannot read the fixtures folder: ${(err as Error).message}` };
-  }
-  if (files.length === 0) {
-    const problem = tool.loaded.manifest.health === undefined ? 'no fixtures: set health.fixtures in the manifest to a folder of *.json fixtures' : `no *.json fixtures in ${tool.loaded.manifest.health.fixtures}/`;
-    return { ...base, fixtures: [], problem };
-  }
-  const fixtures: FixtureResult[] = [];
-  for (const file of files) {
-    const result = await runFixture(host, tool, file);
-    report?.(result);
-    fixtures.push(result);
-  }
-  return { ...base, fixtures };
+/** The line of one fixture: ok or FAIL, what differed, and its fuel or the run it replayed. */
+export function fixtureLine(r: FixtureResult): string {
+  const cost = r.replayed === true ? ` (replayed ${r.run_id}, fuel 0)` : r.fuel_used === undefined ? '' : ` (fuel ${r.fuel_used})`;
+  return r.ok ? `ok    ${r.tool} ${r.fixture}${cost}` : `FAIL  ${r.tool} ${r.fixture}: ${r.problem}${cost}`;
 }
 
 function printFixture(r: FixtureResult): void {
-  const fuel = r.fuel_used === undefined ? '' : ` (fuel ${r.fuel_used})`;
-  process.stdout.write(r.ok ? `ok    ${r.tool} ${r.fixture}${fuel}\n` : `FAIL  ${r.tool} ${r.fixture}: ${r.problem}${fuel}\n`);
+  process.stdout.write(`${fixtureLine(r)}\n`);
 }
