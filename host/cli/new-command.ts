@@ -15,7 +15,7 @@ import { EXIT, printError } from './output.js';
 export const TEMPLATE_LANGS = ['as', 'c', 'extism'] as const;
 export type TemplateLang = (typeof TEMPLATE_LANGS)[number];
 
-const LANG_NAMES: Record<TemplateLang, string> = { as: 'AssemblyScript', c: 'C', extism: 'Extism plugin, AssemblyScript' };
+const LANG_NAMES: Record<TemplateLang, string> = { as: 'AssemblyScript', c: 'C', extism: 'Extism' };
 
 /**
  * What every template's tool does, as its manifest says it when --description is not given: a
