@@ -137,6 +137,18 @@ describe('helix_seq_reader', () => {
     for (const text of ['', '\n', '\r\n \t\n\n']) expect(await readC(await store(text, 'blank.txt'), 4)).toEqual({ records: [], format: '', total_length: 0 });
   });
 
+  it('treats a CR as a line end only before an LF, wherever the pieces split, as the AssemblyScript SeqReader does', async () => {
+    const text = '>a\r\nAC\rGT\r\nA\r\r\n>b x\r\n\r\nGG\r';
+    const id = await store(text, 'cr.fa');
+    const stats = await host.call({ tool_id: 'seq.stats', input: { sequences: id } });
+    expect(stats.error).toBeUndefined();
+    for (const piece of [3, 4, 5, 6, 1 << 20]) {
+      const out = await readC(id, piece);
+      expect({ piece, records: out.records.map((r: any) => [r.header, r.sequence]) }).toEqual({ piece, records: [['a', 'AC\rGTA\r'], ['b x', 'GG']] });
+      expect(out.total_length).toBe((stats.output as any).sum_len);
+    }
+  });
+
   it('stops at malformed input with D-DATA-FORMAT naming the line, as the AssemblyScript SeqReader does, at every piece size', async () => {
     // The cases and messages of the AssemblyScript reader's own test (plugins/seq-stats/test/reader.test.ts).
     const cases: Array<[string, number, RegExp]> = [
