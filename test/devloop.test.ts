@@ -43,12 +43,6 @@ async function helix(args: string[], cwd: string = work.dir): Promise<Ran> {
 const sha256 = (file: string) => `sha256:${createHash('sha256').update(readFileSync(file)).digest('hex')}`;
 const manifestOf = (dir: string) => parseYaml(readFileSync(path.join(dir, readdirSync(dir).find((f) => f.endsWith('.tool.yaml'))!), 'utf8')) as Record<string, unknown>;
 
-// The template tool's contract, computed independently of it.
-function reverseComplement(seq: string): string {
-  const pairs: Record<string, string> = { A: 'T', T: 'A', C: 'G', G: 'C', N: 'N', a: 't', t: 'a', c: 'g', g: 'c', n: 'n' };
-  return [...seq].reverse().map((c) => pairs[c]).join('');
-}
-
 // One pack made and built the way the guide says, shared by the tests that need a built pack
 // (each works on its own copy).
 const pack = path.join(work.dir, 'hello-tool');
@@ -73,7 +67,7 @@ describe('the guide, followed literally', () => {
       expect(existsSync(path.join(pack, file)), file).toBe(true);
       expect(created.stdout).toContain(`  ${file}\n`);
     }
-    expect(created.stdout).toMatch(/helix build\b[\s\S]*helix test\b[\s\S]*helix call hello\.tool --plugins \. --input '\{"sequence":"[ACGTN]+"\}'/);
+    expect(created.stdout).toMatch(/helix build\b[\s\S]*helix test\b[\s\S]*helix artifact import data\/example\.fa\b[\s\S]*helix call hello\.tool --plugins \. --input '\{"sequences":"art_\.\.\."\}'/);
     expect(existsSync(path.join(pack, 'node_modules'))).toBe(false);
     // No placeholder survives, in names or contents.
     const all = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? all(path.join(dir, e.name)) : [path.join(dir, e.name)]));
@@ -119,22 +113,25 @@ describe('the guide, followed literally', () => {
     expect(expects.some((e) => 'error_code' in e)).toBe(true);
   });
 
-  it('helix call --plugins . gives the tool output for a new input', async () => {
-    const sequence = 'GATTACAnnCGcgTTAGGGN';
-    const r = await helix(['call', 'hello.tool', '--plugins', '.', '--input', JSON.stringify({ sequence })], pack);
+  it('helix call --plugins . reads an imported file and writes the lengths artifact', async () => {
+    writeFileSync(path.join(pack, 'new.fa'), '>a first\nACGTN\nacg\n>b\r\nGGG\r\n');
+    const imported = await helix(['artifact', 'import', 'new.fa'], pack);
+    expect(imported.code, imported.stderr).toBe(0);
+    const id = (JSON.parse(imported.stdout) as { id: string }).id;
+    const r = await helix(['call', 'hello.tool', '--plugins', '.', '--input', JSON.stringify({ sequences: id })], pack);
     expect(r.code, r.stdout).toBe(0);
     const response = ResponseEnvelopeSchema.parse(JSON.parse(r.stdout));
-    expect(response.status).toBe('success');
-    const gc = [...sequence].filter((c) => 'GCgc'.includes(c)).length;
-    expect(response.output).toEqual({ reverse_complement: reverseComplement(sequence), length: sequence.length, gc_count: gc });
+    expect(response.output).toMatchObject({ format: 'FASTA', records: 2, total_length: 11 });
     expect(response.provenance.digest).toBe(manifestOf(pack).digest);
   });
 
-  it('helix call reports a bad character with its index', async () => {
-    const r = await helix(['call', 'hello.tool', '--plugins', '.', '--input', '{"sequence":"ACGTACGTQ"}'], pack);
-    expect(r.code).toBe(2);
+  it('helix call reports a file that is neither FASTA nor FASTQ with its line', async () => {
+    const imported = await helix(['artifact', 'import', '--text', '\nACGT\n'], pack);
+    const id = (JSON.parse(imported.stdout) as { id: string }).id;
+    const r = await helix(['call', 'hello.tool', '--plugins', '.', '--input', JSON.stringify({ sequences: id })], pack);
+    expect(r.code).toBe(1);
     const response = ResponseEnvelopeSchema.parse(JSON.parse(r.stdout));
-    expect(response.error).toMatchObject({ code: 'I-REQ-INPUT', details: { character: 'Q', index: 8 } });
+    expect(response.error).toMatchObject({ code: 'D-DATA-FORMAT', details: { line: 2 } });
     expect(response.error?.hint).toBeTruthy();
   });
 });
@@ -142,23 +139,25 @@ describe('the guide, followed literally', () => {
 describe('helix test', () => {
   it('exits 1 naming a fixture that fails, with the first difference', async () => {
     const dir = copyOfPack('failing');
-    writeFileSync(path.join(dir, 'fixtures', 'wrong-count.json'), JSON.stringify({ input: { sequence: 'GGCC' }, expect: { output: { reverse_complement: 'GGCC', length: 4, gc_count: 3 } } }));
+    writeFileSync(path.join(dir, 'fixtures', 'wrong-count.json'), JSON.stringify({ input: { sequences: '@data/example.fa' }, expect: { output_contains: { records: 5 } } }));
     const r = await helix(['test', dir]);
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/^FAIL  hello\.tool wrong-count\.json: \/gc_count: expected 3, got 4 \(fuel \d+\)$/m);
-    expect(r.stdout).toMatch(/^ok    hello\.tool basic\.json/m);
+    expect(r.stdout).toMatch(/^FAIL  hello\.tool wrong-count\.json: \/records: expected 5, got 4 \(fuel \d+\)$/m);
+    expect(r.stdout).toMatch(/^ok    hello\.tool fasta\.json/m);
     expect(r.stdout).toMatch(/ 1 failed \(\d+ fixtures, 1 toolpack\)/);
   });
 
   it('checks partial outputs, error details and the fixture format, and reports them as JSON', async () => {
     const dir = copyOfPack('formats');
     const fx = (name: string, body: unknown) => writeFileSync(path.join(dir, 'fixtures', name), JSON.stringify(body));
-    fx('contains-ok.json', { input: { sequence: 'AAC' }, expect: { output_contains: { gc_count: 1 } } });
-    fx('contains-wrong.json', { input: { sequence: 'AAC' }, expect: { output_contains: { reverse_complement: 'GTA' } } });
-    fx('details-wrong.json', { input: { sequence: 'AZ' }, expect: { error_code: 'I-REQ-INPUT', error_details: { index: 0 } } });
-    fx('code-wrong.json', { input: { sequence: 'AZ' }, expect: { error_code: 'D-DATA-FORMAT' } });
-    fx('no-expect.json', { input: { sequence: 'A' } });
-    fx('two-expects.json', { input: { sequence: 'A' }, expect: { output: {}, error_code: 'I-REQ-INPUT' } });
+    const fa = { sequences: '@data/example.fa' };
+    const table = { sequences: '@data/not-sequences.tsv' };
+    fx('contains-ok.json', { input: fa, expect: { output_contains: { records: 4 } } });
+    fx('contains-wrong.json', { input: fa, expect: { output_contains: { format: 'FASTQ' } } });
+    fx('details-wrong.json', { input: table, expect: { error_code: 'D-DATA-FORMAT', error_details: { line: 2 } } });
+    fx('code-wrong.json', { input: table, expect: { error_code: 'I-REQ-INPUT' } });
+    fx('no-expect.json', { input: fa });
+    fx('two-expects.json', { input: fa, expect: { output: {}, error_code: 'I-REQ-INPUT' } });
     writeFileSync(path.join(dir, 'fixtures', 'not-json.json'), '{ "input": ');
     const r = await helix(['test', '--json'], dir);
     expect(r.code).toBe(1);
@@ -167,9 +166,9 @@ describe('helix test', () => {
     expect(report.toolpacks.map((t) => t.tool)).toEqual(['hello.tool']);
     const byName = new Map(report.toolpacks[0]!.fixtures.map((f) => [f.fixture, f]));
     expect(byName.get('contains-ok.json')).toMatchObject({ ok: true });
-    expect(byName.get('contains-wrong.json')).toMatchObject({ ok: false, problem: '/reverse_complement: expected "GTA", got "GTT"' });
-    expect(byName.get('details-wrong.json')).toMatchObject({ ok: false, problem: '/details/index: expected 0, got 1' });
-    expect(byName.get('code-wrong.json')?.problem).toMatch(/^expected error D-DATA-FORMAT, got invalid_request I-REQ-INPUT: /);
+    expect(byName.get('contains-wrong.json')).toMatchObject({ ok: false, problem: '/format: expected "FASTQ", got "FASTA"' });
+    expect(byName.get('details-wrong.json')).toMatchObject({ ok: false, problem: '/details/line: expected 2, got 1' });
+    expect(byName.get('code-wrong.json')?.problem).toMatch(/^expected error I-REQ-INPUT, got terminal_error D-DATA-FORMAT: /);
     expect(byName.get('no-expect.json')?.problem).toMatch(/^not a valid fixture: expect: /);
     expect(byName.get('two-expects.json')?.problem).toMatch(/^not a valid fixture: .*exactly one of output, output_contains, error_code/);
     expect(byName.get('not-json.json')?.problem).toMatch(/^not a valid fixture: .*JSON/);
@@ -248,7 +247,7 @@ describe('the guide\'s streaming example', () => {
     const idSchema = (description: string) => ({ type: 'string', 'x-helix-artifact': true, description });
     writeFileSync(path.join(dir, 'schemas', 'input.json'), JSON.stringify({ type: 'object', additionalProperties: false, required: ['fasta'], properties: { fasta: idSchema('FASTA artifact') } }));
     writeFileSync(path.join(dir, 'schemas', 'output.json'), JSON.stringify({ type: 'object', additionalProperties: false, required: ['lengths', 'records'], properties: { lengths: idSchema('TSV artifact'), records: { type: 'integer' } } }));
-    mkdirSync(path.join(dir, 'data'));
+    mkdirSync(path.join(dir, 'data'), { recursive: true });
     writeFileSync(path.join(dir, 'data', 'small.fa'), fasta);
     writeFileSync(path.join(dir, 'data', 'small.fa.gz'), gzipSync(fasta));
     writeFileSync(path.join(dir, 'data', 'small.lengths.tsv'), lengths);
@@ -336,7 +335,7 @@ describe('helix new refuses', () => {
   it('an unknown --lang', async () => {
     const r = await helix(['new', 'some-tool', '--lang', 'rust']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/Allowed choices are as, c/);
+    expect(r.stderr).toMatch(/Allowed choices are as, c, extism/);
   });
 });
 
@@ -359,11 +358,11 @@ describe('helix build', () => {
     const digest = manifestOf(dir).digest;
     const moduleBefore = sha256(path.join(dir, 'build', 'hello-tool.wasm'));
     const source = path.join(dir, 'assembly', 'index.ts');
-    writeFileSync(source, readFileSync(source, 'utf8').replace('let gc = 0;', 'let gc: i32 = "zero";'));
+    writeFileSync(source, readFileSync(source, 'utf8').replace('let records: i64 = 0;', 'let records: i64 = "zero";'));
     const r = await helix(['build', dir]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^FAIL  .*broken: .*compile failed:/m);
-    expect(r.stderr).toMatch(/TS2322: Type '~lib\/string\/String' is not assignable to type 'i32'/);
+    expect(r.stderr).toMatch(/TS2322: Type '~lib\/string\/String' is not assignable to type 'i64'/);
     expect(r.stderr).toContain('1 of 1 toolpack failed to build');
     expect(manifestOf(dir).digest).toBe(digest);
     expect(sha256(path.join(dir, 'build', 'hello-tool.wasm'))).toBe(moduleBefore);

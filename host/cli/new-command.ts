@@ -11,11 +11,18 @@ import { packageRoot } from '../paths.js';
 import { displayPath } from './build-command.js';
 import { EXIT, printError } from './output.js';
 
-/** The languages with a template. */
-export const TEMPLATE_LANGS = ['as', 'c'] as const;
+/** The languages with a template: AssemblyScript (helix/v1), C (helix/v1), an Extism plugin in AssemblyScript (extism/v1). */
+export const TEMPLATE_LANGS = ['as', 'c', 'extism'] as const;
 export type TemplateLang = (typeof TEMPLATE_LANGS)[number];
 
-const LANG_NAMES: Record<TemplateLang, string> = { as: 'AssemblyScript', c: 'C' };
+const LANG_NAMES: Record<TemplateLang, string> = { as: 'AssemblyScript', c: 'C', extism: 'Extism' };
+
+/**
+ * What every template's tool does, as its manifest says it when --description is not given: a
+ * sentence about the tool, never about its id, so it reads right whatever the pack is called.
+ */
+export const DEFAULT_DESCRIPTION =
+  'Counts the records of a FASTA or FASTQ artifact (plain or gzip) and their total length, and writes the id and length of each record as a TSV artifact.';
 
 /** Options of `helix new`. */
 export interface NewOptions {
@@ -87,7 +94,7 @@ export function createToolpack(name: string, opts: NewOptions): CreatedToolpack 
       details: { id, name },
     });
   }
-  const description = (opts.description ?? `${id}: a new Helix tool made with helix new; say here what it does, what it takes and what it returns.`).replace(/\s+/g, ' ').trim();
+  const description = (opts.description ?? DEFAULT_DESCRIPTION).replace(/\s+/g, ' ').trim();
   if (description.length === 0 || description.length > MAX_DESCRIPTION_LENGTH) {
     throw new HelixError('I-REQ-TOO-LARGE', {
       message: `The description has ${description.length} characters; a manifest's description has 1 to ${MAX_DESCRIPTION_LENGTH}.`,
@@ -139,7 +146,8 @@ function copyTree(root: string, target: string, relative: string, write: (relati
   }
 }
 
-// The example call uses the first fixture that expects success, so it works for any template.
+// The example call uses the first fixture that expects success: a `"@data/FILE"` input is
+// imported first, as the guide's walkthrough does, and its id shown as `art_...`.
 function printNextSteps(created: CreatedToolpack): void {
   const where = displayPath(created.dir);
   const out = (line = '') => process.stdout.write(`${line}\n`);
@@ -150,18 +158,26 @@ function printNextSteps(created: CreatedToolpack): void {
   out(`  cd ${where}`);
   out('  helix build        # compile, write the module digest into the manifest');
   out('  helix test         # run fixtures/*.json through the real host');
-  const input = exampleInput(created.dir);
-  out(`  helix call ${created.id} --plugins .${input === undefined ? " --input '{...}'" : ` --input '${input}'`}`);
+  const example = exampleCall(created.dir);
+  if (example?.data !== undefined) out(`  helix artifact import ${example.data}    # prints the artifact id`);
+  out(`  helix call ${created.id} --plugins .${example === undefined ? " --input '{...}'" : ` --input '${example.input}'`}`);
 }
 
-function exampleInput(dir: string): string | undefined {
+/** The input of the first success fixture, with a data file in it replaced by `art_...`. */
+export function exampleCall(dir: string): { input: string; data?: string } | undefined {
   const fixtures = path.join(dir, 'fixtures');
   if (!existsSync(fixtures)) return undefined;
   for (const file of readdirSync(fixtures).filter((f) => f.endsWith('.json')).sort()) {
     try {
-      const fx = JSON.parse(readFileSync(path.join(fixtures, file), 'utf8')) as { input?: unknown; expect?: { output?: unknown } };
-      const text = JSON.stringify(fx.input);
-      if (fx.expect?.output !== undefined && !text.includes("'") && !text.includes('@data/')) return text;
+      const fx = JSON.parse(readFileSync(path.join(fixtures, file), 'utf8')) as { input?: Record<string, unknown>; expect?: { output?: unknown } };
+      if (fx.expect?.output === undefined || typeof fx.input !== 'object' || fx.input === null) continue;
+      const data = Object.values(fx.input).filter((v): v is string => typeof v === 'string' && v.startsWith('@data/'));
+      // One file: its import is one line to show.
+      if (data.length > 1) continue;
+      const input = Object.fromEntries(Object.entries(fx.input).map(([k, v]) => [k, v === data[0] ? 'art_...' : v]));
+      const text = JSON.stringify(input);
+      if (text.includes("'")) continue;
+      return data.length === 0 ? { input: text } : { input: text, data: data[0]!.slice(1) };
     } catch {
       // A fixture the author has not finished is no example; try the next.
     }

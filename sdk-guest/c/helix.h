@@ -1,5 +1,19 @@
 /* helix.h: the C guest SDK for Helix tools (abi: helix/v1), one header in the stb style.
  *
+ * THERE IS NO LIBC. No <stdio.h>, <stdlib.h> or <string.h>, no printf, malloc, strlen or
+ * fopen, and no WASI: a tool reaches the outside only through capabilities. Only clang's own
+ * freestanding headers work (<stddef.h>, <stdint.h>, <stdbool.h>, <stdarg.h>, <limits.h>). What
+ * this header offers instead:
+ *   memory   helix_malloc, helix_calloc, helix_realloc, helix_free (and memcpy, memmove,
+ *            memset, memcmp, declared here)
+ *   strings  helix_strlen, helix_strcmp, helix_strdup, helix_strndup, and helix_format, a
+ *            printf that returns a new string (%s %.*s %d %lld %zu %x %c %g ...)
+ *   JSON     helix_json_parse, helix_get_* to read, helix_writer (helix_w_*) to write
+ *   results  helix_ok_writer, helix_error, helix_error_details; helix_abort for a panic
+ *   I/O      the capability wrappers: helix_artifact_* and the streaming helix_reader_* and
+ *            helix_awriter_*, helix_seq_* (FASTA/FASTQ records), helix_kv_*, helix_log_*,
+ *            helix_clock_*, helix_http_*, helix_secrets_get
+ *
  * Every file may include it for the declarations; exactly one .c file of the tool defines
  * HELIX_IMPLEMENTATION before including it, which compiles the implementation and the ABI
  * exports (`alloc`, `dealloc`, `helix_panic`; `memory` comes from the linker). The tool then
@@ -19,9 +33,8 @@
  * Build (what `npm run build:wasm` does for a C toolpack):
  *     clang --target=wasm32 -mbulk-memory -nostdlib -O2 -I sdk-guest/c -Wl,--no-entry
  *           -Wl,--stack-first -o build/tool.wasm src/main.c
- * No libc and no WASI: the header brings its own allocator, memcpy/memset/memmove/memcmp,
- * JSON parser and writer, and a small formatter. The module imports nothing, or only
- * `helix_v1.capability_call` when a capability is called (the linker drops it otherwise).
+ * The module imports nothing, or only `helix_v1.capability_call` when a capability is called
+ * (the linker drops it otherwise).
  * See README.md beside this file for the guide and the API reference. */
 #ifndef HELIX_H
 #define HELIX_H
@@ -68,6 +81,12 @@ typedef struct helix_result {
 
 /* ---- memory ---------------------------------------------------------------------------- */
 
+/* The C library's four memory functions, implemented with bulk-memory instructions (the
+ * compiler also calls them for struct copies); nothing else of the C library exists. */
+void *memcpy(void *__restrict dst, const void *__restrict src, size_t n);
+void *memmove(void *dst, const void *src, size_t n);
+void *memset(void *dst, int c, size_t n);
+int memcmp(const void *a, const void *b, size_t n);
 /* Allocates `size` bytes (8-byte aligned); traps with "out of memory" when memory cannot grow. */
 void *helix_malloc(size_t size);
 /* The same, returning NULL instead of trapping. */
@@ -387,6 +406,77 @@ typedef struct helix_secret {
 } helix_secret;
 /* secrets.get: the allowlist must hold secrets.get.<name>. */
 helix_status helix_secrets_get(const char *name, helix_secret *out);
+
+/* ---- FASTA/FASTQ records ------------------------------------------------------------------ */
+
+/* The format a helix_seq_reader detected: NONE until the first record (and for data without one). */
+typedef enum helix_seq_format { HELIX_SEQ_NONE, HELIX_SEQ_FASTA, HELIX_SEQ_FASTQ } helix_seq_format;
+/* Longest sequence (and quality) a record may have when the reader keeps it: 64 MiB. */
+#define HELIX_SEQ_DEFAULT_MAX_RECORD_BYTES (64 * 1024 * 1024)
+/* Longest header (bytes after '>' or '@'). */
+#define HELIX_SEQ_MAX_HEADER_BYTES (1024 * 1024)
+/* Hint of the reader's D-DATA-FORMAT errors. */
+#define HELIX_SEQ_FORMAT_HINT                                                                                      \
+  "pass FASTA ('>' header lines, each followed by sequence lines) or FASTQ (4-line records: '@' header, sequence, " \
+  "'+' line, quality of the same length, phred+33 '!'..'~'), plain or gzip"
+
+/* Reads FASTA or FASTQ records from an artifact, streaming: the same semantics as the
+ * AssemblyScript SDK's SeqReader. The format is detected from the first non-blank byte ('>'
+ * FASTA, '@' FASTQ). FASTA: a record is a '>' line and the lines up to the next '>' line; its
+ * sequence is those lines joined without line ends (LF or CR LF), kept byte for byte as seqkit
+ * keeps it (case, gaps, spaces inside lines; blank lines add nothing); a record may have no
+ * sequence. FASTQ: 4-line records ('@' header, sequence, '+' line, quality as long as the
+ * sequence and made of '!'..'~'); blank lines between records are skipped; multi-line FASTQ is
+ * refused. Before the first record only blank lines may appear. Errors stop the reader:
+ * D-DATA-FORMAT with details artifact_id, line (1-based), record and format; I-REQ-TOO-LARGE
+ * for a record over max_record_bytes; a failed read keeps the capability's code. The data is
+ * read in pieces of source.piece_length bytes (1 MiB), and lines of any length are taken a
+ * piece at a time, so with keep_sequence false a record of any length is counted while one
+ * piece is held. Gzip is decompressed by the host (pass info.is_gzip as `decompress`). */
+/* A growable byte buffer of the reader (internal). */
+typedef struct helix__seq_buf {
+  char *data;
+  size_t length, capacity;
+} helix__seq_buf;
+
+typedef struct helix_seq_reader {
+  helix_status status;          /* ok, or why the reader stopped */
+  helix_artifact_reader source; /* set source.piece_length before the first record to read smaller pieces */
+  helix_seq_format format;
+  int64_t records;              /* records started: the number (1-based) of the current one */
+  bool keep_sequence;           /* default true; false: sequence and quality are counted, not kept (NULL) */
+  size_t max_record_bytes;      /* longest kept sequence or quality (default 64 MiB) */
+  /* The current record after helix_seq_next (valid until the next call). */
+  const char *header;           /* the header line after '>' or '@', NUL-terminated */
+  size_t header_length;
+  const char *id;               /* the header up to the first space or tab (id_length bytes, not NUL-terminated) */
+  size_t id_length;
+  const char *description;      /* the rest of the header after the blanks that follow the id, NUL-terminated */
+  const char *sequence;         /* NUL-terminated; NULL when keep_sequence is false */
+  int64_t sequence_length;
+  const char *quality;          /* FASTQ; NUL-terminated; NULL for FASTA or when keep_sequence is false */
+  int64_t quality_length;
+  int64_t record_line;          /* line of the current record's header */
+  /* Internal state. */
+  int state, blank_return;
+  int64_t lines_done;           /* lines fully read */
+  int64_t column;               /* bytes of the current line before the current part */
+  bool line_start, cr_pending, line_open, held, own_error;
+  const char *part;
+  size_t part_length;
+  bool part_ends, part_starts;
+  helix__seq_buf header_buf, sequence_buf, quality_buf;
+} helix_seq_reader;
+void helix_seq_init(helix_seq_reader *r, const char *artifact_id, bool decompress);
+/* The next record: true with the record's fields set; false at the end or on error (check r->status.ok). */
+bool helix_seq_next(helix_seq_reader *r);
+/* "FASTA", "FASTQ", or "" before the first record. */
+const char *helix_seq_format_name(const helix_seq_reader *r);
+/* The failure as the tool's error: the reader's own errors (D-DATA-FORMAT, I-REQ-TOO-LARGE) keep
+ * their code, read failures are passed on as helix_status_to_result does. */
+helix_result helix_seq_to_result(const helix_seq_reader *r, const char *context);
+/* Frees the buffers and the piece held (also done at the end; call it when stopping early). */
+void helix_seq_close(helix_seq_reader *r);
 
 #ifdef __cplusplus
 }
@@ -2224,6 +2314,335 @@ void helix_reader_close(helix_artifact_reader *r) {
   r->line = 0;
   r->line_capacity = r->line_length = 0;
   r->done = true;
+}
+
+/* ---- FASTA/FASTQ records ------------------------------------------------------------------ */
+
+/* Parser states, as in the AssemblyScript SDK's SeqReader. */
+#define HELIX__SEQ_START 0    /* before the first record: blank lines, then '>' or '@' */
+#define HELIX__SEQ_BETWEEN 1  /* FASTQ between records; FASTA: a held '>' line */
+#define HELIX__SEQ_HEADER 2   /* inside a header line */
+#define HELIX__SEQ_SEQUENCE 3 /* FASTA sequence lines; the FASTQ sequence line */
+#define HELIX__SEQ_PLUS 4     /* FASTQ '+' line */
+#define HELIX__SEQ_QUALITY 5  /* FASTQ quality line */
+#define HELIX__SEQ_BLANK 6    /* the rest of a blank line between records */
+#define HELIX__SEQ_DONE 7
+
+void helix_seq_init(helix_seq_reader *r, const char *artifact_id, bool decompress) {
+  __builtin_memset(r, 0, sizeof *r);
+  r->status = helix__ok();
+  helix_reader_init(&r->source, artifact_id, decompress);
+  r->keep_sequence = true;
+  r->max_record_bytes = HELIX_SEQ_DEFAULT_MAX_RECORD_BYTES;
+  r->line_start = true;
+}
+
+const char *helix_seq_format_name(const helix_seq_reader *r) {
+  return r->format == HELIX_SEQ_FASTA ? "FASTA" : r->format == HELIX_SEQ_FASTQ ? "FASTQ" : "";
+}
+
+static bool helix__seq_append(helix__seq_buf *b, const char *data, size_t length) {
+  if (b->length + length + 1 > b->capacity) {
+    size_t capacity = b->capacity < 256 ? 256 : b->capacity;
+    while (capacity < b->length + length + 1) capacity *= 2;
+    char *grown = (char *)helix_realloc(b->data, capacity);
+    b->data = grown, b->capacity = capacity;
+  }
+  __builtin_memcpy(b->data + b->length, data, length);
+  b->length += length;
+  b->data[b->length] = 0;
+  return true;
+}
+
+static void helix__seq_buf_free(helix__seq_buf *b) {
+  helix_free(b->data);
+  b->data = 0, b->length = b->capacity = 0;
+}
+
+/* The next part of a line from the source: its bytes up to the LF or the end of the piece,
+ * without the line end (a CR at the end of a piece is held until the next byte shows whether
+ * an LF follows). Sets r->part*; false at the end of the data or on a failed read. */
+static bool helix__seq_fetch(helix_seq_reader *r) {
+  helix_artifact_reader *s = &r->source;
+  r->part_starts = r->line_start;
+  for (;;) {
+    if (!s->have_piece || s->position >= s->piece.length) {
+      if (s->eof || !helix__reader_fetch(s)) {
+        helix__reader_drop_piece(s);
+        if (!s->status.ok) return false;
+        /* The data ends inside a line (a CR held back is the line's end). */
+        r->cr_pending = false;
+        if (!r->line_open) return false;
+        r->line_open = false;
+        r->part = "", r->part_length = 0, r->part_ends = true;
+        r->line_start = true;
+        return true;
+      }
+      continue;
+    }
+    const char *start = s->piece.data + s->position;
+    size_t available = s->piece.length - s->position;
+    if (r->cr_pending) {
+      r->cr_pending = false;
+      if (start[0] != '\n') {
+        /* The CR was a byte of the line, not the start of its line end. */
+        r->part = "\r", r->part_length = 1, r->part_ends = false;
+        r->line_start = false, r->line_open = true;
+        return true;
+      }
+    }
+    size_t n = helix__scan_byte(start, 0, available, '\n');
+    bool newline = n < available;
+    s->position += newline ? n + 1 : n;
+    size_t length = n;
+    if (length > 0 && start[length - 1] == '\r') {
+      length--;
+      if (!newline) r->cr_pending = true;
+    }
+    r->line_open = !newline;
+    if (length == 0 && !newline) continue; /* only a CR so far */
+    r->part = start, r->part_length = length, r->part_ends = newline;
+    r->line_start = newline;
+    return true;
+  }
+}
+
+static size_t helix__seq_first_non_blank(const char *p, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r') return i;
+  return n;
+}
+
+/* A byte for a message: printable ASCII as itself, anything else as U+00XX. */
+static char *helix__seq_printable(unsigned char byte) {
+  return byte >= 0x20 && byte < 0x7f ? helix_format("%c", byte) : helix_format("U+00%c%c", "0123456789ABCDEF"[byte >> 4], "0123456789ABCDEF"[byte & 15]);
+}
+
+/* Stops the reader with its own error; `message` is consumed. */
+static bool helix__seq_fail(helix_seq_reader *r, const char *code, char *message, const char *hint, int64_t line, const char *extra) {
+  helix__buf details = {0, 0, 0};
+  helix__append_literal(&details, "{\"artifact_id\":");
+  helix__append_quoted(&details, r->source.artifact_id, helix_strlen(r->source.artifact_id));
+  helix__append_literal(&details, ",\"line\":");
+  helix__append_i64(&details, line);
+  helix__append_literal(&details, ",\"record\":");
+  helix__append_i64(&details, r->records);
+  helix__append_literal(&details, ",\"format\":");
+  helix__append_quoted(&details, helix_seq_format_name(r), helix_strlen(helix_seq_format_name(r)));
+  if (extra) helix__append(&details, extra, helix_strlen(extra));
+  helix__append_char(&details, '}');
+  helix_status_free(&r->status);
+  r->status = helix__fail_status(code, message, hint, details.data);
+  helix_free(message);
+  r->own_error = true;
+  r->state = HELIX__SEQ_DONE;
+  helix_reader_close(&r->source);
+  return false;
+}
+
+/* `extra`: more details members (",\"key\":value"), or NULL. */
+static bool helix__seq_format_error(helix_seq_reader *r, char *reason, const char *extra) {
+  int64_t line = r->lines_done + 1;
+  const char *name = r->format == HELIX_SEQ_FASTQ ? "FASTQ" : r->format == HELIX_SEQ_FASTA ? "FASTA" : "FASTA or FASTQ";
+  char *message = helix_format("not %s: line %lld: %s", name, (long long)line, reason);
+  helix_free(reason);
+  return helix__seq_fail(r, HELIX_DATA_FORMAT, message, HELIX_SEQ_FORMAT_HINT, line, extra);
+}
+
+/* "found 'c' at column N" for byte `at` of the current part (N counts from the line start). */
+static char *helix__seq_found(helix_seq_reader *r, size_t at) {
+  char *c = helix__seq_printable((unsigned char)r->part[at]);
+  char *text = helix_format("found '%s' at column %lld", c, (long long)(r->column + (int64_t)at + 1));
+  helix_free(c);
+  return text;
+}
+
+/* Appends a part to a kept buffer, or fails with I-REQ-TOO-LARGE past `limit`. */
+static bool helix__seq_keep(helix_seq_reader *r, helix__seq_buf *b, size_t limit, const char *what) {
+  if (b->length + r->part_length > limit) {
+    char *message = helix_format("the %s of record %lld (line %lld) is longer than %zu bytes, the most this tool holds in memory", what,
+                                 (long long)r->records, (long long)r->record_line, limit);
+    char *extra = helix_format(",\"max_bytes\":%zu", limit);
+    helix__seq_fail(r, "I-REQ-TOO-LARGE", message, "split the record into shorter ones before calling this tool", r->record_line, extra);
+    helix_free(extra);
+    return false;
+  }
+  return helix__seq_append(b, r->part, r->part_length);
+}
+
+/* Sets the record's public fields from the buffers. */
+static bool helix__seq_record(helix_seq_reader *r) {
+  static const char empty[1] = {0};
+  r->header = r->header_buf.data ? r->header_buf.data : empty;
+  r->header_length = r->header_buf.length;
+  size_t cut = 0;
+  while (cut < r->header_length && r->header[cut] != ' ' && r->header[cut] != '\t') cut++;
+  r->id = r->header, r->id_length = cut;
+  while (cut < r->header_length && (r->header[cut] == ' ' || r->header[cut] == '\t')) cut++;
+  r->description = r->header + cut;
+  bool fastq = r->format == HELIX_SEQ_FASTQ;
+  r->sequence = !r->keep_sequence ? 0 : r->sequence_buf.data ? r->sequence_buf.data : empty;
+  r->quality = !r->keep_sequence || !fastq ? 0 : r->quality_buf.data ? r->quality_buf.data : empty;
+  return true;
+}
+
+static void helix__seq_begin(helix_seq_reader *r) {
+  r->records++;
+  r->sequence_length = r->quality_length = 0;
+  r->header_buf.length = r->sequence_buf.length = r->quality_buf.length = 0;
+  if (r->header_buf.data) r->header_buf.data[0] = 0;
+  if (r->sequence_buf.data) r->sequence_buf.data[0] = 0;
+  if (r->quality_buf.data) r->quality_buf.data[0] = 0;
+  r->record_line = r->lines_done + 1;
+}
+
+bool helix_seq_next(helix_seq_reader *r) {
+  if (!r->status.ok || r->state == HELIX__SEQ_DONE) return false;
+  for (;;) {
+    if (r->held) r->held = false;
+    else {
+      /* Lines ended by the previous part count as read. */
+      if (r->part_ends && r->part) r->lines_done++;
+      r->column = r->part_ends || !r->part ? 0 : r->column + (int64_t)r->part_length;
+      r->part = 0;
+      if (!helix__seq_fetch(r)) {
+        helix_artifact_reader *s = &r->source;
+        if (!s->status.ok) {
+          helix_status_free(&r->status);
+          r->status = s->status;
+          s->status = helix__ok();
+          r->state = HELIX__SEQ_DONE;
+          helix_reader_close(s);
+          return false;
+        }
+        int state = r->state;
+        r->state = HELIX__SEQ_DONE;
+        if (r->format == HELIX_SEQ_FASTA && (state == HELIX__SEQ_HEADER || state == HELIX__SEQ_SEQUENCE)) return helix__seq_record(r);
+        if (r->format == HELIX_SEQ_FASTQ && state != HELIX__SEQ_BETWEEN && state != HELIX__SEQ_BLANK) {
+          const char *missing = state == HELIX__SEQ_HEADER || state == HELIX__SEQ_SEQUENCE ? "its sequence, '+' and quality lines"
+                                : state == HELIX__SEQ_PLUS                                ? "its '+' and quality lines"
+                                                                                          : "its quality line";
+          r->lines_done--; /* the message names the last line */
+          return helix__seq_format_error(r, helix_format("the data ends inside record %lld (header on line %lld), before %s", (long long)r->records,
+                                                         (long long)r->record_line, missing), 0);
+        }
+        helix_reader_close(s);
+        return false;
+      }
+    }
+    const char *p = r->part;
+    size_t n = r->part_length;
+    int first = n > 0 ? (unsigned char)p[0] : -1;
+    switch (r->state) {
+    case HELIX__SEQ_START:
+    case HELIX__SEQ_BETWEEN: {
+      if (r->part_starts && (first == '>' || first == '@')) {
+        helix_seq_format format = first == '>' ? HELIX_SEQ_FASTA : HELIX_SEQ_FASTQ;
+        if (r->format == HELIX_SEQ_NONE) r->format = format;
+        else if (r->format != format) return helix__seq_format_error(r, helix_format("expected a '@' header line, found '%c'", first), 0);
+        helix__seq_begin(r);
+        r->state = r->part_ends ? HELIX__SEQ_SEQUENCE : HELIX__SEQ_HEADER;
+        r->part++, r->part_length--;
+        if (!helix__seq_keep(r, &r->header_buf, HELIX_SEQ_MAX_HEADER_BYTES, "header")) return false;
+        r->part--, r->part_length++;
+        continue;
+      }
+      size_t at = helix__seq_first_non_blank(p, n);
+      if (at < n) {
+        const char *expected = r->format == HELIX_SEQ_FASTQ ? "a '@' header line" : "a header line starting with '>' (FASTA) or '@' (FASTQ)";
+        char *found = helix__seq_found(r, at);
+        char *reason = helix_format("expected %s, %s", expected, found);
+        helix_free(found);
+        return helix__seq_format_error(r, reason, 0);
+      }
+      if (!r->part_ends) r->blank_return = r->state, r->state = HELIX__SEQ_BLANK;
+      continue;
+    }
+    case HELIX__SEQ_BLANK: {
+      size_t at = helix__seq_first_non_blank(p, n);
+      if (at < n) {
+        char *found = helix__seq_found(r, at);
+        char *reason = helix_format("expected a blank line, %s", found);
+        helix_free(found);
+        return helix__seq_format_error(r, reason, 0);
+      }
+      if (r->part_ends) r->state = r->blank_return;
+      continue;
+    }
+    case HELIX__SEQ_HEADER:
+      if (r->part_ends) r->state = HELIX__SEQ_SEQUENCE;
+      if (!helix__seq_keep(r, &r->header_buf, HELIX_SEQ_MAX_HEADER_BYTES, "header")) return false;
+      continue;
+    case HELIX__SEQ_SEQUENCE:
+      if (r->format == HELIX_SEQ_FASTA) {
+        if (r->part_starts && first == '>') {
+          r->held = true;
+          r->state = HELIX__SEQ_BETWEEN;
+          return helix__seq_record(r);
+        }
+      } else if (r->part_ends) r->state = HELIX__SEQ_PLUS;
+      r->sequence_length += (int64_t)n;
+      if (n > 0 && r->keep_sequence && !helix__seq_keep(r, &r->sequence_buf, r->max_record_bytes, "sequence")) return false;
+      continue;
+    case HELIX__SEQ_PLUS:
+      if (r->part_starts && first != '+') {
+        char *c = first < 0 ? 0 : helix__seq_printable((unsigned char)first);
+        char *reason = first < 0 ? helix_format("expected the '+' line of record %lld, found an empty line (multi-line FASTQ is not supported)", (long long)r->records)
+                                 : helix_format("expected the '+' line of record %lld, found '%s' (multi-line FASTQ is not supported)", (long long)r->records, c);
+        helix_free(c);
+        return helix__seq_format_error(r, reason, 0);
+      }
+      if (r->part_ends) r->state = HELIX__SEQ_QUALITY;
+      continue;
+    case HELIX__SEQ_QUALITY: {
+      for (size_t i = 0; i < n; i++) {
+        unsigned char byte = (unsigned char)p[i];
+        if (byte < '!' || byte > '~') {
+          char *c = helix__seq_printable(byte);
+          char *reason = helix_format("'%s' at column %lld is not a quality character (phred+33 uses '!'..'~')", c, (long long)(r->column + (int64_t)i + 1));
+          helix_free(c);
+          return helix__seq_format_error(r, reason, 0);
+        }
+      }
+      r->quality_length += (int64_t)n;
+      if (r->quality_length > r->sequence_length || (r->part_ends && r->quality_length != r->sequence_length)) {
+        bool longer = r->quality_length > r->sequence_length;
+        char *extra = helix_format(",\"sequence_length\":%lld,\"quality_length\":%lld", (long long)r->sequence_length, (long long)r->quality_length);
+        helix__seq_format_error(r,
+                                helix_format("the quality of record %lld (header on line %lld) is %s its sequence (%s%lld vs %lld)", (long long)r->records,
+                                             (long long)r->record_line, longer ? "longer than" : "shorter than", longer ? "more than " : "",
+                                             (long long)r->quality_length, (long long)r->sequence_length),
+                                extra);
+        helix_free(extra);
+        return false;
+      }
+      if (n > 0 && r->keep_sequence && !helix__seq_keep(r, &r->quality_buf, r->max_record_bytes, "quality")) return false;
+      if (r->part_ends) {
+        r->state = HELIX__SEQ_BETWEEN;
+        return helix__seq_record(r);
+      }
+      continue;
+    }
+    default:
+      return false;
+    }
+  }
+}
+
+helix_result helix_seq_to_result(const helix_seq_reader *r, const char *context) {
+  if (!r->own_error) return helix_status_to_result(&r->status, context);
+  char *message = context && *context ? helix_format("%s: %s", context, r->status.error_message) : helix_strdup(r->status.error_message);
+  helix_result result = helix_error_details(r->status.error_code, message, r->status.error_hint, r->status.error_details);
+  helix_free(message);
+  return result;
+}
+
+void helix_seq_close(helix_seq_reader *r) {
+  helix_reader_close(&r->source);
+  helix__seq_buf_free(&r->header_buf);
+  helix__seq_buf_free(&r->sequence_buf);
+  helix__seq_buf_free(&r->quality_buf);
+  r->state = HELIX__SEQ_DONE;
 }
 
 /* ---- streaming writer ------------------------------------------------------------------------------ */

@@ -34,7 +34,9 @@ function instantiate(template: string, target: string, tokens: Record<string, st
       mkdirSync(dest, { recursive: true });
       instantiate(source, dest, tokens);
     } else {
-      writeFileSync(dest, replace(readFileSync(source, 'utf8')));
+      // Text is substituted; a binary file (a NUL byte) is copied as it is, as helix new does.
+      const bytes = readFileSync(source);
+      writeFileSync(dest, bytes.includes(0) ? bytes : replace(bytes.toString('utf8')));
     }
   }
 }
@@ -55,7 +57,7 @@ describe('the C template', () => {
     const plugins = path.join(tempRoot(), 'plugins');
     const dir = path.join(plugins, 'my-count');
     mkdirSync(dir, { recursive: true });
-    instantiate(path.join(REPO, 'sdk-guest/templates/c'), dir, { __NAME__: 'my-count', __ID__: 'my.count', __DESCRIPTION__: 'Counts \\"text\\"' });
+    instantiate(path.join(REPO, 'sdk-guest/templates/c'), dir, { __NAME__: 'my-count', __ID__: 'my.count', __DESCRIPTION__: 'Counts \\"records\\"' });
     const manifestBefore = readFileSync(path.join(dir, 'my-count.tool.yaml'), 'utf8');
     expect(manifestBefore).not.toMatch(/__(NAME|ID|DESCRIPTION)__/);
     const built = await buildToolpack(dir);
@@ -67,16 +69,21 @@ describe('the C template', () => {
     await withHost(plugins, async (host) => {
       const [tool] = wasmTools(host);
       expect(tool?.id).toBe('my.count');
-      expect(tool?.loaded.manifest.description).toBe('Counts "text"');
+      expect(tool?.loaded.manifest.description).toBe('Counts "records"');
       const results = await runFixtures(host, tool!);
       expect(results.map((r) => [r.fixture, r.ok, r.problem])).toEqual([
-        ['basic.json', true, undefined],
-        ['control-character.json', true, undefined],
+        ['fasta.json', true, undefined],
+        ['fastq.json', true, undefined],
+        ['gzip.json', true, undefined],
+        ['missing-input.json', true, undefined],
+        ['not-sequences.json', true, undefined],
       ]);
-      // Counted the way a person would: code points, not bytes or UTF-16 units.
-      const text = 'a😀b\n\ncé  d';
-      const r = await host.call({ tool_id: 'my.count', input: { text } });
-      expect(r.output).toEqual({ characters: [...text].length, words: 3, lines: 3, bytes: Buffer.byteLength(text) });
+      // Another file: the TSV lists each record's id (the header up to the first blank) and length.
+      const fastq = await importInline(host.store, '@r1 x\nACGTN\n+\nIIIII\n@r2\nGG\n+\n##\n', { label: 'reads.fq' });
+      const r = await host.call({ tool_id: 'my.count', input: { sequences: fastq.id } });
+      expect(r.output).toMatchObject({ format: 'FASTQ', records: 2, total_length: 7 });
+      const tsv = await artifactBytes(host, (r.output as { lengths: string }).lengths);
+      expect(tsv.toString()).toBe('id\tlength\nr1\t5\nr2\t2\n');
     });
   }, 120_000);
 });

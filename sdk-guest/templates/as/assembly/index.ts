@@ -1,7 +1,8 @@
-// __ID__: the reverse complement and GC count of a DNA sequence given inline. Made by
-// `helix new` from the AssemblyScript template: replace `handle` with your tool's work.
+// The tool's code, made by `helix new` from the AssemblyScript template: it reads a FASTA or
+// FASTQ artifact with the SDK's streaming reader, counts its records and their total length,
+// and writes each record's id and length as a TSV artifact. Replace `handle` with your own work.
 
-import { CodeUnitBuffer, ErrorCode, JSONObject, Log, Result, run } from "@helix/sdk-as";
+import { Artifact, ArtifactReader, ArtifactWriter, JSONObject, Result, run, SeqPart, SeqReader } from "@helix/sdk-as";
 // Required: exports the ABI functions and loads the SDK's abort handler.
 export { alloc, dealloc, helix_panic } from "@helix/sdk-as";
 
@@ -10,58 +11,54 @@ export function execute(ptr: i32, len: i32): i64 {
   return run(ptr, len, handle);
 }
 
-const HINT = "use the DNA codes A, C, G, T and N, in any case";
-
-// The host has already checked the input against schemas/input.json, so `sequence` is a
-// string; what a schema cannot say well (which character is wrong, and where) is checked here.
+// The host has already checked the input against schemas/input.json and that `sequences`
+// names an artifact in its store, so the field is there and is a string.
 function handle(input: JSONObject): Result {
-  const sequence = input.getString("sequence");
-  if (sequence === null) return Result.error(ErrorCode.INVALID_INPUT, "sequence is required and must be a string", HINT);
+  const id = input.getString("sequences")!;
+  // Each capability call is listed in the manifest's capabilities.allow. A failure keeps the
+  // host's code and message (an unknown id, a policy that does not grant the call).
+  const info = Artifact.stat(id);
+  if (!info.ok) return info.toResult("artifact.stat " + id);
 
-  let gc = 0;
-  for (let i = 0; i < sequence.length; i++) {
-    const base = sequence.charCodeAt(i);
-    if (complementOf(base) == 0) return invalidCharacter(sequence, i);
-    if (base == 0x43 || base == 0x47 || base == 0x63 || base == 0x67) gc++; // C G c g
+  // The reader asks for the file in pieces of at most 1 MiB (gzip is decompressed by the
+  // host), so a file far larger than the tool's memory is read while holding one piece.
+  const reader = new SeqReader(new ArtifactReader(id, info.isGzip));
+  // The output is written under the role declared in the manifest's declaredOutputs.
+  const out = new ArtifactWriter("lengths", "tsv", "record lengths");
+  out.writeLine("id\tlength");
+  let header = "";
+  let records: i64 = 0;
+  let total: i64 = 0;
+  // Parts, not whole records: a record's sequence is never held, only counted.
+  for (let part = reader.next(); part != SeqPart.END; part = reader.next()) {
+    if (part == SeqPart.HEADER) {
+      header += String.UTF8.decodeUnsafe(reader.partPointer, <usize>reader.partLength);
+    } else if (part == SeqPart.RECORD_END) {
+      records++;
+      total += reader.sequenceLength;
+      out.writeLine(recordId(header) + "\t" + reader.sequenceLength.toString());
+      header = "";
+    }
   }
-  // A buffer, not `out += ...`: concatenating in a loop copies the string every time.
-  const out = new CodeUnitBuffer(sequence.length);
-  for (let i = sequence.length - 1; i >= 0; i--) out.push(<u32>complementOf(sequence.charCodeAt(i)));
-
-  // A capability call: listed in the manifest's capabilities.allow, granted by the policy.
-  // The line lands in the run's log; a failed log is not fatal, so its status is ignored.
-  Log.info("sequence.done", new JSONObject().setInteger("length", sequence.length).setInteger("gc_count", gc));
+  // A file that is not FASTA or FASTQ stops the reader with D-DATA-FORMAT naming the line.
+  if (!reader.ok) return reader.toResult("reading " + id);
+  const lengths = out.finish();
+  if (lengths === null) return out.toResult("artifact.write lengths");
 
   return Result.ok(
     new JSONObject()
-      .setString("reverse_complement", out.toString())
-      .setInteger("length", sequence.length)
-      .setInteger("gc_count", gc),
+      .setString("format", reader.formatName)
+      .setInteger("records", records)
+      .setInteger("total_length", total)
+      .setString("lengths", lengths),
   );
 }
 
-// The complementary code unit, keeping case; 0 for a character that is not a DNA code.
-function complementOf(base: i32): i32 {
-  switch (base) {
-    case 0x41: return 0x54; // A -> T
-    case 0x54: return 0x41; // T -> A
-    case 0x43: return 0x47; // C -> G
-    case 0x47: return 0x43; // G -> C
-    case 0x4e: return 0x4e; // N
-    case 0x61: return 0x74; // a -> t
-    case 0x74: return 0x61; // t -> a
-    case 0x63: return 0x67; // c -> g
-    case 0x67: return 0x63; // g -> c
-    case 0x6e: return 0x6e; // n
-    default: return 0;
+// A record's id: its header up to the first space or tab.
+function recordId(header: string): string {
+  for (let i = 0; i < header.length; i++) {
+    const c = header.charCodeAt(i);
+    if (c == 0x20 || c == 0x09) return header.substring(0, i);
   }
-}
-
-// An error result with a taxonomy code, a message saying what and where, a hint saying how to
-// fix it, and details a program can read.
-function invalidCharacter(sequence: string, index: i32): Result {
-  const character = sequence.charAt(index);
-  const details = new JSONObject().setString("character", character).setInteger("index", index);
-  const message = "sequence has an invalid character '" + character + "' at index " + index.toString();
-  return Result.error(ErrorCode.INVALID_INPUT, message, HINT, details);
+  return header;
 }
