@@ -1,6 +1,7 @@
 // Helix used from outside the repository as README's "Using Helix outside this repository" says:
 // the packed tarball installed as a devDependency of an author's folder, then `npx helix new`,
-// `build`, `test` and `call` of an AssemblyScript pack there, with no C toolchain on PATH.
+// `build`, `test`, `artifact import` and `call` of an AssemblyScript and an Extism pack there,
+// with no C toolchain on PATH.
 
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
@@ -60,6 +61,7 @@ describe('helix installed from a packed tarball outside the repository', () => {
       'abi/ABI.md',
       'abi/schemas/tool-manifest.json',
       'node_modules/@helix/sdk-as/assembly/index.ts',
+      'node_modules/@extism/as-pdk/index.ts',
     ]) {
       expect({ file, exists: existsSync(path.join(installed, file)) }).toEqual({ file, exists: true });
     }
@@ -72,18 +74,25 @@ describe('helix installed from a packed tarball outside the repository', () => {
     expect({ ...ended(run), stdout: run.stdout }).toEqual({ code: 0, stderr: '', stdout: `${VERSION}\n` });
   }, COMMAND_BOUND_MS + 60_000);
 
-  it('helix new, build, test and call an AssemblyScript pack in the author folder', async () => {
-    const created = await helix(['new', 'hello-tool'], author);
-    expect(ended(created)).toEqual({ code: 0, stderr: '' });
-    const pack = path.join(author, 'hello-tool');
-    const built = await helix(['build'], pack);
-    expect(ended(built)).toEqual({ code: 0, stderr: '' });
-    expect(built.stdout).toMatch(/^ok {4}\.: build\/hello-tool\.wasm \d+ bytes sha256:[0-9a-f]{64}/m);
-    const tested = await helix(['test'], pack);
-    expect(ended(tested)).toEqual({ code: 0, stderr: '' });
-    expect(tested.stdout).toMatch(/^[1-9]\d* passed, 0 failed/m);
-    const called = await helix(['call', 'hello.tool', '--plugins', '.', '--input', '{"sequence":"ATGCCGTA"}'], pack);
-    expect(ended(called)).toEqual({ code: 0, stderr: '' });
-    expect(JSON.parse(called.stdout)).toMatchObject({ status: 'success', output: { reverse_complement: 'TACGGCAT' } });
-  }, 4 * COMMAND_BOUND_MS + 60_000);
+  // The walkthrough of sdk-guest/GUIDE.md, section 2: new, build, test, import, call.
+  for (const lang of ['as', 'extism'] as const) {
+    it(`helix new --lang ${lang}, build, test, artifact import and call in the author folder`, async () => {
+      const name = `hello-${lang}`;
+      const created = await helix(['new', name, '--lang', lang], author);
+      expect(ended(created)).toEqual({ code: 0, stderr: '' });
+      const pack = path.join(author, name);
+      const built = await helix(['build'], pack);
+      expect(ended(built)).toEqual({ code: 0, stderr: '' });
+      expect(built.stdout).toMatch(new RegExp(`^ok {4}\\.: build/${name}\\.wasm \\d+ bytes sha256:[0-9a-f]{64}`, 'm'));
+      const tested = await helix(['test'], pack);
+      expect(ended(tested)).toEqual({ code: 0, stderr: '' });
+      expect(tested.stdout).toMatch(/^[1-9]\d* passed, 0 failed/m);
+      const imported = await helix(['artifact', 'import', 'data/example.fa'], pack);
+      expect(ended(imported)).toEqual({ code: 0, stderr: '' });
+      const id = (JSON.parse(imported.stdout) as { id: string }).id;
+      const called = await helix(['call', `hello.${lang}`, '--plugins', '.', '--input', JSON.stringify({ sequences: id })], pack);
+      expect(ended(called)).toEqual({ code: 0, stderr: '' });
+      expect(JSON.parse(called.stdout)).toMatchObject({ status: 'success', output: { format: 'FASTA', records: 4, total_length: 68 } });
+    }, 5 * COMMAND_BOUND_MS + 60_000);
+  }
 });
