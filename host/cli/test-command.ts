@@ -5,6 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { staleBuild } from '../build/source-stamp.js';
 import { fixtureFiles, runFixture, type FixtureResult } from '../fixtures/run-fixtures.js';
 import { createHost, type Host } from '../host.js';
 import type { WasmTool } from '../tools/wasm-tool.js';
@@ -68,6 +69,9 @@ export async function testCommand(dir = '.', opts: TestOptions = {}): Promise<vo
 /** Runs one toolpack's fixtures, reporting each as it finishes. */
 export async function testToolpack(host: Host, tool: WasmTool, report?: (r: FixtureResult) => void): Promise<ToolpackTestResult> {
   const base = { tool: tool.id, version: tool.version, manifest: displayPath(tool.loaded.manifestPath) };
+  // Fixtures passing on a module built from older sources would be a false green.
+  const stale = staleBuild(tool.loaded);
+  if (stale !== undefined) return { ...base, fixtures: [], problem: stale };
   let files: string[];
   try {
     files = fixtureFiles(tool);
