@@ -1,7 +1,7 @@
 // A module older than its sources, as a plugin author meets it: packs made by `helix new` (AS
 // and C) in a temporary directory outside the repository, built, edited without rebuilding, then
-// tested and called through the built CLI. `helix test` must fail naming `helix build`;
-// `helix call --plugins` warns and calls; after a rebuild both are quiet again.
+// tested, called and served through the built CLI. `helix test` must fail naming `helix build`;
+// `helix call --plugins` and `helix serve` warn; after a rebuild all are quiet again.
 import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -60,6 +60,10 @@ describe.each(LANGS)('a $lang pack built, then edited', ({ lang, name, tool, sou
     expect(called.stderr.split('\n').filter((line) => line.includes('stale:'))).toEqual([
       `helix: stale: ${name}: ${source} changed since the last build; run \`helix build\`; calling the module as last built`,
     ]);
+
+    // The MCP server logs the same line (stdin is closed at once, so it starts and stops).
+    const served = await runCli(['serve', '--plugins', '.', '--home', path.join(work.dir, `home-${lang}`)], dir);
+    expect(served.stderr).toContain(`helix serve: stale: ${name}: ${source} changed since the last build; run \`helix build\``);
 
     expect((await runCli(['build'], dir)).code).toBe(0);
     const retested = await runCli(['test'], dir);

@@ -34,6 +34,8 @@ function handle(input: JSONObject): Result {
   const mode = input.getString("sequence");
   assert(mode != "A", "no A allowed"); // ASSERT
   if (mode == "C") throw new Error("no C either"); // THROW
+  const counts = new Array<i32>(2);
+  if (mode == "G" && counts[7] == 3) return Result.ok(new JSONObject()); // INDEX
   return Result.ok(new JSONObject());
 }
 `;
@@ -73,6 +75,17 @@ describe('an AssemblyScript pack that aborts', () => {
     expect(r.error).toMatchObject({ code: 'S-TOOL-TRAP', details: { export: 'execute', source: { file: 'assembly/index.ts', line } } });
     expect(r.error!.message).toMatch(new RegExp(`^The tool trapped in execute: unreachable \\(${text} at assembly/index\\.ts:${line}:\\d+\\)\\.$`));
   }, 60_000);
+
+  it('an index out of range names the standard library line, and with "debug": true the author function that called it', async () => {
+    const plain = await call(dir, 'panic.as', { sequence: 'G' });
+    expect(plain.error!.message).toMatch(/^The tool trapped in execute: unreachable \(Index out of range at ~lib\/array\.ts:\d+:\d+\)\.$/);
+    const config = JSON.parse(readFileSync(path.join(dir, 'asconfig.json'), 'utf8')) as { options: Record<string, unknown> };
+    writeFileSync(path.join(dir, 'asconfig.json'), JSON.stringify({ ...config, options: { ...config.options, debug: true } }));
+    expect((await runCli(['build'], dir)).code).toBe(0);
+    const named = await call(dir, 'panic.as', { sequence: 'G' });
+    expect(named.error!.message).toMatch(/\(Index out of range at ~lib\/array\.ts:\d+:\d+, called from assembly\/index\/handle\)\.$/);
+    expect(named.error).toMatchObject({ details: { called_from: 'assembly/index/handle', frames: expect.arrayContaining([expect.stringMatching(/^assembly\/index\/handle \(wasm-function\[\d+\]\)$/)]) } });
+  }, 120_000);
 });
 
 describe('a C pack whose HELIX_ASSERT fails', () => {

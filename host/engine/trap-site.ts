@@ -10,6 +10,8 @@ export interface TrapSite {
   readonly wasmFunction: number;
   /** Each guest frame as `name (wasm-function[N])` or `wasm-function[N]`, innermost first, at most MAX_FRAMES. */
   readonly frames: string[];
+  /** The names the module's name section gives those frames, innermost first (export names excluded). */
+  readonly names: string[];
 }
 
 /** The most guest frames kept in a fault's details. */
@@ -28,7 +30,7 @@ const WASM_FRAME = /^\s*at (?:(.+?) \()?wasm:\/\/wasm\/([^:]+):wasm-function\[(\
 export function trapSite(stack: unknown, exportName: (index: number) => string | undefined = () => undefined): TrapSite | undefined {
   if (typeof stack !== 'string') return undefined;
   let moduleId: string | undefined;
-  const frames: Array<{ name?: string; index: number }> = [];
+  const frames: Array<{ name?: string; index: number; named: boolean }> = [];
   for (const line of stack.split('\n')) {
     const match = WASM_FRAME.exec(line);
     if (match === null) continue;
@@ -36,12 +38,22 @@ export function trapSite(stack: unknown, exportName: (index: number) => string |
     if (match[2] !== moduleId) continue;
     const index = Number(match[3]);
     const name = match[1] ?? exportName(index);
-    frames.push(name === undefined ? { index } : { name, index });
+    frames.push(name === undefined ? { index, named: false } : { name, index, named: match[1] !== undefined });
   }
   const top = frames[0];
   if (top === undefined) return undefined;
   const shown = frames.slice(0, MAX_FRAMES).map((f) => (f.name === undefined ? `wasm-function[${f.index}]` : `${f.name} (wasm-function[${f.index}])`));
-  return top.name === undefined ? { wasmFunction: top.index, frames: shown } : { function: top.name, wasmFunction: top.index, frames: shown };
+  const names = frames.slice(0, MAX_FRAMES).flatMap((f) => (f.named && f.name !== undefined ? [f.name] : []));
+  return top.name === undefined ? { wasmFunction: top.index, frames: shown, names } : { function: top.name, wasmFunction: top.index, frames: shown, names };
+}
+
+/**
+ * The innermost function of the author's own code on the stack: AssemblyScript names its
+ * functions by source path (`assembly/index/handle`) and the standard library and SDK by `~lib/`.
+ * Undefined without a name section (an AssemblyScript build without `"debug": true`).
+ */
+export function authorFunction(site: TrapSite | undefined): string | undefined {
+  return site?.names.find((name) => !name.startsWith('~lib/'));
 }
 
 /** `deep (wasm-function[9])`, or `wasm-function[9]` for a function without a name. */
