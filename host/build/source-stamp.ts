@@ -10,6 +10,11 @@ import { shown } from '../loader/pack-files.js';
 /** The format of the stamp file; a stamp of another version is treated as no stamp. */
 export const STAMP_VERSION = 1;
 
+/** Most bytes of sources hashed for one pack: past them the check gives up (every call pays for it). */
+const SOURCES_MAX_BYTES = 64 * 1024 * 1024;
+/** Most bytes of a stamp file read. */
+const STAMP_MAX_BYTES = 4 * 1024 * 1024;
+
 /** What a stamp file holds. `sdk` is informational: it is not part of `sources_digest`. */
 export interface SourceStamp {
   readonly stamp: typeof STAMP_VERSION;
@@ -43,7 +48,7 @@ export function stampPath(modulePath: string): string {
  * editor backups (`.x.swp`, `x~`) are not inputs. The SDK is not one (see the GUIDE's
  * "Stale builds"): upgrading Helix must not make every author's module stale.
  */
-export function collectSourceInputs(packDir: string): { language: SourceStamp['language']; files: Record<string, string> } {
+export function collectSourceInputs(packDir: string): { language: SourceStamp['language']; files: Record<string, string>; incomplete?: true } {
   const found = new Set<string>();
   const asconfig = path.join(packDir, 'asconfig.json');
   const isAs = isFile(asconfig);
@@ -60,14 +65,19 @@ export function collectSourceInputs(packDir: string): { language: SourceStamp['l
     walk(packDir, 'src', found);
   }
   const files: Record<string, string> = {};
+  const language = isAs ? 'assemblyscript' : 'c';
+  let bytes = 0;
   for (const relative of [...found].sort()) {
     try {
-      files[relative] = sha256Digest(readFileSync(path.join(packDir, relative)));
+      const content = readFileSync(path.join(packDir, relative));
+      bytes += content.length;
+      if (bytes > SOURCES_MAX_BYTES) return { language, files, incomplete: true };
+      files[relative] = sha256Digest(content);
     } catch {
       // A file that vanished between the listing and the read is simply not an input.
     }
   }
-  return { language: isAs ? 'assemblyscript' : 'c', files };
+  return { language, files };
 }
 
 /** The digest over a file map, independent of how the map was built. */
@@ -99,6 +109,7 @@ export function checkSourcesFresh(target: LoadedTool | { packDir: string; module
   const { packDir, modulePath } = loaded === undefined ? (target as { packDir: string; modulePath: string }) : { packDir: path.dirname(loaded.manifestPath), modulePath: loaded.modulePath };
   let stamp: SourceStamp;
   try {
+    if (statSync(stampPath(modulePath)).size > STAMP_MAX_BYTES) return { state: 'unknown', reason: `${path.basename(stampPath(modulePath))} is too large` };
     stamp = JSON.parse(readFileSync(stampPath(modulePath), 'utf8')) as SourceStamp;
   } catch (err) {
     const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
@@ -113,12 +124,14 @@ export function checkSourcesFresh(target: LoadedTool | { packDir: string; module
   }
   // A module put there by something other than the build that wrote the stamp: the stamp says nothing about it.
   if (sha256Digest(bytes) !== stamp.module_digest) return { state: 'unknown', reason: 'the stamp was written for another module' };
-  const now = collectSourceInputs(packDir).files;
+  const current = collectSourceInputs(packDir);
+  if (current.incomplete) return { state: 'unknown', reason: `the sources are over ${SOURCES_MAX_BYTES} bytes` };
+  const now = current.files;
   if (sourcesDigest(now) === stamp.sources_digest) return { state: 'fresh' };
   const before = stamp.files;
-  const changed = Object.keys(now).filter((file) => file in before && before[file] !== now[file]);
-  const appeared = Object.keys(now).filter((file) => !(file in before));
-  const disappeared = Object.keys(before).filter((file) => !(file in now)).sort();
+  const changed = Object.keys(now).filter((file) => Object.hasOwn(before, file) && before[file] !== now[file]);
+  const appeared = Object.keys(now).filter((file) => !Object.hasOwn(before, file));
+  const disappeared = Object.keys(before).filter((file) => !Object.hasOwn(now, file)).sort();
   return { state: 'stale', changed, appeared, disappeared };
 }
 
