@@ -101,7 +101,7 @@ describe('helix serve: tools', () => {
     expect(envelope).toMatchObject({ status: 'invalid_request', error: { code: 'I-REQ-INPUT' }, provenance: { tool_id: 'mcp.echo' } });
     expect(envelope.error!.details.violations).toHaveLength(2);
     expect(text(r)).toMatch(/^invalid_request I-REQ-INPUT: The input has 2 schema violations\.\n {2}.*\n {2}.*\nhint: /);
-    expect(text(r)).toContain('  /n: must be integer\n');
+    expect(text(r)).toContain('  /n: must be an integer (found a string, "seven")\n');
   });
 
   it('tools/call answers a guest fault with isError and the terminal_error envelope', async () => {

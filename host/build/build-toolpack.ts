@@ -10,9 +10,10 @@ import { loadAsc, type AscOutputStream } from './asc-api.js';
 import { checkModule } from './check-module.js';
 import { C_SOURCE_DIR, CCompileError, compileC, findCSources } from './compile-c.js';
 import { moduleDigest, readManifestFields, withDigest } from './manifest-digest.js';
-import { bundledSdkModulesDir, sdkAwareReadFile } from './sdk-path.js';
+import { bundledSdkModulesDir, sdkAwareReadFile, sdkName } from './sdk-path.js';
+import { collectSourceInputs, stampPath, stampText } from './source-stamp.js';
 
-/** What one build produced. */
+/** What one build produced (besides the module: its source stamp, source-stamp.ts). */
 export interface BuildToolpackResult {
   /** Absolute path of the `*.tool.yaml` manifest. */
   manifestPath: string;
@@ -75,6 +76,8 @@ export async function buildToolpack(dir: string): Promise<BuildToolpackResult> {
     );
   }
 
+  // Hashed before compiling: an edit made while the compiler runs then shows as stale, never hidden.
+  const inputs = collectSourceInputs(packDir);
   const outputs = configExists ? await compile(packDir) : new Map([[modulePath, await compileCPack(packDir, cSources)]]);
   const bytes = outputs.get(modulePath);
   if (!bytes) {
@@ -91,6 +94,7 @@ export async function buildToolpack(dir: string): Promise<BuildToolpackResult> {
 
   for (const [file, contents] of outputs) await writeIfDifferent(file, contents);
   const digest = moduleDigest(bytes);
+  await writeIfDifferent(stampPath(modulePath), new TextEncoder().encode(stampText(packDir, modulePath, digest, inputs, sdkName(packDir, configExists))));
   const updated = wrap(packDir, () => withDigest(manifestText, digest, manifestPath));
   if (updated.changed) await writeFile(manifestPath, updated.text);
   return { manifestPath, modulePath, digest, changed: updated.changed };

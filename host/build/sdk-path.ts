@@ -64,3 +64,27 @@ export function sdkAwareReadFile(configFile: string, modulesDir: string | undefi
     return modulesDir !== undefined && full === configFile ? withSdkExtends(text, path.dirname(full), modulesDir) : text;
   };
 }
+
+/**
+ * Which guest SDK a build of the pack in `packDir` used, for its source stamp (informational,
+ * never compared): the version of the @helix/sdk-as the pack resolves (its own copy, else the one
+ * Helix ships), or for C (no asconfig) that of helix.h, which is Helix's own version.
+ */
+export function sdkName(packDir: string, assemblyScript: boolean): string {
+  const version = (file: string): string => {
+    try {
+      return String((JSON.parse(readFileSync(file, 'utf8')) as { version?: unknown }).version ?? 'unknown');
+    } catch {
+      return 'unknown';
+    }
+  };
+  if (!assemblyScript) return `helix.h ${version(path.join(packageRoot(), 'package.json'))}`;
+  let manifest: string | undefined;
+  try {
+    manifest = createRequire(path.join(packDir, 'asconfig.json')).resolve(`${SDK_PACKAGE}/package.json`);
+  } catch {
+    const modules = bundledSdkModulesDir();
+    manifest = modules === undefined ? undefined : path.join(modules, SDK_PACKAGE, 'package.json');
+  }
+  return `${SDK_PACKAGE} ${manifest === undefined ? 'unknown' : version(manifest)}`;
+}

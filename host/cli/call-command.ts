@@ -1,11 +1,14 @@
 // `helix call TOOL`: build a request envelope from the options, call the tool, print the
-// response envelope on stdout, exit with the code of its status.
+// response envelope on stdout, exit with the code of its status. A module built from sources
+// that have since changed gets one warning line on stderr.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { scanJsonText, type ErrorCode } from '../../abi/index.js';
+import { staleBuild } from '../build/source-stamp.js';
 import { HelixError } from '../errors.js';
 import { jsonRefusal } from '../json-entry.js';
-import { createHost } from '../host.js';
+import { createHost, type Host } from '../host.js';
+import type { WasmTool } from '../tools/wasm-tool.js';
 import { errorResponse, ZERO_METRICS } from '../response.js';
 import { EXIT, exitCodeFor, printError, printJson } from './output.js';
 
@@ -77,6 +80,7 @@ export async function callCommand(toolId: string, opts: CallOptions): Promise<vo
     process.exitCode = EXIT.startup;
     return;
   }
+  warnStale(host, toolId);
   try {
     const constraints: Record<string, number | string> = {};
     if (opts.timeoutMs !== undefined) constraints.timeout_ms = opts.timeoutMs;
@@ -94,5 +98,17 @@ export async function callCommand(toolId: string, opts: CallOptions): Promise<vo
     process.exitCode = exitCodeFor(response);
   } finally {
     await host.close();
+  }
+}
+
+/**
+ * One line on stderr when the called tool's module is older than its sources: the call goes
+ * ahead (the author may be comparing), but never without saying it runs the last build.
+ */
+function warnStale(host: Host, toolId: string): void {
+  for (const tool of host.tools()) {
+    if (tool.kind !== 'wasm' || tool.id !== toolId) continue;
+    const stale = staleBuild((tool as WasmTool).loaded);
+    if (stale !== undefined) process.stderr.write(`helix: ${stale}; calling the module as last built\n`);
   }
 }

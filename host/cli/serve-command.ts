@@ -3,10 +3,12 @@
 // protocol traffic); stdin closing, SIGINT or SIGTERM stop it cleanly. A bad line never does.
 import { fileURLToPath } from 'node:url';
 import { InvalidArgumentError } from 'commander';
+import { staleBuild } from '../build/source-stamp.js';
 import { createHost, type Host } from '../host.js';
 import { startupBanner } from '../mcp/banner.js';
 import { createMcpServer, type HelixMcpServer } from '../mcp/server.js';
 import { checkMaxMessageBytes } from '../mcp/stdio-transport.js';
+import type { WasmTool } from '../tools/wasm-tool.js';
 import { EXIT, printError } from './output.js';
 
 /** Options of `helix serve`. */
@@ -98,6 +100,11 @@ export async function serveCommand(opts: ServeOptions): Promise<void> {
   ];
   const cliPath = fileURLToPath(new URL('./main.js', import.meta.url));
   process.stderr.write(startupBanner(host, mcp.tools, { cliPath, plugins: opts.plugins, policy: opts.policy, extraArgs, maxMessageBytes: mcp.maxMessageBytes }));
+  // An agent would otherwise call a module older than the sources the author is looking at.
+  for (const tool of host.tools()) {
+    const stale = tool.kind === 'wasm' ? staleBuild((tool as WasmTool).loaded) : undefined;
+    if (stale !== undefined) logLine(stale);
+  }
   if (process.stdin.isTTY) {
     process.stderr.write(`stdin is a terminal: this server waits for an MCP client. Register it with one (above), or try it with\n  npx @modelcontextprotocol/inspector node ${cliPath} serve\nCtrl-C or Ctrl-D stops it.\n`);
   }

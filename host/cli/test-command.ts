@@ -3,6 +3,7 @@
 // printing one line per fixture (its fuel, or the run it replayed) and a summary. Exit 0 when
 // every fixture passed, 1 when one failed or a pack has none, 2 when --only names no fixture,
 // 3 when the host refuses to start (as every command that loads toolpacks).
+import { staleBuild } from '../build/source-stamp.js';
 import { asFixtureName } from '../fixtures/fixture-plan.js';
 import { openFixtureSuite, type FixtureSuite } from '../fixtures/run-suite.js';
 import type { FixtureResult } from '../fixtures/run-fixtures.js';
@@ -24,7 +25,7 @@ export interface ToolpackTestResult {
   readonly version: string;
   readonly manifest: string;
   readonly fixtures: FixtureResult[];
-  /** Why the pack failed before any fixture ran (no fixtures, an unreadable folder). */
+  /** Why the pack failed before any fixture ran (no fixtures, an unreadable folder, a stale build). */
   readonly problem?: string;
 }
 
@@ -58,6 +59,13 @@ export async function runTests(dir: string, opts: TestOptions = {}): Promise<num
       const base = { tool: tool.manifest.id, version: tool.manifest.version, manifest: displayPath(tool.manifestPath) };
       // With --only, a pack none of whose fixtures was named is not tested, and not a failure.
       if (plan.ok && plan.chains.length === 0) continue;
+      // Fixtures passing on a module built from older sources would be a false green.
+      const stale = staleBuild(tool);
+      if (stale !== undefined) {
+        if (!opts.json) process.stdout.write(`FAIL  ${base.tool}: ${stale}\n`);
+        packs.push({ ...base, fixtures: [], problem: stale });
+        continue;
+      }
       if (!plan.ok) {
         if (only !== undefined) continue;
         if (!opts.json) process.stdout.write(`FAIL  ${base.tool}: ${plan.problem}\n`);

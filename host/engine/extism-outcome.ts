@@ -8,6 +8,7 @@ import { isGuestException, UNCAUGHT_EXCEPTION, uncaughtMessage, type GuestAbort 
 import type { ExecuteRequest } from './engine.js';
 import type { ShimReport } from './extism-shim.js';
 import type { ExecuteFault, ExecuteResult } from './protocol.js';
+import { siteDetails, siteText, trapSite } from './trap-site.js';
 
 /** Most bytes of a plugin's error message kept in a fault's details. */
 const PLUGIN_ERROR_MAX = 1024;
@@ -23,10 +24,12 @@ export interface Ending {
   readonly capabilityFuel: number;
   readonly limits: ExecuteRequest['limits'];
   readonly entrypoint: string;
+  /** The export a function index belongs to, for plugins without a name section. */
+  readonly exportName?: (index: number) => string | undefined;
 }
 
 /** Maps how a plugin call ended onto the taxonomy (ABI-EXTISM-006..008). */
-export function classify({ output, failure, decision, report, capabilityFuel, limits, entrypoint }: Ending): ExecuteResult {
+export function classify({ output, failure, decision, report, capabilityFuel, limits, entrypoint, exportName }: Ending): ExecuteResult {
   const guestFuel = report === null ? 0 : limits.fuel - Number(report.remaining);
   const fuelUsed = guestFuel + capabilityFuel;
   const pages = report?.memoryPages ?? 0;
@@ -43,8 +46,11 @@ export function classify({ output, failure, decision, report, capabilityFuel, li
     if (uncaughtInWorker(failure)) {
       return fault('S-TOOL-TRAP', `${uncaughtMessage('execute')}.${atCap}`, { trap: UNCAUGHT_EXCEPTION, uncaught_exception: true, phase: 'execute', ...memory }, fuelUsed, pages);
     }
-    const where = name === 'RuntimeError' ? '' : ' in the Extism kernel';
-    return fault('S-TOOL-TRAP', `The tool trapped${where}: ${message}.${atCap}`, { trap: message, phase: 'execute', ...memory }, fuelUsed, pages);
+    if (name !== 'RuntimeError') return fault('S-TOOL-TRAP', `The tool trapped in the Extism kernel: ${message}.${atCap}`, { trap: message, phase: 'execute', ...memory }, fuelUsed, pages);
+    // The export the host called, and the plugin's own function at the top of the trap's stack.
+    const site = trapSite((failure as { originalStack?: unknown; stack?: unknown }).originalStack ?? (failure as { stack?: unknown }).stack, exportName);
+    const at = site === undefined ? '' : `, at ${siteText(site)}`;
+    return fault('S-TOOL-TRAP', `The tool trapped in ${entrypoint}: ${message}${at}.${atCap}`, { trap: message, phase: 'execute', export: entrypoint, ...siteDetails(site), ...memory }, fuelUsed, pages);
   }
   if (report === null) return fault('S-TOOL-WORKER-LOST', 'The plugin ended without its fuel report.', {}, fuelUsed, pages);
   if (report.returnCode !== 0) {

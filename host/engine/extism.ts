@@ -342,7 +342,7 @@ export function createExtismEngine(config: ExtismEngineConfig): ExtismEngine {
             report = null;
           }
         }
-        return classify({ output, failure, decision: state.decision, report, capabilityFuel, limits, entrypoint: module.entrypoint });
+        return classify({ output, failure, decision: state.decision, report, capabilityFuel, limits, entrypoint: module.entrypoint, exportName: (index) => module.instrumented.info.exports.find((e) => e.kind === 'func' && e.index === index)?.name });
       } finally {
         live.delete(plugin);
         // A spare only of a variant still held after this call lets go of it.

@@ -11,6 +11,7 @@ import { GuestLink, type BrokerLink, type Phase } from './capability-import.js';
 import { GuestAbort, isGuestException, UNCAUGHT_EXCEPTION, uncaughtMessage } from './decision.js';
 import { inBounds, pagesOf, readBytes, unpackPtrLen, writeBytes } from './guest-memory.js';
 import type { ExecuteFault, ExecuteOutput, ExecuteResult, RunnableTask } from './protocol.js';
+import { authorFunction, exportNamesOf, panicLocation, siteDetails, siteText, trapSite } from './trap-site.js';
 
 export type { BrokerLink } from './capability-import.js';
 
@@ -234,12 +235,25 @@ function classify(thrown: unknown, slot: Slot | undefined, task: RunnableTask, b
     const uncaught = isGuestException(err);
     const details: Record<string, unknown> = { trap: uncaught ? UNCAUGHT_EXCEPTION : err.message, phase, memory_pages: pages, max_memory_pages: task.maxMemoryPages };
     if (uncaught) details.uncaught_exception = true;
+    // The guest function the host was running, and where in the module the trap struck.
+    const called = phase === 'execute' ? task.entrypoint : phase === 'start' ? 'the start function' : phase;
+    if (phase !== 'instantiate') details.export = called;
+    const site = uncaught ? undefined : trapSite((err as Error).stack, slot === undefined ? undefined : exportNamesOf(slot.instance.exports));
+    Object.assign(details, siteDetails(site));
     // After a host decision no guest function runs again, helix_panic included.
     const panic = slot === undefined || decision !== undefined ? undefined : panicMessage(slot);
     if (panic !== undefined) details.panic = panic;
+    // The author's file and line, as the SDK's abort handler or HELIX_ASSERT recorded them.
+    const source = panic === undefined ? undefined : panicLocation(panic);
+    if (source !== undefined) details.source = source;
+    // A check inside AssemblyScript's standard library names the library's line: the author's
+    // function under it says where the bad index or cast came from.
+    const caller = source?.file.startsWith('~lib/') ? authorFunction(site) : undefined;
+    if (caller !== undefined) details.called_from = caller;
     const atCap = pages >= task.maxMemoryPages ? ` Memory is at its cap of ${task.maxMemoryPages} pages, so a failed allocation is the likely cause.` : '';
-    const what = uncaught ? uncaughtMessage(phase) : `The tool trapped: ${err.message}`;
-    return { kind: 'fault', code: 'S-TOOL-TRAP', message: `${what}${panic === undefined ? '' : ` (${panic})`}.${atCap}`, details, ...base };
+    const what = uncaught ? uncaughtMessage(phase) : `The tool trapped${phase === 'instantiate' ? '' : ` in ${called}`}: ${err.message}`;
+    const where = panic !== undefined ? ` (${panic}${caller === undefined ? '' : `, called from ${caller}`})` : site !== undefined ? `, at ${siteText(site)}` : '';
+    return { kind: 'fault', code: 'S-TOOL-TRAP', message: `${what}${where}.${atCap}`, details, ...base };
   }
   throw err; // a host bug, not a guest fault: let the engine report it
 }

@@ -54,7 +54,7 @@ describe('the loader keeps $refs inside the toolpack', () => {
     const w = await world({ inputSchema: { $ref: 'schemas/in.json' } });
     put(path.join(w.pack, 'schemas', 'in.json'), { type: 'object', properties: { x: { $ref: '../../../outside.json' } } });
     const { lines } = await w.load();
-    expect(lines).toEqual([expect.stringMatching(/schemas\/in\.json:\d+: properties\.x\.\$ref: \$ref \.\.\/\.\.\/\.\.\/outside\.json leaves the toolpack directory/)]);
+    expect(lines).toEqual([expect.stringMatching(/schemas\/in\.json:\d+: \/properties\/x\/\$ref: \$ref \.\.\/\.\.\/\.\.\/outside\.json leaves the toolpack directory/)]);
   });
 
   it('refuses symlinks that escape the pack: to a file, to /proc/self/environ and through a directory (ABI-FILE-002)', async () => {
@@ -102,7 +102,7 @@ describe('the loader keeps $refs inside the toolpack', () => {
     put(path.join(w.pack, 'deep.json'), `{"type":"object","x":${'['.repeat(10_000)}${']'.repeat(10_000)}}`);
     const { lines } = await w.load();
     expect(lines).toEqual([
-      expect.stringMatching(/bomb\.yaml:5: \$defs\.c\.0: alias \*b refers to a node that itself holds an alias/),
+      expect.stringMatching(/bomb\.yaml:5: \/\$defs\/c\/0: alias \*b refers to a node that itself holds an alias/),
       expect.stringMatching(/deep\.json:1: -: nested deeper than 64 levels.*\(ABI-FILE-007\)/),
     ]);
   });

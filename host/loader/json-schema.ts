@@ -1,10 +1,12 @@
 // JSON Schema checking and validation with ajv: tool schemas are compiled once at load (a bad
-// schema is a load violation) and every validation lists all violations, never just the first.
+// schema is a load violation, in words at its JSON pointer) and every validation lists all
+// violations in words (schema-words.ts), never just the first.
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import AjvDraft7 from 'ajv';
-import type { ErrorObject, ValidateFunction } from 'ajv';
+import type { ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { JsonSchema } from './schema-bundle.js';
+import { describeErrors } from './schema-words.js';
 
 // ajv-formats ships CommonJS; its default export is the plugin function.
 const addFormats = addFormatsModule as unknown as (ajv: object) => void;
@@ -64,20 +66,32 @@ function makeAjv(draft7: boolean): Ajv2020 {
   return ajv;
 }
 
-/** Compiles a schema (draft 2020-12 unless it names draft-07); returns the problems if it is not a valid schema. */
-export function compileJsonSchema(schema: JsonSchema): { ok: true; validate: Validator; validateWithRefs: RefValidator } | { ok: false; problems: string[] } {
+/** A reason a schema is not a valid JSON Schema, at a JSON pointer into the schema. */
+export interface SchemaProblem {
+  readonly pointer: string;
+  readonly reason: string;
+}
+
+/**
+ * Compiles a schema (draft 2020-12 unless it names draft-07); when it is not a valid schema,
+ * says why in words, each problem at the JSON pointer of its place in the schema: a failure of
+ * JSON Schema's meta-schema, an unknown keyword or format, a $ref that points at nothing.
+ */
+export function compileJsonSchema(schema: JsonSchema): { ok: true; validate: Validator; validateWithRefs: RefValidator } | { ok: false; problems: string[]; issues: SchemaProblem[] } {
+  const refuse = (issues: SchemaProblem[]) => ({ ok: false as const, issues, problems: issues.map((i) => `${i.pointer || '(root)'}: ${i.reason}`) });
   const declared = schema.$schema;
   if (declared !== undefined && declared !== DRAFT_2020 && !(typeof declared === 'string' && DRAFT_07.test(declared))) {
-    return { ok: false, problems: [`$schema ${String(declared)} is not supported; use ${DRAFT_2020} or draft-07`] };
+    return refuse([{ pointer: '/$schema', reason: `${JSON.stringify(declared)} is not supported; use ${DRAFT_2020} or draft-07` }]);
   }
   const ajv = makeAjv(typeof declared === 'string' && DRAFT_07.test(declared));
+  if (!ajv.validateSchema(schema)) return refuse(describeErrors(ajv.errors ?? [], schema).map(({ pointer, reason }) => ({ pointer, reason })));
   let fn: ValidateFunction;
   try {
     fn = ajv.compile(schema);
   } catch (err) {
-    return { ok: false, problems: [(err as Error).message] };
+    return refuse(compileProblems(err, schema, ajv));
   }
-  const validate: Validator = (value) => (fn(value) ? [] : (fn.errors ?? []).map(toViolation));
+  const validate: Validator = (value) => (fn(value) ? [] : describeErrors(fn.errors ?? [], value).map((f) => ({ path: f.pointer, message: f.reason, keyword: f.keyword })));
   const validateWithRefs: RefValidator = (value) => {
     collected = [];
     try {
@@ -93,9 +107,68 @@ export function compileJsonSchema(schema: JsonSchema): { ok: true; validate: Val
   return { ok: true, validate, validateWithRefs };
 }
 
-function toViolation(e: ErrorObject): SchemaViolation {
-  let message = e.message ?? 'is invalid';
-  if (e.keyword === 'additionalProperties') message = `has unknown property "${String((e.params as { additionalProperty: string }).additionalProperty)}"`;
-  if (e.keyword === 'required') message = `is missing required property "${String((e.params as { missingProperty: string }).missingProperty)}"`;
-  return { path: e.instancePath, message, keyword: e.keyword };
+// Ajv's compile errors carry no place (unknown keyword), or one in its own form: each is found
+// in the schema and said in words.
+function compileProblems(err: unknown, schema: JsonSchema, ajv: Ajv2020): SchemaProblem[] {
+  const message = (err as Error).message ?? String(err);
+  const keyword = /unknown keyword: "(.+)"/.exec(message)?.[1];
+  if (keyword !== undefined) {
+    const known = KNOWN_KEYWORDS.filter((k) => ajv.getKeyword(k) !== false);
+    const near = known.find((k) => closeTo(k, keyword));
+    const reason = `unknown keyword "${keyword}"${near === undefined ? '' : ` (did you mean "${near}"?)`}: Helix checks schemas strictly, so a misspelt keyword is not silently ignored`;
+    const places = subschemas(schema).filter(({ node }) => Object.hasOwn(node, keyword)).map(({ pointer }) => `${pointer}/${escape(keyword)}`);
+    return (places.length > 0 ? places : ['']).map((pointer) => ({ pointer, reason }));
+  }
+  const format = /unknown format "(.+)" ignored in schema at path "#(.*)"/.exec(message);
+  if (format !== null) return [{ pointer: `${format[2]}/format`, reason: `unknown format "${format[1]}" (known: ${FORMATS.join(', ')})` }];
+  const missing = (err as { missingRef?: unknown }).missingRef;
+  if (typeof missing === 'string') {
+    const places = subschemas(schema).filter(({ node }) => node.$ref === missing).map(({ pointer }) => `${pointer}/$ref`);
+    const reason = `$ref ${missing} points at nothing: no such place in the schema`;
+    return (places.length > 0 ? places : ['']).map((pointer) => ({ pointer, reason }));
+  }
+  return [{ pointer: '', reason: message }];
+}
+
+// Keywords whose values are schemas, maps of schemas or lists of schemas: where a walk finds subschemas.
+const ONE_SCHEMA = ['additionalProperties', 'items', 'not', 'if', 'then', 'else', 'contains', 'propertyNames', 'unevaluatedItems', 'unevaluatedProperties', 'additionalItems', 'contentSchema'];
+const SCHEMA_MAPS = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'];
+const SCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems', 'items'];
+const KNOWN_KEYWORDS = [...new Set([...ONE_SCHEMA, ...SCHEMA_MAPS, ...SCHEMA_LISTS, 'type', 'enum', 'const', 'required', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'minLength', 'maxLength', 'pattern', 'format', 'minItems', 'maxItems', 'uniqueItems', 'minProperties', 'maxProperties', 'dependentRequired', 'title', 'description', 'default', 'examples', '$ref', '$schema', '$id', '$comment', 'readOnly', 'writeOnly', 'deprecated', ARTIFACT_KEYWORD])];
+const FORMATS = ['date', 'time', 'date-time', 'duration', 'uri', 'uri-reference', 'uri-template', 'url', 'email', 'hostname', 'ipv4', 'ipv6', 'regex', 'uuid', 'json-pointer', 'relative-json-pointer', 'byte', 'int32', 'int64', 'float', 'double', 'password', 'binary'];
+
+/** Every subschema of `schema` (objects only) with its JSON pointer, the root first; iterative. */
+function subschemas(schema: unknown): Array<{ pointer: string; node: Record<string, unknown> }> {
+  const out: Array<{ pointer: string; node: Record<string, unknown> }> = [];
+  const stack: Array<{ pointer: string; node: unknown }> = [{ pointer: '', node: schema }];
+  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  while (stack.length > 0) {
+    const { pointer, node } = stack.pop()!;
+    if (!isObject(node)) continue;
+    out.push({ pointer, node });
+    for (const [key, value] of Object.entries(node)) {
+      const here = `${pointer}/${escape(key)}`;
+      if (SCHEMA_MAPS.includes(key) && isObject(value)) for (const [name, sub] of Object.entries(value)) stack.push({ pointer: `${here}/${escape(name)}`, node: sub });
+      else if (SCHEMA_LISTS.includes(key) && Array.isArray(value)) value.forEach((sub, i) => stack.push({ pointer: `${here}/${i}`, node: sub }));
+      else if (ONE_SCHEMA.includes(key)) stack.push({ pointer: here, node: value });
+    }
+  }
+  return out;
+}
+
+// A keyword one or two edits (or one swap) away from another: the usual typo.
+function closeTo(a: string, b: string): boolean {
+  if (Math.abs(a.length - b.length) > 2) return false;
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
+    }
+  }
+  return d[a.length]![b.length]! <= 2;
+}
+
+function escape(key: string): string {
+  return key.replace(/~/g, '~0').replace(/\//g, '~1');
 }

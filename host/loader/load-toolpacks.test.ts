@@ -50,7 +50,7 @@ describe('loadToolpacks', () => {
     expectLine(/bad_version\.tool\.yaml:\d+: version: must be a semantic version/);
     expectLine(/bad_version\.tool\.yaml:\d+: deterministic: /);
     expectLine(/bad_digest\.tool\.yaml:\d+: digest: D-DATA-DIGEST-MISMATCH/);
-    expectLine(/bad_schema\.tool\.yaml:\d+: inputSchema: not a valid JSON Schema/);
+    expectLine(/bad_schema\.tool\.yaml:\d+: inputSchema\.properties\.x\.type: not a valid JSON Schema: "strng" is not a JSON Schema type/);
     expectLine(/bad_ref\.tool\.yaml.*: inputSchema.*missing\.json does not exist/);
     expectLine(/bad_limits\.tool\.yaml:\d+: limits\.maxInputBytes: /);
     expectLine(/bad_caps\.tool\.yaml:\d+: capabilities\.allow\[0\]: unknown capability teleport\.now/);
@@ -100,7 +100,7 @@ describe('loadToolpacks', () => {
     writeFileSync(path.join(p.dir, 'ref.broken', 'schemas', 'in.json'), JSON.stringify({ type: 'object', properties: { s: { $ref: 'str.json' } } }));
     writeFileSync(path.join(p.dir, 'ref.broken', 'schemas', 'str.json'), '{ "type": "string", }');
     const lines = (await loadToolpacks(p.dir, policy)).violations.map(formatViolation);
-    expect(lines).toEqual([expect.stringMatching(/schemas\/str\.json: -: not valid JSON/)]);
+    expect(lines).toEqual([expect.stringMatching(/schemas\/str\.json:1: -: not valid JSON at line 1, column 21: /)]);
   });
 
   it('fails closed: loadToolpacksOrThrow throws P-PRECOND-MANIFEST-INVALID with every violation', async () => {

@@ -129,15 +129,20 @@ async function loadOne(file: string, policy: Policy): Promise<{ tool?: LoadedToo
           violations.push(at([key, ...inside], p.reason));
         } else {
           // A problem inside a referenced schema file is reported against that file.
-          const v: Violation = { file: display(p.file), field: fieldPath(inside), reason: p.reason };
-          violations.push(p.line === undefined ? v : { ...v, line: p.line });
+          violations.push(schemaFileViolation(p.file, p.pointer, p.reason, p.line));
         }
       }
       continue;
     }
     const compiled = compileJsonSchema(bundled.schema);
     if (!compiled.ok) {
-      for (const reason of compiled.problems) violations.push(at([key], `not a valid JSON Schema: ${reason}`));
+      // Each problem at its place: in the manifest's schema, or in the schema file it came from.
+      for (const issue of compiled.issues) {
+        const place = bundled.locate(issue.pointer);
+        const reason = `not a valid JSON Schema: ${issue.reason}`;
+        if (place.file === file) violations.push(at([key, ...fromPointer(place.pointer)], reason));
+        else violations.push(schemaFileViolation(place.file, place.pointer, reason, place.line));
+      }
       continue;
     }
     if (key === 'inputSchema' && bundled.schema.type !== 'object') {
@@ -205,6 +210,12 @@ function duplicateViolations(tools: readonly LoadedTool[]): Violation[] {
     else out.push({ file: display(t.manifestPath), field: 'id', reason: `duplicate tool ${key}: also defined in ${display(first.manifestPath)}` });
   }
   return out;
+}
+
+/** A violation inside a schema file: its place is a JSON pointer (`/properties/x/type`), `-` for the whole file. */
+function schemaFileViolation(file: string, pointer: string, reason: string, line: number | undefined): Violation {
+  const v: Violation = { file: display(file), field: pointer === '' ? '-' : pointer, reason };
+  return line === undefined ? v : { ...v, line };
 }
 
 function documentViolation(file: string, p: DocumentProblem): Violation {

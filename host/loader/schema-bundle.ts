@@ -6,6 +6,7 @@ import path from 'node:path';
 import { SCHEMA_FILE_MAX_BYTES, SCHEMA_FILES_MAX_COUNT, SCHEMA_FILES_MAX_TOTAL_BYTES } from '../../abi/index.js';
 import { parseDocumentText } from './documents.js';
 import { readRegularFile, realDir, resolveInPack } from './pack-files.js';
+import { at } from './schema-words.js';
 
 /** A JSON Schema as plain data. */
 export type JsonSchema = Record<string, unknown>;
@@ -18,8 +19,19 @@ export interface BundleProblem {
   readonly line?: number;
 }
 
-/** The bundled schema, or the problems that stopped it. */
-export type BundleResult = { ok: true; schema: JsonSchema } | { ok: false; problems: BundleProblem[] };
+/** A place in the bundled schema traced back to the file it came from. */
+export interface SchemaPlace {
+  readonly file: string;
+  /** JSON pointer inside that file (for the manifest: inside the inputSchema/outputSchema value). */
+  readonly pointer: string;
+  readonly line?: number;
+}
+
+/**
+ * The bundled schema with `locate`, which traces a JSON pointer into it back to its file, or the
+ * problems that stopped it.
+ */
+export type BundleResult = { ok: true; schema: JsonSchema; locate: (pointer: string) => SchemaPlace } | { ok: false; problems: BundleProblem[] };
 
 /**
  * The schema files one toolpack has loaded, by real path: its input and output schema share
@@ -99,10 +111,10 @@ export function bundleSchema(root: unknown, rootFile: string, files: SchemaFiles
     return loaded === REFUSED ? undefined : { file, doc: loaded.doc };
   };
 
-  const load = (ref: string, target: string, fromFile: string, pointer: string): string | undefined => {
+  const load = (ref: string, target: string, fromFile: string, pointer: string): { key: string; doc: unknown } | undefined => {
     const fetched = fetch(ref, target, fromFile, pointer);
     if (fetched === undefined) return undefined;
-    if (keys.has(fetched.file)) return keys.get(fetched.file);
+    if (keys.has(fetched.file)) return { key: keys.get(fetched.file)!, doc: fetched.doc };
     // Reserve the key before descending, so cycles terminate.
     const key = keyFor(fetched.file);
     const rewritten = rewrite(fetched.doc, fetched.file, false, '');
@@ -111,7 +123,21 @@ export function bundleSchema(root: unknown, rootFile: string, files: SchemaFiles
       delete rewritten.$id;
     }
     defs[key] = rewritten;
-    return key;
+    return { key, doc: fetched.doc };
+  };
+
+  // A $ref's fragment must name a place in its document; said here, where the file and line are known.
+  const checkFragment = (doc: unknown, fragment: string, ref: string, file: string, pointer: string, where: string): void => {
+    if (fragment === '' || at(doc, fragment) !== undefined) return;
+    const parent = fragment.slice(0, fragment.lastIndexOf('/'));
+    const siblings = at(doc, parent);
+    const has = isObject(siblings) ? ` (${parent || 'the root'} has: ${Object.keys(siblings).slice(0, 10).join(', ') || 'nothing'})` : '';
+    report(file, pointer, `$ref ${ref} points at nothing: ${where} has no ${fragment}${has}`);
+  };
+  const docOf = (file: string): unknown => {
+    if (file === rootDocFile) return rootNode;
+    const loaded = files.docs.get(file);
+    return loaded === undefined || loaded === REFUSED ? undefined : loaded.doc;
   };
 
   const rewrite = (node: unknown, file: string, isRoot: boolean, pointer: string): unknown => {
@@ -140,6 +166,7 @@ export function bundleSchema(root: unknown, rootFile: string, files: SchemaFiles
       return ref;
     }
     if (target === '') {
+      checkFragment(docOf(file), fragment, ref, file, pointer, file === rootFile ? 'this schema' : path.basename(file));
       // Internal ref: still valid at the root; inside a bundled file it moves under $defs.
       return isRoot ? ref : `#/$defs/${keys.get(file) ?? ''}${fragment}`;
     }
@@ -147,9 +174,10 @@ export function bundleSchema(root: unknown, rootFile: string, files: SchemaFiles
       report(file, pointer, `$ref ${ref}: remote references are not allowed; use a file path relative to ${path.basename(file)}`);
       return ref;
     }
-    const key = load(ref, target, file, pointer);
-    if (key === undefined) return ref;
-    return key === '' ? `#${fragment}` : `#/$defs/${key}${fragment}`;
+    const loaded = load(ref, target, file, pointer);
+    if (loaded === undefined) return ref;
+    checkFragment(loaded.doc, fragment, ref, file, pointer, target);
+    return loaded.key === '' ? `#${fragment}` : `#/$defs/${loaded.key}${fragment}`;
   };
 
   if (!isObject(root)) {
@@ -178,14 +206,38 @@ export function bundleSchema(root: unknown, rootFile: string, files: SchemaFiles
     bundled.$defs = { ...existing, ...defs };
   }
   delete bundled.$id;
-  return { ok: true, schema: bundled };
+  const fileOfKey = new Map([...keys].filter(([, key]) => key !== '').map(([file, key]) => [key, file]));
+  const locate = (pointer: string): SchemaPlace => {
+    const parts = fromPointer(pointer);
+    const moved = parts[0] === '$defs' && parts[1] !== undefined ? fileOfKey.get(parts[1]) : undefined;
+    const file = moved ?? rootDocFile;
+    const inside = moved === undefined ? parts : parts.slice(2);
+    const loaded = files.docs.get(file);
+    // The place itself, or the nearest enclosing one the file has (Ajv may name a missing member).
+    let line: number | undefined;
+    for (let n = inside.length; line === undefined && n >= 0 && loaded !== undefined && loaded !== REFUSED; n--) line = loaded.lineOf(inside.slice(0, n));
+    const place = { file, pointer: toPointer(inside) };
+    return line === undefined ? place : { ...place, line };
+  };
+  return { ok: true, schema: bundled, locate };
 }
 
 /** Parses a schema file read from the toolpack; REFUSED (with its problems recorded) when it is not a schema. */
 function parseSchemaFile(text: string, file: string, problems: BundleProblem[]): SchemaDoc | typeof REFUSED {
   const parsed = parseDocumentText(text, file);
   if (!parsed.ok) {
-    for (const p of parsed.problems) problems.push({ file, pointer: toPointer(p.path), reason: p.reason, ...(p.line === undefined ? {} : { line: p.line }) });
+    for (const p of parsed.problems) {
+      // JSON.parse names a character offset: the author needs the line and column.
+      const offset = p.line === undefined ? /at position (\d+)/.exec(p.reason)?.[1] : undefined;
+      if (offset === undefined) {
+        problems.push({ file, pointer: toPointer(p.path), reason: p.reason, ...(p.line === undefined ? {} : { line: p.line }) });
+        continue;
+      }
+      const before = text.slice(0, Number(offset)).split('\n');
+      const column = before[before.length - 1]!.length + 1;
+      const why = p.reason.replace(/^not valid JSON: /, '').replace(/ in JSON at position \d+( \(line \d+ column \d+\))?/, '');
+      problems.push({ file, pointer: toPointer(p.path), reason: `not valid JSON at line ${before.length}, column ${column}: ${why}`, line: before.length });
+    }
     return REFUSED;
   }
   if (!isObject(parsed.value) && typeof parsed.value !== 'boolean') {

@@ -23,12 +23,15 @@ export const allFeatures = {
   multi_memory: true,
 };
 
-/** WAT source to module bytes. wabt does not validate here: V8 and the loader do. */
-export async function wat2wasm(source: string, name = 'fixture.wat'): Promise<Uint8Array> {
+/**
+ * WAT source to module bytes. wabt does not validate here: V8 and the loader do. With `names`,
+ * the module keeps a name section (function names show in stack traces).
+ */
+export async function wat2wasm(source: string, name = 'fixture.wat', opts: { names?: boolean } = {}): Promise<Uint8Array> {
   wabt ??= wabtInit();
   const mod = (await wabt).parseWat(name, source, allFeatures);
   try {
-    return new Uint8Array(mod.toBinary({}).buffer);
+    return new Uint8Array(mod.toBinary({ write_debug_names: opts.names === true }).buffer);
   } finally {
     mod.destroy();
   }
