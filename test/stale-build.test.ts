@@ -12,8 +12,8 @@ const work = tempDir('helix-stale-');
 afterAll(() => work.cleanup());
 
 const LANGS = [
-  { lang: 'as', name: 'stale-as', tool: 'stale.as', source: 'assembly/index.ts', input: '{"sequence":"ACGT"}' },
-  { lang: 'c', name: 'stale-c', tool: 'stale.c', source: 'src/main.c', input: '{"text":"abc"}' },
+  { lang: 'as', name: 'stale-as', tool: 'stale.as', source: 'assembly/index.ts' },
+  { lang: 'c', name: 'stale-c', tool: 'stale.c', source: 'src/main.c' },
 ] as const;
 
 // Every file of the pack's build folder and its manifest, with modification time and bytes.
@@ -22,14 +22,20 @@ function snapshot(dir: string): Record<string, string> {
   return Object.fromEntries(files.map((f) => [f, `${statSync(path.join(dir, f)).mtimeMs} ${readFileSync(path.join(dir, f)).toString('base64')}`]));
 }
 
-describe.each(LANGS)('a $lang pack built, then edited', ({ lang, name, tool, source, input }) => {
+describe.each(LANGS)('a $lang pack built, then edited', ({ lang, name, tool, source }) => {
   const dir = path.join(work.dir, name);
-  const call = () => runCli(['call', tool, '--plugins', '.', '--home', path.join(work.dir, `home-${lang}`), '--input', input], dir);
+  const home = path.join(work.dir, `home-${lang}`);
+  // The template's tool reads an artifact: its example file, imported once.
+  let input = '';
+  const call = () => runCli(['call', tool, '--plugins', '.', '--home', home, '--input', input], dir);
 
   beforeAll(async () => {
     expect((await runCli(['new', name, '--lang', lang], work.dir)).code).toBe(0);
     const built = await runCli(['build'], dir);
     expect(built.code, built.stderr).toBe(0);
+    const imported = await runCli(['artifact', 'import', 'data/example.fa', '--home', home], dir);
+    expect(imported.code, imported.stderr).toBe(0);
+    input = JSON.stringify({ sequences: (JSON.parse(imported.stdout) as { id: string }).id });
   }, 180_000);
 
   it('helix build writes the source stamp beside the module, and a rebuild of unchanged sources writes no file', async () => {
@@ -62,7 +68,7 @@ describe.each(LANGS)('a $lang pack built, then edited', ({ lang, name, tool, sou
     ]);
 
     // The MCP server logs the same line (stdin is closed at once, so it starts and stops).
-    const served = await runCli(['serve', '--plugins', '.', '--home', path.join(work.dir, `home-${lang}`)], dir);
+    const served = await runCli(['serve', '--plugins', '.', '--home', home], dir);
     expect(served.stderr).toContain(`helix serve: stale: ${name}: ${source} changed since the last build; run \`helix build\``);
 
     expect((await runCli(['build'], dir)).code).toBe(0);

@@ -23,6 +23,9 @@ async function call(dir: string, tool: string, input: unknown): Promise<Response
   return ResponseEnvelopeSchema.parse(JSON.parse(r.stdout));
 }
 
+// The handlers below take their own inputs, not the template's artifact reference.
+const ANY_OBJECT = JSON.stringify({ $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object' });
+
 const AS_SOURCE = `import { JSONObject, Result, run } from "@helix/sdk-as";
 export { alloc, dealloc, helix_panic } from "@helix/sdk-as";
 
@@ -61,6 +64,7 @@ describe('an AssemblyScript pack that aborts', () => {
   beforeAll(async () => {
     expect((await runCli(['new', 'panic-as'], work.dir)).code).toBe(0);
     writeFileSync(path.join(dir, 'assembly/index.ts'), AS_SOURCE);
+    writeFileSync(path.join(dir, 'schemas/input.json'), ANY_OBJECT);
     const built = await runCli(['build'], dir);
     expect(built.code, built.stderr).toBe(0);
   }, 180_000);
@@ -93,6 +97,7 @@ describe('a C pack whose HELIX_ASSERT fails', () => {
   beforeAll(async () => {
     expect((await runCli(['new', 'panic-c', '--lang', 'c'], work.dir)).code).toBe(0);
     writeFileSync(path.join(dir, 'src/main.c'), C_SOURCE);
+    writeFileSync(path.join(dir, 'schemas/input.json'), ANY_OBJECT);
     const built = await runCli(['build'], dir);
     expect(built.code, built.stderr).toBe(0);
   }, 120_000);

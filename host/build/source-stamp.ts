@@ -36,9 +36,12 @@ export type Freshness =
   /** No stamp, an unreadable one, or one written for another module: nothing can be said. */
   | { readonly state: 'unknown'; readonly reason: string };
 
+/** How a stamp's file name ends. */
+export const STAMP_SUFFIX = '.sources.json';
+
 /** The stamp's path for a module: `build/x.wasm` has `build/x.sources.json`. */
 export function stampPath(modulePath: string): string {
-  return path.join(path.dirname(modulePath), `${path.basename(modulePath, path.extname(modulePath))}.sources.json`);
+  return path.join(path.dirname(modulePath), `${path.basename(modulePath, path.extname(modulePath))}${STAMP_SUFFIX}`);
 }
 
 /**

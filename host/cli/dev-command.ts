@@ -6,6 +6,7 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { buildToolpack, findToolpackDirs, ToolpackBuildError } from '../build/build-toolpack.js';
+import { STAMP_SUFFIX } from '../build/source-stamp.js';
 import { HelixError } from '../errors.js';
 import { displayPath } from './build-command.js';
 import { EXIT, printError } from './output.js';
@@ -55,7 +56,7 @@ export async function devCommand(dir = '.', opts: DevOptions = {}): Promise<void
         out(`FAIL  build ${displayPath(pack)}: ${err instanceof ToolpackBuildError ? err.message : String(err)}`);
       }
     }
-    // What the build wrote (module, digest) is ours; a change the author made meanwhile is not.
+    // What the build wrote (module, digest, stamp) is ours; a change the author made meanwhile is not.
     const after = fingerprint(root);
     seen = now;
     for (const [file, print] of after) if (isBuildOutput(file, now, after) && rebuild.some((p) => isInside(p, path.join(root, file)))) seen.set(file, print);
@@ -123,7 +124,7 @@ function isInside(dir: string, file: string): boolean {
   return !relative.startsWith('..') && !path.isAbsolute(relative);
 }
 
-/** A file the build wrote: the manifest (its digest) or a module, changed between `before` and `after`. */
+/** A file the build wrote: the manifest (its digest), a module or its source stamp, changed between `before` and `after`. */
 function isBuildOutput(file: string, before: Fingerprint, after: Fingerprint): boolean {
-  return before.get(file) !== after.get(file) && (file.endsWith('.tool.yaml') || file.endsWith('.wasm'));
+  return before.get(file) !== after.get(file) && (file.endsWith('.tool.yaml') || file.endsWith('.wasm') || file.endsWith(STAMP_SUFFIX));
 }
