@@ -2,7 +2,7 @@
 // once on one fresh store (imports of files of different sizes, calls, listings), each process's
 // exit counted, then the store walked record by record and blob by blob. CI runs it small
 // (test/store-concurrency.test.ts); `node dist/scripts/store-stress.js --trials 50` runs it long.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
@@ -40,6 +40,8 @@ export interface ProcessOutcome {
   /** The last 4,000 characters of each stream. */
   readonly stdout: string;
   readonly stderr: string;
+  /** The native backtrace of every thread, from the core file a crashed process left (gdb, when installed). */
+  readonly backtrace?: string;
 }
 
 /** What the stress run saw. */
@@ -76,11 +78,15 @@ function outcomeOf(o: ProcessOutcome): string {
   return `exit ${o.code}`;
 }
 
-/** Runs one `helix` process to its end, or kills it at the timeout. */
+/**
+ * Runs one `helix` process to its end, or kills it at the timeout. The shell raises the core
+ * size limit where it may and then becomes the process (exec), so a crash leaves a core file in
+ * `cwd` (with the usual core_pattern) and the signal is the process's own.
+ */
 function helix(cli: string, args: readonly string[], cwd: string, timeoutMs: number, work: string): Promise<ProcessOutcome> {
   const started = Date.now();
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [cli, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('/bin/sh', ['-c', 'ulimit -c unlimited 2>/dev/null; exec "$0" "$@"', process.execPath, cli, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout = (stdout + c.toString('utf8')).slice(-4000)));
@@ -142,6 +148,13 @@ export async function walkStore(home: string): Promise<string[]> {
   return problems;
 }
 
+/** Every thread's backtrace from `core` of a node process, or undefined without gdb. */
+function backtraceOf(core: string): string | undefined {
+  const gdb = spawnSync('gdb', ['-batch', '-ex', 'bt 40', '-ex', 'thread apply all bt 25', process.execPath, core], { encoding: 'utf8', timeout: 120_000, maxBuffer: 1 << 24 });
+  if (gdb.error !== undefined || gdb.status !== 0) return undefined;
+  return gdb.stdout.split('\n').filter((line) => !line.startsWith('[New LWP')).join('\n').slice(0, 12_000);
+}
+
 async function writeRandomFile(file: string, mib: number): Promise<void> {
   const out = createWriteStream(file);
   for (let i = 0; i < mib; i++) if (!out.write(randomBytes(1 << 20))) await new Promise<void>((r) => out.once('drain', () => r()));
@@ -178,13 +191,15 @@ export async function runStress(options: StressOptions): Promise<StressReport> {
       return helix(options.cli ?? builtCli, args, cwd, options.timeoutMs, work);
     }));
     let failed = false;
-    for (const o of ended) {
+    for (const [i, o] of ended.entries()) {
       const key = outcomeOf(o);
       outcomes[key] = (outcomes[key] ?? 0) + 1;
       if (key === 'exit 0' && /mdb_\w+ error/.test(o.stderr)) recovered += 1;
       if (key !== 'exit 0' && key !== CLEAN_CONFLICT) {
         failed = true;
-        if (failures.length < 10) failures.push({ ...o, trial });
+        const core = readdirSync(cwds[i]!).find((f) => f.startsWith('core'));
+        const backtrace = core === undefined ? undefined : backtraceOf(path.join(cwds[i]!, core));
+        if (failures.length < 10) failures.push({ ...o, trial, ...(backtrace === undefined ? {} : { backtrace }) });
       }
     }
     const cores = cwds.flatMap((d) => readdirSync(d).filter((f) => f.startsWith('core')));
