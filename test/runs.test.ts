@@ -136,9 +136,10 @@ describe('runs', () => {
 
   it('joins a run another process is executing on the same store', async () => {
     const child = run(process.execPath, [cli, 'call', 'r.slow', '--plugins', plugins.dir, '--home', home.dir, '--input', '{"k":"cross-process"}', '--compact']);
-    // Wait until the child's run is recorded as running, then make the same call here.
+    // Wait until the child's run is recorded as running, then make the same call here. A child
+    // starting on a loaded machine can take seconds: the bound is time, generous.
     let runId: string | undefined;
-    for (let i = 0; i < 400 && runId === undefined; i++) {
+    for (const end = Date.now() + 60_000; runId === undefined && Date.now() < end; ) {
       for (const { key } of host.store.db.activeRuns.getRange()) runId = key;
       if (runId === undefined) await new Promise((r) => setTimeout(r, 10));
     }

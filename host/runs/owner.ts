@@ -48,3 +48,13 @@ export function isOtherLiveOwner(owner: Owner): boolean {
   // A reused pid belongs to a process that started later than the recorded owner.
   return started === undefined || Math.abs(started - owner.started_at) < 2000;
 }
+
+/** The owner recorded as JSON in `file` (a marker or lock file), or undefined when it is missing, unreadable or not an owner. */
+export function readOwnerFile(file: string): Owner | undefined {
+  try {
+    const owner = JSON.parse(readFileSync(file, 'utf8')) as Owner;
+    return typeof owner.pid === 'number' && typeof owner.hostname === 'string' && typeof owner.started_at === 'number' ? owner : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -6,7 +6,8 @@
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { HelixError } from '../errors.js';
-import { currentOwner, isOtherLiveOwner, type Owner } from '../runs/owner.js';
+import { currentOwner, isOtherLiveOwner, readOwnerFile } from '../runs/owner.js';
+import { withLifecycleLock } from './lifecycle-lock.js';
 
 /** Name of the marker a compaction holds in the Helix home while it runs. */
 export const COMPACTING_MARKER = 'helix.mdb-compacting';
@@ -28,22 +29,13 @@ function busy(message: string, details: Record<string, unknown>, hint?: string):
   return new HelixError('P-PRECOND-STORE-BUSY', { message, details, ...(hint === undefined ? {} : { hint }) });
 }
 
-function readMarker(file: string): Owner | undefined {
-  try {
-    const owner = JSON.parse(readFileSync(file, 'utf8')) as Owner;
-    return typeof owner.pid === 'number' && typeof owner.hostname === 'string' && typeof owner.started_at === 'number' ? owner : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Refuses to let this process use a store another live process is compacting (ABI-STORE-057).
  * openStore calls it right after LMDB has opened the file, so either the compaction sees this
  * process in the lock table or this process sees the marker; `close` releases what was opened.
  */
 export function refuseWhileCompacting(home: string, close: () => void): void {
-  const owner = readMarker(path.join(home, COMPACTING_MARKER));
+  const owner = readOwnerFile(path.join(home, COMPACTING_MARKER));
   if (owner === undefined || !isOtherLiveOwner(owner)) return;
   close();
   throw busy(`The store in ${home} is being compacted by process ${owner.pid}.`, { home, pid: owner.pid }, 'Retry when `helix gc --compact` has finished; it takes about as long as copying the store.');
@@ -83,7 +75,7 @@ function claimMarker(file: string): void {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   }
-  const holder = readMarker(file);
+  const holder = readOwnerFile(file);
   if (holder !== undefined && isOtherLiveOwner(holder)) throw busy(`Process ${holder.pid} is already compacting this store.`, { pid: holder.pid });
   // A marker left by a compaction that died: take it over.
   rmSync(file, { force: true });
@@ -124,8 +116,11 @@ export async function compactStore(home: string, open: (home: string) => OpenedS
     } finally {
       closeSync(fd);
     }
-    inUse('before the swap');
-    renameSync(copy, file);
+    // Under the lifecycle lock, so no process is opening the store while the file is replaced.
+    withLifecycleLock(home, () => {
+      inUse('before the swap');
+      renameSync(copy, file);
+    });
     return { file_bytes_before: before, file_bytes_after: statSync(file).size };
   } finally {
     rmSync(copy, { force: true });

@@ -8,6 +8,7 @@ import type { ArtifactRecord, RunEvent, RunRecord } from '../../abi/index.js';
 import { HelixError, isHelixError } from '../errors.js';
 import { refuseWhileCompacting } from './compact.js';
 import { checkStoreHeader } from './header.js';
+import { closeUnderLifecycleLock, withLifecycleLock } from './lifecycle-lock.js';
 import { retryTransient, writeOnCallingThread } from './sync-writes.js';
 
 /** A stored blob: its size and the sha256 of each chunk, in order. */
@@ -131,14 +132,58 @@ function checkAccess(home: string, file: string): void {
  */
 export function openStore(home: string): Store {
   const file = path.join(home, 'helix.mdb');
-  let root: RootDatabase;
   try {
     mkdirSync(home, { recursive: true });
   } catch (err) {
     throw cannotOpen(file, (err as Error).message, err);
   }
   checkAccess(home, file);
+  // The header check too: a process creating the store writes its first pages under the lock.
+  const { root, db } = withLifecycleLock(home, () => openEnvironment(home, file));
+  // lmdb-js's status, which its typings leave out: 'closed' once the environment is closed.
+  const isClosed = (): boolean => (root as unknown as { status: string }).status === 'closed';
+  const store: Store = {
+    home,
+    path: file,
+    root,
+    db,
+    close() {
+      openStores.delete(store);
+      if (isClosed()) return Promise.resolve();
+      return closeUnderLifecycleLock(home, () => root.close(), isClosed);
+    },
+  };
+  openStores.add(store);
+  closeAtExit();
+  return store;
+}
+
+/** Stores this process has open, closed under the lifecycle lock if the process exits first. */
+const openStores = new Set<Store>();
+let exitHookAdded = false;
+
+/**
+ * Closes, when the process exits, the stores it left open: lmdb-js would close them anyway while
+ * Node shuts down, but outside the lifecycle lock (ABI-STORE-006).
+ */
+function closeAtExit(): void {
+  if (exitHookAdded) return;
+  exitHookAdded = true;
+  process.on('exit', () => {
+    for (const store of openStores) {
+      try {
+        void store.close();
+      } catch {
+        // Exiting: lmdb-js closes what is left.
+      }
+    }
+  });
+}
+
+/** Opens the LMDB environment and its databases; the caller holds the lifecycle lock. */
+function openEnvironment(home: string, file: string): { root: RootDatabase; db: StoreDatabases } {
   const header = checkStoreHeader(file);
+  let root: RootDatabase;
   try {
     // noMetaSync: each commit flushes its data pages but not the meta page, which the next
     // commit (or the OS) flushes. LMDB keeps the database intact; a machine crash may undo the
@@ -167,13 +212,5 @@ export function openStore(home: string): Store {
   writeOnCallingThread(root, Object.values(db));
   // After LMDB holds its lock, so a compaction either sees this process or is seen (ABI-STORE-057).
   refuseWhileCompacting(home, () => void root.close());
-  return {
-    home,
-    path: file,
-    root,
-    db,
-    async close() {
-      await root.close();
-    },
-  };
+  return { root, db };
 }
