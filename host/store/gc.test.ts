@@ -110,6 +110,22 @@ describe('collectGarbage', () => {
     expect(store.db.chunks.getKeysCount()).toBe(2);
   });
 
+  it('collectGarbage refuses with D-DATA-RECORD-INVALID, removing nothing, when a chunk or blob key is no sha256 digest (ABI-STORE-054)', async () => {
+    await importInline(store, 'data');
+    const orphan = await writeChunks(store, from(Buffer.from('orphan')));
+    await store.root.transaction(() => discardBlob(store, orphan));
+    // What a chunks tree that runs into another database's pages looks like: keys that are names.
+    await store.db.chunks.put('artifacts', Buffer.from('not a chunk'));
+    const err = await collectGarbage(store).catch((e: unknown) => e);
+    expect(err).toMatchObject({ name: 'HelixError', code: 'D-DATA-RECORD-INVALID', details: { database: 'chunks', key: 'artifacts' } });
+    expect(store.db.chunks.getKeysCount()).toBe(3);
+    await store.db.chunks.remove('artifacts');
+    await store.db.blobs.put('runs', { size: 0, chunks: [] });
+    const blobErr = await collectGarbage(store).catch((e: unknown) => e);
+    expect(blobErr).toMatchObject({ name: 'HelixError', code: 'D-DATA-RECORD-INVALID', details: { database: 'blobs', key: 'runs' } });
+    expect(store.db.chunks.getKeysCount()).toBe(2);
+  });
+
   it('an output a run never sealed ends its pending write, so gc reclaims its chunks (ABI-STORE-050)', async () => {
     const outputs = new RunOutputs(store, `run_${'0'.repeat(32)}`, [{ role: 'report', type: 'text' }] as never, 1 << 30);
     await outputs.write('report', Buffer.from('half a report'), false, {});

@@ -112,6 +112,9 @@ function plan(store: Store): Plan {
   const chunksLive = new Set<string>();
   const p: Plan = { chunks: [], chunkBytes: 0, blobs: [], pending: [], keptChunks: 0, keptBlobs: 0, livePending: 0 };
   for (const { key, value, error } of walk(store.db.blobs)) {
+    // A key that is no digest means the database's tree is damaged (pages shared with another
+    // tree): nothing in it can be told garbage.
+    if (!isDigest(key)) throw unreadable('blobs', key, 'the key is not a sha256 digest');
     if (!blobsLive.has(key)) {
       p.blobs.push(key);
       continue;
@@ -131,6 +134,7 @@ function plan(store: Store): Plan {
     } else p.pending.push(write.id);
   }
   for (const key of store.db.chunks.getKeys()) {
+    if (!isDigest(key)) throw unreadable('chunks', key, 'the key is not a sha256 digest');
     if (chunksLive.has(key)) {
       p.keptChunks++;
       continue;
