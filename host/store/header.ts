@@ -101,6 +101,26 @@ function readHeader(file: string, fd: number): StoreHeader | { problem: string; 
   return { pageSize, fileBytes, txnid: newest.txnid, lastPage: newest.lastPage };
 }
 
+/**
+ * The newest transaction the two metas of the open file `fd` record (the file's page size is
+ * `pageSize`): what a write transaction must start from (ABI-STORE-007).
+ */
+export function newestCommit(fd: number, pageSize: number): number {
+  const txnid = Buffer.alloc(8);
+  let newest = 0;
+  for (const page of [0, 1]) {
+    if (readSync(fd, txnid, 0, 8, page * pageSize + PAGE_HEADER + META.txnid) === 8) newest = Math.max(newest, Number(txnid.readBigUInt64LE(0)));
+  }
+  return newest;
+}
+
+/** The page size meta page 0 of the open file `fd` records. */
+export function pageSizeOf(fd: number): number {
+  const psize = Buffer.alloc(4);
+  readSync(fd, psize, 0, 4, PAGE_HEADER + META.psize);
+  return psize.readUInt32LE(0);
+}
+
 /** Sleeps synchronously (opening the store is synchronous). */
 function pause(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);

@@ -7,9 +7,10 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 import type { ArtifactRecord, RunEvent, RunRecord } from '../../abi/index.js';
 import { HelixError, isHelixError } from '../errors.js';
 import { refuseWhileCompacting } from './compact.js';
+import { commitBase, type CommitBase } from './commit-base.js';
 import { checkStoreHeader } from './header.js';
 import { closeUnderLifecycleLock, withLifecycleLock } from './lifecycle-lock.js';
-import { retryTransient, writeOnCallingThread } from './sync-writes.js';
+import { writeOnCallingThread } from './sync-writes.js';
 
 /** A stored blob: its size and the sha256 of each chunk, in order. */
 export interface BlobRecord {
@@ -139,7 +140,7 @@ export function openStore(home: string): Store {
   }
   checkAccess(home, file);
   // The header check too: a process creating the store writes its first pages under the lock.
-  const { root, db } = withLifecycleLock(home, () => openEnvironment(home, file));
+  const { root, db, base } = withLifecycleLock(home, () => openEnvironment(home, file));
   // lmdb-js's status, which its typings leave out: 'closed' once the environment is closed.
   const isClosed = (): boolean => (root as unknown as { status: string }).status === 'closed';
   const store: Store = {
@@ -150,7 +151,16 @@ export function openStore(home: string): Store {
     close() {
       openStores.delete(store);
       if (isClosed()) return Promise.resolve();
-      return closeUnderLifecycleLock(home, () => root.close(), isClosed);
+      // The commit-base check's descriptors go once LMDB has closed the environment (ABI-STORE-007).
+      const close = (): Promise<void> => {
+        const closing = root.close();
+        if (isClosed()) {
+          base.release();
+          return closing;
+        }
+        return closing.finally(() => base.release());
+      };
+      return closeUnderLifecycleLock(home, close, isClosed);
     },
   };
   openStores.add(store);
@@ -181,7 +191,7 @@ function closeAtExit(): void {
 }
 
 /** Opens the LMDB environment and its databases; the caller holds the lifecycle lock. */
-function openEnvironment(home: string, file: string): { root: RootDatabase; db: StoreDatabases } {
+function openEnvironment(home: string, file: string): { root: RootDatabase; db: StoreDatabases; base: CommitBase } {
   const header = checkStoreHeader(file);
   let root: RootDatabase;
   try {
@@ -197,20 +207,28 @@ function openEnvironment(home: string, file: string): { root: RootDatabase; db: 
   } catch (err) {
     throw cannotOpen(file, (err as Error).message, err);
   }
+  // LMDB's open may have left the lock region naming an older commit than the newest: every write
+  // transaction checks first, this open's own one below included (ABI-STORE-007).
+  const base = commitBase(root, file);
+  const writes = writeOnCallingThread(root, () => base.check());
   let db: StoreDatabases;
   try {
-    // Opening creates a database the store lacks, a write transaction like any other.
-    db = Object.fromEntries(Object.entries(STORE_DATABASES).map(([key, { name, encoding }]) => [key, retryTransient(() => root.openDB({ name, ...(encoding === undefined ? {} : { encoding }) }))])) as unknown as StoreDatabases;
+    // Opening creates a database the store lacks: one write transaction for all of them.
+    db = root.transactionSync(() => Object.fromEntries(Object.entries(STORE_DATABASES).map(([key, { name, encoding }]) => [key, root.openDB({ name, ...(encoding === undefined ? {} : { encoding }) })]))) as unknown as StoreDatabases;
   } catch (err) {
     void root.close();
+    base.release();
     if (isHelixError(err)) throw err;
     const message = (err as Error).message;
     // Pages LMDB cannot read are damage; anything else LMDB refuses keeps the store from opening.
     if (!/MDB_(CORRUPTED|PAGE_NOTFOUND|INVALID|BAD_DBI)/.test(message)) throw cannotOpen(file, message, err);
     throw new HelixError('D-DATA-STORE-DAMAGED', { message: `The store at ${file} cannot list its databases: ${message}`, details: { path: file, lmdb: message }, cause: err });
   }
-  writeOnCallingThread(root, Object.values(db));
+  writes.adopt(Object.values(db));
   // After LMDB holds its lock, so a compaction either sees this process or is seen (ABI-STORE-057).
-  refuseWhileCompacting(home, () => void root.close());
-  return { root, db };
+  refuseWhileCompacting(home, () => {
+    void root.close();
+    base.release();
+  });
+  return { root, db, base };
 }

@@ -3,6 +3,7 @@
 // the caller's ever works in the LMDB environment, and closing it never races one.
 import type { Database, Key, RootDatabase } from 'lmdb';
 import { HelixError } from '../errors.js';
+import { StaleCommitBase } from './commit-base.js';
 
 /** How many times a transaction LMDB aborted as inconsistent is attempted before R-CAP-STORE-CONFLICT. */
 export const TRANSIENT_ATTEMPTS = 8;
@@ -29,36 +30,45 @@ function isTransient(err: unknown): boolean {
  * reads and writes the store.
  */
 export function retryTransient<T>(attempt: () => T): T {
-  for (let n = 1; ; n++) {
+  let restarts = 0;
+  for (let n = 1; ; ) {
     try {
       return attempt();
     } catch (err) {
-      if (!isTransient(err)) throw err;
-      if (n >= TRANSIENT_ATTEMPTS) {
-        const lmdb = (err as Error).message;
-        throw new HelixError('R-CAP-STORE-CONFLICT', {
-          message: `LMDB aborted a write of the store ${n} times as inconsistent while other processes wrote it (${lmdb.split('\n')[0]}); nothing of the write was stored.`,
-          details: { attempts: n, lmdb, retry_after_ms: 1000 },
-          cause: err,
-        });
+      if (err instanceof StaleCommitBase) {
+        // It set the lock region right before it was aborted (ABI-STORE-007): begun again at once,
+        // it starts from the newest commit. Only openers racing it without end could repeat this.
+        if (++restarts <= TRANSIENT_ATTEMPTS) continue;
+      } else if (!isTransient(err)) {
+        throw err;
+      } else if (n < TRANSIENT_ATTEMPTS) {
+        pause(TRANSIENT_PAUSE_MS * n);
+        n += 1;
+        continue;
       }
-      pause(TRANSIENT_PAUSE_MS * n);
+      const lmdb = (err as Error).message;
+      throw new HelixError('R-CAP-STORE-CONFLICT', {
+        message: `LMDB aborted a write of the store ${n + restarts} times as inconsistent while other processes used it (${lmdb.split('\n')[0]}); nothing of the write was stored.`,
+        details: { attempts: n + restarts, lmdb, retry_after_ms: 1000 },
+        cause: err,
+      });
     }
   }
 }
 
 /**
- * Makes `transaction`, `put` and `remove` of `root` and `dbs` synchronous transactions: they keep
- * their promise-returning shape but have committed when they return. lmdb-js would otherwise hand
- * them to a writer thread that commits batches while this thread goes on; the crash reported at
- * close (issue 10: exit 139 in LMDB's environment close, after the writes had committed) needs
- * another thread in the environment while it closes.
+ * Makes `transaction`, `put` and `remove` of `root` and of the databases given to `adopt`
+ * synchronous transactions: they keep their promise-returning shape but have committed when they
+ * return. lmdb-js would otherwise hand them to a writer thread that commits batches while this
+ * thread goes on; the crash reported at close (issue 10: exit 139 in LMDB's environment close,
+ * after the writes had committed) needs another thread in the environment while it closes.
+ * `beforeWrite` runs first in every transaction that is not nested in another (ABI-STORE-007).
  */
-export function writeOnCallingThread(root: RootDatabase, dbs: ReadonlyArray<Database<unknown, Key>>): void {
+export function writeOnCallingThread(root: RootDatabase, beforeWrite: () => void = () => {}): { adopt(dbs: ReadonlyArray<Database<unknown, Key>>): void } {
   // Inside a transaction lmdb-js writes in place, and its putSync and removeSync call put and
   // remove there: inside one, those keep their own behaviour.
   let depth = 0;
-  for (const target of [root, ...dbs]) {
+  const synchronous = (target: RootDatabase | Database<unknown, Key>): void => {
     const transactionSync = target.transactionSync.bind(target);
     const inside = <T>(action: () => T, flags?: number): T =>
       transactionSync(() => {
@@ -69,9 +79,14 @@ export function writeOnCallingThread(root: RootDatabase, dbs: ReadonlyArray<Data
           depth -= 1;
         }
       }, flags);
+    const whole = <T>(action: () => T, flags?: number): T =>
+      inside(() => {
+        beforeWrite();
+        return action();
+      }, flags);
     // Only a whole transaction is tried again; a nested one is part of its parent.
-    Object.assign(target, { transactionSync: <T>(action: () => T, flags?: number): T => (depth > 0 ? inside(action, flags) : retryTransient(() => inside(action, flags))) });
-  }
+    Object.assign(target, { transactionSync: <T>(action: () => T, flags?: number): T => (depth > 0 ? inside(action, flags) : retryTransient(() => whole(action, flags))) });
+  };
   const settle = <T>(write: () => T): Promise<T> => {
     try {
       return Promise.resolve(write());
@@ -80,14 +95,20 @@ export function writeOnCallingThread(root: RootDatabase, dbs: ReadonlyArray<Data
     }
   };
   const transaction = <T>(action: () => T): Promise<T> => settle(() => root.transactionSync(action));
+  synchronous(root);
   Object.assign(root, { transaction });
-  for (const d of dbs) {
-    const put = d.put.bind(d);
-    const remove = d.remove.bind(d);
-    Object.assign(d, {
-      transaction,
-      put: (key: Key, value: unknown) => (depth > 0 ? put(key, value) : settle(() => root.transactionSync(() => d.putSync(key, value)))),
-      remove: (key: Key) => (depth > 0 ? remove(key) : settle(() => root.transactionSync(() => d.removeSync(key)))),
-    });
-  }
+  return {
+    adopt(dbs) {
+      for (const d of dbs) {
+        synchronous(d);
+        const put = d.put.bind(d);
+        const remove = d.remove.bind(d);
+        Object.assign(d, {
+          transaction,
+          put: (key: Key, value: unknown) => (depth > 0 ? put(key, value) : settle(() => root.transactionSync(() => d.putSync(key, value)))),
+          remove: (key: Key) => (depth > 0 ? remove(key) : settle(() => root.transactionSync(() => d.removeSync(key)))),
+        });
+      }
+    },
+  };
 }
