@@ -54,6 +54,8 @@ export interface StressReport {
   readonly failedTrials: number;
   /** Problems the walk of each store found, with their trial. */
   readonly storeProblems: string[];
+  /** Artifacts and runs the processes reported, each looked up in the store after its trial. */
+  readonly reported: { artifacts: number; runs: number };
   /** The first few processes that neither exited 0 nor ended with the clean conflict. */
   readonly failures: Array<ProcessOutcome & { trial: number }>;
   /** Core files left in the processes' working directories (when `ulimit -c` allows them). */
@@ -117,8 +119,25 @@ function workOf(i: number, files: readonly string[], home: string, policy: strin
   return i % 8 === 3 ? { work: 'runs list', args: ['runs', 'list', '--home', home] } : { work: 'artifact list', args: ['artifact', 'list', '--home', home] };
 }
 
-/** Walks a store: the header, every record of every database, every blob's bytes. */
-export async function walkStore(home: string): Promise<string[]> {
+/** What the processes of a trial said they stored: artifact ids from imports, run ids from calls. */
+export interface Reported {
+  readonly artifacts: readonly string[];
+  readonly runs: readonly string[];
+}
+
+/** The ids a process that exited 0 reported on stdout. */
+function reportedBy(o: ProcessOutcome): Reported {
+  if (o.code !== 0) return { artifacts: [], runs: [] };
+  const artifact = /^\s*"id": "(art_[0-9A-Z]+)"/m.exec(o.stdout)?.[1];
+  const run = /"run_id": "(run_[0-9a-f]{32})"/.exec(o.stdout)?.[1];
+  return { artifacts: artifact === undefined ? [] : [artifact], runs: run === undefined ? [] : [run] };
+}
+
+/**
+ * Walks a store: the header, every record of every database, every blob's bytes, and every
+ * artifact and run the processes reported (a commit written over by another is lost, ABI-STORE-007).
+ */
+export async function walkStore(home: string, reported: Reported = { artifacts: [], runs: [] }): Promise<string[]> {
   const problems: string[] = [];
   try {
     checkStoreHeader(path.join(home, 'helix.mdb'));
@@ -142,6 +161,8 @@ export async function walkStore(home: string): Promise<string[]> {
       }
     }
     for (const { value: a } of readRange(store, 'artifacts')) if (!store.db.blobs.doesExist(a.sha256)) problems.push(`artifact ${a.id}: its blob is missing`);
+    for (const id of reported.artifacts) if (!store.db.artifacts.doesExist(id)) problems.push(`artifact ${id}, which an import reported, is missing`);
+    for (const id of reported.runs) if (!store.db.runs.doesExist(id)) problems.push(`run ${id}, which a call reported, is missing`);
   } finally {
     await store.close();
   }
@@ -182,6 +203,7 @@ export async function runStress(options: StressOptions): Promise<StressReport> {
   let failedTrials = 0;
   let coreFiles = 0;
   let recovered = 0;
+  const reportedCount = { artifacts: 0, runs: 0 };
   for (let trial = 1; trial <= options.trials; trial++) {
     const home = path.join(root, `trial-${trial}`);
     const cwds = Array.from({ length: options.processes }, (_, i) => path.join(home, 'cwd', String(i)));
@@ -204,14 +226,20 @@ export async function runStress(options: StressOptions): Promise<StressReport> {
     }
     const cores = cwds.flatMap((d) => readdirSync(d).filter((f) => f.startsWith('core')));
     coreFiles += cores.length;
-    const problems = await walkStore(home);
+    const reported = ended.map(reportedBy);
+    reportedCount.artifacts += reported.flatMap((r) => r.artifacts).length;
+    reportedCount.runs += reported.flatMap((r) => r.runs).length;
+    const problems = await walkStore(home, { artifacts: reported.flatMap((r) => r.artifacts), runs: reported.flatMap((r) => r.runs) });
+    // `helix store check` too: it also walks the free-page list.
+    const check = await helix(options.cli ?? builtCli, ['store', 'check', '--home', home], home, options.timeoutMs, 'store check');
+    if (check.code !== 0) problems.push(`helix store check exited ${check.code ?? check.signal}: ${(check.stdout + check.stderr).slice(0, 2000)}`);
     storeProblems.push(...problems.map((p) => `trial ${trial}: ${p}`));
     if (failed) failedTrials += 1;
     if (!failed && problems.length === 0 && cores.length === 0) rmSync(home, { recursive: true, force: true });
     log(`trial ${trial}/${options.trials}: ${ended.filter((o) => o.code === 0).length}/${ended.length} exited 0, store ${problems.length === 0 ? 'clean' : `${problems.length} problem(s)`}, slowest ${Math.max(...ended.map((o) => o.ms))} ms`);
   }
   if (options.dir === undefined && failedTrials === 0 && storeProblems.length === 0) rmSync(root, { recursive: true, force: true });
-  return { trials: options.trials, processes: options.processes, outcomes, failedTrials, storeProblems, failures, coreFiles, recovered, seconds: Math.round((Date.now() - started) / 1000) };
+  return { trials: options.trials, processes: options.processes, outcomes, failedTrials, storeProblems, reported: reportedCount, failures, coreFiles, recovered, seconds: Math.round((Date.now() - started) / 1000) };
 }
 
 /** The command line: `node dist/scripts/store-stress.js [--trials N] [--processes P] [--sizes 1,12,50] [--timeout-ms T] [--dir D] [--cli main.js]`. */
