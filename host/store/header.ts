@@ -2,6 +2,7 @@
 // lmdb-js turns a refused open into a crash, so a damaged header would take down every command.
 import { closeSync, constants, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { HelixError } from '../errors.js';
+import { pause } from './pause.js';
 
 /** LMDB's stamp at the start of each meta (mdb.c MDB_MAGIC). */
 export const LMDB_MAGIC = 0xbeefc0de;
@@ -121,10 +122,6 @@ export function pageSizeOf(fd: number): number {
   return psize.readUInt32LE(0);
 }
 
-/** Sleeps synchronously (opening the store is synchronous). */
-function pause(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-}
 
 /**
  * Checks the LMDB header of the store file `file` (ABI-STORE-010..012): magic, format version,

@@ -11,6 +11,7 @@ import { linkSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } f
 import path from 'node:path';
 import { HelixError } from '../errors.js';
 import { currentOwner, isOtherLiveOwner, readOwnerFile } from '../runs/owner.js';
+import { pause } from './pause.js';
 
 /** Name of the file a process holds in the Helix home while it opens or closes the store. */
 export const LIFECYCLE_LOCK = 'helix.mdb-lifecycle';
@@ -24,9 +25,6 @@ export const LIFECYCLE_NOTICE_MS = 1_000;
 /** Lock files this process holds right now (an asynchronous close may hold one across a turn). */
 const held = new Set<string>();
 
-function pause(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-}
 
 function ageMs(file: string): number {
   const info = statSync(file, { throwIfNoEntry: false });

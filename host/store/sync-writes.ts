@@ -4,16 +4,13 @@
 import type { Database, Key, RootDatabase } from 'lmdb';
 import { HelixError } from '../errors.js';
 import { StaleCommitBase } from './commit-base.js';
+import { pause } from './pause.js';
 
 /** How many times a transaction LMDB aborted as inconsistent is attempted before R-CAP-STORE-CONFLICT. */
 export const TRANSIENT_ATTEMPTS = 8;
 /** The pause before attempt n+1 is n times this (about 0.7 s over all attempts). */
 const TRANSIENT_PAUSE_MS = 25;
 
-/** Sleeps synchronously (the transaction API is synchronous). */
-function pause(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-}
 
 /** LMDB's abort of a transaction it found inconsistent: MDB_PROBLEM, or MDB_BAD_TXN at the commit of one. */
 function isTransient(err: unknown): boolean {
