@@ -3,10 +3,11 @@
 // write start from that older commit.
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import path from 'node:path';
+import type { RootDatabase } from 'lmdb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../../test/helpers/toolpack.js';
 import { isHelixError } from '../errors.js';
-import { StaleCommitBase } from './commit-base.js';
+import { commitBase, StaleCommitBase, WriteNotBegun } from './commit-base.js';
 import { newestCommit, pageSizeOf } from './header.js';
 import { openStore, type Store } from './open-store.js';
 import { retryTransient, TRANSIENT_ATTEMPTS } from './sync-writes.js';
@@ -99,5 +100,31 @@ describe('the commit-base check (ABI-STORE-007)', () => {
     }
     expect(attempts).toBe(TRANSIENT_ATTEMPTS + 1);
     expect(isHelixError(caught) && caught.code).toBe('R-CAP-STORE-CONFLICT');
+  });
+
+  it('refuses a write transaction LMDB did not begin (id 0) as a failed attempt, and leaves the lock region alone', () => {
+    const before = lockRegionCommit();
+    setLockRegionCommit(before - 1);
+    const notBegun = { getWriteTxnId: () => 0 } as unknown as RootDatabase;
+    const base = commitBase(notBegun, store.path);
+    try {
+      expect(() => base.check()).toThrow(WriteNotBegun);
+      expect(lockRegionCommit()).toBe(before - 1);
+      let attempts = 0;
+      let caught: unknown;
+      try {
+        retryTransient(() => {
+          attempts += 1;
+          base.check();
+        });
+      } catch (err) {
+        caught = err;
+      }
+      expect(attempts).toBe(TRANSIENT_ATTEMPTS);
+      expect(caught).toMatchObject({ code: 'R-CAP-STORE-CONFLICT', message: expect.stringContaining('LMDB did not begin the write transaction') });
+    } finally {
+      base.release();
+      setLockRegionCommit(before);
+    }
   });
 });

@@ -34,6 +34,16 @@ export class StaleCommitBase extends Error {
 }
 
 /**
+ * A write transaction LMDB did not begin: lmdb-js goes on without checking what `mdb_txn_begin`
+ * returned, and its transaction has id 0. Tried again like an LMDB abort (ABI-STORE-005).
+ */
+export class WriteNotBegun extends Error {
+  constructor() {
+    super('LMDB did not begin the write transaction (its id is 0)');
+  }
+}
+
+/**
  * This process's descriptor of each lock file it repaired, with the stores using it. It stays open
  * while any of them is open: closing any descriptor of the lock file drops every POSIX lock this
  * process holds on it, LMDB's included, and another process would then take the lock region for
@@ -60,7 +70,9 @@ export function commitBase(root: RootDatabase, file: string): CommitBase {
   let released = false;
   return {
     check() {
-      const startedFrom = root.getWriteTxnId() - 1;
+      const id = root.getWriteTxnId();
+      if (id === 0) throw new WriteNotBegun();
+      const startedFrom = id - 1;
       const newest = newestCommit(data, pageSize);
       if (newest <= startedFrom) return;
       shared.fd ??= openSync(lockFile, 'r+');

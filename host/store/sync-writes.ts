@@ -3,7 +3,7 @@
 // the caller's ever works in the LMDB environment, and closing it never races one.
 import type { Database, Key, RootDatabase } from 'lmdb';
 import { HelixError } from '../errors.js';
-import { StaleCommitBase } from './commit-base.js';
+import { StaleCommitBase, WriteNotBegun } from './commit-base.js';
 import { pause } from './pause.js';
 
 /** How many times a transaction LMDB aborted as inconsistent is attempted before R-CAP-STORE-CONFLICT. */
@@ -12,9 +12,9 @@ export const TRANSIENT_ATTEMPTS = 8;
 const TRANSIENT_PAUSE_MS = 25;
 
 
-/** LMDB's abort of a transaction it found inconsistent: MDB_PROBLEM, or MDB_BAD_TXN at the commit of one. */
+/** LMDB's abort of a transaction it found inconsistent (MDB_PROBLEM, or MDB_BAD_TXN at the commit of one), or a write transaction it did not begin. */
 function isTransient(err: unknown): boolean {
-  return err instanceof Error && /MDB_PROBLEM|MDB_BAD_TXN/.test(err.message);
+  return err instanceof WriteNotBegun || (err instanceof Error && /MDB_PROBLEM|MDB_BAD_TXN/.test(err.message));
 }
 
 /**
