@@ -1,7 +1,7 @@
 // Helix used from outside the repository as README's "Using Helix outside this repository" says:
 // the packed tarball installed as a devDependency of an author's folder, then `npx helix new`,
 // `build`, `test`, `artifact import` and `call` of an AssemblyScript and an Extism pack there,
-// with no C toolchain on PATH.
+// with no C toolchain on PATH, and of a C pack with clang and wasm-ld on PATH.
 
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
@@ -21,6 +21,8 @@ let root: string;
 let author: string;
 let env: NodeJS.ProcessEnv;
 let npx: string;
+/** The same machine with clang and wasm-ld, as the C template needs (sdk-guest/GUIDE.md). */
+let cEnv: NodeJS.ProcessEnv;
 let pack: CommandRun;
 let install: CommandRun;
 
@@ -29,6 +31,7 @@ beforeAll(async () => {
   const bin = await freshBin(path.join(root, 'bin'));
   env = freshEnv(bin);
   npx = path.join(bin, 'npx');
+  cEnv = freshEnv(await freshBin(path.join(root, 'bin-c'), /^seqkit$/));
   // The test command built dist/ and the toolpacks just before the tests, so the pack skips
   // `prepare` (which would rebuild in the repository while other tests read dist/).
   pack = await runCommand(path.join(bin, 'npm'), ['pack', '--ignore-scripts', '--pack-destination', root], { cwd: packageRoot(), env, killAfterMs: 300_000 });
@@ -41,7 +44,7 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-const helix = (args: string[], cwd: string) => runCommand(npx, ['helix', ...args], { cwd, env, killAfterMs: COMMAND_BOUND_MS });
+const helix = (args: string[], cwd: string, withEnv: NodeJS.ProcessEnv = env) => runCommand(npx, ['helix', ...args], { cwd, env: withEnv, killAfterMs: COMMAND_BOUND_MS });
 const ended = (run: CommandRun) => ({ code: run.code, stderr: run.code === 0 ? '' : run.stderr });
 
 describe('helix installed from a packed tarball outside the repository', () => {
@@ -75,22 +78,23 @@ describe('helix installed from a packed tarball outside the repository', () => {
   }, COMMAND_BOUND_MS + 60_000);
 
   // The walkthrough of sdk-guest/GUIDE.md, section 2: new, build, test, import, call.
-  for (const lang of ['as', 'extism'] as const) {
+  for (const lang of ['as', 'extism', 'c'] as const) {
     it(`helix new --lang ${lang}, build, test, artifact import and call in the author folder`, async () => {
       const name = `hello-${lang}`;
-      const created = await helix(['new', name, '--lang', lang], author);
+      const langEnv = lang === 'c' ? cEnv : env;
+      const created = await helix(['new', name, '--lang', lang], author, langEnv);
       expect(ended(created)).toEqual({ code: 0, stderr: '' });
       const pack = path.join(author, name);
-      const built = await helix(['build'], pack);
+      const built = await helix(['build'], pack, langEnv);
       expect(ended(built)).toEqual({ code: 0, stderr: '' });
       expect(built.stdout).toMatch(new RegExp(`^ok {4}\\.: build/${name}\\.wasm \\d+ bytes sha256:[0-9a-f]{64}`, 'm'));
-      const tested = await helix(['test'], pack);
+      const tested = await helix(['test'], pack, langEnv);
       expect(ended(tested)).toEqual({ code: 0, stderr: '' });
       expect(tested.stdout).toMatch(/^[1-9]\d* passed, 0 failed/m);
-      const imported = await helix(['artifact', 'import', 'data/example.fa'], pack);
+      const imported = await helix(['artifact', 'import', 'data/example.fa'], pack, langEnv);
       expect(ended(imported)).toEqual({ code: 0, stderr: '' });
       const id = (JSON.parse(imported.stdout) as { id: string }).id;
-      const called = await helix(['call', `hello.${lang}`, '--plugins', '.', '--input', JSON.stringify({ sequences: id })], pack);
+      const called = await helix(['call', `hello.${lang}`, '--plugins', '.', '--input', JSON.stringify({ sequences: id })], pack, langEnv);
       expect(ended(called)).toEqual({ code: 0, stderr: '' });
       expect(JSON.parse(called.stdout)).toMatchObject({ status: 'success', output: { format: 'FASTA', records: 4, total_length: 68 } });
     }, 5 * COMMAND_BOUND_MS + 60_000);
