@@ -1,10 +1,11 @@
 // Helix used from outside the repository as README's "Using Helix outside this repository" says:
 // the packed tarball installed as a devDependency of an author's folder, then `npx helix new`,
 // `build`, `test`, `artifact import` and `call` of an AssemblyScript and an Extism pack there,
-// with no C toolchain on PATH, and of a C pack with clang and wasm-ld on PATH.
+// with no C toolchain on PATH, and of a C pack with clang and wasm-ld on PATH; then `helix dev`.
 
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -99,4 +100,46 @@ describe('helix installed from a packed tarball outside the repository', () => {
       expect(JSON.parse(called.stdout)).toMatchObject({ status: 'success', output: { format: 'FASTA', records: 4, total_length: 68 } });
     }, 5 * COMMAND_BOUND_MS + 60_000);
   }
+
+  // The guide's loop, section 3: `helix dev` in the AssemblyScript pack made above, run through
+  // the installed bin (npx would stand between the signal and helix).
+  it('helix dev in the author folder rebuilds and re-tests on a source edit, and stops on SIGINT', async () => {
+    const pack = path.join(author, 'hello-as');
+    expect(existsSync(pack), 'the helix new --lang as test made the pack').toBe(true);
+    const child = spawn(path.join(author, 'node_modules', '.bin', 'helix'), ['dev'], { cwd: pack, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+    const exited = new Promise<number | string>((resolve) => child.on('close', (code, signal) => resolve(code ?? signal ?? 'unknown')));
+    const killer = setTimeout(() => child.kill('SIGKILL'), COMMAND_BOUND_MS);
+    let mark = 0;
+    const cycle = async (what: string): Promise<string> => {
+      for (const deadline = Date.now() + COMMAND_BOUND_MS; ; ) {
+        const text = stdout.slice(mark);
+        if (/\nwatching \. for changes \(Ctrl-C to stop\)\n/.test(text)) {
+          mark = stdout.length;
+          return text;
+        }
+        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`helix dev never printed ${what}; stdout:\n${stdout}\nstderr:\n${stderr}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    try {
+      const first = await cycle('the first result');
+      expect(first).toMatch(/^[1-9]\d* passed, 0 failed/m);
+      const source = path.join(pack, 'assembly', 'index.ts');
+      await appendFile(source, '\n// edited by the author\n');
+      const edited = await cycle('the rebuild after the edit');
+      expect(edited).toMatch(/^──── \d\d:\d\d:\d\d assembly\/index\.ts changed ─+$/m);
+      // A comment leaves the module as it was: rebuilt, same digest.
+      expect(edited).toMatch(/^built \.: build\/hello-as\.wasm \d+ bytes$/m);
+      expect(edited).toMatch(/^[1-9]\d* passed, 0 failed/m);
+      child.kill('SIGINT');
+      expect(await exited).toBe(0);
+    } finally {
+      clearTimeout(killer);
+      child.kill('SIGKILL');
+    }
+  }, 2 * COMMAND_BOUND_MS + 60_000);
 });
