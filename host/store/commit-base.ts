@@ -4,7 +4,7 @@
 // the shared lock region, which is where a transaction that begins looks (it takes the meta page
 // of that parity). lmdb-js's LMDB has every process that opens the environment copy the newest
 // meta's id into `mti_txnid` at the end of the open, from the meta it read at the start
-// (mdb_env_open2). A commit another process makes in between is thereby forgotten: the next write
+// (mdb_env_open2; LMDB's own code does that only when opening the previous snapshot). A commit another process makes in between is thereby forgotten: the next write
 // transaction, in any process, starts from the older meta, writes over the commit, and leaves the
 // free-page list describing a tree that is no longer there; pages in use are handed out again.
 // That is the damage several importing processes used to leave (issue 10): lost runs and chunks,
