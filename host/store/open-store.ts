@@ -209,7 +209,13 @@ function openEnvironment(home: string, file: string): { root: RootDatabase; db: 
   }
   // LMDB's open may have left the lock region naming an older commit than the newest: every write
   // transaction checks first, this open's own one below included (ABI-STORE-007).
-  const base = commitBase(root, file);
+  let base: CommitBase;
+  try {
+    base = commitBase(root, file);
+  } catch (err) {
+    void root.close();
+    throw cannotOpen(file, (err as Error).message, err);
+  }
   const writes = writeOnCallingThread(root, () => base.check());
   let db: StoreDatabases;
   try {
