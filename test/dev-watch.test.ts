@@ -1,10 +1,10 @@
 // `helix dev` as an author uses it (sdk-guest/GUIDE.md, "The loop"): the built CLI running in a
 // copy of an AssemblyScript pack outside the repository, the source and a fixture edited under
 // it, each change rebuilt (or not) and tested again, and Ctrl-C ending it with exit 0.
-import { spawn } from 'node:child_process';
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
+import { startDev } from './helpers/dev-session.js';
 import { COUNTER_SOURCE, makeCounterPack, writeFixtures } from './helpers/counter-pack.js';
 import { CLI } from './helpers/run-cli.js';
 import { tempDir } from './helpers/toolpack.js';
@@ -19,28 +19,8 @@ it('helix dev builds and tests, rebuilds on a source change, re-runs on a fixtur
   const source = path.join(dir, COUNTER_SOURCE);
   const original = readFileSync(source, 'utf8');
 
-  const child = spawn(process.execPath, [CLI, 'dev'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-  const exited = new Promise<number | string>((resolve) => child.on('close', (code, signal) => resolve(code ?? signal ?? 'unknown')));
-  const killer = setTimeout(() => child.kill('SIGKILL'), 400_000);
-  // Each wait looks only at what was printed since the previous one ended.
-  let mark = 0;
-  const until = async (done: (text: string) => boolean, what: string): Promise<string> => {
-    const deadline = Date.now() + 120_000;
-    for (;;) {
-      const text = stdout.slice(mark);
-      if (done(text)) {
-        mark = stdout.length;
-        return text;
-      }
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`helix dev never printed ${what}; stdout:\n${stdout}\nstderr:\n${stderr}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  };
-  const cycle = (what: string) => until((t) => /\nwatching \. for changes \(Ctrl-C to stop\)\n/.test(t), what);
+  const dev = startDev(process.execPath, [CLI, 'dev'], { cwd: dir, killAfterMs: 400_000, cycleMs: 120_000 });
+  const cycle = (what: string) => dev.cycle(what);
 
   try {
     const first = await cycle('the first result');
@@ -75,12 +55,9 @@ it('helix dev builds and tests, rebuilds on a source change, re-runs on a fixtur
     expect(refixtured).not.toMatch(/^built /m);
     expect(refixtured).toMatch(/^FAIL  counter\.tool first\.json: \/count: expected 7, got 1/m);
 
-    child.kill('SIGINT');
-    expect(await exited).toBe(0);
-    expect(stdout.slice(mark)).toBe('stopped\n');
-    expect(stderr).toBe('');
+    expect(await dev.interrupt()).toBe(0);
+    expect(dev.rest()).toEqual({ stdout: 'stopped\n', stderr: '' });
   } finally {
-    clearTimeout(killer);
-    child.kill('SIGKILL');
+    dev.kill();
   }
 }, 600_000);

@@ -3,13 +3,13 @@
 // `build`, `test`, `artifact import` and `call` of an AssemblyScript and an Extism pack there,
 // with no C toolchain on PATH, and of a C pack with clang and wasm-ld on PATH; then `helix dev`.
 
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { appendFile, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packageRoot } from '../host/paths.js';
+import { startDev } from './helpers/dev-session.js';
 import { freshBin, freshEnv, runCommand, type CommandRun } from './helpers/fresh-machine.js';
 
 const VERSION = (JSON.parse(readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
@@ -106,40 +106,20 @@ describe('helix installed from a packed tarball outside the repository', () => {
   it('helix dev in the author folder rebuilds and re-tests on a source edit, and stops on SIGINT', async () => {
     const pack = path.join(author, 'hello-as');
     expect(existsSync(pack), 'the helix new --lang as test made the pack').toBe(true);
-    const child = spawn(path.join(author, 'node_modules', '.bin', 'helix'), ['dev'], { cwd: pack, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-    const exited = new Promise<number | string>((resolve) => child.on('close', (code, signal) => resolve(code ?? signal ?? 'unknown')));
-    const killer = setTimeout(() => child.kill('SIGKILL'), COMMAND_BOUND_MS);
-    let mark = 0;
-    const cycle = async (what: string): Promise<string> => {
-      for (const deadline = Date.now() + COMMAND_BOUND_MS; ; ) {
-        const text = stdout.slice(mark);
-        if (/\nwatching \. for changes \(Ctrl-C to stop\)\n/.test(text)) {
-          mark = stdout.length;
-          return text;
-        }
-        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`helix dev never printed ${what}; stdout:\n${stdout}\nstderr:\n${stderr}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    };
+    const dev = startDev(path.join(author, 'node_modules', '.bin', 'helix'), ['dev'], { cwd: pack, env, killAfterMs: 2 * COMMAND_BOUND_MS, cycleMs: COMMAND_BOUND_MS });
     try {
-      const first = await cycle('the first result');
+      const first = await dev.cycle('the first result');
       expect(first).toMatch(/^[1-9]\d* passed, 0 failed/m);
       const source = path.join(pack, 'assembly', 'index.ts');
       await appendFile(source, '\n// edited by the author\n');
-      const edited = await cycle('the rebuild after the edit');
+      const edited = await dev.cycle('the rebuild after the edit');
       expect(edited).toMatch(/^──── \d\d:\d\d:\d\d assembly\/index\.ts changed ─+$/m);
       // A comment leaves the module as it was: rebuilt, same digest.
       expect(edited).toMatch(/^built \.: build\/hello-as\.wasm \d+ bytes$/m);
       expect(edited).toMatch(/^[1-9]\d* passed, 0 failed/m);
-      child.kill('SIGINT');
-      expect(await exited).toBe(0);
+      expect(await dev.interrupt()).toBe(0);
     } finally {
-      clearTimeout(killer);
-      child.kill('SIGKILL');
+      dev.kill();
     }
   }, 2 * COMMAND_BOUND_MS + 60_000);
 });

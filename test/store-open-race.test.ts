@@ -9,6 +9,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LOCK_TXNID_AT } from '../host/store/commit-base.js';
+import { newestCommit, pageSizeOf } from '../host/store/header.js';
 import { serveWithClient } from './fixtures/mcp/serve.js';
 import { echoModule } from './helpers/guest-wat.js';
 import { CLI, runCli as helix } from './helpers/run-cli.js';
@@ -33,24 +35,18 @@ async function appears(file: string, ms: number): Promise<boolean> {
   return existsSync(file);
 }
 
-/** Reads `length` bytes at `position` of `file`. */
-function bytesAt(file: string, position: number, length: number): Buffer {
-  const fd = openSync(file, 'r');
-  try {
-    const buf = Buffer.alloc(length);
-    readSync(fd, buf, 0, length, position);
-    return buf;
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** The commit LMDB's lock region names (mdb.c MDB_txbody: magic, format, txnid) and the newest one the data file's metas hold. */
+/** The commit LMDB's lock region names and the newest one the data file's metas hold. */
 function commits(home: string): { lockRegion: number; newest: number } {
   const file = path.join(home, 'helix.mdb');
-  const pageSize = bytesAt(file, 24 + 24, 4).readUInt32LE(0);
-  const newest = Math.max(...[0, 1].map((page) => Number(bytesAt(file, page * pageSize + 24 + 128, 8).readBigUInt64LE(0))));
-  return { lockRegion: Number(bytesAt(`${file}-lock`, 8, 8).readBigUInt64LE(0)), newest };
+  // Closing a descriptor of the lock file is safe here: this process has no LMDB lock on it.
+  const fds = [openSync(file, 'r'), openSync(`${file}-lock`, 'r')] as const;
+  try {
+    const txnid = Buffer.alloc(8);
+    readSync(fds[1], txnid, 0, 8, LOCK_TXNID_AT);
+    return { lockRegion: Number(txnid.readBigUInt64LE(0)), newest: newestCommit(fds[0], pageSizeOf(fds[0])) };
+  } finally {
+    fds.forEach((fd) => closeSync(fd));
+  }
 }
 
 describe('a store opened while another process commits', () => {

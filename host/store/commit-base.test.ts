@@ -7,7 +7,7 @@ import type { RootDatabase } from 'lmdb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../../test/helpers/toolpack.js';
 import { isHelixError } from '../errors.js';
-import { commitBase, StaleCommitBase, WriteNotBegun } from './commit-base.js';
+import { commitBase, LOCK_TXNID_AT, StaleCommitBase, WriteNotBegun } from './commit-base.js';
 import { newestCommit, pageSizeOf } from './header.js';
 import { openStore, type Store } from './open-store.js';
 import { retryTransient, TRANSIENT_ATTEMPTS } from './sync-writes.js';
@@ -32,14 +32,14 @@ afterEach(async () => {
 
 function lockRegionCommit(): number {
   const buf = Buffer.alloc(8);
-  readSync(lockFd, buf, 0, 8, 8);
+  readSync(lockFd, buf, 0, 8, LOCK_TXNID_AT);
   return Number(buf.readBigUInt64LE(0));
 }
 
 function setLockRegionCommit(txnid: number): void {
   const buf = Buffer.alloc(8);
   buf.writeBigUInt64LE(BigInt(txnid));
-  writeSync(lockFd, buf, 0, 8, 8);
+  writeSync(lockFd, buf, 0, 8, LOCK_TXNID_AT);
 }
 
 function newest(): number {

@@ -21,7 +21,8 @@ import { LMDB_MAGIC, newestCommit, pageSizeOf } from './header.js';
 
 /** Offsets in LMDB's lock file (mdb.c MDB_txbody: magic, format, txnid). */
 const LOCK_MAGIC_AT = 0;
-const LOCK_TXNID_AT = 8;
+/** Where the lock region keeps the newest commit's id (8 bytes, little-endian). */
+export const LOCK_TXNID_AT = 8;
 
 /** A write transaction that began from an older commit than the newest; it has written nothing. */
 export class StaleCommitBase extends Error {
