@@ -401,8 +401,3 @@ export function statusForCode(code: string, determinism: Determinism = 'pure'): 
   if (cls === 'I-REQ') return 'invalid_request';
   return isRetryable(code, determinism) ? 'retryable_error' : 'terminal_error';
 }
-
-/** The taxonomy entry for a host code. */
-export function errorSpec(code: ErrorCode): ErrorSpec {
-  return ERROR_CODES[code];
-}

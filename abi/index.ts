@@ -1,6 +1,7 @@
 // The ABI contract of Helix: constants, error taxonomy, and the zod schemas of every format.
 export * from './constants.js';
 export * from './errors.js';
+export * from './helix-error.js';
 export * from './json-bounds.js';
 export * from './manifest.js';
 export * from './envelopes.js';

@@ -1,6 +1,6 @@
 // Tables for http.request's destination rules: URL, origin patterns, private addresses, headers.
 import { describe, expect, it } from 'vitest';
-import { HelixError } from '../host/errors.js';
+import { HelixError } from '../abi/index.js';
 import { HEADER_LIMITS, checkAddresses, checkHeaders, checkOrigin, compileAllowPrivate, parseTarget, patternMatches } from './http-guard.js';
 
 function codeOf(fn: () => unknown): string | undefined {

@@ -1,7 +1,7 @@
 // The destination rules of http.request, as pure functions: which URLs may be requested, which
 // origins the manifest and policy allow, which resolved addresses may be reached, which headers.
 import { isIP } from 'node:net';
-import { HelixError } from '../host/errors.js';
+import { HelixError } from '../abi/index.js';
 import { classifyIp, formatIp, inRange, parseCidr, parseIp, unmapIp, type IpRange } from './http-address.js';
 
 /** A URL that passed the URL rule, with its origin spelled out. */

@@ -2,7 +2,7 @@
 // response bodies capped in bytes, and every wait capped by the call's deadline.
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HelixError } from '../host/errors.js';
+import { HelixError } from '../abi/index.js';
 import { createHttpRequest } from './http.js';
 import { allowing, callHttp, httpRefusal, startServer, testContext, type RecordedRequest, type TestServer } from '../test/helpers/http-test-kit.js';
 

@@ -3,7 +3,7 @@
 import { promises as dns, type LookupAddress, type LookupOptions } from 'node:dns';
 import type { Readable } from 'node:stream';
 import { Agent, request, type Dispatcher } from 'undici';
-import { HelixError, isHelixError } from '../host/errors.js';
+import { HelixError, isHelixError } from '../abi/index.js';
 import type { Target } from './http-guard.js';
 
 /** An address a host name resolved to. */

@@ -8,7 +8,7 @@
 // server bouncing the request to a refused one).
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
-import { HelixError, isHelixError } from '../host/errors.js';
+import { HelixError, isHelixError } from '../abi/index.js';
 import { checkAddresses, checkHeaders, checkOrigin, compileAllowPrivate, parseTarget, type PrivateAllowList, type Target } from './http-guard.js';
 import { CallDeadline, discard, networkError, pinnedAgent, readBounded, resolveTarget, sendOnce, systemResolver, type ResolvedAddress, type Resolver, type TlsOptions } from './http-transport.js';
 import type { CapabilityContext, CapabilityDefinition } from './types.js';

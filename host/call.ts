@@ -5,10 +5,9 @@
 import { randomUUID } from 'node:crypto';
 import { types } from 'node:util';
 import { performance } from 'node:perf_hooks';
-import { checkJsonValue, ERROR_CODES, errorClassOf, RequestEnvelopeSchema, statusForCode, WASM_PAGE_BYTES, type CallMetrics, type RequestEnvelope, type ResponseEnvelope, type RunLink, type RunRecord, type RunResult, type WireError } from '../abi/index.js';
+import { type CallMetrics, checkJsonValue, ERROR_CODES, errorClassOf, HelixError, type RequestEnvelope, RequestEnvelopeSchema, type ResponseEnvelope, type RunLink, type RunRecord, type RunResult, statusForCode, WASM_PAGE_BYTES, type WireError } from '../abi/index.js';
 import { commitArtifact, getArtifact } from './artifacts/index.js';
 import { writeJournal } from './broker/journal.js';
-import { HelixError } from './errors.js';
 import { jsonRefusal } from './json-entry.js';
 import type { LoadedPolicy } from './policy/load-policy.js';
 import { callLimits, isToolAllowed, ungrantedCapabilities, type EffectiveLimits } from './policy/rules.js';

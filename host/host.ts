@@ -4,7 +4,7 @@
 import type { ResponseEnvelope } from '../abi/index.js';
 import { performCall, type CallOptions } from './call.js';
 import { createEngine, type Engine, type EngineOptions, type EngineStats } from './engine/engine.js';
-import { HelixError } from './errors.js';
+import { HelixError } from '../abi/index.js';
 import { canonicalJson } from './hashing.js';
 import { loadToolpacksOrThrow, type LoadedTool } from './loader/load-toolpacks.js';
 import { bundledPluginsDir } from './paths.js';

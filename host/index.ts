@@ -2,7 +2,7 @@
 export { createHost, type Host, type HostOptions } from './host.js';
 export type { CallOptions } from './call.js';
 export { bundledPluginsDir, packageRoot } from './paths.js';
-export { HelixError, isHelixError, type HelixErrorOptions } from './errors.js';
+export { HelixError, isHelixError, type HelixErrorOptions } from '../abi/index.js';
 export { loadToolpacks, loadToolpacksOrThrow, findManifests, type LoadedTool, type LoadResult } from './loader/load-toolpacks.js';
 export { formatViolation, type Violation } from './loader/violation.js';
 export { loadPolicy, type LoadedPolicy } from './policy/load-policy.js';

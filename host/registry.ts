@@ -1,7 +1,7 @@
 // The callable tools (toolpacks and built-ins) by id and version, and semver resolution of a request's `tool_version`
 // to exactly one build (refused when ambiguous).
 import semver from 'semver';
-import { HelixError } from './errors.js';
+import { HelixError } from '../abi/index.js';
 import type { Tool } from './tools/tool.js';
 
 /** Tools indexed for lookup. */

@@ -6,7 +6,7 @@ import { constants } from 'node:fs';
 import { link, lstat, open, realpath, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Policy } from '../../abi/index.js';
-import { HelixError, isHelixError } from '../errors.js';
+import { HelixError, isHelixError } from '../../abi/index.js';
 import { readBlob } from '../store/blobs.js';
 import type { Store } from '../store/open-store.js';
 import { describeFsError, insideRoots, kindOf, outsideRoots, pathError, resolveRoots, symlinkRefused } from './path-boundary.js';

@@ -6,7 +6,7 @@ import { constants, type Stats } from 'node:fs';
 import { lstat, open, realpath, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { ArtifactRecord, Policy } from '../../abi/index.js';
-import { HelixError, isHelixError } from '../errors.js';
+import { HelixError, isHelixError } from '../../abi/index.js';
 import { CHUNK_BYTES, discardBlob } from '../store/blobs.js';
 import type { Store } from '../store/open-store.js';
 import { checkLabel, checkTypeName } from './inputs.js';

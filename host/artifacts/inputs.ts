@@ -1,7 +1,6 @@
 // Checks of what callers hand the artifact layer (ids, labels, type names, limits), so a bad
 // value is refused with I-REQ-INPUT naming the field before anything is read or written.
-import { ARTIFACT_ID_PATTERN, RUN_ID_PATTERN } from '../../abi/index.js';
-import { HelixError } from '../errors.js';
+import { ARTIFACT_ID_PATTERN, HelixError, RUN_ID_PATTERN } from '../../abi/index.js';
 
 /** A type name given to override detection: a lowercase word such as `fasta` or `gff3`. */
 export const TYPE_NAME_PATTERN = /^[a-z][a-z0-9_]{0,31}$/;

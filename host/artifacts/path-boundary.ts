@@ -3,7 +3,7 @@
 import { realpath } from 'node:fs/promises';
 import path from 'node:path';
 import type { Stats } from 'node:fs';
-import { HelixError } from '../errors.js';
+import { HelixError } from '../../abi/index.js';
 
 /** A policy root as written (resolved) and as it really is (null when it does not exist). */
 export interface Root {

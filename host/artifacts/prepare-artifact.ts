@@ -2,8 +2,7 @@
 // (nothing is visible yet); commitArtifact, inside one transaction, records the blob, the
 // artifact and its index entry together, so an artifact exists only once all its bytes do.
 import { z } from 'zod';
-import { ArtifactRecordSchema, ArtifactSourceSchema, type ArtifactRecord } from '../../abi/index.js';
-import { HelixError } from '../errors.js';
+import { type ArtifactRecord, ArtifactRecordSchema, ArtifactSourceSchema, HelixError } from '../../abi/index.js';
 import { CHUNK_BYTES, commitBlob, writeChunks, type WrittenBlob } from '../store/blobs.js';
 import { newArtifactId } from '../store/ids.js';
 import type { Store } from '../store/open-store.js';

@@ -1,7 +1,7 @@
 // Reading artifacts back: one by id, a page in creation order, and the snapshot boundary that
 // makes a listing replayable (list only created_at <= as_of_created_at).
 import type { ArtifactRecord } from '../../abi/index.js';
-import { HelixError } from '../errors.js';
+import { HelixError } from '../../abi/index.js';
 import type { Store } from '../store/open-store.js';
 import { invalidRecord, readFailure, readRange, readRecord } from '../store/records.js';
 import { checkArtifactId, checkInteger } from './inputs.js';

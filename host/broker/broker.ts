@@ -4,10 +4,9 @@
 // in the audit trail, and answers with bytes for the guest. Once it has aborted the run it serves,
 // journals and audits nothing more (ABI-FINAL-002). Once the run has received a secret, its guard
 // checks every write and redacts every record, and the journal's hashes are keyed.
-import { CAPABILITY_ABI_VERSION, CapabilityRequestSchema, ERROR_CODES, scanJsonText, type ErrorCode, type JournalEntry, type Policy, type RunResult, type WireError } from '../../abi/index.js';
+import { CAPABILITY_ABI_VERSION, CapabilityRequestSchema, ERROR_CODES, type ErrorCode, HelixError, type JournalEntry, type Policy, type RunResult, scanJsonText, type WireError } from '../../abi/index.js';
 import { CAPABILITIES, type CapabilityContext, type CapabilityDefinition } from '../../capabilities/index.js';
 import type { BrokerAnswer } from '../engine/protocol.js';
-import { HelixError } from '../errors.js';
 import { jsonRefusal } from '../json-entry.js';
 import { canonicalJson } from '../hashing.js';
 import { isCapabilityGranted, secretWriteRules } from '../policy/rules.js';

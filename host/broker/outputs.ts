@@ -5,7 +5,7 @@
 import type { DeclaredOutputSchema } from '../../abi/index.js';
 import type { z } from 'zod';
 import { prepareArtifact, type PreparedArtifact } from '../artifacts/index.js';
-import { HelixError } from '../errors.js';
+import { HelixError } from '../../abi/index.js';
 import { discardBlob } from '../store/blobs.js';
 import { newArtifactId } from '../store/ids.js';
 import type { Store } from '../store/open-store.js';

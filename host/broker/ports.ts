@@ -3,10 +3,9 @@
 // bound to one run and one tool; none exposes the store or a path.
 import { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import { SECRET_FILE_MAX_BYTES, type ArtifactRecord, type Policy } from '../../abi/index.js';
+import { type ArtifactRecord, HelixError, type Policy, SECRET_FILE_MAX_BYTES } from '../../abi/index.js';
 import type { ArtifactPort, ArtifactSummary, ClockPort, KvPort, LogPort, SecretPort } from '../../capabilities/index.js';
 import { getArtifact, listArtifacts } from '../artifacts/index.js';
-import { HelixError } from '../errors.js';
 import { readRegularFile } from '../loader/pack-files.js';
 import { readBlob } from '../store/blobs.js';
 import type { Store } from '../store/open-store.js';

@@ -1,8 +1,7 @@
 // A run's result as the host may keep and show it once the run has received a secret: the
 // policy's output rule applied, then every form of every secret redacted, then what the
 // redaction could break (an error code, a message's length) made valid again (ABI-SECRET-006/007).
-import { statusForCode, type RunResult } from '../../abi/index.js';
-import { HelixError } from '../errors.js';
+import { HelixError, type RunResult, statusForCode } from '../../abi/index.js';
 import { secretRefusal, type SecretGuard } from './secret-guard.js';
 
 /** Longest error message or hint a run result holds (WireErrorSchema): markers may lengthen one. */

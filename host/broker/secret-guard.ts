@@ -2,7 +2,7 @@
 // redacts every form of it (secret-forms.ts) in text, JSON values (keys too) and bytes, and
 // applies the policy's rule for a write path: refuse with A-AUTH-SECRET-WRITE, or redact.
 import type { SecretWriteAction } from '../../abi/index.js';
-import { HelixError } from '../errors.js';
+import { HelixError } from '../../abi/index.js';
 import type { SecretWriteRules } from '../policy/rules.js';
 import { secretForms } from './secret-forms.js';
 

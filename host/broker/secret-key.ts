@@ -5,7 +5,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { linkSync, lstatSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { HelixError } from '../errors.js';
+import { HelixError } from '../../abi/index.js';
 
 /** The key's file name in the Helix home. */
 export const SECRET_KEY_FILE = 'secret-hash.key';

@@ -4,9 +4,8 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SECRET_FILE_MAX_BYTES } from '../../abi/index.js';
+import { HelixError, SECRET_FILE_MAX_BYTES } from '../../abi/index.js';
 import { tempDir } from '../../test/helpers/toolpack.js';
-import { HelixError } from '../errors.js';
 import { loadPolicy } from '../policy/load-policy.js';
 import { SecretSource } from './ports.js';
 

@@ -3,7 +3,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { ArtifactRecord } from '../../abi/index.js';
 import { exportArtifact, getArtifact, importFile, importInline, listArtifacts } from '../artifacts/index.js';
-import { HelixError } from '../errors.js';
+import { HelixError } from '../../abi/index.js';
 import { printJson } from './output.js';
 import { withStore, type StoreCommandOptions } from './with-store.js';
 

@@ -4,7 +4,7 @@
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { buildToolpack, findToolpackDirs } from '../build/build-toolpack.js';
-import { HelixError } from '../errors.js';
+import { HelixError } from '../../abi/index.js';
 import { EXIT, printError } from './output.js';
 
 /** Runs `helix build`. Exit 0 when every pack built, 1 when one failed, 2 when DIR holds none. */

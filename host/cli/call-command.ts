@@ -3,9 +3,8 @@
 // that have since changed gets one warning line on stderr.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { scanJsonText, type ErrorCode } from '../../abi/index.js';
+import { type ErrorCode, HelixError, scanJsonText } from '../../abi/index.js';
 import { staleBuild } from '../build/source-stamp.js';
-import { HelixError } from '../errors.js';
 import { jsonRefusal } from '../json-entry.js';
 import { createHost, type Host } from '../host.js';
 import type { WasmTool } from '../tools/wasm-tool.js';

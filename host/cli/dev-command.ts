@@ -7,7 +7,7 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import { buildToolpack, findToolpackDirs, ToolpackBuildError } from '../build/build-toolpack.js';
 import { STAMP_SUFFIX } from '../build/source-stamp.js';
-import { HelixError } from '../errors.js';
+import { HelixError } from '../../abi/index.js';
 import { displayPath } from './build-command.js';
 import { EXIT, printError } from './output.js';
 import { runTests } from './test-command.js';

@@ -5,8 +5,7 @@
 // double quotes, where it is valid in JSON, in YAML and in C.
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { TOOL_ID_PATTERN } from '../../abi/index.js';
-import { HelixError } from '../errors.js';
+import { HelixError, TOOL_ID_PATTERN } from '../../abi/index.js';
 import { packageRoot } from '../paths.js';
 import { displayPath } from './build-command.js';
 import { EXIT, printError } from './output.js';

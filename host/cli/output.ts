@@ -1,6 +1,6 @@
 // How the CLI reports: JSON on stdout, human messages on stderr, stable exit codes.
 import type { ResponseEnvelope } from '../../abi/index.js';
-import { HelixError } from '../errors.js';
+import { HelixError } from '../../abi/index.js';
 
 /** Exit codes of every helix command. */
 export const EXIT = {

@@ -1,8 +1,7 @@
 // `helix runs list | show | export`: what ran, from what, under which policy, and the RO-Crate
 // of a run with its ancestry. Reads the store directly; no toolpacks are loaded.
 import type { Command } from 'commander';
-import { RUN_STATUSES, type RunStatus } from '../../abi/index.js';
-import { HelixError } from '../errors.js';
+import { HelixError, RUN_STATUSES, type RunStatus } from '../../abi/index.js';
 import { refusedCalls } from '../runs/refusals.js';
 import { exportRunCrate } from '../runs/ro-crate.js';
 import { listRuns, requireRun, runEvents } from '../runs/run-store.js';

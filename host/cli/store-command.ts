@@ -1,7 +1,7 @@
 // `helix gc` and `helix store check`: reclaim what nothing refers to, and verify everything the
 // store holds. A report for people on stdout, or JSON with --json; exit 0 clean, 1 otherwise.
 import type { Command } from 'commander';
-import { HelixError } from '../errors.js';
+import { HelixError } from '../../abi/index.js';
 import { checkStore, type CheckReport } from '../store/check.js';
 import { compactStore, type CompactReport } from '../store/compact.js';
 import { collectGarbage, type GcReport } from '../store/gc.js';

@@ -1,7 +1,7 @@
 // Shared by the store commands (artifact, runs): load the policy, open the store named by
 // --home / HELIX_HOME, run the body, always close the store, report failures with an exit code.
 import type { Policy } from '../../abi/index.js';
-import { HelixError } from '../errors.js';
+import { HelixError } from '../../abi/index.js';
 import { loadPolicy } from '../policy/load-policy.js';
 import { openStore, resolveHome, type Store } from '../store/open-store.js';
 import { EXIT, printError } from './output.js';

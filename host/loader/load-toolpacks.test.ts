@@ -1,10 +1,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PolicySchema } from '../../abi/index.js';
+import { HelixError, PolicySchema } from '../../abi/index.js';
 import { abiPrelude, echoModule, fixedOutputModule } from '../../test/helpers/guest-wat.js';
 import { pluginsDir, tempDir, writeToolpack } from '../../test/helpers/toolpack.js';
-import { HelixError } from '../errors.js';
 import { loadToolpacks, loadToolpacksOrThrow } from './load-toolpacks.js';
 import { formatViolation } from './violation.js';
 

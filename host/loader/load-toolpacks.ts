@@ -3,9 +3,8 @@
 // anywhere and the host does not start.
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import { MANIFEST_MAX_BYTES, MODULE_FILE_MAX_BYTES, ToolManifestSchema, type Policy, type ToolManifest } from '../../abi/index.js';
+import { HelixError, MANIFEST_MAX_BYTES, MODULE_FILE_MAX_BYTES, type Policy, type ToolManifest, ToolManifestSchema } from '../../abi/index.js';
 import { CAPABILITIES, findCapability } from '../../capabilities/index.js';
-import { HelixError } from '../errors.js';
 import { toolLimits, type EffectiveLimits } from '../policy/rules.js';
 import type { DocumentProblem } from './documents.js';
 import { MANIFEST_SUFFIX, searchManifests } from './find-manifests.js';

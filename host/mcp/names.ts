@@ -1,7 +1,7 @@
 // MCP tool names for Helix tool ids. MCP names must match ^[a-zA-Z0-9_-]{1,64}$, Helix ids are
 // dotted (`seq.gc_content`): the mapping is fixed and checked once at startup, fail-closed.
 import { createHash } from 'node:crypto';
-import { HelixError } from '../errors.js';
+import { HelixError } from '../../abi/index.js';
 import { BUILTIN_PREFIX } from '../tools/builtins.js';
 
 /** What MCP allows as a tool name. */

@@ -3,9 +3,8 @@
 import { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { ErrorCode, McpError, type ListResourcesResult, type ReadResourceResult, type Resource, type ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
-import { ARTIFACT_ID_PATTERN, type ArtifactRecord } from '../../abi/index.js';
+import { ARTIFACT_ID_PATTERN, type ArtifactRecord, HelixError } from '../../abi/index.js';
 import { getArtifact, listArtifacts } from '../artifacts/index.js';
-import { HelixError } from '../errors.js';
 import { readBlob } from '../store/blobs.js';
 import type { Store } from '../store/open-store.js';
 

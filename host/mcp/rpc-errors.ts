@@ -2,7 +2,7 @@
 // Helix error (taxonomy code, details, hint) as `data`, the way every other Helix refusal reads.
 import { ErrorCode as RpcCode, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { ErrorCode } from '../../abi/index.js';
-import { HelixError } from '../errors.js';
+import { HelixError } from '../../abi/index.js';
 
 export { RpcCode };
 

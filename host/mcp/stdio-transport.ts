@@ -4,7 +4,7 @@
 import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { HelixError } from '../errors.js';
+import { HelixError } from '../../abi/index.js';
 import { checkFrame } from './frame-check.js';
 import { FrameReader } from './frame-reader.js';
 import { DEFAULT_MAX_IN_FLIGHT, RequestWindow } from './request-window.js';

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../../test/helpers/toolpack.js';
-import { HelixError } from '../errors.js';
+import { HelixError } from '../../abi/index.js';
 import { loadPolicy } from './load-policy.js';
 
 const cleanups: Array<() => void> = [];

@@ -1,8 +1,7 @@
 // Loads the operator's policy (or the bundled default), expands `${VAR}` from the environment,
 // validates it (every violation listed), and hashes its canonical form for run identity.
-import { POLICY_MAX_BYTES, PolicySchema, type Policy } from '../../abi/index.js';
+import { HelixError, type Policy, POLICY_MAX_BYTES, PolicySchema } from '../../abi/index.js';
 import { compileAllowPrivate } from '../../capabilities/http-guard.js';
-import { HelixError } from '../errors.js';
 import { canonicalJson, sha256Digest } from '../hashing.js';
 import { readRegularFile } from '../loader/pack-files.js';
 import { fieldPath, formatViolation, issueReason, type Violation } from '../loader/violation.js';

@@ -3,7 +3,7 @@
 // another process sharing the store, joins it, so both callers get one outcome and the work
 // runs once.
 import type { RunRecord } from '../../abi/index.js';
-import { HelixError } from '../errors.js';
+import { HelixError } from '../../abi/index.js';
 import type { Store } from '../store/open-store.js';
 import { isOtherLiveOwner } from './owner.js';
 import { beginRun, blockRun, finishRun, getRun, type RunFinish, type RunStart } from './run-store.js';

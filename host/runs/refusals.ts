@@ -1,11 +1,10 @@
 // The capability calls a run's broker refused, and why (ABI-RUNID-009): read from the run's
 // journal (what was called, in order, and the error the guest got) and the audit trail (the
 // reason, which the guest never sees: every refused name gets the same `forbidden` bytes).
-import { ERROR_CODES, type JournalEntry, type RunRecord } from '../../abi/index.js';
+import { ERROR_CODES, HelixError, type JournalEntry, type RunRecord } from '../../abi/index.js';
 import { CAPABILITIES } from '../../capabilities/index.js';
 import { FORBIDDEN_REASONS } from '../broker/broker.js';
 import { readJournal } from '../broker/journal.js';
-import { HelixError } from '../errors.js';
 import type { Store } from '../store/open-store.js';
 import { readRange } from '../store/records.js';
 

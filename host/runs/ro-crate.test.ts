@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ArtifactRecordSchema, RunRecordSchema, type RunLink, type RunRecord } from '../../abi/index.js';
-import type { HelixError } from '../errors.js';
+import type { HelixError } from '../../abi/index.js';
 import { canonicalJson } from '../hashing.js';
 import { commitBlob, writeChunks } from '../store/blobs.js';
 import { openStore, type Store } from '../store/open-store.js';

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ArtifactRecord, RunLink, RunRecord, RunStatus } from '../../abi/index.js';
-import { HelixError } from '../errors.js';
+import { HelixError } from '../../abi/index.js';
 import { readBlob } from '../store/blobs.js';
 import type { Store } from '../store/open-store.js';
 import { readRecord } from '../store/records.js';

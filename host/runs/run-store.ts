@@ -1,8 +1,7 @@
 // Runs in the store: the status machine with its allowed transitions, one transaction per state
 // change that belongs together (record, params, policy, links, events, artifacts), events, and
 // runs a dead process left `running`, settled as `interrupted` by whichever reader finds them.
-import { RUN_TRANSITIONS, RunEventSchema, RunRecordSchema, type CallMetrics, type RunEvent, type RunLink, type RunRecord, type RunResult, type RunStatus } from '../../abi/index.js';
-import { HelixError } from '../errors.js';
+import { type CallMetrics, HelixError, RUN_TRANSITIONS, type RunEvent, RunEventSchema, type RunLink, type RunRecord, RunRecordSchema, type RunResult, type RunStatus } from '../../abi/index.js';
 import { appendAudit } from '../store/audit.js';
 import type { Store } from '../store/open-store.js';
 import { readRange, readRecord } from '../store/records.js';

@@ -4,7 +4,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import type { RunRecord } from '../../abi/index.js';
 import type { BrokerAnswer } from '../engine/protocol.js';
-import { isHelixError } from '../errors.js';
+import { isHelixError } from '../../abi/index.js';
 import { readBlob } from '../store/blobs.js';
 import type { Store } from '../store/open-store.js';
 import { readRecord } from '../store/records.js';

@@ -3,13 +3,12 @@
 // artifacts, or the first difference. Nothing is recorded and nothing outside the run's journal
 // is consulted, except immutable artifacts and secret sources for calls the journal keeps by
 // digest or not at all.
-import { CAPABILITY_ABI_VERSION, PolicySchema, type RunRecord } from '../../abi/index.js';
+import { CAPABILITY_ABI_VERSION, HelixError, PolicySchema, type RunRecord } from '../../abi/index.js';
 import { brokenLink, readJournal } from '../broker/journal.js';
 import { createReplayBroker, type Departure } from '../broker/replay-broker.js';
 import { keyedHex, readSecretKey, secretKeyPath } from '../broker/secret-key.js';
 import { createEngine } from '../engine/engine.js';
 import type { BrokerAnswer } from '../engine/protocol.js';
-import { HelixError } from '../errors.js';
 import { readBlobBytes } from '../store/blobs.js';
 import type { Store } from '../store/open-store.js';
 import { invalidRecord, readRecord } from '../store/records.js';

@@ -3,7 +3,7 @@
 // raise D-DATA-CHECKSUM instead of being returned. Chunks written ahead of their blob are held
 // by a pending write (pending.ts), so gc never takes them from a live writer.
 import { createHash } from 'node:crypto';
-import { HelixError } from '../errors.js';
+import { HelixError } from '../../abi/index.js';
 import type { BlobRecord, Store } from './open-store.js';
 import { endPending, newPendingWrite, putPendingChunk } from './pending.js';
 import { readFailure, readRecord } from './records.js';

@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { RootDatabase } from 'lmdb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../../test/helpers/toolpack.js';
-import { isHelixError } from '../errors.js';
+import { isHelixError } from '../../abi/index.js';
 import { commitBase, LOCK_TXNID_AT, StaleCommitBase, WriteNotBegun } from './commit-base.js';
 import { newestCommit, pageSizeOf } from './header.js';
 import { openStore, type Store } from './open-store.js';

@@ -16,7 +16,7 @@
 // having written nothing, and is begun again, now from the newest commit.
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import type { RootDatabase } from 'lmdb';
-import { HelixError } from '../errors.js';
+import { HelixError } from '../../abi/index.js';
 import { LMDB_MAGIC, newestCommit, pageSizeOf } from './header.js';
 
 /** Offsets in LMDB's lock file (mdb.c MDB_txbody: magic, format, txnid). */

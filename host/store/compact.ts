@@ -5,7 +5,7 @@
 // environment open) shows every process still in.
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { HelixError } from '../errors.js';
+import { HelixError } from '../../abi/index.js';
 import { currentOwner, isOtherLiveOwner, readOwnerFile } from '../runs/owner.js';
 import { withLifecycleLock } from './lifecycle-lock.js';
 

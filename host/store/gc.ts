@@ -3,8 +3,7 @@
 // processes), deciding and removing in one write transaction, so writers in other processes,
 // which register their chunks before relying on them, never lose one.
 import { statSync } from 'node:fs';
-import { SHA256_PATTERN } from '../../abi/index.js';
-import { HelixError } from '../errors.js';
+import { HelixError, SHA256_PATTERN } from '../../abi/index.js';
 import type { Store } from './open-store.js';
 import { endPending, isLiveWriter, PendingRecordSchema, pendingWrites } from './pending.js';
 import { walk } from './walk.js';

@@ -1,7 +1,7 @@
 // The store file's header, checked before LMDB maps the file: LMDB trusts its two meta pages, and
 // lmdb-js turns a refused open into a crash, so a damaged header would take down every command.
 import { closeSync, constants, fstatSync, openSync, readSync, statSync } from 'node:fs';
-import { HelixError } from '../errors.js';
+import { HelixError } from '../../abi/index.js';
 import { pause } from './pause.js';
 
 /** LMDB's stamp at the start of each meta (mdb.c MDB_MAGIC). */

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSyn
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { isHelixError } from '../errors.js';
+import { isHelixError } from '../../abi/index.js';
 import { processStartMs } from '../runs/owner.js';
 import { LIFECYCLE_LOCK, withLifecycleLock } from './lifecycle-lock.js';
 

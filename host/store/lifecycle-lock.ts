@@ -9,7 +9,7 @@
 // or tear down its lock region, so a closing process and an opening one never overlap.
 import { linkSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { HelixError } from '../errors.js';
+import { HelixError } from '../../abi/index.js';
 import { currentOwner, isOtherLiveOwner, readOwnerFile } from '../runs/owner.js';
 import { pause } from './pause.js';
 

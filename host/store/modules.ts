@@ -2,7 +2,7 @@
 // loaded into this store was (size, exports, imports, proposals used, its instrumented form), so an
 // operator can tell which exact build a run's module_digest names, long after the file is gone.
 import { createHash } from 'node:crypto';
-import { isHelixError } from '../errors.js';
+import { isHelixError } from '../../abi/index.js';
 import type { LoadedTool } from '../loader/load-toolpacks.js';
 import { appendAudit } from './audit.js';
 import { commitBlob, writeChunks } from './blobs.js';

@@ -5,7 +5,7 @@ import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { ArtifactRecord, RunEvent, RunRecord } from '../../abi/index.js';
-import { HelixError, isHelixError } from '../errors.js';
+import { HelixError, isHelixError } from '../../abi/index.js';
 import { refuseWhileCompacting } from './compact.js';
 import { commitBase, type CommitBase } from './commit-base.js';
 import { checkStoreHeader } from './header.js';

@@ -4,7 +4,7 @@
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../../test/helpers/toolpack.js';
-import { HelixError } from '../errors.js';
+import { HelixError } from '../../abi/index.js';
 import { sha256Digest } from '../hashing.js';
 import { openStore, STORE_DATABASES, type Store, type StoreDatabaseName } from './open-store.js';
 import { readRange, readRecord } from './records.js';

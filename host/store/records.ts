@@ -2,8 +2,7 @@
 // its schema, so damage is one D-DATA error naming the database, the key and what is wrong, never
 // a raw ZodError, a decoder's exception or an LMDB stack trace. `helix store check` walks with it.
 import { z } from 'zod';
-import { ARTIFACT_ID_PATTERN, ArtifactRecordSchema, JournalEntrySchema, RUN_ID_PATTERN, RunEventSchema, RunRecordSchema, SHA256_PATTERN } from '../../abi/index.js';
-import { HelixError } from '../errors.js';
+import { ARTIFACT_ID_PATTERN, ArtifactRecordSchema, HelixError, JournalEntrySchema, RUN_ID_PATTERN, RunEventSchema, RunRecordSchema, SHA256_PATTERN } from '../../abi/index.js';
 import { sha256Digest } from '../hashing.js';
 import { STORE_DATABASES, type Store, type StoreDatabaseName, type StoreDatabases } from './open-store.js';
 import { PendingRecordSchema } from './pending.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isHelixError } from '../errors.js';
+import { isHelixError } from '../../abi/index.js';
 import { retryTransient, TRANSIENT_ATTEMPTS } from './sync-writes.js';
 
 describe('retryTransient (ABI-STORE-005)', () => {

@@ -2,7 +2,7 @@
 // writes, which its own writer thread commits, become synchronous transactions, so no thread but
 // the caller's ever works in the LMDB environment, and closing it never races one.
 import type { Database, Key, RootDatabase } from 'lmdb';
-import { HelixError } from '../errors.js';
+import { HelixError } from '../../abi/index.js';
 import { StaleCommitBase, WriteNotBegun } from './commit-base.js';
 import { pause } from './pause.js';
 

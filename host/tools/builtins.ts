@@ -7,7 +7,7 @@ import { getArtifact, importFile, listArtifacts, snapshotBoundary } from '../art
 import { observeRun, requireRun } from '../runs/run-store.js';
 import { verifyRun } from '../runs/verify.js';
 import type { Store } from '../store/open-store.js';
-import { HelixError } from '../errors.js';
+import { HelixError } from '../../abi/index.js';
 import { compileJsonSchema, type RefValidator, type Validator } from '../loader/json-schema.js';
 import type { JsonSchema } from '../loader/schema-bundle.js';
 import type { EffectiveLimits } from '../policy/rules.js';

@@ -4,10 +4,9 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createHttpsServer } from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import type { z } from 'zod';
-import { PolicySchema } from '../../abi/index.js';
+import { HelixError, PolicySchema } from '../../abi/index.js';
 import { httpRequest, type HttpArgsSchema, type HttpResult } from '../../capabilities/http.js';
 import type { CapabilityContext } from '../../capabilities/types.js';
-import { HelixError } from '../../host/errors.js';
 
 /** A request as the test server saw it. */
 export interface RecordedRequest {

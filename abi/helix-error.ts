@@ -1,6 +1,7 @@
-// HelixError: the one error class of the host. It carries a taxonomy code, machine details,
-// a fix hint and a cause, and turns into the wire error of abi/ when it crosses a boundary.
-import { ERROR_CODES, type ErrorCode, type WireError } from '../abi/index.js';
+// HelixError: the one error class of Helix. It carries a taxonomy code, machine details, a fix
+// hint and a cause, and turns into the wire error of errors.ts when it crosses a boundary.
+import type { WireError } from './envelopes.js';
+import { ERROR_CODES, type ErrorCode } from './errors.js';
 
 /** Options of a HelixError beyond its code. */
 export interface HelixErrorOptions {
@@ -10,12 +11,16 @@ export interface HelixErrorOptions {
   readonly cause?: unknown;
 }
 
-/** An error with a stable taxonomy code (abi/errors.ts). */
+/** The brand every HelixError carries, shared by all copies of this module in one process. */
+const BRAND = Symbol.for('helix.HelixError');
+
+/** An error with a stable taxonomy code (errors.ts). */
 export class HelixError extends Error {
   override readonly name = 'HelixError';
   readonly code: ErrorCode;
   readonly details: Record<string, unknown>;
   readonly hint: string;
+  readonly [BRAND] = true;
 
   constructor(code: ErrorCode, options: HelixErrorOptions = {}) {
     const spec = ERROR_CODES[code];
@@ -31,7 +36,10 @@ export class HelixError extends Error {
   }
 }
 
-/** Whether a value is a HelixError (also across module copies). */
+/**
+ * Whether a value is a HelixError, also one made by another copy of this module (a second
+ * install of the package in one process): the check reads the shared brand, not the prototype.
+ */
 export function isHelixError(value: unknown): value is HelixError {
-  return value instanceof HelixError;
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true && typeof (value as { code?: unknown }).code === 'string';
 }
