@@ -4,7 +4,7 @@ export type { CallOptions } from './call.js';
 export { bundledPluginsDir, packageRoot } from './paths.js';
 export { HelixError, isHelixError, type HelixErrorOptions } from '../abi/index.js';
 export { loadToolpacks, loadToolpacksOrThrow, findManifests, type LoadedTool, type LoadResult } from './loader/load-toolpacks.js';
-export { formatViolation, type Violation } from './loader/violation.js';
+export { formatViolation, type Violation } from './files/violation.js';
 export { loadPolicy, type LoadedPolicy } from './policy/load-policy.js';
 export { createEngine, resolveEngineConfig, type Engine, type EngineOptions, type EngineConfig, type EngineStats } from './engine/engine.js';
 export type { EffectiveLimits } from './policy/rules.js';

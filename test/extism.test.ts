@@ -17,7 +17,7 @@ import { runFixtures } from '../host/fixtures/run-fixtures.js';
 import { createHost, type Host } from '../host/index.js';
 import { loadToolpacks, type LoadedTool } from '../host/loader/load-toolpacks.js';
 import type { EffectiveLimits } from '../host/policy/rules.js';
-import { formatViolation } from '../host/loader/violation.js';
+import { formatViolation } from '../host/files/violation.js';
 import { verifyRun } from '../host/runs/verify.js';
 import type { WasmTool } from '../host/tools/wasm-tool.js';
 import { packageRoot } from '../host/paths.js';

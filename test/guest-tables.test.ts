@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_MODULE_BYTES, MAX_TABLE_ELEMENTS, PolicySchema, ResponseEnvelopeSchema } from '../abi/index.js';
 import { createHost, type Host } from '../host/index.js';
 import { loadToolpacks } from '../host/loader/load-toolpacks.js';
-import { formatViolation } from '../host/loader/violation.js';
+import { formatViolation } from '../host/files/violation.js';
 import { echoModule } from './helpers/guest-wat.js';
 import { bigTablesModule, extismTablesPlugin, growTablesModule } from './helpers/table-guests.js';
 import { pluginsDir, tempDir, type ToolpackSpec } from './helpers/toolpack.js';

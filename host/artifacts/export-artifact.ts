@@ -9,7 +9,8 @@ import type { Policy } from '../../abi/index.js';
 import { HelixError, isHelixError } from '../../abi/index.js';
 import { readBlob } from '../store/blobs.js';
 import type { Store } from '../store/open-store.js';
-import { describeFsError, insideRoots, kindOf, outsideRoots, pathError, resolveRoots, symlinkRefused } from './path-boundary.js';
+import { kindOf } from '../files/fs-facts.js';
+import { describeFsError, insideRoots, outsideRoots, pathError, resolveRoots, symlinkRefused } from './path-boundary.js';
 import { getArtifact } from './query.js';
 
 /** Options of exportArtifact. */

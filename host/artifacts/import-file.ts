@@ -10,7 +10,8 @@ import { HelixError, isHelixError } from '../../abi/index.js';
 import { CHUNK_BYTES, discardBlob } from '../store/blobs.js';
 import type { Store } from '../store/open-store.js';
 import { checkLabel, checkTypeName } from './inputs.js';
-import { describeFsError, insideRoots, kindOf, outsideRoots, pathError, resolveRoots, symlinkRefused } from './path-boundary.js';
+import { kindOf } from '../files/fs-facts.js';
+import { describeFsError, insideRoots, outsideRoots, pathError, resolveRoots, symlinkRefused } from './path-boundary.js';
 import { commitArtifact, prepareArtifact, type ArtifactMeta } from './prepare-artifact.js';
 
 // O_NOFOLLOW refuses a link swapped in for the last component; O_NONBLOCK keeps a FIFO swapped

@@ -2,8 +2,8 @@
 // inside-a-root test, and errors that name the path, the reason and the fix.
 import { realpath } from 'node:fs/promises';
 import path from 'node:path';
-import type { Stats } from 'node:fs';
 import { HelixError } from '../../abi/index.js';
+import { isInside } from '../files/fs-facts.js';
 
 /** A policy root as written (resolved) and as it really is (null when it does not exist). */
 export interface Root {
@@ -22,12 +22,6 @@ export async function resolveRoots(roots: readonly string[]): Promise<Root[]> {
       return { given, real: await realpath(given).catch(() => null) };
     }),
   );
-}
-
-/** Whether `child` is strictly inside directory `root` (both absolute and normalised). */
-export function isInside(child: string, root: string): boolean {
-  const rel = path.relative(root, child);
-  return rel !== '' && rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel);
 }
 
 /** Whether `p` is inside one of the roots, as written (`given`) or real (`real`) or either. */
@@ -104,15 +98,4 @@ export function describeFsError(err: unknown): string {
     default:
       return e.code === undefined ? String((err as Error).message ?? err) : `${e.code}: ${e.message}`;
   }
-}
-
-/** What a non-regular file is, for messages. */
-export function kindOf(stats: Stats): string {
-  if (stats.isDirectory()) return 'a directory';
-  if (stats.isFIFO()) return 'a FIFO (named pipe)';
-  if (stats.isCharacterDevice()) return 'a character device';
-  if (stats.isBlockDevice()) return 'a block device';
-  if (stats.isSocket()) return 'a socket';
-  if (stats.isSymbolicLink()) return 'a symbolic link';
-  return 'not a regular file';
 }

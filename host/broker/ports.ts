@@ -6,7 +6,7 @@ import { createGunzip } from 'node:zlib';
 import { type ArtifactRecord, HelixError, type Policy, SECRET_FILE_MAX_BYTES } from '../../abi/index.js';
 import type { ArtifactPort, ArtifactSummary, ClockPort, KvPort, LogPort, SecretPort } from '../../capabilities/index.js';
 import { getArtifact, listArtifacts } from '../artifacts/index.js';
-import { readRegularFile } from '../loader/pack-files.js';
+import { readRegularFile } from '../files/pack-files.js';
 import { readBlob } from '../store/blobs.js';
 import type { Store } from '../store/open-store.js';
 import { readRecord } from '../store/records.js';

@@ -5,7 +5,7 @@
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { MANIFEST_MAX_BYTES } from '../../abi/index.js';
-import { readRegularFile, realDir, resolveInPack } from '../loader/pack-files.js';
+import { readRegularFile, realDir, resolveInPack } from '../files/pack-files.js';
 import { loadAsc, type AscOutputStream } from './asc-api.js';
 import { checkModule } from './check-module.js';
 import { C_SOURCE_DIR, CCompileError, compileC, findCSources } from './compile-c.js';

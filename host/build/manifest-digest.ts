@@ -3,8 +3,8 @@
 
 import { createHash } from 'node:crypto';
 import { isMap, isScalar, parseDocument, type Document } from 'yaml';
-import { fieldPath, formatViolation } from '../loader/violation.js';
-import { parseYamlText } from '../loader/yaml-document.js';
+import { fieldPath, formatViolation } from '../files/violation.js';
+import { parseYamlText } from '../files/yaml-document.js';
 
 /** The manifest fields the build relies on; full validation belongs to the loader. */
 export interface ManifestBuildFields {

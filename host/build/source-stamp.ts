@@ -5,7 +5,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { sha256Digest } from '../hashing.js';
 import type { LoadedTool } from '../loader/load-toolpacks.js';
-import { shown } from '../loader/pack-files.js';
+import { shown } from '../files/pack-files.js';
 
 /** The format of the stamp file; a stamp of another version is treated as no stamp. */
 export const STAMP_VERSION = 1;

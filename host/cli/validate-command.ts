@@ -1,6 +1,6 @@
 // `helix validate`: load every toolpack, print each violation as `file: field: reason`.
 import { loadToolpacks } from '../loader/load-toolpacks.js';
-import { formatViolation } from '../loader/violation.js';
+import { formatViolation } from '../files/violation.js';
 import { bundledPluginsDir } from '../paths.js';
 import { loadPolicy } from '../policy/load-policy.js';
 import { EXIT, printError } from './output.js';

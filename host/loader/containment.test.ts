@@ -8,7 +8,7 @@ import { MODULE_FILE_MAX_BYTES, PolicySchema, SCHEMA_FILES_MAX_COUNT } from '../
 import { echoModule } from '../../test/helpers/guest-wat.js';
 import { tempDir, writeToolpack, type ToolpackSpec } from '../../test/helpers/toolpack.js';
 import { loadToolpacks } from './load-toolpacks.js';
-import { formatViolation } from './violation.js';
+import { formatViolation } from '../files/violation.js';
 
 const policy = PolicySchema.parse({ version: 1, tools: { allow: ['*'] } });
 const MARKER = 'OUTSIDE-MARKER-4c1e';

@@ -4,8 +4,8 @@
 import { readdirSync, type Dirent } from 'node:fs';
 import path from 'node:path';
 import { PLUGINS_WALK_MAX_DEPTH } from '../../abi/index.js';
-import { shown } from './pack-files.js';
-import type { Violation } from './violation.js';
+import { shown } from '../files/pack-files.js';
+import type { Violation } from '../files/violation.js';
 
 /** The name every manifest ends with. */
 export const MANIFEST_SUFFIX = '.tool.yaml';

@@ -5,7 +5,7 @@ import { HelixError, PolicySchema } from '../../abi/index.js';
 import { abiPrelude, echoModule, fixedOutputModule } from '../../test/helpers/guest-wat.js';
 import { pluginsDir, tempDir, writeToolpack } from '../../test/helpers/toolpack.js';
 import { loadToolpacks, loadToolpacksOrThrow } from './load-toolpacks.js';
-import { formatViolation } from './violation.js';
+import { formatViolation } from '../files/violation.js';
 
 const policy = PolicySchema.parse({ version: 1, tools: { allow: ['*'] }, ceilings: { maxMemoryPages: 64 } });
 const cleanups: Array<() => void> = [];

@@ -6,14 +6,14 @@ import path from 'node:path';
 import { HelixError, MANIFEST_MAX_BYTES, MODULE_FILE_MAX_BYTES, type Policy, type ToolManifest, ToolManifestSchema } from '../../abi/index.js';
 import { CAPABILITIES, findCapability } from '../../capabilities/index.js';
 import { toolLimits, type EffectiveLimits } from '../policy/rules.js';
-import type { DocumentProblem } from './documents.js';
+import type { DocumentProblem } from '../files/documents.js';
 import { MANIFEST_SUFFIX, searchManifests } from './find-manifests.js';
 import { compileJsonSchema, type RefValidator, type Validator } from './json-schema.js';
 import { checkModule, type CheckedModule } from './module-check.js';
-import { readPackFile, readRegularFile, realDir, resolveInPack, shown as display } from './pack-files.js';
+import { readPackFile, readRegularFile, realDir, resolveInPack, shown as display } from '../files/pack-files.js';
 import { bundleSchema, fromPointer, schemaFiles, type JsonSchema } from './schema-bundle.js';
-import { fieldPath, formatViolation, issueReason, type Violation } from './violation.js';
-import { parseYamlText } from './yaml-document.js';
+import { fieldPath, formatViolation, issueReason, type Violation } from '../files/violation.js';
+import { parseYamlText } from '../files/yaml-document.js';
 
 export { findManifests } from './find-manifests.js';
 

@@ -4,8 +4,8 @@
 // only files inside the toolpack are read, within the bounds of ABI-FILE-001..009.
 import path from 'node:path';
 import { SCHEMA_FILE_MAX_BYTES, SCHEMA_FILES_MAX_COUNT, SCHEMA_FILES_MAX_TOTAL_BYTES } from '../../abi/index.js';
-import { parseDocumentText } from './documents.js';
-import { readRegularFile, realDir, resolveInPack } from './pack-files.js';
+import { parseDocumentText } from '../files/documents.js';
+import { readRegularFile, realDir, resolveInPack } from '../files/pack-files.js';
 import { at } from './schema-words.js';
 
 /** A JSON Schema as plain data. */

@@ -8,7 +8,7 @@ import { echoModule } from '../../test/helpers/guest-wat.js';
 import { pluginsDir } from '../../test/helpers/toolpack.js';
 import { compileJsonSchema } from './json-schema.js';
 import { loadToolpacks } from './load-toolpacks.js';
-import { formatViolation } from './violation.js';
+import { formatViolation } from '../files/violation.js';
 
 const policy = PolicySchema.parse({ version: 1, tools: { allow: ['*'] } });
 const cleanups: Array<() => void> = [];

@@ -3,9 +3,9 @@
 import { HelixError, type Policy, POLICY_MAX_BYTES, PolicySchema } from '../../abi/index.js';
 import { compileAllowPrivate } from '../../capabilities/http-guard.js';
 import { canonicalJson, sha256Digest } from '../hashing.js';
-import { readRegularFile } from '../loader/pack-files.js';
-import { fieldPath, formatViolation, issueReason, type Violation } from '../loader/violation.js';
-import { parseYamlText } from '../loader/yaml-document.js';
+import { readRegularFile } from '../files/pack-files.js';
+import { fieldPath, formatViolation, issueReason, type Violation } from '../files/violation.js';
+import { parseYamlText } from '../files/yaml-document.js';
 import { defaultPolicyDocument } from './default-policy.js';
 
 /** A validated policy with where it came from and its hash. */

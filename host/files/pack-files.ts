@@ -3,7 +3,7 @@
 // never more than a bound. A refusal says why without a byte of the file it refused.
 import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync, realpathSync, statSync, type Stats } from 'node:fs';
 import path from 'node:path';
-import { isInside, kindOf } from '../artifacts/path-boundary.js';
+import { isInside, kindOf } from './fs-facts.js';
 
 /** A file read in full, or why it was not. Reasons never quote the file's content. */
 export type FileRead = { ok: true; file: string; bytes: Buffer } | { ok: false; reason: string };

@@ -1,5 +1,6 @@
-// A violation found while loading toolpacks: where (file, field, line) and why. The loader
-// collects every one of them before deciding, so an author sees all problems at once.
+// A violation found while loading a document (a toolpack manifest, schema or fixture, or a
+// policy): where (file, field, line) and why. Loaders collect every one before deciding, so an
+// author sees all problems at once.
 
 /** One problem in one file. */
 export interface Violation {
