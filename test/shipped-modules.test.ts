@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { moduleDigest, readManifestFields } from '../host/build/manifest-digest.js';
+import { moduleDigest, readManifestFields } from '../host/toolchain/manifest-digest.js';
 import { packageRoot } from '../host/paths.js';
 
 const ROOT = packageRoot();

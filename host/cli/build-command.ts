@@ -1,9 +1,9 @@
 // `helix build [DIR]`: compiles the toolpack in DIR, or every toolpack under it, with the same
-// build as the bundled plugins (host/build/build-toolpack.ts), pins each module's digest into
+// build as the bundled plugins (host/toolchain/build-toolpack.ts), pins each module's digest into
 // its manifest and prints one line per pack: module path, size, digest.
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { buildToolpack, findToolpackDirs } from '../build/build-toolpack.js';
+import { buildToolpack, findToolpackDirs } from '../toolchain/build-toolpack.js';
 import { HelixError } from '../../abi/index.js';
 import { EXIT, printError } from './output.js';
 

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type ErrorCode, HelixError, scanJsonText } from '../../abi/index.js';
-import { staleBuild } from '../build/source-stamp.js';
+import { staleBuild } from '../toolchain/source-stamp.js';
 import { jsonRefusal } from '../json-entry.js';
 import { createHost, type Host } from '../host.js';
 import type { WasmTool } from '../tools/wasm-tool.js';

@@ -5,8 +5,8 @@
 // message and the watch goes on. Ctrl-C stops it with exit 0.
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import { buildToolpack, findToolpackDirs, ToolpackBuildError } from '../build/build-toolpack.js';
-import { STAMP_SUFFIX } from '../build/source-stamp.js';
+import { buildToolpack, findToolpackDirs, ToolpackBuildError } from '../toolchain/build-toolpack.js';
+import { STAMP_SUFFIX } from '../toolchain/source-stamp.js';
 import { HelixError } from '../../abi/index.js';
 import { displayPath } from './build-command.js';
 import { EXIT, printError } from './output.js';

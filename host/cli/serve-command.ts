@@ -3,7 +3,7 @@
 // protocol traffic); stdin closing, SIGINT or SIGTERM stop it cleanly. A bad line never does.
 import { fileURLToPath } from 'node:url';
 import { InvalidArgumentError } from 'commander';
-import { staleBuild } from '../build/source-stamp.js';
+import { staleBuild } from '../toolchain/source-stamp.js';
 import { createHost, type Host } from '../host.js';
 import { startupBanner } from '../mcp/banner.js';
 import { createMcpServer, type HelixMcpServer } from '../mcp/server.js';

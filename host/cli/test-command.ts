@@ -3,7 +3,7 @@
 // printing one line per fixture (its fuel, or the run it replayed) and a summary. Exit 0 when
 // every fixture passed, 1 when one failed or a pack has none, 2 when --only names no fixture,
 // 3 when the host refuses to start (as every command that loads toolpacks).
-import { staleBuild } from '../build/source-stamp.js';
+import { staleBuild } from '../toolchain/source-stamp.js';
 import { asFixtureName } from '../fixtures/fixture-plan.js';
 import { openFixtureSuite, type FixtureSuite } from '../fixtures/run-suite.js';
 import type { FixtureResult } from '../fixtures/run-fixtures.js';

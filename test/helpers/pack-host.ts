@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ResponseEnvelope } from '../../abi/index.js';
 import { getArtifact, importInline } from '../../host/artifacts/index.js';
-import { buildToolpack } from '../../host/build/build-toolpack.js';
+import { buildToolpack } from '../../host/toolchain/build-toolpack.js';
 import { runFixtures, type FixtureResult } from '../../host/fixtures/run-fixtures.js';
 import { createHost, type Host } from '../../host/index.js';
 import { readBlobBytes } from '../../host/store/blobs.js';

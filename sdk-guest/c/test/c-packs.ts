@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { getArtifact } from '../../../host/artifacts/query.js';
-import { buildToolpack } from '../../../host/build/build-toolpack.js';
+import { buildToolpack } from '../../../host/toolchain/build-toolpack.js';
 import { createHost, type Host } from '../../../host/index.js';
 import { readBlobBytes } from '../../../host/store/blobs.js';
 

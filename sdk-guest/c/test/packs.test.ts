@@ -8,7 +8,7 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { importInline } from '../../../host/artifacts/prepare-artifact.js';
-import { buildToolpack } from '../../../host/build/build-toolpack.js';
+import { buildToolpack } from '../../../host/toolchain/build-toolpack.js';
 import { runFixtures } from '../../../host/fixtures/run-fixtures.js';
 import { createHost, type Host, type WasmTool } from '../../../host/index.js';
 import { artifactBytes, REPO } from './c-packs.js';

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importInline } from '../../../host/artifacts/prepare-artifact.js';
-import { buildToolpack } from '../../../host/build/build-toolpack.js';
+import { buildToolpack } from '../../../host/toolchain/build-toolpack.js';
 import { createHost, type Host } from '../../../host/index.js';
 import { randomFasta, randomFastq, runReference, scratchDir } from '../../../plugins/seq-stats/test/sequences.js';
 import { REPO, writeCPack } from './c-packs.js';
