@@ -1,5 +1,7 @@
 // AssemblyScript fixture for the wasm tests and the overhead measurement: SHA-256 over a
-// generated buffer, compute-heavy and free of imports.
+// generated buffer, compute-heavy and free of imports. The benchmark's SHA-256
+// (bench/fixtures/compute) is a separate copy on purpose: a toolpack builds from its own folder
+// alone, and this file is compiled as one source string with no module resolution.
 const K: StaticArray<u32> = [
   0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
   0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
