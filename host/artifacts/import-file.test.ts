@@ -1,11 +1,13 @@
 // The import boundary under attack, on real files and a real store: every refusal has its code,
 // names the path, and leaves the store exactly as it was.
-import { execFileSync } from 'node:child_process';
-import { chmodSync, closeSync, mkdirSync, openSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PolicySchema, type Policy } from '../../abi/index.js';
 import { tempDir } from '../../test/helpers/toolpack.js';
+import { packageRoot } from '../paths.js';
 import { openStore, type Store } from '../store/open-store.js';
 import { importFile } from './import-file.js';
 
@@ -33,8 +35,37 @@ afterEach(async () => {
   t.cleanup();
 });
 
-/** The store's artifact and blob counts, to show a refusal wrote nothing. */
-const counts = (): { artifacts: number; blobs: number } => ({ artifacts: store.db.artifacts.getKeysCount(), blobs: store.db.blobs.getKeysCount() });
+/** A store's artifact and blob counts (default the test's store), to show a refusal wrote nothing. */
+const counts = (s: Store = store): { artifacts: number; blobs: number } => ({ artifacts: s.db.artifacts.getKeysCount(), blobs: s.db.blobs.getKeysCount() });
+
+/** The unprivileged user a root test process drops to: `nobody` on Debian. */
+const NOBODY = { uid: 65534, gid: 65534 };
+
+/**
+ * Runs importFile (the built one, dist/) in a child process as `nobody`, on a store under `home`
+ * and the import roots of `policy`; resolves with the error it threw, as plain fields.
+ */
+function importAsNobody(home: string, p: Policy, file: string): Promise<{ name?: string; code?: string; message?: string; hint?: string }> {
+  const dist = (rel: string): string => pathToFileURL(path.join(packageRoot(), 'dist', rel)).href;
+  for (const rel of ['host/artifacts/import-file.js', 'host/store/open-store.js']) {
+    if (!existsSync(new URL(dist(rel)))) throw new Error(`dist/${rel} is missing: run \`npm run build\` before this test`);
+  }
+  const script = `
+    const { importFile } = await import(${JSON.stringify(dist('host/artifacts/import-file.js'))});
+    const { openStore } = await import(${JSON.stringify(dist('host/store/open-store.js'))});
+    const [home, policy, file] = JSON.parse(process.argv[1]);
+    const store = openStore(home);
+    let out = { imported: true };
+    try { await importFile(store, policy, file); } catch (e) { out = { name: e.name, code: e.code, message: e.message, hint: e.hint }; }
+    await store.close();
+    process.stdout.write(JSON.stringify(out));`;
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ['--input-type=module', '-e', script, JSON.stringify([home, p, file])], { ...NOBODY, cwd: '/' }, (err, stdout, stderr) => {
+      if (err !== null) reject(new Error(`the import as nobody failed to run: ${stderr || err.message}`));
+      else resolve(JSON.parse(stdout) as { name?: string; code?: string; message?: string; hint?: string });
+    });
+  });
+}
 
 async function expectRefused(file: string, code: string, message: RegExp, p: Policy = policy): Promise<void> {
   const before = counts();
@@ -118,9 +149,30 @@ describe('importFile', () => {
     } catch {
       readable = false;
     }
-    // As root (CAP_DAC_OVERRIDE) mode 000 does not stop reads, so the refusal cannot happen in
-    // this process; test/artifacts-cli.test.ts then runs the same import as an unprivileged user.
-    if (!readable) await expectRefused(file, 'P-PRECOND-PATH', /locked\.txt: it cannot be opened for reading: permission denied/);
+    const refusal = /locked\.txt: it cannot be opened for reading: permission denied/;
+    if (!readable) {
+      await expectRefused(file, 'P-PRECOND-PATH', refusal);
+      return;
+    }
+    // Root (CAP_DAC_OVERRIDE, as in CI) reads mode-000 files, so the same import runs in a child
+    // process as `nobody`, with a store home it may write in and directories it may pass through.
+    expect(process.getuid?.(), 'only root reads a mode-000 file').toBe(0);
+    const home = path.join(path.dirname(data), 'nobody-home');
+    mkdirSync(home);
+    chownSync(home, NOBODY.uid, NOBODY.gid);
+    for (const dir of [path.dirname(data), data]) chmodSync(dir, 0o755);
+    const err = await importAsNobody(home, policy, file);
+    expect(err).toMatchObject({ name: 'HelixError', code: 'P-PRECOND-PATH' });
+    expect(err.message).toMatch(refusal);
+    expect(err.hint?.length).toBeGreaterThan(0);
+    const nobodyStore = openStore(home);
+    try {
+      expect(counts(nobodyStore)).toEqual({ artifacts: 0, blobs: 0 });
+    } finally {
+      await nobodyStore.close();
+    }
+    // Root still reads it: the refusal came from the permission alone.
+    closeSync(openSync(file, 'r'));
   });
 
   it('importFile turns a failed read into P-PRECOND-PATH and stores nothing', async () => {

@@ -1,13 +1,13 @@
 // Host built-in tools over the store, called and recorded like any toolpack: artifact_import,
 // artifact_get, artifact_list (snapshot-bounded), artifact_preview, run_get, run_verify. Their ids
 // live under the reserved `helix.` prefix; the MCP server exposes them by their short names.
-import type { ArtifactRecord, Policy } from '../../abi/index.js';
 import { realpathSync, statSync } from 'node:fs';
+import { z } from 'zod';
+import { ArtifactRecordSchema, HelixError, type ArtifactRecord, type Policy } from '../../abi/index.js';
 import { getArtifact, importFile, listArtifacts, snapshotBoundary } from '../artifacts/index.js';
 import { observeRun, requireRun } from '../runs/run-store.js';
 import { verifyRun } from '../runs/verify.js';
 import type { Store } from '../store/open-store.js';
-import { HelixError } from '../../abi/index.js';
 import { compileJsonSchema, type RefValidator, type Validator } from '../loader/json-schema.js';
 import type { JsonSchema } from '../loader/schema-bundle.js';
 import type { EffectiveLimits } from '../policy/rules.js';
@@ -18,25 +18,28 @@ export const BUILTIN_PREFIX = 'helix.';
 
 const ARTIFACT_ID = { type: 'string', 'x-helix-artifact': true, description: 'An artifact id, e.g. from artifact import.' };
 
-const RECORD_SCHEMA: JsonSchema = {
-  type: 'object',
-  required: ['id', 'sha256', 'size', 'type', 'media_type', 'label', 'created_at', 'created_by_run'],
-  properties: {
-    id: { type: 'string' },
-    sha256: { type: 'string' },
-    size: { type: 'integer' },
-    type: { type: 'string' },
-    compression: { type: ['string', 'null'] },
-    media_type: { type: 'string' },
-    label: { type: ['string', 'null'] },
-    created_at: { type: 'integer' },
-    created_by_run: { type: ['string', 'null'] },
-  },
-};
+/** The record as tools and agents see it: the stored record without its source and preview. */
+const ArtifactSummarySchema = ArtifactRecordSchema.omit({ source: true, preview: true });
+type ArtifactSummary = z.infer<typeof ArtifactSummarySchema>;
+const SUMMARY_KEYS = Object.keys(ArtifactSummarySchema.shape) as Array<keyof ArtifactSummary>;
 
-/** The record as tools and agents see it: metadata without the stored preview. */
-function summary(a: ArtifactRecord): Record<string, unknown> {
-  return { id: a.id, sha256: a.sha256, size: a.size, type: a.type, compression: a.compression, media_type: a.media_type, label: a.label, created_at: a.created_at, created_by_run: a.created_by_run };
+/**
+ * The published JSON Schema of a summary, derived from the zod schema so the two cannot drift:
+ * every field, required, with its JSON type(s). Patterns and bounds are left to the zod schema,
+ * which every read from the store enforces, so the published contract stays the loose one it was.
+ */
+function summaryJsonSchema(): JsonSchema {
+  type Field = { type?: string | string[]; anyOf?: Array<{ type: string }> };
+  const json = z.toJSONSchema(ArtifactSummarySchema, { io: 'output' }) as { required: string[]; properties: Record<string, Field> };
+  const typeOf = (f: Field): string | string[] => f.type ?? (f.anyOf ?? []).map((branch) => branch.type);
+  return { type: 'object', required: json.required, properties: Object.fromEntries(Object.entries(json.properties).map(([k, f]) => [k, { type: typeOf(f) }])) };
+}
+
+const RECORD_SCHEMA: JsonSchema = summaryJsonSchema();
+
+/** The summary of a record, field by field as the zod schema lists them. */
+function summary(a: ArtifactRecord): ArtifactSummary {
+  return Object.fromEntries(SUMMARY_KEYS.map((k) => [k, a[k]])) as ArtifactSummary;
 }
 
 interface BuiltinSpec {

@@ -6,7 +6,11 @@ import { describe, expect, it } from 'vitest';
 import { decodeModule, instrumentModule } from './index.js';
 import { compileAssemblyScript, instantiate, metered } from '../../test/helpers/wasm.js';
 
-const sha256Source = readFileSync(new URL('./assembly/sha256.ts', import.meta.url), 'utf8');
+// The fixture and the SDK's SHA-256 it imports, under their repository paths so the import resolves.
+const sha256Source = {
+  'host/wasm/assembly/sha256.ts': readFileSync(new URL('./assembly/sha256.ts', import.meta.url), 'utf8'),
+  'sdk-guest/assemblyscript/assembly/sha256.ts': readFileSync(new URL('../../sdk-guest/assemblyscript/assembly/sha256.ts', import.meta.url), 'utf8'),
+};
 
 describe('instrumentModule on AssemblyScript output', () => {
   it('instrumentModule keeps an -O3 AssemblyScript SHA-256 computing the same digests', async () => {

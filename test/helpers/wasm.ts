@@ -70,8 +70,8 @@ export function body(...code: number[]): number[] {
   return [...leb(b.length), ...b];
 }
 
-/** Compiles AssemblyScript source to a module with the stub runtime. */
-export async function compileAssemblyScript(source: string, optimize = true): Promise<Uint8Array> {
+/** Compiles AssemblyScript source (one text, or texts by path, each an entry) to a module with the stub runtime. */
+export async function compileAssemblyScript(source: string | Record<string, string>, optimize = true): Promise<Uint8Array> {
   const result = await asc.compileString(source, { optimizeLevel: optimize ? 3 : 0, shrinkLevel: 0, runtime: 'stub', noAssert: true });
   if (result.error || !result.binary) throw new Error(`asc failed: ${result.stderr.toString()}`);
   return result.binary;
