@@ -1,5 +1,6 @@
 // Crash safety with kill -9 on real child processes: mid-import leaves no partial artifact,
 // mid-run leaves a run the next start marks interrupted, and completed runs are never lost.
+import { hostStore } from '../host/host.js';
 import { spawn } from 'node:child_process';
 import { randomFillSync } from 'node:crypto';
 import { openSync, writeSync, closeSync, writeFileSync, readFileSync } from 'node:fs';
@@ -106,7 +107,7 @@ describe('kill -9', () => {
     const after = await createHost({ pluginsDir: plugins.dir, home });
     try {
       expect(after.interrupted).toEqual([runId]);
-      expect(getRun(after.store, runId!)).toMatchObject({ status: 'interrupted', owner: null });
+      expect(getRun(hostStore(after), runId!)).toMatchObject({ status: 'interrupted', owner: null });
       const replay = await after.call({ tool_id: 'c.echo', input: { kept: true } });
       expect(replay).toMatchObject({ status: 'success', replayed: true, run_id: done.run_id });
     } finally {

@@ -2,6 +2,7 @@
 // extism:host/user.helix_capability_call that catch what it throws (try/catch_all) or throw their
 // own exceptions, run on the real @extism/extism through the real host, broker and LMDB store.
 // After each, a well-behaved call in the same host succeeds.
+import { hostStore } from '../host/host.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readJournal } from '../host/broker/journal.js';
 import { createExtismEngine } from '../host/engine/extism.js';
@@ -43,7 +44,7 @@ const call = (toolId: string, input?: Record<string, unknown>) => h.call(toolId,
 /** After each hostile call, a well-behaved plugin call in the same host succeeds, its one capability call journaled. */
 async function expectHostServes(): Promise<void> {
   const r = await h.expectServes();
-  expect(readJournal(h.host.store, r.run_id!)).toHaveLength(1);
+  expect(readJournal(hostStore(h.host), r.run_id!)).toHaveLength(1);
 }
 
 describe('an Extism plugin that catches what helix_capability_call throws (ABI-FINAL-006)', () => {
@@ -51,8 +52,8 @@ describe('an Extism plugin that catches what helix_capability_call throws (ABI-F
     const r = await call('x.storm');
     expect(r.status).toBe('terminal_error');
     expect(r.error).toMatchObject({ code: 'R-CAP-CALL-LIMIT', details: { max_capability_calls: 10 } });
-    expect(readJournal(h.host.store, r.run_id!)).toHaveLength(11);
-    expect(readAudit(h.host.store).filter((a) => a.run_id === r.run_id && a.kind === 'capability')).toHaveLength(11);
+    expect(readJournal(hostStore(h.host), r.run_id!)).toHaveLength(11);
+    expect(readAudit(hostStore(h.host)).filter((a) => a.run_id === r.run_id && a.kind === 'capability')).toHaveLength(11);
     await expectHostServes();
   }, 120_000);
 

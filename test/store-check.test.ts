@@ -2,6 +2,7 @@
 // and written outputs, imports, a blocked run): clean passes, and each kind of damage planted
 // in the LMDB file is found and named by its code, database and key, in-process and through
 // the built CLI with its exit code.
+import { hostStore } from '../host/host.js';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -47,13 +48,13 @@ beforeAll(async () => {
   writeFileSync(policyFile, ['version: 1', 'tools: { allow: ["c.script", "c.writer"] }', 'grants:', '  "*": ["clock.*", "log.*", "kv.*", "artifact.*"]', ''].join('\n'));
   const host = await createHost({ pluginsDir: plugins.dir, policyFile, home: home.dir });
   try {
-    const record = await importInline(host.store, randomBytes(2_500_000), { label: 'three chunks', maxBytes: 1 << 30 });
-    big = { id: record.id, sha256: record.sha256, chunks: [...host.store.db.blobs.get(record.sha256)!.chunks] };
-    const input = await importInline(host.store, '>r1\nACGT\n', { label: 'input' });
+    const record = await importInline(hostStore(host), randomBytes(2_500_000), { label: 'three chunks', maxBytes: 1 << 30 });
+    big = { id: record.id, sha256: record.sha256, chunks: [...hostStore(host).db.blobs.get(record.sha256)!.chunks] };
+    const input = await importInline(hostStore(host), '>r1\nACGT\n', { label: 'input' });
     const r = await host.call({ tool_id: 'c.script', input: { input: input.id, calls: [call('kv.put', { key: 'k', value: { n: 1 } }), call('kv.get', { key: 'k' }), call('clock.now_unix', {}), call('log.emit', { event: 'hello', fields: {} })] } });
     expect(r.status).toBe('success');
     scriptRun = r.run_id!;
-    expect(getRun(host.store, scriptRun)!.journal.entries).toBe(4);
+    expect(getRun(hostStore(host), scriptRun)!.journal.entries).toBe(4);
     expect((await host.call({ tool_id: 'c.writer', input: { calls: [call('artifact.write', { role: 'report', data: 'done\n', final: true })] } })).status).toBe('success');
     // Failed runs with an output never sealed and one sealed (of the wrong type), and a run the policy blocks (an audit record).
     expect((await host.call({ tool_id: 'c.writer', input: { calls: [call('artifact.write', { role: 'report', data: 'half' })] } })).status).toBe('terminal_error');

@@ -1,6 +1,7 @@
 // A damaged store is a clean error (ABI-STORE-010..021): a run record's bytes, an artifact record,
 // a chunk, the file header, each read through the CLI (one clean error, its exit code, no stack),
 // in-process and over MCP, with a well-behaved call served afterwards by the same host.
+import { hostStore } from '../host/host.js';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResponseEnvelopeSchema } from '../abi/index.js';
@@ -24,7 +25,7 @@ async function prepared(): Promise<{ home: string; runs: string[]; artifact: { i
   try {
     const runs: string[] = [];
     for (const n of [1, 2]) runs.push((await host.call({ tool_id: 't.echo', input: { n } })).run_id!);
-    const artifact = await importInline(host.store, 'ACGT\n', { label: 'seq' });
+    const artifact = await importInline(hostStore(host), 'ACGT\n', { label: 'seq' });
     return { home: t.dir, runs, artifact };
   } finally {
     await host.close();

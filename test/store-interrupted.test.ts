@@ -1,6 +1,7 @@
 // A run whose process was killed shows as `interrupted` from every reader (ABI-STORE-030), not
 // only after a later host start: helix runs list and show in other processes, run_get over MCP,
 // the RO-Crate export; and the next host serves calls and can run it again.
+import { hostStore } from '../host/host.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -77,7 +78,7 @@ describe('a run whose process was killed', () => {
     const host = await createHost({ pluginsDir: plugins, home: home.dir });
     try {
       expect(host.interrupted).toEqual([]);
-      expect(runEvents(host.store, runId).filter((e) => e.kind === 'interrupted')).toHaveLength(1);
+      expect(runEvents(hostStore(host), runId).filter((e) => e.kind === 'interrupted')).toHaveLength(1);
       expect(await host.call({ tool_id: 'k.echo', input: { after: 'kill' } })).toMatchObject({ status: 'success' });
     } finally {
       await host.close();

@@ -4,6 +4,7 @@
 // nor rewrite the repository's build output and digests. Shared by the bundled
 // toolpacks' tests (plugins/*/test/).
 
+import { hostStore } from '../../host/host.js';
 import { cp, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -59,11 +60,11 @@ export async function startPackHost(packs: readonly string[]): Promise<PackHost>
     tool,
     async put(data, label) {
       const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-      return (await importInline(host.store, bytes, { label: label ?? 'test input', maxBytes: 1 << 30 })).id;
+      return (await importInline(hostStore(host), bytes, { label: label ?? 'test input', maxBytes: 1 << 30 })).id;
     },
     async bytes(id) {
-      const record = getArtifact(host.store, id);
-      return readBlobBytes(host.store, record.sha256, record.size + 1);
+      const record = getArtifact(hostStore(host), id);
+      return readBlobBytes(hostStore(host), record.sha256, record.size + 1);
     },
     call,
     async ok(toolId, input) {

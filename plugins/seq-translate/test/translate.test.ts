@@ -3,6 +3,7 @@
 // FASTA and FASTQ: multi-line, lowercase, IUPAC codes and N runs, gaps, CR LF, gzip, every
 // frame option, and a file larger than the guest's memory ceiling.
 
+import { hostStore } from '../../../host/host.js';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -163,8 +164,8 @@ describe('seq.translate options beyond seqkit and its own rules', () => {
     const output = await packs.ok(TOOL, { fasta: id });
     const response = await packs.call(TOOL, { fasta: id, label: 'mine' });
     const { getArtifact } = await import('../../../host/artifacts/index.js');
-    expect(getArtifact(packs.host.store, output.protein)).toMatchObject({ type: 'fasta', label: 'translation of my genes' });
-    expect(getArtifact(packs.host.store, (response.output as any).protein)).toMatchObject({ label: 'mine' });
+    expect(getArtifact(hostStore(packs.host), output.protein)).toMatchObject({ type: 'fasta', label: 'translation of my genes' });
+    expect(getArtifact(hostStore(packs.host), (response.output as any).protein)).toMatchObject({ label: 'mine' });
   });
 });
 

@@ -1,6 +1,7 @@
 // Test helpers for the C SDK: writes C toolpacks (a program from programs/, a manifest and
 // schemas) into a temporary plugins directory, builds them with the real build (clang against
 // helix.h), and starts a real host on them.
+import { hostStore } from '../../../host/host.js';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -70,8 +71,8 @@ export async function startCHost(
 
 /** The bytes of a stored artifact. */
 export async function artifactBytes(host: Host, id: string): Promise<Buffer> {
-  const record = getArtifact(host.store, id);
-  return readBlobBytes(host.store, record.sha256, record.size + 1);
+  const record = getArtifact(hostStore(host), id);
+  return readBlobBytes(hostStore(host), record.sha256, record.size + 1);
 }
 
 /** A file of the repository, as bytes. */

@@ -3,6 +3,7 @@
 // files and on generated files, and its counts and errors agree with the AssemblyScript SDK's
 // SeqReader (the bundled seq.stats, built on it, in the same host), at read pieces from 4
 // bytes up, so records, lines, CR LF pairs and characters are split across pieces.
+import { hostStore } from '../../../host/host.js';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -41,7 +42,7 @@ interface Rec {
 }
 
 async function store(data: string | Uint8Array, label: string): Promise<string> {
-  return (await importInline(host.store, data, { label })).id;
+  return (await importInline(hostStore(host), data, { label })).id;
 }
 
 async function readC(id: string, piece: number, keep = true): Promise<any> {
