@@ -1,18 +1,16 @@
 // Runs end to end: identity, replay without execution, in-flight join (in one process and
 // across processes), idempotency, input linking by content, snapshot boundaries, blocked and
 // interrupted runs. Real modules, real LMDB, real worker threads, real child processes.
-import { hostStore } from '../host/host.js';
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResponseEnvelopeSchema, type ResponseEnvelope } from '../abi/index.js';
-import { importInline } from '../host/artifacts/index.js';
+import { hostStore } from '../host/host.js';
 import { createHost, type Host } from '../host/index.js';
 import { packageRoot } from '../host/paths.js';
 import { loadPolicy } from '../host/policy/load-policy.js';
-import { getRun, runEvents } from '../host/runs/run-store.js';
 import { readAudit } from '../host/store/audit.js';
 import { echoModule, numberResultModule } from './helpers/guest-wat.js';
 import { pluginsDir, tempDir } from './helpers/toolpack.js';
@@ -57,9 +55,9 @@ describe('runs', () => {
     expect(second).toMatchObject({ status: 'success', replayed: true, run_id: first.run_id, output: first.output });
     expect(second.metrics.fuel_used).toBe(0);
     expect(second.warnings.join()).toMatch(/replayed: run run_/);
-    const record = getRun(hostStore(host), first.run_id!)!;
+    const record = host.runs.get(first.run_id!)!;
     expect(record).toMatchObject({ status: 'succeeded', attempts: 1, tool_id: 'r.echo' });
-    expect(runEvents(hostStore(host), first.run_id!).map((e) => e.kind)).toEqual(['started', 'finished']);
+    expect(host.runs.events(first.run_id!).map((e) => e.kind)).toEqual(['started', 'finished']);
     expect(record.log_artifact_id).toMatch(/^art_/);
     // The module the run names is described in the store.
     expect(hostStore(host).db.modules.get(record.module_digest!)).toMatchObject({ digest: record.module_digest, abi: 'helix/v1', tools: expect.arrayContaining(['r.echo@1.0.0']) });
@@ -70,7 +68,7 @@ describe('runs', () => {
     expect(new Set(all.map((r) => r.run_id)).size).toBe(1);
     expect(all.every((r) => r.status === 'success' && JSON.stringify(r.output) === JSON.stringify(all[0]!.output))).toBe(true);
     expect(all.filter((r) => r.warnings.some((w) => w.startsWith('joined:'))).length).toBe(5);
-    expect(getRun(hostStore(host), all[0]!.run_id!)!.attempts).toBe(1);
+    expect(host.runs.get(all[0]!.run_id!)!.attempts).toBe(1);
   });
 
   it('runs a failed run again on the next identical call', async () => {
@@ -78,7 +76,7 @@ describe('runs', () => {
     const b = await call('r.trap', { n: 1 });
     expect([a.error?.code, b.error?.code]).toEqual(['S-TOOL-TRAP', 'S-TOOL-TRAP']);
     expect(b.replayed).toBe(false);
-    expect(getRun(hostStore(host), a.run_id!)).toMatchObject({ status: 'failed', attempts: 2 });
+    expect(host.runs.get(a.run_id!)).toMatchObject({ status: 'failed', attempts: 2 });
   });
 
   it('refuses an idempotency key reused for a different request', async () => {
@@ -91,11 +89,11 @@ describe('runs', () => {
   });
 
   it('links input artifacts and identifies them by content, not by id', async () => {
-    const one = await importInline(hostStore(host), '>r1\nACGT\n', { label: 'reads' });
-    const same = await importInline(hostStore(host), '>r1\nACGT\n', { label: 'same bytes, new artifact' });
+    const one = await host.artifacts.importInline('>r1\nACGT\n', { label: 'reads' });
+    const same = await host.artifacts.importInline('>r1\nACGT\n', { label: 'same bytes, new artifact' });
     const a = await call('r.reads', { reads: one.id });
     expect(a.status).toBe('success');
-    expect(getRun(hostStore(host), a.run_id!)!.inputs).toEqual([{ role: 'reads', artifact_id: one.id, sha256: one.sha256 }]);
+    expect(host.runs.get(a.run_id!)!.inputs).toEqual([{ role: 'reads', artifact_id: one.id, sha256: one.sha256 }]);
     const b = await call('r.reads', { reads: same.id });
     expect(b).toMatchObject({ replayed: true, run_id: a.run_id });
     expect((await call('r.reads', { reads: 'art_0000000000000000000000000Z' })).error?.code).toBe('P-PRECOND-ARTIFACT-NOT-FOUND');
@@ -103,19 +101,19 @@ describe('runs', () => {
   });
 
   it('keeps artifact_list replays true to their snapshot after new imports', async () => {
-    await importInline(hostStore(host), 'one\n');
+    await host.artifacts.importInline('one\n');
     const first = await call('helix.artifact_list', {});
     const asOf = (first.output as { as_of_created_at: number }).as_of_created_at;
     const count = (first.output as { artifact_count: number }).artifact_count;
     expect((await call('helix.artifact_list', {})).replayed).toBe(true);
-    await importInline(hostStore(host), 'two\n');
+    await host.artifacts.importInline('two\n');
     const later = await call('helix.artifact_list', {});
     expect(later.replayed).toBe(false);
     expect((later.output as { artifact_count: number }).artifact_count).toBe(count + 1);
     const pinned = await call('helix.artifact_list', { as_of_created_at: asOf });
     expect((pinned.output as { artifacts: unknown[] }).artifacts).toHaveLength(count);
     expect((await call('helix.artifact_list', { as_of_created_at: asOf })).replayed).toBe(true);
-    expect((getRun(hostStore(host), first.run_id!)!.result!.output as { artifacts: unknown[] }).artifacts).toHaveLength(count);
+    expect((host.runs.get(first.run_id!)!.result!.output as { artifacts: unknown[] }).artifacts).toHaveLength(count);
   });
 
   it('records a call the policy refuses as a blocked run, with an audit record', async () => {
@@ -125,7 +123,7 @@ describe('runs', () => {
     try {
       const r = ResponseEnvelopeSchema.parse(await denying.call({ tool_id: 'r.trap', input: {} }));
       expect(r.error?.code).toBe('A-AUTH-TOOL-DENIED');
-      expect(getRun(hostStore(denying), r.run_id!)).toMatchObject({ status: 'blocked', result: { error: { code: 'A-AUTH-TOOL-DENIED' } } });
+      expect(denying.runs.get(r.run_id!)).toMatchObject({ status: 'blocked', result: { error: { code: 'A-AUTH-TOOL-DENIED' } } });
       expect(readAudit(hostStore(denying)).some((a) => a.kind === 'run.blocked' && a.run_id === r.run_id)).toBe(true);
       // The same call under another policy is another run: the policy hash is part of its identity.
       const allowed = await call('r.trap', {});
@@ -151,6 +149,6 @@ describe('runs', () => {
     expect(there.run_id).toBe(runId);
     expect(here.warnings.join()).toMatch(/joined:/);
     expect(here.output).toEqual(there.output);
-    expect(getRun(hostStore(host), runId!)!.attempts).toBe(1);
+    expect(host.runs.get(runId!)!.attempts).toBe(1);
   });
 });
