@@ -1,6 +1,5 @@
 // The capability broker end to end: a real AssemblyScript guest (built with the SDK in the set-up)
 // makes the calls its input lists; the real broker, store and policy answer them.
-import { hostStore } from '../host/host.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { createServer, type Server } from 'node:http';
@@ -10,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResponseEnvelopeSchema, type ResponseEnvelope } from '../abi/index.js';
 import { getArtifact, importInline } from '../host/artifacts/index.js';
 import { brokenLink, entryHash, readJournal } from '../host/broker/journal.js';
+import { hostStore } from '../host/host.js';
 import { verifyRun } from '../host/runs/verify.js';
 import { createHost, type Host } from '../host/index.js';
 import { getRun } from '../host/runs/run-store.js';

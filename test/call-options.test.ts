@@ -1,10 +1,10 @@
 // What an MCP server needs from a call: cancellation, progress and live log lines; and the
 // built-in tools over runs and imports, recorded like toolpacks.
-import { hostStore } from '../host/host.js';
 import { utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResponseEnvelopeSchema } from '../abi/index.js';
+import { hostStore } from '../host/host.js';
 import { createHost, type Host } from '../host/index.js';
 import { getRun } from '../host/runs/run-store.js';
 import { compileGuest } from './helpers/as-guest.js';

@@ -1,12 +1,12 @@
 // Crash safety with kill -9 on real child processes: mid-import leaves no partial artifact,
 // mid-run leaves a run the next start marks interrupted, and completed runs are never lost.
-import { hostStore } from '../host/host.js';
 import { spawn } from 'node:child_process';
 import { randomFillSync } from 'node:crypto';
 import { openSync, writeSync, closeSync, writeFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportArtifact, importFile, listArtifacts } from '../host/artifacts/index.js';
+import { hostStore } from '../host/host.js';
 import { createHost } from '../host/index.js';
 import { packageRoot } from '../host/paths.js';
 import { loadPolicy } from '../host/policy/load-policy.js';

@@ -2,10 +2,10 @@
 // extism:host/user.helix_capability_call that catch what it throws (try/catch_all) or throw their
 // own exceptions, run on the real @extism/extism through the real host, broker and LMDB store.
 // After each, a well-behaved call in the same host succeeds.
-import { hostStore } from '../host/host.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readJournal } from '../host/broker/journal.js';
 import { createExtismEngine } from '../host/engine/extism.js';
+import { hostStore } from '../host/host.js';
 import { readAudit } from '../host/store/audit.js';
 import { BAD_OFFSET_PLUGIN, FILLING_PLUGIN, KERNEL_ERROR_CAUGHT, stormPlugin, throwingPlugin, type PluginParts } from './helpers/catching-guests.js';
 import { abortThenCancel, RACED_ABORT, startDecisionHost, type DecisionHost } from './helpers/decision-kit.js';

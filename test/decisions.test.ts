@@ -2,7 +2,6 @@
 // compiled from WAT that catch what the host throws through capability_call (try/catch_all),
 // re-enter it from alloc, or throw their own exceptions, run by the real host, engine, worker
 // threads, broker and LMDB store. After each, a well-behaved call in the same host succeeds.
-import { hostStore } from '../host/host.js';
 import { statSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResponseEnvelope } from '../abi/index.js';
@@ -10,6 +9,7 @@ import { createBroker } from '../host/broker/broker.js';
 import { readJournal } from '../host/broker/journal.js';
 import { RunOutputs } from '../host/broker/outputs.js';
 import { createEngine } from '../host/engine/engine.js';
+import { hostStore } from '../host/host.js';
 import { loadPolicy } from '../host/policy/load-policy.js';
 import { readAudit } from '../host/store/audit.js';
 import {

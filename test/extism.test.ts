@@ -2,7 +2,6 @@
 // @extism/as-pdk) and WAT plugins run on the real @extism/extism in worker mode, through the
 // real host, broker, LMDB store and loader; their limits, errors, journal and verify are checked
 // against what helix/v1 tools get.
-import { hostStore } from '../host/host.js';
 import { cpSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -15,6 +14,7 @@ import type { LaneBroker } from '../host/engine/lane.js';
 import type { ExecuteResult } from '../host/engine/protocol.js';
 import { readJournal } from '../host/broker/journal.js';
 import { runFixtures } from '../host/fixtures/run-fixtures.js';
+import { hostStore } from '../host/host.js';
 import { createHost, type Host } from '../host/index.js';
 import { loadToolpacks, type LoadedTool } from '../host/loader/load-toolpacks.js';
 import type { EffectiveLimits } from '../host/policy/rules.js';

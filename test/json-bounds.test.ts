@@ -2,10 +2,10 @@
 // extism/v1) and a guest's capability request, each too deep, holding a number a double cannot
 // keep, or not JSON data at all, end in one envelope with their code; runs end recorded; the host
 // serves the next call.
-import { hostStore } from '../host/host.js';
 import { describe, expect, it } from 'vitest';
 import type { ResponseEnvelope, RunRecord } from '../abi/index.js';
 import { readJournal } from '../host/broker/journal.js';
+import { hostStore } from '../host/host.js';
 import { getRun } from '../host/runs/run-store.js';
 import { readAudit } from '../host/store/audit.js';
 import { bytesInput } from './helpers/bytes-guest-wat.js';

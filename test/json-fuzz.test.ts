@@ -3,11 +3,11 @@
 // call gives exactly one envelope with the documented code, no run is left running, the host
 // serves the next call, and accepted values keep their exact meaning: two different inputs never
 // share a run, outputs and kv values come back as sent. `npm run fuzz` runs them longer.
-import { hostStore } from '../host/host.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkJsonValue, ResponseEnvelopeSchema, scanJsonText, type JsonViolation, type ResponseEnvelope } from '../abi/index.js';
 import { canonicalJson } from '../host/hashing.js';
+import { hostStore } from '../host/host.js';
 import { jsonRefusal, type JsonEntry } from '../host/json-entry.js';
 import { getRun } from '../host/runs/run-store.js';
 import { bytesInput } from './helpers/bytes-guest-wat.js';

@@ -1,11 +1,11 @@
 // Secrets under the other rules of the policy's secretWrites (ABI-SECRET-003..006): kv and
 // artifacts redact, log lines and the output refuse; and helix verify of a run that received a
 // secret, whose journal hashes are keyed with the store's key (ABI-SECRET-008/009).
-import { hostStore } from '../host/host.js';
 import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getArtifact } from '../host/artifacts/index.js';
+import { hostStore } from '../host/host.js';
 import type { Host } from '../host/index.js';
 import { getRun } from '../host/runs/run-store.js';
 import { verifyRun } from '../host/runs/verify.js';

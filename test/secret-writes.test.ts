@@ -1,13 +1,13 @@
 // Secrets stay secret (issue 10, class 7; ABI-SECRET-*) under the default rules: a real
 // AssemblyScript guest reads a secret from the policy (env source) and tries every write path
 // with the raw value and each covered encoding; what the store keeps never holds any form of it.
-import { hostStore } from '../host/host.js';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResponseEnvelope } from '../abi/index.js';
 import { getArtifact } from '../host/artifacts/index.js';
 import { readJournal } from '../host/broker/journal.js';
+import { hostStore } from '../host/host.js';
 import type { Host } from '../host/index.js';
 import { getRun } from '../host/runs/run-store.js';
 import { readAudit } from '../host/store/audit.js';

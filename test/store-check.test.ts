@@ -2,7 +2,6 @@
 // and written outputs, imports, a blocked run): clean passes, and each kind of damage planted
 // in the LMDB file is found and named by its code, database and key, in-process and through
 // the built CLI with its exit code.
-import { hostStore } from '../host/host.js';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -11,6 +10,7 @@ import { asBinary, type Database, type Key } from 'lmdb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JournalEntry } from '../abi/index.js';
 import { importInline } from '../host/artifacts/index.js';
+import { hostStore } from '../host/host.js';
 import { createHost } from '../host/index.js';
 import { packageRoot } from '../host/paths.js';
 import { getRun } from '../host/runs/run-store.js';

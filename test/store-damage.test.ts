@@ -1,11 +1,11 @@
 // A damaged store is a clean error (ABI-STORE-010..021): a run record's bytes, an artifact record,
 // a chunk, the file header, each read through the CLI (one clean error, its exit code, no stack),
 // in-process and over MCP, with a well-behaved call served afterwards by the same host.
-import { hostStore } from '../host/host.js';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResponseEnvelopeSchema } from '../abi/index.js';
 import { importInline } from '../host/artifacts/index.js';
+import { hostStore } from '../host/host.js';
 import { createHost } from '../host/index.js';
 import { serveWithClient } from './fixtures/mcp/serve.js';
 import { echoModule } from './helpers/guest-wat.js';

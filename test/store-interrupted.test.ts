@@ -1,11 +1,11 @@
 // A run whose process was killed shows as `interrupted` from every reader (ABI-STORE-030), not
 // only after a later host start: helix runs list and show in other processes, run_get over MCP,
 // the RO-Crate export; and the next host serves calls and can run it again.
-import { hostStore } from '../host/host.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hostStore } from '../host/host.js';
 import { createHost } from '../host/index.js';
 import { runEvents } from '../host/runs/run-store.js';
 import { openStore } from '../host/store/open-store.js';

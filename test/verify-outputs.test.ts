@@ -1,10 +1,10 @@
 // helix verify checks a run's stored outputs (ABI-STORE-031, ABI-STORE-032): damaged output bytes
 // and an output record pointing at other bytes are mismatches with the difference named, through
 // the CLI (exit 1) and in-process, and the host serves the next call afterwards.
-import { hostStore } from '../host/host.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../abi/index.js';
 import { importInline } from '../host/artifacts/index.js';
+import { hostStore } from '../host/host.js';
 import { createHost } from '../host/index.js';
 import { getRun } from '../host/runs/run-store.js';
 import { verifyRun, type VerifyReport } from '../host/runs/verify.js';

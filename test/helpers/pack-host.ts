@@ -4,7 +4,6 @@
 // nor rewrite the repository's build output and digests. Shared by the bundled
 // toolpacks' tests (plugins/*/test/).
 
-import { hostStore } from '../../host/host.js';
 import { cp, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,6 +12,7 @@ import type { ResponseEnvelope } from '../../abi/index.js';
 import { getArtifact, importInline } from '../../host/artifacts/index.js';
 import { buildToolpack } from '../../host/build/build-toolpack.js';
 import { runFixtures, type FixtureResult } from '../../host/fixtures/run-fixtures.js';
+import { hostStore } from '../../host/host.js';
 import { createHost, type Host } from '../../host/index.js';
 import { readBlobBytes } from '../../host/store/blobs.js';
 import type { WasmTool } from '../../host/tools/wasm-tool.js';

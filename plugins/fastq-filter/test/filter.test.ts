@@ -3,11 +3,11 @@
 // the error-probability mean) and against a JS reference for fastp's arithmetic mean; gzip,
 // CR LF, an input larger than the memory ceiling, the longest read, fixtures and errors.
 
-import { hostStore } from '../../../host/host.js';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hostStore } from '../../../host/host.js';
 import { startPackHost, type PackHost } from '../../../test/helpers/pack-host.js';
 import { fastqLargerThan, PLUGINS, randomFastq, runReference, scratchDir } from '../../seq-stats/test/sequences.js';
 

@@ -3,7 +3,6 @@
 // FASTA and FASTQ: multi-line, lowercase, IUPAC codes and N runs, gaps, CR LF, gzip, every
 // frame option, and a file larger than the guest's memory ceiling.
 
-import { hostStore } from '../../../host/host.js';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hostStore } from '../../../host/host.js';
 import { startPackHost, type PackHost } from '../../../test/helpers/pack-host.js';
 
 const TOOL = 'seq.translate';

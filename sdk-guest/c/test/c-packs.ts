@@ -1,7 +1,6 @@
 // Test helpers for the C SDK: writes C toolpacks (a program from programs/, a manifest and
 // schemas) into a temporary plugins directory, builds them with the real build (clang against
 // helix.h), and starts a real host on them.
-import { hostStore } from '../../../host/host.js';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -9,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { getArtifact } from '../../../host/artifacts/query.js';
 import { buildToolpack } from '../../../host/build/build-toolpack.js';
+import { hostStore } from '../../../host/host.js';
 import { createHost, type Host } from '../../../host/index.js';
 import { readBlobBytes } from '../../../host/store/blobs.js';
 

@@ -2,7 +2,6 @@
 // built with clang by the real build and run through the real host: the template's fixtures
 // pass as made by `helix new --lang c`, and seq.gc_skew streams FASTA (plain, gzip, CRLF,
 // multi-line, several read pieces) to the same windows as a JavaScript reference.
-import { hostStore } from '../../../host/host.js';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { importInline } from '../../../host/artifacts/prepare-artifact.js';
 import { buildToolpack } from '../../../host/build/build-toolpack.js';
 import { runFixtures } from '../../../host/fixtures/run-fixtures.js';
+import { hostStore } from '../../../host/host.js';
 import { createHost, type Host, type WasmTool } from '../../../host/index.js';
 import { artifactBytes, REPO } from './c-packs.js';
 

@@ -1,12 +1,12 @@
 // The C SDK (sdk-guest/c/helix.h) compiled by clang into real toolpacks and called through the
 // real host: the strict JSON parser, the writer, result envelopes, panics, and the capability
 // wrappers against the host's real capabilities (LMDB-backed kv and artifacts, log, clock).
-import { hostStore } from '../../../host/host.js';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importInline } from '../../../host/artifacts/prepare-artifact.js';
+import { hostStore } from '../../../host/host.js';
 import type { Host } from '../../../host/index.js';
 import { artifactBytes, startCHost } from './c-packs.js';
 

@@ -3,7 +3,6 @@
 // files and on generated files, and its counts and errors agree with the AssemblyScript SDK's
 // SeqReader (the bundled seq.stats, built on it, in the same host), at read pieces from 4
 // bytes up, so records, lines, CR LF pairs and characters are split across pieces.
-import { hostStore } from '../../../host/host.js';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,6 +10,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importInline } from '../../../host/artifacts/prepare-artifact.js';
 import { buildToolpack } from '../../../host/build/build-toolpack.js';
+import { hostStore } from '../../../host/host.js';
 import { createHost, type Host } from '../../../host/index.js';
 import { randomFasta, randomFastq, runReference, scratchDir } from '../../../plugins/seq-stats/test/sequences.js';
 import { REPO, writeCPack } from './c-packs.js';
