@@ -21,7 +21,7 @@ import { commitBlob, discardBlob, writeChunks } from './store/blobs.js';
 import type { Store } from './store/open-store.js';
 import type { Tool, ToolOutcome } from './tools/tool.js';
 
-/** What a caller can attach to one call (the MCP server uses all three). */
+/** What a caller can attach to one call (the MCP server uses all four). */
 export interface CallOptions {
   /** Aborting it cancels the call; a run in progress is stopped and recorded as failed. */
   readonly signal?: AbortSignal;
@@ -29,6 +29,12 @@ export interface CallOptions {
   readonly onProgress?: (progress: { elapsed_ms: number; capability_calls: number }) => void;
   /** Receives the guest's log lines as they are emitted. */
   readonly onLog?: (line: { level: string; event: string; fields: Record<string, unknown> }) => void;
+  /**
+   * Called once with the run id when it is fixed and the policy allows the call, before anything
+   * runs (or is replayed), so log lines can name their run; not called for a call refused
+   * before then, nor for a dry run.
+   */
+  readonly onRunStarted?: (runId: string) => void;
 }
 
 /** What a call needs from the host. */
@@ -90,6 +96,7 @@ export async function performCall(ctx: CallContext, raw: unknown, options: CallO
     }
 
     const t = tool;
+    options.onRunStarted?.(runId);
     const outcome = await ctx.coordinator.run(prepared.start, ctx.now() + prepared.limits.timeoutMs, () => execute(ctx, t, req, prepared, callId, elapsed, options));
     const r = outcome.record.result;
     const run = { run_id: outcome.record.run_id, replayed: outcome.replayed };

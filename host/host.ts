@@ -6,6 +6,7 @@ import { performCall, type CallOptions } from './call.js';
 import { createEngine, type Engine, type EngineOptions, type EngineStats } from './engine/engine.js';
 import { HelixError } from '../abi/index.js';
 import { canonicalJson } from './hashing.js';
+import { hostArtifacts, hostRuns, type HostArtifacts, type HostRuns } from './host-records.js';
 import { loadToolpacksOrThrow, type LoadedTool } from './loader/load-toolpacks.js';
 import { bundledPluginsDir } from './paths.js';
 import { loadPolicy, type LoadedPolicy } from './policy/load-policy.js';
@@ -46,7 +47,14 @@ export interface HostOptions {
 export interface Host {
   readonly policy: LoadedPolicy;
   readonly pluginsDir: string;
-  readonly store: Store;
+  /** The Helix home holding the store. */
+  readonly home: string;
+  /** The store's file. */
+  readonly storePath: string;
+  /** The store's artifacts: get, list, read, import, export. */
+  readonly artifacts: HostArtifacts;
+  /** The store's runs: get, list, show, events, refused calls, verify, RO-Crate export. */
+  readonly runs: HostRuns;
   /** Runs found `running` from a dead process at startup, now marked interrupted. */
   readonly interrupted: readonly string[];
   /** Callable tools (toolpacks and built-ins), by id then newest version first. */
@@ -96,10 +104,13 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
   let closed = false;
   let pending = 0;
   let drained: (() => void) | undefined;
-  return {
+  const host: Host = {
     policy,
     pluginsDir,
-    store,
+    home: store.home,
+    storePath: store.path,
+    artifacts: hostArtifacts(store, policy.policy),
+    runs: hostRuns(store),
     interrupted,
     tools: () => registry.list(),
     engineStats: () => engine.stats(),
@@ -125,4 +136,20 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
       await store.close();
     },
   };
+  stores.set(host, store);
+  return host;
+}
+
+/** Each host's store, kept off the Host so that callers above it go through its typed reads. */
+const stores = new WeakMap<Host, Store>();
+
+/**
+ * The store under `host`, for the host's own tests and diagnostics that read what the typed
+ * reads do not offer (journal, audit, the file itself). Not part of the package API
+ * (host/index.ts); throws for an object createHost did not make.
+ */
+export function hostStore(host: Host): Store {
+  const store = stores.get(host);
+  if (store === undefined) throw new Error('hostStore: not a host made by createHost');
+  return store;
 }

@@ -1,13 +1,16 @@
-// The public API of the Helix host: create a host, call tools, load and check toolpacks.
+// The public API of the Helix host (package entry "."; README "Embedding Helix"): create a host,
+// call tools, read its artifacts and runs, load and check toolpacks. Nothing here hands out the
+// store or the engine; the MCP server is the entry "./mcp", the whole ABI the entry "./abi".
 export { createHost, type Host, type HostOptions } from './host.js';
 export type { CallOptions } from './call.js';
-export { bundledPluginsDir, packageRoot } from './paths.js';
+export type { HostArtifacts, HostRuns, RunShow, ExportOptions, ListOptions, RefusedCall, RunCrate, RunCrateOptions, VerifyReport } from './host-records.js';
+export { bundledPluginsDir } from './paths.js';
 export { HelixError, isHelixError, type HelixErrorOptions } from '../abi/index.js';
+export type { ArtifactRecord, RequestEnvelopeInput, ResponseEnvelope, RunEvent, RunRecord, RunStatus, WireError } from '../abi/index.js';
 export { loadToolpacks, loadToolpacksOrThrow, findManifests, type LoadedTool, type LoadResult } from './loader/load-toolpacks.js';
 export { formatViolation, type Violation } from './files/violation.js';
 export { loadPolicy, type LoadedPolicy } from './policy/load-policy.js';
-export { createEngine, resolveEngineConfig, type Engine, type EngineOptions, type EngineConfig, type EngineStats } from './engine/engine.js';
+export type { EngineOptions, EngineStats } from './engine/engine.js';
 export type { EffectiveLimits } from './policy/rules.js';
 export type { Tool, ToolDescriptor, ToolOutcome } from './tools/tool.js';
 export type { WasmTool } from './tools/wasm-tool.js';
-export { openStore, resolveHome, type Store } from './store/open-store.js';

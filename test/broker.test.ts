@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResponseEnvelopeSchema, type ResponseEnvelope } from '../abi/index.js';
 import { getArtifact, importInline } from '../host/artifacts/index.js';
 import { brokenLink, entryHash, readJournal } from '../host/broker/journal.js';
+import { hostStore } from '../host/host.js';
 import { verifyRun } from '../host/runs/verify.js';
 import { createHost, type Host } from '../host/index.js';
 import { getRun } from '../host/runs/run-store.js';
@@ -76,7 +77,7 @@ describe('the broker', () => {
     const refused = r.answers.slice(1).map((a) => JSON.stringify(a));
     expect(new Set(refused).size).toBe(1);
     expect(r.answers[1]).toMatchObject({ status: 'error', error: { code: 'A-AUTH-FORBIDDEN', message: 'forbidden' } });
-    const audit = readAudit(host.store).filter((a) => a.run_id === r.run_id);
+    const audit = readAudit(hostStore(host)).filter((a) => a.run_id === r.run_id);
     expect(audit.map((a) => a.decision)).toEqual(['allowed', 'forbidden', 'forbidden', 'forbidden']);
     expect(audit[2]).toMatchObject({ capability: 'no.such_thing', reason: 'unknown capability' });
   });
@@ -91,7 +92,7 @@ describe('the broker', () => {
     const r = await script('b.limited', { storm: 'clock.now_unix' });
     expect(r.status).toBe('terminal_error');
     expect(r.error).toMatchObject({ code: 'R-CAP-CALL-LIMIT', details: { max_capability_calls: 5 } });
-    expect(getRun(host.store, r.run_id!)!.journal.entries).toBe(6);
+    expect(getRun(hostStore(host), r.run_id!)!.journal.entries).toBe(6);
   });
 
   it('refuses oversized requests and values', async () => {
@@ -115,8 +116,8 @@ describe('the broker', () => {
 
   it('reads artifacts in ranges, gunzipped on request, by id', async () => {
     const text = `>r1\n${'ACGT'.repeat(1000)}\n`;
-    const plain = await importInline(host.store, text);
-    const gz = await importInline(host.store, gzipSync(text));
+    const plain = await importInline(hostStore(host), text);
+    const gz = await importInline(hostStore(host), gzipSync(text));
     const r = await script('b.script', {
       calls: [
         call('artifact.stat', { artifact_id: gz.id }),
@@ -132,7 +133,7 @@ describe('the broker', () => {
     expect(results[2]).toMatchObject({ data: text.slice(0, 10), eof: false });
     expect(results[3]).toMatchObject({ data: text.slice(10), eof: true });
     expect(Buffer.from(results[4].data, 'base64').toString()).toBe('>r1\n');
-    expect(getRun(host.store, r.run_id!)!.inputs).toEqual([]);
+    expect(getRun(hostStore(host), r.run_id!)!.inputs).toEqual([]);
   });
 
   it('makes written outputs artifacts of the run under their declared role, visible when it ends', async () => {
@@ -141,9 +142,9 @@ describe('the broker', () => {
     const sealed = r.answers[1]!.capability_result!.result;
     expect(sealed).toMatchObject({ role: 'report', bytes: 14, artifact_id: expect.stringMatching(/^art_/) });
     expect(r.answers[2]!.error!.code).toBe('C-CONTRACT-OUTPUT-ROLE');
-    const run = getRun(host.store, r.run_id!)!;
+    const run = getRun(hostStore(host), r.run_id!)!;
     expect(run.outputs).toEqual([{ role: 'report', artifact_id: sealed.artifact_id, sha256: sealed.sha256 }]);
-    expect(getArtifact(host.store, sealed.artifact_id)).toMatchObject({ type: 'text', size: 14, created_by_run: r.run_id, source: { kind: 'run', role: 'report' } });
+    expect(getArtifact(hostStore(host), sealed.artifact_id)).toMatchObject({ type: 'text', size: 14, created_by_run: r.run_id, source: { kind: 'run', role: 'report' } });
   });
 
   it('fails a run that does not create exactly its declared outputs', async () => {
@@ -165,8 +166,8 @@ describe('the broker', () => {
 
   it('journals every call in a hash chain the run record names', async () => {
     const r = await script('b.script', { calls: [call('clock.now_unix'), call('kv.get', { key: 'nothing' }), call('bogus.name')] });
-    const run = getRun(host.store, r.run_id!)!;
-    const journal = readJournal(host.store, r.run_id!);
+    const run = getRun(hostStore(host), r.run_id!)!;
+    const journal = readJournal(hostStore(host), r.run_id!);
     expect(journal.map((e) => [e.name, e.outcome])).toEqual([['clock.now_unix', 'ok'], ['kv.get', 'ok'], ['bogus.name', 'error']]);
     expect(run.journal).toEqual({ entries: 3, head: journal[2]!.hash });
     expect(brokenLink(journal, run.journal.head)).toBeUndefined();
@@ -179,15 +180,15 @@ describe('the broker', () => {
     // The guest did get the value; what was recorded and returned carries a marker instead.
     expect(JSON.stringify(r.output)).not.toContain(SECRET);
     expect(JSON.stringify(r.output)).toContain('[secret:db_password]');
-    const run = getRun(host.store, r.run_id!)!;
-    const log = await import('../host/store/blobs.js').then((b) => b.readBlobBytes(host.store, getArtifact(host.store, run.log_artifact_id!).sha256, 1e7));
+    const run = getRun(hostStore(host), r.run_id!)!;
+    const log = await import('../host/store/blobs.js').then((b) => b.readBlobBytes(hostStore(host), getArtifact(hostStore(host), run.log_artifact_id!).sha256, 1e7));
     expect(log.toString()).toContain('guest.leak');
     expect(log.toString()).not.toContain(SECRET);
-    const audited = readAudit(host.store).find((a) => a.kind === 'log' && a.run_id === r.run_id);
+    const audited = readAudit(hostStore(host)).find((a) => a.kind === 'log' && a.run_id === r.run_id);
     expect(audited).toMatchObject({ event: 'leak', fields: { value: '[secret:db_password]' } });
-    await host.store.root.flushed;
+    await hostStore(host).root.flushed;
     // Every byte of the store file: the value was never written anywhere.
-    expect(readFileSync(host.store.path).includes(Buffer.from(SECRET))).toBe(false);
+    expect(readFileSync(hostStore(host).path).includes(Buffer.from(SECRET))).toBe(false);
   });
 });
 
@@ -211,12 +212,12 @@ describe('http.request through the broker', () => {
 describe('helix verify', () => {
   it('reproduces a run with capability calls from its journal, byte for byte', async () => {
     const text = `>r1\n${'ACGT'.repeat(500)}\n`;
-    const art = await importInline(host.store, text);
+    const art = await importInline(hostStore(host), text);
     const r = await script('b.script', { calls: [call('clock.now_unix'), call('kv.put', { key: 'v', value: 1 }), call('kv.get', { key: 'v' }), call('artifact.read', { artifact_id: art.id, length: 100 }), call('log.emit', { event: 'done' }), call('nope.nope')] });
     expect(r.status).toBe('success');
     // The store moves on after the run; a verify still sees what the run saw.
     await script('b.script', { calls: [call('kv.put', { key: 'v', value: 2 })] });
-    const report = await verifyRun(host.store, r.run_id!);
+    const report = await verifyRun(hostStore(host), r.run_id!);
     expect(report).toMatchObject({ run_id: r.run_id, match: true });
     expect(report.checks.every((c) => c.ok)).toBe(true);
   });
@@ -224,15 +225,15 @@ describe('helix verify', () => {
   it('reproduces a run that ended with a terminal capability_call', async () => {
     const r = await script('b.script', { terminal: call('clock.now_unix') });
     expect(r.status).toBe('success');
-    expect((await verifyRun(host.store, r.run_id!)).match).toBe(true);
+    expect((await verifyRun(hostStore(host), r.run_id!)).match).toBe(true);
   });
 
   it('detects a tampered journal entry, and a tampered entry whose chain was recomputed', async () => {
     const r = await script('b.script', { calls: [call('kv.get', { key: 'tamper' }), call('clock.now_unix')] });
-    const journal = readJournal(host.store, r.run_id!);
+    const journal = readJournal(hostStore(host), r.run_id!);
     const edited = { ...journal[1]!, result: { unix_ms: 1, unix_s: 0 } };
-    await host.store.db.journal.put([r.run_id!, 1], edited as never);
-    const plain = await verifyRun(host.store, r.run_id!);
+    await hostStore(host).db.journal.put([r.run_id!, 1], edited as never);
+    const plain = await verifyRun(hostStore(host), r.run_id!);
     expect(plain.match).toBe(false);
     expect(plain.checks[0]).toMatchObject({ check: 'journal hash chain', ok: false });
     expect(plain.first_difference).toMatchObject({ seq: 1 });
@@ -240,16 +241,16 @@ describe('helix verify', () => {
     // A forger who also recomputes the hash and the run's head is caught when the answer is rebuilt.
     const { hash: _h, ...body } = edited;
     const hash = entryHash(journal[0]!.hash, body);
-    await host.store.db.journal.put([r.run_id!, 1], { ...edited, hash } as never);
-    const run = getRun(host.store, r.run_id!)!;
-    await host.store.db.runs.put(r.run_id!, { ...run, journal: { entries: 2, head: hash } });
-    const forged = await verifyRun(host.store, r.run_id!);
+    await hostStore(host).db.journal.put([r.run_id!, 1], { ...edited, hash } as never);
+    const run = getRun(hostStore(host), r.run_id!)!;
+    await hostStore(host).db.runs.put(r.run_id!, { ...run, journal: { entries: 2, head: hash } });
+    const forged = await verifyRun(hostStore(host), r.run_id!);
     expect(forged.match).toBe(false);
     expect(forged.first_difference).toMatchObject({ seq: 1, reason: expect.stringMatching(/does not hash to what the guest received/) });
   });
 
   it('refuses to verify a failed run or a built-in', async () => {
     const failed = await script('b.limited', { storm: 'clock.now_unix', n: 2 });
-    await expect(verifyRun(host.store, failed.run_id!)).rejects.toMatchObject({ code: 'P-PRECOND-VERIFY' });
+    await expect(verifyRun(hostStore(host), failed.run_id!)).rejects.toMatchObject({ code: 'P-PRECOND-VERIFY' });
   });
 });

@@ -4,6 +4,7 @@ import { utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResponseEnvelopeSchema } from '../abi/index.js';
+import { hostStore } from '../host/host.js';
 import { createHost, type Host } from '../host/index.js';
 import { getRun } from '../host/runs/run-store.js';
 import { compileGuest } from './helpers/as-guest.js';
@@ -42,7 +43,7 @@ describe('call options', () => {
     const r = ResponseEnvelopeSchema.parse(await host.call({ tool_id: 'o.slow', input: { c: 1 } }, { signal: abort.signal }));
     expect(r.error?.code).toBe('R-TIMEOUT-CANCELLED');
     expect(r.metrics.duration_ms).toBeLessThan(5000);
-    expect(getRun(host.store, r.run_id!)).toMatchObject({ status: 'failed', result: { error: { code: 'R-TIMEOUT-CANCELLED' } } });
+    expect(getRun(hostStore(host), r.run_id!)).toMatchObject({ status: 'failed', result: { error: { code: 'R-TIMEOUT-CANCELLED' } } });
     const after = await host.call({ tool_id: 'o.script', input: { calls: [] } });
     expect(after.status).toBe('success');
   });

@@ -6,6 +6,7 @@ import { openSync, writeSync, closeSync, writeFileSync, readFileSync } from 'nod
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportArtifact, importFile, listArtifacts } from '../host/artifacts/index.js';
+import { hostStore } from '../host/host.js';
 import { createHost } from '../host/index.js';
 import { packageRoot } from '../host/paths.js';
 import { loadPolicy } from '../host/policy/load-policy.js';
@@ -106,7 +107,7 @@ describe('kill -9', () => {
     const after = await createHost({ pluginsDir: plugins.dir, home });
     try {
       expect(after.interrupted).toEqual([runId]);
-      expect(getRun(after.store, runId!)).toMatchObject({ status: 'interrupted', owner: null });
+      expect(getRun(hostStore(after), runId!)).toMatchObject({ status: 'interrupted', owner: null });
       const replay = await after.call({ tool_id: 'c.echo', input: { kept: true } });
       expect(replay).toMatchObject({ status: 'success', replayed: true, run_id: done.run_id });
     } finally {

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readJournal } from '../host/broker/journal.js';
 import { createExtismEngine } from '../host/engine/extism.js';
+import { hostStore } from '../host/host.js';
 import { readAudit } from '../host/store/audit.js';
 import { BAD_OFFSET_PLUGIN, FILLING_PLUGIN, KERNEL_ERROR_CAUGHT, stormPlugin, throwingPlugin, type PluginParts } from './helpers/catching-guests.js';
 import { abortThenCancel, RACED_ABORT, startDecisionHost, type DecisionHost } from './helpers/decision-kit.js';
@@ -43,7 +44,7 @@ const call = (toolId: string, input?: Record<string, unknown>) => h.call(toolId,
 /** After each hostile call, a well-behaved plugin call in the same host succeeds, its one capability call journaled. */
 async function expectHostServes(): Promise<void> {
   const r = await h.expectServes();
-  expect(readJournal(h.host.store, r.run_id!)).toHaveLength(1);
+  expect(readJournal(hostStore(h.host), r.run_id!)).toHaveLength(1);
 }
 
 describe('an Extism plugin that catches what helix_capability_call throws (ABI-FINAL-006)', () => {
@@ -51,8 +52,8 @@ describe('an Extism plugin that catches what helix_capability_call throws (ABI-F
     const r = await call('x.storm');
     expect(r.status).toBe('terminal_error');
     expect(r.error).toMatchObject({ code: 'R-CAP-CALL-LIMIT', details: { max_capability_calls: 10 } });
-    expect(readJournal(h.host.store, r.run_id!)).toHaveLength(11);
-    expect(readAudit(h.host.store).filter((a) => a.run_id === r.run_id && a.kind === 'capability')).toHaveLength(11);
+    expect(readJournal(hostStore(h.host), r.run_id!)).toHaveLength(11);
+    expect(readAudit(hostStore(h.host)).filter((a) => a.run_id === r.run_id && a.kind === 'capability')).toHaveLength(11);
     await expectHostServes();
   }, 120_000);
 

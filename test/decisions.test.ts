@@ -9,6 +9,7 @@ import { createBroker } from '../host/broker/broker.js';
 import { readJournal } from '../host/broker/journal.js';
 import { RunOutputs } from '../host/broker/outputs.js';
 import { createEngine } from '../host/engine/engine.js';
+import { hostStore } from '../host/host.js';
 import { loadPolicy } from '../host/policy/load-policy.js';
 import { readAudit } from '../host/store/audit.js';
 import {
@@ -67,12 +68,12 @@ afterAll(async () => {
 const call = (toolId: string, input?: Record<string, unknown>) => h.call(toolId, input);
 /** After each hostile call, a well-behaved call in the same host succeeds. */
 const expectHostServes = async (): Promise<void> => void (await h.expectServes());
-const journalOf = (r: ResponseEnvelope) => readJournal(h.host.store, r.run_id!);
-const capabilityAudit = (r: ResponseEnvelope) => readAudit(h.host.store).filter((a) => a.run_id === r.run_id && a.kind === 'capability');
+const journalOf = (r: ResponseEnvelope) => readJournal(hostStore(h.host), r.run_id!);
+const capabilityAudit = (r: ResponseEnvelope) => readAudit(hostStore(h.host)).filter((a) => a.run_id === r.run_id && a.kind === 'capability');
 
 describe('a decision of the broker (ABI-FINAL-001, ABI-FINAL-002)', () => {
   it('ends a guest that catches the call ceiling and calls 100,000 times: 101 calls journaled and audited, and the store does not grow', async () => {
-    const before = statSync(h.host.store.path).size;
+    const before = statSync(hostStore(h.host).path).size;
     const r = await call('f.storm');
     expect(r.status).toBe('terminal_error');
     expect(r.error).toMatchObject({ code: 'R-CAP-CALL-LIMIT', details: { max_capability_calls: 100 } });
@@ -84,7 +85,7 @@ describe('a decision of the broker (ABI-FINAL-001, ABI-FINAL-002)', () => {
     expect(audit).toHaveLength(101);
     expect(audit.filter((a) => a.decision === 'aborted')).toHaveLength(1);
     // Before the rule, 100,000 journaled and audited calls grew the store by 84 MB.
-    expect(statSync(h.host.store.path).size - before).toBeLessThan(1 << 20);
+    expect(statSync(hostStore(h.host).path).size - before).toBeLessThan(1 << 20);
     expect(r.metrics.fuel_used).toBeLessThan(limits.fuel);
     await expectHostServes();
   }, 120_000);
@@ -112,7 +113,7 @@ describe('the broker on its own (ABI-FINAL-002)', () => {
   it('answers every request after its abort with that abort, and counts, journals and audits none of them', async () => {
     const runId = 'run_final_broker_alone';
     const broker = createBroker({
-      store: h.host.store,
+      store: hostStore(h.host),
       policy: loadPolicy(undefined).policy,
       toolId: 'f.storm',
       allow: ['clock.now_unix'],
@@ -121,7 +122,7 @@ describe('the broker on its own (ABI-FINAL-002)', () => {
       deadlineMs: Date.now() + 60_000,
       signal: new AbortController().signal,
       maxCapabilityCalls: 1,
-      outputs: new RunOutputs(h.host.store, runId, [], 1 << 20),
+      outputs: new RunOutputs(hostStore(h.host), runId, [], 1 << 20),
     });
     const request = new TextEncoder().encode(CLOCK_REQUEST);
     const answers = [];
@@ -129,8 +130,8 @@ describe('the broker on its own (ABI-FINAL-002)', () => {
     expect(answers.map((a) => a.kind)).toEqual(['answer', 'abort', 'abort', 'abort', 'abort']);
     for (const later of answers.slice(2)) expect(later).toEqual(answers[1]);
     expect(broker.finish().journal.map((e) => e.outcome)).toEqual(['ok', 'abort']);
-    await h.host.store.root.committed;
-    expect(readAudit(h.host.store).filter((a) => a.run_id === runId).map((a) => a.decision)).toEqual(['allowed', 'aborted']);
+    await hostStore(h.host).root.committed;
+    expect(readAudit(hostStore(h.host)).filter((a) => a.run_id === runId).map((a) => a.decision)).toEqual(['allowed', 'aborted']);
   });
 });
 

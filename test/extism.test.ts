@@ -14,6 +14,7 @@ import type { LaneBroker } from '../host/engine/lane.js';
 import type { ExecuteResult } from '../host/engine/protocol.js';
 import { readJournal } from '../host/broker/journal.js';
 import { runFixtures } from '../host/fixtures/run-fixtures.js';
+import { hostStore } from '../host/host.js';
 import { createHost, type Host } from '../host/index.js';
 import { loadToolpacks, type LoadedTool } from '../host/loader/load-toolpacks.js';
 import type { EffectiveLimits } from '../host/policy/rules.js';
@@ -148,14 +149,14 @@ function bigFasta(): string {
 describe('an Extism plugin (fasta.headers, @extism/as-pdk)', () => {
   it('is called through host.call, reads its artifact through the broker, and its output is validated', async () => {
     const text = bigFasta();
-    const art = await importInline(host.store, text, { label: 'big' });
+    const art = await importInline(hostStore(host), text, { label: 'big' });
     const r = await call('fasta.headers', { fasta: art.id, max_headers: 3000 });
     expect(r.status).toBe('success');
     expect(r.output).toEqual(expectedHeaders(text, 3000));
     expect(r.metrics.fuel_used).toBeGreaterThan(0);
     expect(r.metrics.memory_peak_pages).toBeGreaterThan(0);
     expect(r.provenance.digest).toMatch(/^sha256:/);
-    const journal = readJournal(host.store, r.run_id!);
+    const journal = readJournal(hostStore(host), r.run_id!);
     const names = journal.map((e) => e.name);
     expect(names[0]).toBe('artifact.stat');
     expect(names.slice(1).every((n) => n === 'artifact.read')).toBe(true);
@@ -165,7 +166,7 @@ describe('an Extism plugin (fasta.headers, @extism/as-pdk)', () => {
 
   it('reads gzip artifacts decompressed, and a second identical call replays the run', async () => {
     const text = bigFasta().slice(0, 200_000).replace(/\n[^\n]*$/, '\n');
-    const art = await importInline(host.store, gzipSync(text), { label: 'gz' });
+    const art = await importInline(hostStore(host), gzipSync(text), { label: 'gz' });
     const first = await call('fasta.headers', { fasta: art.id, max_headers: 5 });
     expect(first.status).toBe('success');
     expect(first.output).toEqual(expectedHeaders(text, 5));
@@ -176,10 +177,10 @@ describe('an Extism plugin (fasta.headers, @extism/as-pdk)', () => {
   }, 60_000);
 
   it('is reproduced by helix verify from its journal, fuel included', async () => {
-    const art = await importInline(host.store, '>a one\nACGT\n>b\nAC\n', { label: 'tiny' });
+    const art = await importInline(hostStore(host), '>a one\nACGT\n>b\nAC\n', { label: 'tiny' });
     const r = await call('fasta.headers', { fasta: art.id });
     expect(r.status).toBe('success');
-    const report = await verifyRun(host.store, r.run_id!);
+    const report = await verifyRun(hostStore(host), r.run_id!);
     expect(report.checks.filter((c) => !c.ok)).toEqual([]);
     expect(report.match).toBe(true);
   }, 60_000);
@@ -199,7 +200,7 @@ describe('the broker host function', () => {
     const r = await call('x.forward', request('clock.now_unix'));
     expect(r.status).toBe('success');
     expect(r.output).toMatchObject({ status: 'ok', abi_version: 1, capability_result: { name: 'clock.now_unix', result: { unix_ms: expect.any(Number) } } });
-    const journal = readJournal(host.store, r.run_id!);
+    const journal = readJournal(hostStore(host), r.run_id!);
     expect(journal).toHaveLength(1);
     expect(journal[0]).toMatchObject({ name: 'clock.now_unix', outcome: 'ok' });
     // Capability calls cost fuel (ABI-CAP-006): 1000 units and more on top of the guest's own.
@@ -266,7 +267,7 @@ describe('Extism plugin errors', () => {
   });
 
   it('treats a JSON taxonomy error set by the plugin as the tool error', async () => {
-    const art = await importInline(host.store, 'gene\tcount\nA\t1\n', { label: 'table' });
+    const art = await importInline(hostStore(host), 'gene\tcount\nA\t1\n', { label: 'table' });
     const r = await call('fasta.headers', { fasta: art.id });
     expect(r.error).toMatchObject({ code: 'D-DATA-FORMAT', details: { line: 1 } });
   });

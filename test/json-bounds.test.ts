@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ResponseEnvelope, RunRecord } from '../abi/index.js';
 import { readJournal } from '../host/broker/journal.js';
+import { hostStore } from '../host/host.js';
 import { getRun } from '../host/runs/run-store.js';
 import { readAudit } from '../host/store/audit.js';
 import { bytesInput } from './helpers/bytes-guest-wat.js';
@@ -14,7 +15,7 @@ const json = useJsonHost();
 
 const call = (toolId: string, input: unknown): Promise<ResponseEnvelope> => json.host.call({ tool_id: toolId, input });
 const send = (toolId: string, bytes: string): Promise<ResponseEnvelope> => call(toolId, bytesInput(bytes));
-const run = (r: ResponseEnvelope): RunRecord => getRun(json.host.store, r.run_id!)!;
+const run = (r: ResponseEnvelope): RunRecord => getRun(hostStore(json.host), r.run_id!)!;
 
 /** The host still serves: a well-behaved call in the same host succeeds. */
 const expectServing = (): Promise<void> => json.expectServing();
@@ -158,10 +159,10 @@ describe('a capability request (ABI-JSON-001, -006)', () => {
   it('nested 1,600 levels deep, to a forbidden capability with an empty allowlist, ends the run with S-TOOL-CAPABILITY-DEPTH (ABI-JSON-006)', async () => {
     const r = await send('j.req', capabilityRequest('kv.put', nestedObjects(1600)));
     expectFailedRun(r, 'S-TOOL-CAPABILITY-DEPTH', aPointer('/args', 64));
-    const journal = readJournal(json.host.store, r.run_id!);
+    const journal = readJournal(hostStore(json.host), r.run_id!);
     expect(journal).toHaveLength(1);
     expect(journal[0]).toMatchObject({ outcome: 'abort', name: null, args: null, error: { code: 'S-TOOL-CAPABILITY-DEPTH' } });
-    expect(readAudit(json.host.store).filter((a) => a.run_id === r.run_id).map((a) => a.decision)).toEqual(['aborted']);
+    expect(readAudit(hostStore(json.host)).filter((a) => a.run_id === r.run_id).map((a) => a.decision)).toEqual(['aborted']);
     await expectServing();
   });
 
@@ -175,7 +176,7 @@ describe('a capability request (ABI-JSON-001, -006)', () => {
     for (const value of ['1e400', '9007199254740993', '"\\ud800"']) {
       const r = await send('j.kv', capabilityRequest('kv.put', `{"key":"k","value":{"v":${value}}}`));
       expect(r).toMatchObject({ status: 'success', output: { answer: { status: 'error', error: { code: 'I-REQ-CAPABILITY-ARGS', details: { pointer: '/args/value/v', violations: [{ path: '/value/v' }] } } } } });
-      expect(readJournal(json.host.store, r.run_id!)[0]).toMatchObject({ outcome: 'error', args: null });
+      expect(readJournal(hostStore(json.host), r.run_id!)[0]).toMatchObject({ outcome: 'error', args: null });
     }
     const outside = await send('j.kv', '{"abi_version":1e400,"name":"kv.get","args":{"key":"k"}}');
     expect(outside).toMatchObject({ status: 'success', output: { answer: { error: { code: 'I-REQ-ENVELOPE', details: { pointer: '/abi_version' } } } } });

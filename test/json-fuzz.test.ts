@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkJsonValue, ResponseEnvelopeSchema, scanJsonText, type JsonViolation, type ResponseEnvelope } from '../abi/index.js';
 import { canonicalJson } from '../host/hashing.js';
+import { hostStore } from '../host/host.js';
 import { jsonRefusal, type JsonEntry } from '../host/json-entry.js';
 import { getRun } from '../host/runs/run-store.js';
 import { bytesInput } from './helpers/bytes-guest-wat.js';
@@ -21,7 +22,7 @@ const json = useJsonHost();
 /** One call: exactly one valid envelope, and its run (if any) ended. */
 async function call(toolId: string, input: unknown): Promise<ResponseEnvelope> {
   const r = ResponseEnvelopeSchema.parse(await json.host.call({ tool_id: toolId, input }));
-  if (r.run_id !== null) expect(['succeeded', 'failed']).toContain(getRun(json.host.store, r.run_id)?.status);
+  if (r.run_id !== null) expect(['succeeded', 'failed']).toContain(getRun(hostStore(json.host), r.run_id)?.status);
   return r;
 }
 
@@ -86,7 +87,7 @@ describe('random JSON through the real host (ABI-JSON-001 to -007)', () => {
           sameJson(r.output, (JSON.parse(text!) as { output: unknown }).output);
         } else {
           expect(r).toMatchObject({ status: 'terminal_error', error: { code: expected } });
-          expect(getRun(json.host.store, r.run_id!)).toMatchObject({ status: 'failed', result: { error: { code: expected } } });
+          expect(getRun(hostStore(json.host), r.run_id!)).toMatchObject({ status: 'failed', result: { error: { code: expected } } });
         }
         await expectServing();
       }),
@@ -107,7 +108,7 @@ describe('random JSON through the real host (ABI-JSON-001 to -007)', () => {
         const violation = decoded === undefined ? undefined : scanJsonText(decoded, { envelope: true });
         if (violation?.kind === 'depth') {
           expect(r).toMatchObject({ status: 'terminal_error', error: { code: 'S-TOOL-CAPABILITY-DEPTH' } });
-          expect(getRun(json.host.store, r.run_id!)?.status).toBe('failed');
+          expect(getRun(hostStore(json.host), r.run_id!)?.status).toBe('failed');
         } else {
           // Past the checks, the value is bounded, so the test may recurse on it; kv values are at most 64 KiB.
           const tooBig = (): boolean => JSON.stringify(JSON.parse(text)).length > 64 * 1024;

@@ -1,36 +1,28 @@
-// Artifacts as MCP resources through the built `helix serve` with the bundled plugins: every page
-// of a store of more than one page, reads at the real bounds, and a tool's output artifact read
-// back by its handle.
+// Artifacts as MCP resources from the MCP server over a host with the bundled plugins (in this
+// process, the SDK's client over its in-memory pair): every page of a store of more than one page,
+// reads at the real bounds, and a tool's output artifact read back by its handle.
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import type { CallToolResult, Resource } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importInline } from '../host/artifacts/index.js';
 import { DEFAULT_READ_BOUNDS, RESOURCE_PAGE_SIZE } from '../host/mcp/resources.js';
-import { openStore } from '../host/store/open-store.js';
+import { serveInMemory, type MemoryServed } from './helpers/mcp-memory.js';
 import { tempDir } from './helpers/toolpack.js';
-import { serveWithClient, type Served } from './fixtures/mcp/serve.js';
 
 const home = tempDir('helix-mcp-res-');
 const ids: Record<string, string> = {};
 const small: string[] = [];
 const bigBinary = randomBytes(DEFAULT_READ_BOUNDS.blobMaxBytes - 1000);
-let served: Served;
+let served: MemoryServed;
 
 beforeAll(async () => {
-  // Filled in-process before the server starts: the store is shared by processes, and this is
-  // much faster than a hundred imports through a client.
-  const store = openStore(path.join(home.dir));
-  try {
-    for (let i = 0; i < RESOURCE_PAGE_SIZE + 5; i++) small.push((await importInline(store, `note ${i}\n`, { label: `note ${i}` })).id);
-    ids.fasta = (await importInline(store, '>r1 first\nACGTTT\n>r2\nGGGCCA\n', { label: 'reads' })).id;
-    ids.bigText = (await importInline(store, `${'ACGT'.repeat(20)}\n`.repeat(Math.ceil((DEFAULT_READ_BOUNDS.textMaxBytes * 1.5) / 81)), { label: 'big text' })).id;
-    ids.binary = (await importInline(store, bigBinary, { label: 'binary' })).id;
-    ids.tooBig = (await importInline(store, randomBytes(DEFAULT_READ_BOUNDS.blobMaxBytes + 1), { label: 'too big' })).id;
-  } finally {
-    await store.close();
-  }
-  served = await serveWithClient(['--home', home.dir]);
+  served = await serveInMemory({ home: home.dir });
+  // Filled through the host: much faster than a hundred imports through a client.
+  const artifacts = served.host.artifacts;
+  for (let i = 0; i < RESOURCE_PAGE_SIZE + 5; i++) small.push((await artifacts.importInline(`note ${i}\n`, { label: `note ${i}` })).id);
+  ids.fasta = (await artifacts.importInline('>r1 first\nACGTTT\n>r2\nGGGCCA\n', { label: 'reads' })).id;
+  ids.bigText = (await artifacts.importInline(`${'ACGT'.repeat(20)}\n`.repeat(Math.ceil((DEFAULT_READ_BOUNDS.textMaxBytes * 1.5) / 81)), { label: 'big text' })).id;
+  ids.binary = (await artifacts.importInline(bigBinary, { label: 'binary' })).id;
+  ids.tooBig = (await artifacts.importInline(randomBytes(DEFAULT_READ_BOUNDS.blobMaxBytes + 1), { label: 'too big' })).id;
 }, 120_000);
 afterAll(async () => {
   await served?.close();

@@ -1,19 +1,21 @@
-// `helix serve` driven by a real MCP client: the SDK's Client over stdio, spawning the built CLI
-// with toolpacks compiled from WAT and AssemblyScript.
-import { execFile } from 'node:child_process';
+// The Helix MCP server driven by a real MCP client: the SDK's Client over the SDK's in-memory
+// transport pair, against the server on a real Host in this process, with toolpacks compiled from
+// WAT and AssemblyScript. The stdio process itself is tested in mcp-transport and mcp-startup.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { McpError, LoggingMessageNotificationSchema, type CallToolResult, type LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ResponseEnvelopeSchema, type RunRecord } from '../abi/index.js';
+import { ResponseEnvelopeSchema, type RequestEnvelopeInput } from '../abi/index.js';
+import type { Host } from '../host/host.js';
+import { startupBanner } from '../host/mcp/banner.js';
 import { packageRoot } from '../host/paths.js';
+import { loadPolicy } from '../host/policy/load-policy.js';
 import { compileGuest } from './helpers/as-guest.js';
 import { abiPrelude, echoModule, fixedOutputModule, numberResultModule } from './helpers/guest-wat.js';
+import { serveInMemory, type MemoryServed } from './helpers/mcp-memory.js';
 import { pluginsDir, tempDir } from './helpers/toolpack.js';
-import { CLI, eventually, serveWithClient, type Served } from './fixtures/mcp/serve.js';
+import { CLI, eventually } from './fixtures/mcp/serve.js';
 
-const run = promisify(execFile);
 const countdown = (n: string): string => `(local.set $v (i64.const ${n}))
   (block $b (loop $l (br_if $b (i64.eqz (local.get $v))) (local.set $v (i64.sub (local.get $v) (i64.const 1))) (br $l)))
   (i64.extend_i32_u (local.get $len))`;
@@ -25,7 +27,17 @@ const POLICY = path.join(packageRoot(), 'test', 'fixtures', 'mcp', 'long-work.po
 const home = tempDir('helix-mcp-home-');
 const work = tempDir('helix-mcp-work-');
 let plugins: { dir: string; cleanup: () => void };
-let served: Served;
+let served: MemoryServed;
+/** The call_id of every request the server handed to Host.call, in order. */
+const hostCalls: string[] = [];
+/** The host as the server sees it: the same host, recording each call it is given. */
+const recording = (host: Host): Host => ({
+  ...host,
+  call: (request, options) => {
+    hostCalls.push(String((request as RequestEnvelopeInput).call_id));
+    return host.call(request, options);
+  },
+});
 
 beforeAll(async () => {
   const script = await compileGuest('script.ts');
@@ -40,7 +52,9 @@ beforeAll(async () => {
     { id: 'mcp.versioned', dirName: 'v1', module: echoModule(), manifest: { version: '1.4.0' } },
     { id: 'mcp.versioned', dirName: 'v2', module: echoModule(), manifest: { version: '2.0.1', description: 'the second major' } },
   ]);
-  served = await serveWithClient(['--plugins', plugins.dir, '--policy', POLICY, '--home', home.dir, '--progress-interval-ms', '100'], { cwd: work.dir });
+  // As `helix serve --policy POLICY --progress-interval-ms 100` started in work.dir: its import roots are work.dir.
+  const policy = loadPolicy(POLICY, { env: { ...process.env, PWD: work.dir } });
+  served = await serveInMemory({ pluginsDir: plugins.dir, policy, home: home.dir, progressIntervalMs: 100 }, { serve: recording });
 }, 120_000);
 afterAll(async () => {
   await served?.close();
@@ -49,7 +63,7 @@ afterAll(async () => {
   work.cleanup();
 });
 
-const call = (name: string, args: Record<string, unknown>, options?: Parameters<Served['client']['callTool']>[2]): Promise<CallToolResult> =>
+const call = (name: string, args: Record<string, unknown>, options?: Parameters<MemoryServed['client']['callTool']>[2]): Promise<CallToolResult> =>
   served.client.callTool({ name, arguments: args }, undefined, options) as Promise<CallToolResult>;
 const text = (r: CallToolResult): string => (r.content[0] as { text: string }).text;
 
@@ -75,7 +89,7 @@ describe('helix serve: tools', () => {
     const v = tools.find((t) => t.name === 'mcp-versioned')!;
     expect(v.description).toBe('the second major');
     expect(v._meta).toMatchObject({ 'helix/version': '2.0.1', 'helix/hidden_versions': ['1.4.0'] });
-    expect(served.stderr()).toMatch(/mcp-versioned\s+mcp\.versioned 2\.0\.1\s+\(.*older 1\.4\.0 not exposed/);
+    expect(startupBanner(served.host, served.mcp.tools, { cliPath: CLI })).toMatch(/mcp-versioned\s+mcp\.versioned 2\.0\.1\s+\(.*older 1\.4\.0 not exposed/);
   });
 
   it('tools/call returns the output as structuredContent, a text rendering, and the run in _meta; a repeat replays', async () => {
@@ -142,11 +156,13 @@ describe('helix serve: long work', () => {
     const seen: Array<{ progress: number; message?: string }> = [];
     const r = await call('mcp-slow', { p: 1 }, { onprogress: (p) => seen.push(p), timeout: 60_000 });
     expect(r.isError).toBeFalsy();
-    // One report per 100 ms of running (--progress-interval-ms 100).
+    // Reports come while the call runs (every 100 ms here), all before its result, within its
+    // duration; how many depends on how busy the machine is, so only that they came is asserted.
     const duration = (r._meta!['helix/metrics'] as { duration_ms: number }).duration_ms;
     expect(duration).toBeGreaterThan(1000);
-    expect(seen.length).toBeGreaterThanOrEqual(Math.floor(duration / 100) - 2);
+    expect(seen.length).toBeGreaterThanOrEqual(2);
     for (let i = 1; i < seen.length; i++) expect(seen[i]!.progress).toBeGreaterThan(seen[i - 1]!.progress);
+    expect(seen.at(-1)!.progress).toBeLessThanOrEqual(duration);
     expect(seen[0]!.message).toMatch(/^mcp\.slow: running for \d+\.\d s, 0 capability calls$/);
   });
 
@@ -155,11 +171,8 @@ describe('helix serve: long work', () => {
     const started = Date.now();
     const pending = call('mcp-spin', { c: 1 }, { signal: abort.signal, onprogress: () => abort.abort('test cancels'), timeout: 60_000 });
     await expect(pending).rejects.toThrow();
-    // The run record is written once the worker is stopped; another process sees it in the shared store.
-    const failed = await eventually(async () => {
-      const { stdout } = await run(process.execPath, [CLI, 'runs', 'list', '--home', home.dir, '--tool', 'mcp.spin', '--json']);
-      return (JSON.parse(stdout) as RunRecord[]).find((x) => x.status === 'failed');
-    });
+    // The run record is written once the worker is stopped.
+    const failed = await eventually(() => served.host.runs.list({ toolId: 'mcp.spin' }).find((x) => x.status === 'failed'));
     expect(failed.result?.error?.code).toBe('R-TIMEOUT-CANCELLED');
     expect(failed.finished_at! - started).toBeLessThan(10_000);
     const viaTool = await call('run_get', { run_id: failed.run_id });
@@ -188,6 +201,19 @@ describe('helix serve: logging', () => {
       expect(l.data).toMatchObject({ tool_id: 'mcp.script', run_id: r._meta!['helix/run_id'] });
     }
     expect(mine[0]!.data).toMatchObject({ event: 'd1', fields: { level: 'debug' } });
+  });
+
+  it('runs a call of a log.emit tool once: one Host.call, its lines name the run the response carries, one run stored', async () => {
+    await served.client.setLoggingLevel('info');
+    const r = await call('mcp-script', { calls: [emit('info', 'once')], echo: 'once' });
+    expect(r.isError).toBeFalsy();
+    const callId = r._meta!['helix/call_id'] as string;
+    const runId = r._meta!['helix/run_id'] as string;
+    // No dry run first to learn the run id: the server hands the host this call exactly once.
+    expect(hostCalls.filter((id) => id === callId)).toHaveLength(1);
+    const line = await eventually(() => lines.find((l) => (l.data as { call_id: string }).call_id === callId));
+    expect(line.data).toMatchObject({ run_id: runId, event: 'once' });
+    expect(served.host.runs.list({ toolId: 'mcp.script' }).filter((x) => x.run_id === runId)).toEqual([expect.objectContaining({ status: 'succeeded', attempts: 1 })]);
   });
 
   it('filters the guest log lines below the level a client sets', async () => {

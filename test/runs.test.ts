@@ -7,11 +7,10 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResponseEnvelopeSchema, type ResponseEnvelope } from '../abi/index.js';
-import { importInline } from '../host/artifacts/index.js';
+import { hostStore } from '../host/host.js';
 import { createHost, type Host } from '../host/index.js';
 import { packageRoot } from '../host/paths.js';
 import { loadPolicy } from '../host/policy/load-policy.js';
-import { getRun, runEvents } from '../host/runs/run-store.js';
 import { readAudit } from '../host/store/audit.js';
 import { echoModule, numberResultModule } from './helpers/guest-wat.js';
 import { pluginsDir, tempDir } from './helpers/toolpack.js';
@@ -56,12 +55,12 @@ describe('runs', () => {
     expect(second).toMatchObject({ status: 'success', replayed: true, run_id: first.run_id, output: first.output });
     expect(second.metrics.fuel_used).toBe(0);
     expect(second.warnings.join()).toMatch(/replayed: run run_/);
-    const record = getRun(host.store, first.run_id!)!;
+    const record = host.runs.get(first.run_id!)!;
     expect(record).toMatchObject({ status: 'succeeded', attempts: 1, tool_id: 'r.echo' });
-    expect(runEvents(host.store, first.run_id!).map((e) => e.kind)).toEqual(['started', 'finished']);
+    expect(host.runs.events(first.run_id!).map((e) => e.kind)).toEqual(['started', 'finished']);
     expect(record.log_artifact_id).toMatch(/^art_/);
     // The module the run names is described in the store.
-    expect(host.store.db.modules.get(record.module_digest!)).toMatchObject({ digest: record.module_digest, abi: 'helix/v1', tools: expect.arrayContaining(['r.echo@1.0.0']) });
+    expect(hostStore(host).db.modules.get(record.module_digest!)).toMatchObject({ digest: record.module_digest, abi: 'helix/v1', tools: expect.arrayContaining(['r.echo@1.0.0']) });
   });
 
   it('joins concurrent identical calls to one execution', async () => {
@@ -69,7 +68,7 @@ describe('runs', () => {
     expect(new Set(all.map((r) => r.run_id)).size).toBe(1);
     expect(all.every((r) => r.status === 'success' && JSON.stringify(r.output) === JSON.stringify(all[0]!.output))).toBe(true);
     expect(all.filter((r) => r.warnings.some((w) => w.startsWith('joined:'))).length).toBe(5);
-    expect(getRun(host.store, all[0]!.run_id!)!.attempts).toBe(1);
+    expect(host.runs.get(all[0]!.run_id!)!.attempts).toBe(1);
   });
 
   it('runs a failed run again on the next identical call', async () => {
@@ -77,7 +76,7 @@ describe('runs', () => {
     const b = await call('r.trap', { n: 1 });
     expect([a.error?.code, b.error?.code]).toEqual(['S-TOOL-TRAP', 'S-TOOL-TRAP']);
     expect(b.replayed).toBe(false);
-    expect(getRun(host.store, a.run_id!)).toMatchObject({ status: 'failed', attempts: 2 });
+    expect(host.runs.get(a.run_id!)).toMatchObject({ status: 'failed', attempts: 2 });
   });
 
   it('refuses an idempotency key reused for a different request', async () => {
@@ -90,11 +89,11 @@ describe('runs', () => {
   });
 
   it('links input artifacts and identifies them by content, not by id', async () => {
-    const one = await importInline(host.store, '>r1\nACGT\n', { label: 'reads' });
-    const same = await importInline(host.store, '>r1\nACGT\n', { label: 'same bytes, new artifact' });
+    const one = await host.artifacts.importInline('>r1\nACGT\n', { label: 'reads' });
+    const same = await host.artifacts.importInline('>r1\nACGT\n', { label: 'same bytes, new artifact' });
     const a = await call('r.reads', { reads: one.id });
     expect(a.status).toBe('success');
-    expect(getRun(host.store, a.run_id!)!.inputs).toEqual([{ role: 'reads', artifact_id: one.id, sha256: one.sha256 }]);
+    expect(host.runs.get(a.run_id!)!.inputs).toEqual([{ role: 'reads', artifact_id: one.id, sha256: one.sha256 }]);
     const b = await call('r.reads', { reads: same.id });
     expect(b).toMatchObject({ replayed: true, run_id: a.run_id });
     expect((await call('r.reads', { reads: 'art_0000000000000000000000000Z' })).error?.code).toBe('P-PRECOND-ARTIFACT-NOT-FOUND');
@@ -102,19 +101,19 @@ describe('runs', () => {
   });
 
   it('keeps artifact_list replays true to their snapshot after new imports', async () => {
-    await importInline(host.store, 'one\n');
+    await host.artifacts.importInline('one\n');
     const first = await call('helix.artifact_list', {});
     const asOf = (first.output as { as_of_created_at: number }).as_of_created_at;
     const count = (first.output as { artifact_count: number }).artifact_count;
     expect((await call('helix.artifact_list', {})).replayed).toBe(true);
-    await importInline(host.store, 'two\n');
+    await host.artifacts.importInline('two\n');
     const later = await call('helix.artifact_list', {});
     expect(later.replayed).toBe(false);
     expect((later.output as { artifact_count: number }).artifact_count).toBe(count + 1);
     const pinned = await call('helix.artifact_list', { as_of_created_at: asOf });
     expect((pinned.output as { artifacts: unknown[] }).artifacts).toHaveLength(count);
     expect((await call('helix.artifact_list', { as_of_created_at: asOf })).replayed).toBe(true);
-    expect((getRun(host.store, first.run_id!)!.result!.output as { artifacts: unknown[] }).artifacts).toHaveLength(count);
+    expect((host.runs.get(first.run_id!)!.result!.output as { artifacts: unknown[] }).artifacts).toHaveLength(count);
   });
 
   it('records a call the policy refuses as a blocked run, with an audit record', async () => {
@@ -124,8 +123,8 @@ describe('runs', () => {
     try {
       const r = ResponseEnvelopeSchema.parse(await denying.call({ tool_id: 'r.trap', input: {} }));
       expect(r.error?.code).toBe('A-AUTH-TOOL-DENIED');
-      expect(getRun(denying.store, r.run_id!)).toMatchObject({ status: 'blocked', result: { error: { code: 'A-AUTH-TOOL-DENIED' } } });
-      expect(readAudit(denying.store).some((a) => a.kind === 'run.blocked' && a.run_id === r.run_id)).toBe(true);
+      expect(denying.runs.get(r.run_id!)).toMatchObject({ status: 'blocked', result: { error: { code: 'A-AUTH-TOOL-DENIED' } } });
+      expect(readAudit(hostStore(denying)).some((a) => a.kind === 'run.blocked' && a.run_id === r.run_id)).toBe(true);
       // The same call under another policy is another run: the policy hash is part of its identity.
       const allowed = await call('r.trap', {});
       expect(allowed.run_id).not.toBe(r.run_id);
@@ -140,7 +139,7 @@ describe('runs', () => {
     // starting on a loaded machine can take seconds: the bound is time, generous.
     let runId: string | undefined;
     for (const end = Date.now() + 60_000; runId === undefined && Date.now() < end; ) {
-      for (const { key } of host.store.db.activeRuns.getRange()) runId = key;
+      for (const { key } of hostStore(host).db.activeRuns.getRange()) runId = key;
       if (runId === undefined) await new Promise((r) => setTimeout(r, 10));
     }
     expect(runId).toBeDefined();
@@ -150,6 +149,6 @@ describe('runs', () => {
     expect(there.run_id).toBe(runId);
     expect(here.warnings.join()).toMatch(/joined:/);
     expect(here.output).toEqual(there.output);
-    expect(getRun(host.store, runId!)!.attempts).toBe(1);
+    expect(host.runs.get(runId!)!.attempts).toBe(1);
   });
 });

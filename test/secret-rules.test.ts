@@ -5,6 +5,7 @@ import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getArtifact } from '../host/artifacts/index.js';
+import { hostStore } from '../host/host.js';
 import type { Host } from '../host/index.js';
 import { getRun } from '../host/runs/run-store.js';
 import { verifyRun } from '../host/runs/verify.js';
@@ -30,7 +31,7 @@ describe('secretWrites: redact for kv and artifacts', () => {
     const r = await guest('s.paths', { secret: 'db_password', calls: [call('kv.put', { key: 'k {{hex}}', value: { note: 'x {{b64|a}} y', '{{pct}}': 1 } }), call('kv.list', { prefix: 'k ' })] });
     expect(r.answers[0]).toMatchObject({ status: 'ok' });
     expect(r.answers[1]!.capability_result!.result).toEqual({ keys: [`k ${MARKER}`] });
-    const stored = host.store.db.kv.get(['s.paths', `k ${MARKER}`]) as { note: string };
+    const stored = hostStore(host).db.kv.get(['s.paths', `k ${MARKER}`]) as { note: string };
     expect(stored).toEqual({ note: expect.stringContaining(MARKER), [MARKER]: 1 });
     expect(formsIn(JSON.stringify(stored))).toEqual([]);
     await expectHostServes();
@@ -46,8 +47,8 @@ describe('secretWrites: redact for kv and artifacts', () => {
       ],
     });
     expect(r.status).toBe('success');
-    const artifact = getArtifact(host.store, getRun(host.store, r.run_id!)!.outputs[0]!.artifact_id);
-    const bytes = await readBlobBytes(host.store, artifact.sha256, 1e6);
+    const artifact = getArtifact(hostStore(host), getRun(hostStore(host), r.run_id!)!.outputs[0]!.artifact_id);
+    const bytes = await readBlobBytes(hostStore(host), artifact.sha256, 1e6);
     const [one, two, three, end] = bytes.toString().split('\n');
     expect([one, three, end]).toEqual([`line 1 ${MARKER}`, `xy${MARKER}`, '']);
     expect(two).toMatch(/^line 2 .{0,3}\[secret:db_password\].{0,3}$/);
@@ -71,7 +72,7 @@ describe('secretWrites: refuse for log lines and the output', () => {
   it('ABI-SECRET-006: an output carrying the secret ends the run with A-AUTH-SECRET-WRITE and is not recorded', async () => {
     const r = await guest('s.paths', { secret: 'db_password', output: 'here: {{HEX}}' });
     expect(r).toMatchObject({ status: 'terminal_error', error: { code: 'A-AUTH-SECRET-WRITE', details: { where: 'output', path: '/output/echo', encoding: 'hex-upper' } } });
-    const run = getRun(host.store, r.run_id!)!;
+    const run = getRun(hostStore(host), r.run_id!)!;
     expect(run).toMatchObject({ status: 'failed', output_sha256: null });
     expect(formsIn(JSON.stringify(run))).toEqual([]);
     await expectHostServes();
@@ -82,7 +83,7 @@ describe('helix verify of a run that received a secret', () => {
   it('ABI-SECRET-009: reproduces the run with the store key and the secret from its source', async () => {
     const r = await guest('s.paths', { secret: 'db_password', calls: [call('kv.get', { key: 'x' })], output: 'no secret here' });
     expect(r.status).toBe('success');
-    expect(await verifyRun(host.store, r.run_id!)).toMatchObject({ match: true });
+    expect(await verifyRun(hostStore(host), r.run_id!)).toMatchObject({ match: true });
   });
 
   it('ABI-SECRET-008/009: the hashes are keyed: another key does not reproduce them, and no key refuses to verify', async () => {
@@ -92,21 +93,21 @@ describe('helix verify of a run that received a secret', () => {
     copyFileSync(keyFile, saved);
     try {
       writeFileSync(keyFile, `${'ab'.repeat(32)}\n`);
-      const other = await verifyRun(host.store, r.run_id!);
+      const other = await verifyRun(hostStore(host), r.run_id!);
       expect(other.match).toBe(false);
       expect(other.first_difference).toMatchObject({ seq: 0 });
       rmSync(keyFile);
-      await expect(verifyRun(host.store, r.run_id!)).rejects.toMatchObject({ code: 'P-PRECOND-VERIFY', message: expect.stringContaining('secret hash key') });
+      await expect(verifyRun(hostStore(host), r.run_id!)).rejects.toMatchObject({ code: 'P-PRECOND-VERIFY', message: expect.stringContaining('secret hash key') });
     } finally {
       copyFileSync(saved, keyFile);
       rmSync(saved);
     }
-    expect((await verifyRun(host.store, r.run_id!)).match).toBe(true);
+    expect((await verifyRun(hostStore(host), r.run_id!)).match).toBe(true);
     await expectHostServes();
   });
 
   it('ABI-SECRET-001: no form of the secret is anywhere in the store file', async () => {
-    await host.store.root.flushed;
-    expect(formsIn(readFileSync(host.store.path))).toEqual([]);
+    await hostStore(host).root.flushed;
+    expect(formsIn(readFileSync(hostStore(host).path))).toEqual([]);
   });
 });

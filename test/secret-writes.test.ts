@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResponseEnvelope } from '../abi/index.js';
 import { getArtifact } from '../host/artifacts/index.js';
 import { readJournal } from '../host/broker/journal.js';
+import { hostStore } from '../host/host.js';
 import type { Host } from '../host/index.js';
 import { getRun } from '../host/runs/run-store.js';
 import { readAudit } from '../host/store/audit.js';
@@ -32,9 +33,9 @@ async function expectHostServes(): Promise<void> {
 
 /** Every record the run left in the store, as one text: journal, audit, run record, log artifact. */
 async function runRecords(runId: string): Promise<string> {
-  const run = getRun(host.store, runId)!;
-  const log = run.log_artifact_id === null ? '' : (await readBlobBytes(host.store, getArtifact(host.store, run.log_artifact_id).sha256, 1e8)).toString();
-  return JSON.stringify([readJournal(host.store, runId), readAudit(host.store).filter((a) => a.run_id === runId), run]) + log;
+  const run = getRun(hostStore(host), runId)!;
+  const log = run.log_artifact_id === null ? '' : (await readBlobBytes(hostStore(host), getArtifact(hostStore(host), run.log_artifact_id).sha256, 1e8)).toString();
+  return JSON.stringify([readJournal(hostStore(host), runId), readAudit(hostStore(host)).filter((a) => a.run_id === runId), run]) + log;
 }
 
 describe('the secret guard under the default rules', () => {
@@ -50,7 +51,7 @@ describe('the secret guard under the default rules', () => {
     }
     expect(r.answers.at(-1)!.capability_result!.result).toEqual({ keys: [] });
     expect(formsIn(await runRecords(r.run_id!))).toEqual([]);
-    expect(readAudit(host.store).filter((a) => a.run_id === r.run_id && a.decision === 'refused')).toHaveLength(2 * TEMPLATES.length);
+    expect(readAudit(hostStore(host)).filter((a) => a.run_id === r.run_id && a.decision === 'refused')).toHaveLength(2 * TEMPLATES.length);
     await expectHostServes();
   });
 
@@ -65,7 +66,7 @@ describe('the secret guard under the default rules', () => {
     expect(output.split(MARKER).length - 1).toBeGreaterThanOrEqual(TEMPLATES.length);
     const records = await runRecords(r.run_id!);
     expect(formsIn(records)).toEqual([]);
-    const line = readAudit(host.store).find((a) => a.kind === 'log' && a.run_id === r.run_id)!;
+    const line = readAudit(hostStore(host)).find((a) => a.kind === 'log' && a.run_id === r.run_id)!;
     expect(Object.keys(line.fields as object).every((k) => k.includes(MARKER))).toBe(true);
     await expectHostServes();
   });
@@ -81,7 +82,7 @@ describe('the secret guard under the default rules', () => {
 
   it('ABI-SECRET-004: artifact.write refuses a piece that completes the secret across two pieces, and the role with it', async () => {
     // These runs fail (their one declared output was refused), so the answers are read from the journal.
-    const answers = (r: ResponseEnvelope) => readJournal(host.store, r.run_id!).slice(1).map((e) => e.error ?? e.outcome);
+    const answers = (r: ResponseEnvelope) => readJournal(hostStore(host), r.run_id!).slice(1).map((e) => e.error ?? e.outcome);
     const split = await guest('s.writer', {
       secret: 'db_password',
       calls: [call('artifact.write', { role: 'report', data: 'head {{raw|||0|9}}' }), call('artifact.write', { role: 'report', data: '{{raw|||9|}} tail', final: true }), call('artifact.write', { role: 'report', data: 'more', final: true })],
@@ -102,10 +103,10 @@ describe('the secret guard under the default rules', () => {
       expect(formsIn(await runRecords(r.run_id!))).toEqual([]);
     }
     // The journal keeps a piece's length, not its bytes, so no half of the secret is journaled either.
-    expect(readJournal(host.store, split.run_id!)[1]!.args).toEqual({ role: 'report', data_length: 'head '.length + 9 });
-    await host.store.root.flushed;
+    expect(readJournal(hostStore(host), split.run_id!)[1]!.args).toEqual({ role: 'report', data_length: 'head '.length + 9 });
+    await hostStore(host).root.flushed;
     // The first piece's tail was held back, never written: not even the secret's first half is stored.
-    expect(readFileSync(host.store.path).includes(Buffer.from(`head ${SECRET.slice(0, 9)}`))).toBe(false);
+    expect(readFileSync(hostStore(host).path).includes(Buffer.from(`head ${SECRET.slice(0, 9)}`))).toBe(false);
     await expectHostServes();
   });
 
@@ -119,7 +120,7 @@ describe('the secret guard under the default rules', () => {
     expect(hit.headers.authorization).toBe(`Basic ${Buffer.from(`user:${SECRET}`).toString('base64')}`);
     expect(new URL(hit.url, upstream.origin).searchParams.get('token')).toBe(SECRET);
     expect(JSON.parse(hit.body.toString()).password).toBe(SECRET);
-    const journal = readJournal(host.store, r.run_id!);
+    const journal = readJournal(hostStore(host), r.run_id!);
     expect(JSON.stringify(journal[1]!.args)).toContain(MARKER);
     expect(formsIn(await runRecords(r.run_id!))).toEqual([]);
     await expectHostServes();
@@ -127,13 +128,13 @@ describe('the secret guard under the default rules', () => {
 
   it('ABI-SECRET-008: every journal hash from the secret on is keyed; the plain sha256 of the answer is nowhere', async () => {
     const r = await guest('s.paths', { secret: 'db_password', calls: [call('kv.get', { key: 'nothing' })] });
-    const journal = readJournal(host.store, r.run_id!);
+    const journal = readJournal(hostStore(host), r.run_id!);
     expect(journal.map((e) => [e.name, e.mode, e.keyed])).toEqual([['secrets.get', 'redacted', true], ['kv.get', 'value', true]]);
     const answer = JSON.stringify({ status: 'ok', abi_version: 1, capability_result: { name: 'secrets.get', result: { value: SECRET } } });
     const { createHash } = await import('node:crypto');
     const plain = [answer, SECRET].map((t) => createHash('sha256').update(t).digest('hex'));
-    await host.store.root.flushed;
-    const file = readFileSync(host.store.path);
+    await hostStore(host).root.flushed;
+    const file = readFileSync(hostStore(host).path);
     for (const h of plain) expect(file.includes(Buffer.from(h))).toBe(false);
     expect(journal[0]!.response_sha256).not.toBe(plain[0]);
     const key = path.join(h.home, SECRET_KEY_FILE);
@@ -143,7 +144,7 @@ describe('the secret guard under the default rules', () => {
   });
 
   it('ABI-SECRET-001: no form of the secret is anywhere in the store file after every path was tried', async () => {
-    await host.store.root.flushed;
-    expect(formsIn(readFileSync(host.store.path))).toEqual([]);
+    await hostStore(host).root.flushed;
+    expect(formsIn(readFileSync(hostStore(host).path))).toEqual([]);
   });
 });

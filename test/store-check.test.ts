@@ -10,6 +10,7 @@ import { asBinary, type Database, type Key } from 'lmdb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JournalEntry } from '../abi/index.js';
 import { importInline } from '../host/artifacts/index.js';
+import { hostStore } from '../host/host.js';
 import { createHost } from '../host/index.js';
 import { packageRoot } from '../host/paths.js';
 import { getRun } from '../host/runs/run-store.js';
@@ -47,13 +48,13 @@ beforeAll(async () => {
   writeFileSync(policyFile, ['version: 1', 'tools: { allow: ["c.script", "c.writer"] }', 'grants:', '  "*": ["clock.*", "log.*", "kv.*", "artifact.*"]', ''].join('\n'));
   const host = await createHost({ pluginsDir: plugins.dir, policyFile, home: home.dir });
   try {
-    const record = await importInline(host.store, randomBytes(2_500_000), { label: 'three chunks', maxBytes: 1 << 30 });
-    big = { id: record.id, sha256: record.sha256, chunks: [...host.store.db.blobs.get(record.sha256)!.chunks] };
-    const input = await importInline(host.store, '>r1\nACGT\n', { label: 'input' });
+    const record = await importInline(hostStore(host), randomBytes(2_500_000), { label: 'three chunks', maxBytes: 1 << 30 });
+    big = { id: record.id, sha256: record.sha256, chunks: [...hostStore(host).db.blobs.get(record.sha256)!.chunks] };
+    const input = await importInline(hostStore(host), '>r1\nACGT\n', { label: 'input' });
     const r = await host.call({ tool_id: 'c.script', input: { input: input.id, calls: [call('kv.put', { key: 'k', value: { n: 1 } }), call('kv.get', { key: 'k' }), call('clock.now_unix', {}), call('log.emit', { event: 'hello', fields: {} })] } });
     expect(r.status).toBe('success');
     scriptRun = r.run_id!;
-    expect(getRun(host.store, scriptRun)!.journal.entries).toBe(4);
+    expect(getRun(hostStore(host), scriptRun)!.journal.entries).toBe(4);
     expect((await host.call({ tool_id: 'c.writer', input: { calls: [call('artifact.write', { role: 'report', data: 'done\n', final: true })] } })).status).toBe('success');
     // Failed runs with an output never sealed and one sealed (of the wrong type), and a run the policy blocks (an audit record).
     expect((await host.call({ tool_id: 'c.writer', input: { calls: [call('artifact.write', { role: 'report', data: 'half' })] } })).status).toBe('terminal_error');

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResponseEnvelopeSchema } from '../abi/index.js';
 import { importInline } from '../host/artifacts/index.js';
+import { hostStore } from '../host/host.js';
 import { createHost } from '../host/index.js';
 import { serveWithClient } from './fixtures/mcp/serve.js';
 import { echoModule } from './helpers/guest-wat.js';
@@ -24,7 +25,7 @@ async function prepared(): Promise<{ home: string; runs: string[]; artifact: { i
   try {
     const runs: string[] = [];
     for (const n of [1, 2]) runs.push((await host.call({ tool_id: 't.echo', input: { n } })).run_id!);
-    const artifact = await importInline(host.store, 'ACGT\n', { label: 'seq' });
+    const artifact = await importInline(hostStore(host), 'ACGT\n', { label: 'seq' });
     return { home: t.dir, runs, artifact };
   } finally {
     await host.close();

@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hostStore } from '../host/host.js';
 import { createHost } from '../host/index.js';
 import { runEvents } from '../host/runs/run-store.js';
 import { openStore } from '../host/store/open-store.js';
@@ -77,7 +78,7 @@ describe('a run whose process was killed', () => {
     const host = await createHost({ pluginsDir: plugins, home: home.dir });
     try {
       expect(host.interrupted).toEqual([]);
-      expect(runEvents(host.store, runId).filter((e) => e.kind === 'interrupted')).toHaveLength(1);
+      expect(runEvents(hostStore(host), runId).filter((e) => e.kind === 'interrupted')).toHaveLength(1);
       expect(await host.call({ tool_id: 'k.echo', input: { after: 'kill' } })).toMatchObject({ status: 'success' });
     } finally {
       await host.close();

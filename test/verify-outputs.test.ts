@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../abi/index.js';
 import { importInline } from '../host/artifacts/index.js';
+import { hostStore } from '../host/host.js';
 import { createHost } from '../host/index.js';
 import { getRun } from '../host/runs/run-store.js';
 import { verifyRun, type VerifyReport } from '../host/runs/verify.js';
@@ -34,9 +35,9 @@ async function recorded(): Promise<{ home: string; run: RunRecord }> {
   try {
     const r = await host.call({ tool_id: 'v.writer', input: { calls: [write('line 1\n'), write('line 2\n', true)] } });
     expect(r.status).toBe('success');
-    const run = getRun(host.store, r.run_id!)!;
+    const run = getRun(hostStore(host), r.run_id!)!;
     expect(run.outputs).toHaveLength(1);
-    const report = await verifyRun(host.store, run.run_id);
+    const report = await verifyRun(hostStore(host), run.run_id);
     expect(report.match).toBe(true);
     expect(report.checks.map((c) => [c.check, c.ok])).toEqual(expect.arrayContaining([['stored outputs read back as recorded', true], ['same output artifacts', true]]));
     return { home: t.dir, run };
@@ -63,7 +64,7 @@ describe('helix verify with damaged outputs', () => {
 
     const host = await createHost({ pluginsDir: plugins, home });
     try {
-      expect((await verifyRun(host.store, run.run_id)).match).toBe(false);
+      expect((await verifyRun(hostStore(host), run.run_id)).match).toBe(false);
       expect(await host.call({ tool_id: 'helix.run_verify', input: { run_id: run.run_id } })).toMatchObject({ status: 'success', output: { match: false } });
       expect(await host.call({ tool_id: 'v.writer', input: { calls: [write('again\n', true)] } })).toMatchObject({ status: 'success' });
     } finally {

@@ -2,10 +2,9 @@
 // to stdout as JSON (list also as a table), errors to stderr with their taxonomy code.
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { ArtifactRecord } from '../../abi/index.js';
-import { exportArtifact, getArtifact, importFile, importInline, listArtifacts } from '../artifacts/index.js';
 import { HelixError } from '../../abi/index.js';
 import { printJson } from './output.js';
-import { withStore, type StoreCommandOptions } from './with-store.js';
+import { withRecords, type StoreCommandOptions } from './with-store.js';
 
 /** Options every artifact command takes. */
 export type ArtifactCommonOptions = StoreCommandOptions;
@@ -63,12 +62,12 @@ export function registerArtifactCommands(program: Command): void {
     .option('--label <label>', 'a short label for people')
     .option('--type <type>', 'the type, overriding detection (a lowercase word such as fasta)')
     .action(async (file: string | undefined, opts: ArtifactCommonOptions & { label?: string; type?: string; text?: string }) => {
-      await withStore(opts, async (store, policy) => {
+      await withRecords(opts, async ({ artifacts }, policy) => {
         if ((file === undefined) === (opts.text === undefined)) {
           throw new HelixError('I-REQ-ENVELOPE', { message: 'Give exactly one of a path or --text.', hint: 'helix artifact import reads.fastq, or helix artifact import --text ">r1\nACGT"' });
         }
         const meta = { label: opts.label ?? null, ...(opts.type === undefined ? {} : { type: opts.type }) };
-        printJson(opts.text !== undefined ? await importInline(store, opts.text, { ...meta, maxBytes: policy.ceilings.maxImportBytes }) : await importFile(store, policy, file!, meta));
+        printJson(opts.text !== undefined ? await artifacts.importInline(opts.text, { ...meta, maxBytes: policy.ceilings.maxImportBytes }) : await artifacts.importFile(file!, meta));
       });
     });
 
@@ -81,8 +80,8 @@ export function registerArtifactCommands(program: Command): void {
   )
     .option('--overwrite', 'replace an existing file')
     .action(async (id: string, dest: string, opts: ArtifactCommonOptions & { overwrite?: boolean }) => {
-      await withStore(opts, async (store, policy) => {
-        const written = await exportArtifact(store, policy, id, dest, { overwrite: opts.overwrite === true });
+      await withRecords(opts, async ({ artifacts }) => {
+        const written = await artifacts.export(id, dest, { overwrite: opts.overwrite === true });
         printJson({ id, ...written });
       });
     });
@@ -91,8 +90,8 @@ export function registerArtifactCommands(program: Command): void {
     .option('--json', 'print the records as JSON')
     .option('--limit <n>', 'at most this many artifacts', limitOption)
     .action(async (opts: ArtifactCommonOptions & { json?: boolean; limit?: number }) => {
-      await withStore(opts, async (store) => {
-        const records = listArtifacts(store, opts.limit === undefined ? {} : { limit: opts.limit });
+      await withRecords(opts, async ({ artifacts }) => {
+        const records = artifacts.list(opts.limit === undefined ? {} : { limit: opts.limit });
         if (opts.json) printJson(records);
         else process.stdout.write(artifactTable(records));
       });
@@ -100,8 +99,8 @@ export function registerArtifactCommands(program: Command): void {
 
   common(artifact.command('show').description('print the record of an artifact as JSON').argument('<id>', 'artifact id')).action(
     async (id: string, opts: ArtifactCommonOptions) => {
-      await withStore(opts, async (store) => {
-        printJson(getArtifact(store, id));
+      await withRecords(opts, async ({ artifacts }) => {
+        printJson(artifacts.get(id));
       });
     },
   );

@@ -14,7 +14,7 @@ import { EXIT, exitCodeFor, printError, printJson } from './output.js';
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Options of `helix call`. */
-export interface CallOptions {
+export interface CallCommandOptions {
   readonly plugins?: string;
   readonly policy?: string;
   readonly input?: string;
@@ -29,7 +29,7 @@ export interface CallOptions {
 }
 
 /** Runs `helix call`. */
-export async function callCommand(toolId: string, opts: CallOptions): Promise<void> {
+export async function callCommand(toolId: string, opts: CallCommandOptions): Promise<void> {
   const callId = randomUUID();
   const provenance = { tool_id: toolId, tool_version: opts.versionRange, digest: null };
   const refuse = (message: string, hint?: string, code: ErrorCode = 'I-REQ-JSON', details: Record<string, unknown> = {}): void => {

@@ -1,19 +1,14 @@
 // `helix runs list | show | export`: what ran, from what, under which policy, and the RO-Crate
-// of a run with its ancestry. Reads the store directly; no toolpacks are loaded.
+// of a run with its ancestry. Reads the store's records (host-records.ts); no toolpacks are loaded.
 import type { Command } from 'commander';
 import { HelixError, RUN_STATUSES, type RunStatus } from '../../abi/index.js';
-import { refusedCalls } from '../runs/refusals.js';
-import { exportRunCrate } from '../runs/ro-crate.js';
-import { listRuns, requireRun, runEvents } from '../runs/run-store.js';
-import { verifyRun } from '../runs/verify.js';
-import { readRecord } from '../store/records.js';
 import { EXIT, printJson } from './output.js';
-import { withStore } from './with-store.js';
+import { withRecords } from './with-store.js';
 
 /** Runs `helix verify`: prints the report as JSON; exit 1 when the run does not reproduce. */
 export async function verifyCommand(runId: string, opts: { home?: string }): Promise<void> {
-  await withStore(opts, async (store) => {
-    const report = await verifyRun(store, runId);
+  await withRecords(opts, async ({ runs }) => {
+    const report = await runs.verify(runId);
     printJson(report);
     if (!report.match) process.exitCode = EXIT.failed;
   });
@@ -31,11 +26,11 @@ export function registerRunsCommands(program: Command): void {
     .option('--limit <n>', 'at most this many', (v) => Number(v), 50)
     .option('--json', 'print the run records as JSON')
     .action((opts: { home?: string; status?: string; tool?: string; limit: number; json?: boolean }) =>
-      withStore(opts, (store) => {
+      withRecords(opts, ({ runs }) => {
         if (opts.status !== undefined && !(RUN_STATUSES as readonly string[]).includes(opts.status)) {
           throw new HelixError('I-REQ-ENVELOPE', { message: `--status ${opts.status} is not a run status.`, hint: `Use one of ${RUN_STATUSES.join(', ')}.` });
         }
-        const list = listRuns(store, { status: opts.status as RunStatus | undefined, toolId: opts.tool, limit: opts.limit });
+        const list = runs.list({ status: opts.status as RunStatus | undefined, toolId: opts.tool, limit: opts.limit });
         if (opts.json) return printJson(list);
         process.stdout.write(`${['RUN', 'STATUS', 'TOOL', 'STARTED', 'MS'].join('\t')}\n`);
         for (const r of list) {
@@ -50,14 +45,12 @@ export function registerRunsCommands(program: Command): void {
     .argument('<run_id>')
     .option('--home <dir>', 'Helix home holding the store (default: $HELIX_HOME or ./.helix)')
     .action((runId: string, opts: { home?: string }) =>
-      withStore(opts, (store) => {
-        const run = requireRun(store, runId);
-        const params = readRecord(store, 'params', run.params_hash);
+      withRecords(opts, ({ runs }) => {
         // Refusals come first after the record: a run can succeed although its code was refused a
         // capability (it caught the `forbidden` answer), and the author should not miss that.
-        const refused = refusedCalls(store, run);
-        printJson({ ...run, refused_calls: refused, params: params === undefined ? null : (JSON.parse(params) as unknown), events: runEvents(store, runId) });
-        for (const r of refused) process.stderr.write(`refused: call ${r.seq} ${r.capability ?? '(no capability name)'}: ${r.code}, ${r.reason}. ${r.hint}\n`);
+        const shown = runs.show(runId);
+        printJson(shown);
+        for (const r of shown.refused_calls) process.stderr.write(`refused: call ${r.seq} ${r.capability ?? '(no capability name)'}: ${r.code}, ${r.reason}. ${r.hint}\n`);
       }),
     );
   runs
@@ -68,8 +61,8 @@ export function registerRunsCommands(program: Command): void {
     .option('--home <dir>', 'Helix home holding the store (default: $HELIX_HOME or ./.helix)')
     .option('--no-data', 'metadata only, without the artifacts\' bytes')
     .action((runId: string, dir: string, opts: { home?: string; data: boolean }) =>
-      withStore(opts, async (store) => {
-        const crate = await exportRunCrate(store, runId, dir, { includeData: opts.data });
+      withRecords(opts, async ({ runs }) => {
+        const crate = await runs.exportCrate(runId, dir, { includeData: opts.data });
         process.stdout.write(`exported ${crate.runs.length} run${crate.runs.length === 1 ? '' : 's'} and ${crate.files.length} file${crate.files.length === 1 ? '' : 's'} to ${crate.dir}\n`);
       }),
     );

@@ -2,13 +2,10 @@
 // store holds. A report for people on stdout, or JSON with --json; exit 0 clean, 1 otherwise.
 import type { Command } from 'commander';
 import { HelixError } from '../../abi/index.js';
-import { checkStore, type CheckReport } from '../store/check.js';
-import { compactStore, type CompactReport } from '../store/compact.js';
-import { collectGarbage, type GcReport } from '../store/gc.js';
-import { openStore, resolveHome } from '../store/open-store.js';
+import { compactHome, type CheckReport, type CompactReport, type GcReport } from '../store-upkeep.js';
 import { humanSize } from './artifact-command.js';
 import { EXIT, printError, printJson } from './output.js';
-import { withStore } from './with-store.js';
+import { withUpkeep } from './with-store.js';
 
 const HOME = 'Helix home holding the store (default: $HELIX_HOME or ./.helix)';
 
@@ -45,16 +42,16 @@ export function checkText(r: CheckReport): string {
 
 async function gcCommand(opts: GcOptions): Promise<void> {
   let report: GcReport | undefined;
-  await withStore(opts, async (store) => {
+  await withUpkeep(opts, async (upkeep) => {
     if (opts.dryRun && opts.compact) throw new HelixError('I-REQ-ENVELOPE', { message: '--dry-run removes and compacts nothing; it cannot go with --compact.', hint: 'Run `helix gc --dry-run` to see what gc would remove, then `helix gc --compact`.' });
-    report = await collectGarbage(store, { dryRun: opts.dryRun === true });
+    report = await upkeep.gc({ dryRun: opts.dryRun === true });
   });
   if (report === undefined) return;
   let compaction: CompactReport | undefined;
   let failure: unknown;
   if (opts.compact) {
     // The store is closed again here: compaction needs every process out, this one included.
-    compaction = await compactStore(resolveHome(opts.home), openStore).catch((err: unknown) => ((failure = err), undefined));
+    compaction = await compactHome(opts.home).catch((err: unknown) => ((failure = err), undefined));
   }
   if (opts.json) printJson({ ...report, ...(compaction === undefined ? {} : { compaction }) });
   else process.stdout.write(gcText(report, compaction));
@@ -65,8 +62,8 @@ async function gcCommand(opts: GcOptions): Promise<void> {
 }
 
 async function checkCommand(opts: { home?: string; json?: boolean }): Promise<void> {
-  await withStore(opts, (store) => {
-    const report = checkStore(store);
+  await withUpkeep(opts, (upkeep) => {
+    const report = upkeep.check();
     if (opts.json) printJson(report);
     else process.stdout.write(checkText(report));
     if (!report.ok) process.exitCode = EXIT.failed;

@@ -1,9 +1,11 @@
-// Shared by the store commands (artifact, runs): load the policy, open the store named by
-// --home / HELIX_HOME, run the body, always close the store, report failures with an exit code.
+// Shared by the store commands (artifact, runs, gc, store check): load the policy, open the store
+// named by --home / HELIX_HOME, run the body, always close the store, report failures with an
+// exit code.
 import type { Policy } from '../../abi/index.js';
 import { HelixError } from '../../abi/index.js';
+import { openRecords, type StoreRecords } from '../host-records.js';
 import { loadPolicy } from '../policy/load-policy.js';
-import { openStore, resolveHome, type Store } from '../store/open-store.js';
+import { openUpkeep, type StoreUpkeep } from '../store-upkeep.js';
 import { EXIT, printError } from './output.js';
 
 /** Options every store command takes. */
@@ -26,18 +28,29 @@ export function exitCodeOf(err: unknown): number {
 
 /**
  * Loads the policy (validated, so a bad file is reported even where roots are unused), opens the
- * store, runs `body`, and always closes the store; failures are printed with their exit code.
+ * store with `open`, runs `body`, and always closes the store; failures are printed with their
+ * exit code.
  */
-export async function withStore(opts: StoreCommandOptions, body: (store: Store, policy: Policy) => Promise<void> | void): Promise<void> {
-  let store: Store | undefined;
+async function withOpened<T extends { close(): Promise<void> }>(opts: StoreCommandOptions, open: (policy: Policy) => T, body: (opened: T, policy: Policy) => Promise<void> | void): Promise<void> {
+  let opened: T | undefined;
   try {
     const { policy } = loadPolicy(opts.policy);
-    store = openStore(resolveHome(opts.home));
-    await body(store, policy);
+    opened = open(policy);
+    await body(opened, policy);
   } catch (err) {
     printError(err);
     process.exitCode = exitCodeOf(err);
   } finally {
-    await store?.close();
+    await opened?.close();
   }
+}
+
+/** Runs `body` over the artifacts and runs of the store (artifact and runs commands). */
+export function withRecords(opts: StoreCommandOptions, body: (records: StoreRecords, policy: Policy) => Promise<void> | void): Promise<void> {
+  return withOpened(opts, (policy) => openRecords({ ...(opts.home === undefined ? {} : { home: opts.home }), policy }), body);
+}
+
+/** Runs `body` over the store's upkeep (gc, store check). */
+export function withUpkeep(opts: StoreCommandOptions, body: (upkeep: StoreUpkeep) => Promise<void> | void): Promise<void> {
+  return withOpened(opts, () => openUpkeep(opts.home), body);
 }

@@ -49,7 +49,7 @@ export function startupBanner(host: Host, tools: readonly ExposedTool[], inv: In
   const width = Math.max(...tools.map((t) => t.name.length));
   const lines = [
     'helix serve: an MCP server on stdin/stdout (this log is stderr; stdout carries only the protocol)',
-    `  store:    ${host.store.path}`,
+    `  store:    ${host.storePath}`,
     `  policy:   ${host.policy.hash} (${host.policy.source === '(default)' ? 'the bundled default policy' : host.policy.source})`,
     `  plugins:  ${host.pluginsDir}`,
   ];
@@ -65,7 +65,7 @@ export function startupBanner(host: Host, tools: readonly ExposedTool[], inv: In
   }
   lines.push('  resources: helix://artifact/<id> for every artifact in the store');
   lines.push('Connect: add this to your MCP client configuration (e.g. claude_desktop_config.json, .mcp.json, .vscode/mcp.json under "servers"):');
-  lines.push(JSON.stringify(clientConfig(inv, host.store.home), null, 2));
+  lines.push(JSON.stringify(clientConfig(inv, host.home), null, 2));
   lines.push('Ready. Stops when stdin closes, or on SIGINT/SIGTERM (calls in flight are cancelled and recorded).');
   return `${lines.join('\n')}\n`;
 }

@@ -37,18 +37,6 @@ function progressReporter(toolId: string, token: string | number, extra: Request
   };
 }
 
-/**
- * The run id a call will have, from a dry run of the same request (validated and authorized,
- * never executed), so live log lines can name their run: the host reports a call's run id only
- * with its response. For a toolpack the identity depends only on the request, the tool and the
- * policy, so the dry run and the call agree. A dry run that fails has failed exactly as the call
- * would, before anything ran: its envelope is the answer.
- */
-async function predictRun(host: Host, request: RequestEnvelopeInput): Promise<{ runId: string | null; failed?: Awaited<ReturnType<Host['call']>> }> {
-  const dry = await host.call({ ...request, dry_run: true });
-  return dry.status === 'success' ? { runId: dry.run_id } : { runId: dry.run_id, failed: dry };
-}
-
 /** Handles one tools/call request. Tool failures come back as isError results, never thrown. */
 export async function callTool(ctx: CallToolContext, params: CallToolRequest['params'], extra: RequestExtra): Promise<CallToolResult> {
   const exposed = ctx.tools.get(params.name);
@@ -59,14 +47,16 @@ export async function callTool(ctx: CallToolContext, params: CallToolRequest['pa
   const options: { -readonly [K in keyof CallOptions]: CallOptions[K] } = { signal: extra.signal };
   const token = extra._meta?.progressToken;
   if (token !== undefined) options.onProgress = progressReporter(tool.id, token, extra);
-  // Only a toolpack granted log.emit can log; the dry run is spent only where lines can come.
+  // Only a toolpack granted log.emit can log. Its lines name the run the host fixes before the
+  // guest starts, the same id the response carries.
   if (tool.kind === 'wasm' && tool.capabilities.includes('log.emit') && ctx.logLevel.allowsGuestLines()) {
-    const predicted = await predictRun(ctx.host, request);
-    if (predicted.failed !== undefined) return toolResult(predicted.failed, exposed.wrapsOutput);
-    const ids = { tool_id: tool.id, run_id: predicted.runId, call_id: callId };
+    let runId: string | null = null;
+    options.onRunStarted = (id) => {
+      runId = id;
+    };
     options.onLog = (line) => {
       if (!ctx.logLevel.allows(mcpLevelOf(line.level))) return;
-      extra.sendNotification(logNotification(line, ids)).catch(() => undefined);
+      extra.sendNotification(logNotification(line, { tool_id: tool.id, run_id: runId, call_id: callId })).catch(() => undefined);
     };
   }
   // A request cancelled already gets no answer (the SDK drops it); do not start a run for it.

@@ -4,9 +4,7 @@ import { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { ErrorCode, McpError, type ListResourcesResult, type ReadResourceResult, type Resource, type ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
 import { ARTIFACT_ID_PATTERN, type ArtifactRecord, HelixError } from '../../abi/index.js';
-import { getArtifact, listArtifacts } from '../artifacts/index.js';
-import { readBlob } from '../store/blobs.js';
-import type { Store } from '../store/open-store.js';
+import type { HostArtifacts } from '../host-records.js';
 
 /** The URI scheme and path of an artifact resource; the artifact id follows. */
 export const ARTIFACT_URI_PREFIX = 'helix://artifact/';
@@ -53,11 +51,11 @@ export function artifactResource(a: ArtifactRecord): Resource {
 }
 
 /** One page of artifacts, oldest first; the cursor is the last id of the previous page. */
-export function listArtifactResources(store: Store, cursor: string | undefined, pageSize = RESOURCE_PAGE_SIZE): ListResourcesResult {
+export function listArtifactResources(artifacts: HostArtifacts, cursor: string | undefined, pageSize = RESOURCE_PAGE_SIZE): ListResourcesResult {
   if (cursor !== undefined && !ARTIFACT_ID_PATTERN.test(cursor)) throw new McpError(ErrorCode.InvalidParams, `Invalid cursor: ${cursor}`);
   let page: ArtifactRecord[];
   try {
-    page = listArtifacts(store, { limit: pageSize + 1, ...(cursor === undefined ? {} : { afterId: cursor }) });
+    page = artifacts.list({ limit: pageSize + 1, ...(cursor === undefined ? {} : { afterId: cursor }) });
   } catch (err) {
     if (err instanceof HelixError && err.code === 'P-PRECOND-ARTIFACT-NOT-FOUND') throw new McpError(ErrorCode.InvalidParams, `Invalid cursor: ${cursor}`);
     throw storeError(err);
@@ -68,11 +66,11 @@ export function listArtifactResources(store: Store, cursor: string | undefined, 
 }
 
 /** The artifact a URI names, or the MCP error for a bad or unknown one. */
-function artifactOf(store: Store, uri: string): ArtifactRecord {
+function artifactOf(artifacts: HostArtifacts, uri: string): ArtifactRecord {
   const id = uri.startsWith(ARTIFACT_URI_PREFIX) ? uri.slice(ARTIFACT_URI_PREFIX.length) : '';
   if (!ARTIFACT_ID_PATTERN.test(id)) throw new McpError(ErrorCode.InvalidParams, `Not a Helix artifact URI: ${uri} (expected ${ARTIFACT_URI_PREFIX}art_...)`, { uri });
   try {
-    return getArtifact(store, id);
+    return artifacts.get(id);
   } catch (err) {
     if (err instanceof HelixError && err.code === 'P-PRECOND-ARTIFACT-NOT-FOUND') throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, { uri });
     throw storeError(err);
@@ -85,8 +83,8 @@ function storeError(err: unknown): unknown {
 }
 
 /** The gunzipped bytes of a blob, as a stream; a damaged blob ends it with the blob's error. */
-function gunzipped(store: Store, sha256: string): AsyncIterable<Buffer> {
-  const source = Readable.from(readBlob(store, sha256));
+function gunzipped(artifacts: HostArtifacts, id: string): AsyncIterable<Buffer> {
+  const source = Readable.from(artifacts.stream(id));
   const gunzip = createGunzip();
   source.on('error', (err) => gunzip.destroy(err));
   // Leaving the loop early destroys the gunzip stream; the source then has nowhere to write.
@@ -99,11 +97,11 @@ function gunzipped(store: Store, sha256: string): AsyncIterable<Buffer> {
  * says whether that was all of it. Reading stops at the bound, so a large or highly compressed
  * artifact costs no more than the bound.
  */
-async function readContent(store: Store, a: ArtifactRecord, max: number): Promise<{ bytes: Buffer; complete: boolean }> {
+async function readContent(artifacts: HostArtifacts, a: ArtifactRecord, max: number): Promise<{ bytes: Buffer; complete: boolean }> {
   if (a.compression === null && a.size > max) return { bytes: Buffer.alloc(0), complete: false };
   const parts: Buffer[] = [];
   let total = 0;
-  for await (const piece of a.compression === null ? readBlob(store, a.sha256) : gunzipped(store, a.sha256)) {
+  for await (const piece of a.compression === null ? artifacts.stream(a.id) : gunzipped(artifacts, a.id)) {
     parts.push(piece);
     total += piece.length;
     if (total > max) return { bytes: Buffer.alloc(0), complete: false };
@@ -112,19 +110,19 @@ async function readContent(store: Store, a: ArtifactRecord, max: number): Promis
 }
 
 /** Reads an artifact resource within `bounds`. */
-export async function readArtifactResource(store: Store, uri: string, bounds: ReadBounds = DEFAULT_READ_BOUNDS): Promise<ReadResourceResult> {
-  const a = artifactOf(store, uri);
+export async function readArtifactResource(artifacts: HostArtifacts, uri: string, bounds: ReadBounds = DEFAULT_READ_BOUNDS): Promise<ReadResourceResult> {
+  const a = artifactOf(artifacts, uri);
   const howToGetBytes = `the artifact_preview tool shows its start; \`helix artifact export ${a.id} PATH\` writes its bytes`;
   try {
     if (isText(a.media_type)) {
-      const { bytes, complete } = await readContent(store, a, bounds.textMaxBytes);
+      const { bytes, complete } = await readContent(artifacts, a, bounds.textMaxBytes);
       if (complete) return { contents: [{ uri, mimeType: a.media_type, text: bytes.toString('utf8') }] };
       const note = `[helix: preview only. ${a.id} is ${a.size} bytes${a.compression === null ? '' : ` stored (${a.compression})`}, above the ${bounds.textMaxBytes}-byte bound for reading as a resource; ${howToGetBytes}.]`;
       const preview = a.preview.text ?? '';
       const text = `${preview}${preview === '' || preview.endsWith('\n') ? '' : '\n'}${note}\n`;
       return { contents: [{ uri, mimeType: a.media_type, text, _meta: { 'helix/truncated': true, 'helix/size': a.size } }] };
     }
-    const { bytes, complete } = await readContent(store, a, bounds.blobMaxBytes);
+    const { bytes, complete } = await readContent(artifacts, a, bounds.blobMaxBytes);
     if (!complete) {
       throw new McpError(ErrorCode.InvalidRequest, `${a.id} is binary (${a.media_type}, ${a.size} bytes stored), above the ${bounds.blobMaxBytes}-byte bound for reading as a resource; ${howToGetBytes}.`, { uri, size: a.size, max_bytes: bounds.blobMaxBytes });
     }

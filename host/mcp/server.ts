@@ -98,9 +98,9 @@ export function createMcpServer(host: Host, options: McpServerOptions = {}): Hel
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.map((t) => t.definition) }));
   server.setRequestHandler(CallToolRequestSchema, (request, extra) => callTool(ctx, request.params, extra));
-  server.setRequestHandler(ListResourcesRequestSchema, (request) => listArtifactResources(host.store, request.params?.cursor));
+  server.setRequestHandler(ListResourcesRequestSchema, (request) => listArtifactResources(host.artifacts, request.params?.cursor));
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [ARTIFACT_TEMPLATE] }));
-  server.setRequestHandler(ReadResourceRequestSchema, (request) => readArtifactResource(host.store, request.params.uri, bounds));
+  server.setRequestHandler(ReadResourceRequestSchema, (request) => readArtifactResource(host.artifacts, request.params.uri, bounds));
   // Replaces the SDK's own handler: the level also decides whether a call listens for log lines.
   server.setRequestHandler(SetLevelRequestSchema, (request) => {
     logLevel.set(request.params.level);

@@ -12,6 +12,7 @@ import type { ResponseEnvelope } from '../../abi/index.js';
 import { getArtifact, importInline } from '../../host/artifacts/index.js';
 import { buildToolpack } from '../../host/toolchain/build-toolpack.js';
 import { runFixtures, type FixtureResult } from '../../host/fixtures/run-fixtures.js';
+import { hostStore } from '../../host/host.js';
 import { createHost, type Host } from '../../host/index.js';
 import { readBlobBytes } from '../../host/store/blobs.js';
 import type { WasmTool } from '../../host/tools/wasm-tool.js';
@@ -59,11 +60,11 @@ export async function startPackHost(packs: readonly string[]): Promise<PackHost>
     tool,
     async put(data, label) {
       const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-      return (await importInline(host.store, bytes, { label: label ?? 'test input', maxBytes: 1 << 30 })).id;
+      return (await importInline(hostStore(host), bytes, { label: label ?? 'test input', maxBytes: 1 << 30 })).id;
     },
     async bytes(id) {
-      const record = getArtifact(host.store, id);
-      return readBlobBytes(host.store, record.sha256, record.size + 1);
+      const record = getArtifact(hostStore(host), id);
+      return readBlobBytes(hostStore(host), record.sha256, record.size + 1);
     },
     call,
     async ok(toolId, input) {

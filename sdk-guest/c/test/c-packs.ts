@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { getArtifact } from '../../../host/artifacts/query.js';
 import { buildToolpack } from '../../../host/toolchain/build-toolpack.js';
+import { hostStore } from '../../../host/host.js';
 import { createHost, type Host } from '../../../host/index.js';
 import { readBlobBytes } from '../../../host/store/blobs.js';
 
@@ -70,8 +71,8 @@ export async function startCHost(
 
 /** The bytes of a stored artifact. */
 export async function artifactBytes(host: Host, id: string): Promise<Buffer> {
-  const record = getArtifact(host.store, id);
-  return readBlobBytes(host.store, record.sha256, record.size + 1);
+  const record = getArtifact(hostStore(host), id);
+  return readBlobBytes(hostStore(host), record.sha256, record.size + 1);
 }
 
 /** A file of the repository, as bytes. */

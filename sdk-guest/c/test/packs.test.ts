@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { importInline } from '../../../host/artifacts/prepare-artifact.js';
 import { buildToolpack } from '../../../host/toolchain/build-toolpack.js';
 import { runFixtures } from '../../../host/fixtures/run-fixtures.js';
+import { hostStore } from '../../../host/host.js';
 import { createHost, type Host, type WasmTool } from '../../../host/index.js';
 import { artifactBytes, REPO } from './c-packs.js';
 
@@ -79,7 +80,7 @@ describe('the C template', () => {
         ['not-sequences.json', true, undefined],
       ]);
       // Another file: the TSV lists each record's id (the header up to the first blank) and length.
-      const fastq = await importInline(host.store, '@r1 x\nACGTN\n+\nIIIII\n@r2\nGG\n+\n##\n', { label: 'reads.fq' });
+      const fastq = await importInline(hostStore(host), '@r1 x\nACGTN\n+\nIIIII\n@r2\nGG\n+\n##\n', { label: 'reads.fq' });
       const r = await host.call({ tool_id: 'my.count', input: { sequences: fastq.id } });
       expect(r.output).toMatchObject({ format: 'FASTQ', records: 2, total_length: 7 });
       const tsv = await artifactBytes(host, (r.output as { lengths: string }).lengths);
@@ -174,7 +175,7 @@ describe('plugins/seq-gc-skew (the C example)', () => {
         const want = reference(fasta, 10_000);
         expect(want.windows).toBeGreaterThan(300);
         for (const data of [fasta, gzipSync(fasta)]) {
-          const record = await importInline(host.store, data, { label: 'generated.fa' });
+          const record = await importInline(hostStore(host), data, { label: 'generated.fa' });
           const r = await host.call({ tool_id: 'seq.gc_skew', input: { fasta: record.id, window: 10_000 } });
           expect(r.error, JSON.stringify(r.error)).toBeUndefined();
           const out = r.output as { skew: string; records: number; bases: number; windows: number; window: number };
@@ -192,7 +193,7 @@ describe('plugins/seq-gc-skew (the C example)', () => {
 
   it('refuses text before the first header with D-DATA-FORMAT naming the line', async () => {
     await withHost(plugins, async (host) => {
-      const record = await importInline(host.store, '\n\nACGT\n>x\nGG\n', { label: 'headless.fa' });
+      const record = await importInline(hostStore(host), '\n\nACGT\n>x\nGG\n', { label: 'headless.fa' });
       const r = await host.call({ tool_id: 'seq.gc_skew', input: { fasta: record.id } });
       expect(r.error).toMatchObject({ code: 'D-DATA-FORMAT', details: { line: 3 } });
       expect(r.error?.message).toMatch(/is not FASTA: line 3 holds sequence before any '>' header/);

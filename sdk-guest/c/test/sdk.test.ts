@@ -6,6 +6,7 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importInline } from '../../../host/artifacts/prepare-artifact.js';
+import { hostStore } from '../../../host/host.js';
 import type { Host } from '../../../host/index.js';
 import { artifactBytes, startCHost } from './c-packs.js';
 
@@ -303,20 +304,20 @@ describe('capability wrappers against the real host', () => {
 
   it('artifact stat and the line reader: CRLF, empty lines, a last line without LF, characters across pieces', async () => {
     const text = 'first é line\r\n\r\nsecond 😀😀 line\nthird\r\n\nlast without newline';
-    const record = await importInline(host.store, text, { label: 'lines.txt' });
+    const record = await importInline(hostStore(host), text, { label: 'lines.txt' });
     const expected = text.split('\n').map((line) => Buffer.byteLength(line.replace(/\r$/, '')));
     for (const piece of [3, 5, 7, 1 << 20]) {
       const out = await output({ op: 'stat_lines', artifact: record.id, piece });
       expect({ piece, lengths: out.lengths }).toEqual({ piece, lengths: expected });
       expect(out).toMatchObject({ lines: expected.length, size: Buffer.byteLength(text), sha256: record.sha256, is_gzip: false });
     }
-    const zipped = await importInline(host.store, gzipSync(text), { label: 'lines.txt.gz' });
+    const zipped = await importInline(hostStore(host), gzipSync(text), { label: 'lines.txt.gz' });
     const out = await output({ op: 'stat_lines', artifact: zipped.id, piece: 4 });
     expect(out).toMatchObject({ lengths: expected, is_gzip: true });
   });
 
   it('the line reader refuses a line over its limit with I-REQ-TOO-LARGE, reported as a tool request fault', async () => {
-    const record = await importInline(host.store, `short\n${'x'.repeat(100)}\n`, { label: 'long.txt' });
+    const record = await importInline(hostStore(host), `short\n${'x'.repeat(100)}\n`, { label: 'long.txt' });
     const r = await probe({ op: 'stat_lines', artifact: record.id, piece: 16, max_line: 50 });
     expect(r.error?.code).toBe('S-TOOL-CAPABILITY-REQUEST');
     expect(r.error?.details.capability_code).toBe('I-REQ-TOO-LARGE');
@@ -336,7 +337,7 @@ describe('capability wrappers against the real host', () => {
     }
     const text = `${lines.join('\n')}\n`;
     const expected = Buffer.from(text.replace(/\r\n/g, '\n'));
-    const record = await importInline(host.store, text, { label: 'big.txt' });
+    const record = await importInline(hostStore(host), text, { label: 'big.txt' });
     for (const [piece, flushEvery] of [[1 << 20, 0], [65_537, 997]] as const) {
       const r = await host.call({ tool_id: 'c.copy', input: { artifact: record.id, piece, flush_every: flushEvery } });
       expect(r.error, JSON.stringify(r.error)).toBeUndefined();
@@ -359,7 +360,7 @@ describe('capability wrappers against the real host', () => {
       [bytes.subarray(0, 2), 'two.bin', 1, bytes.subarray(0, 2)],
     ];
     for (const [stored, label, piece, want] of cases) {
-      const record = await importInline(host.store, stored, { label });
+      const record = await importInline(hostStore(host), stored, { label });
       const r = await host.call({ tool_id: 'c.copy', input: { artifact: record.id, piece, bytes: true } });
       expect(r.error, JSON.stringify(r.error)).toBeUndefined();
       const out = r.output as { copy: string; size: number };

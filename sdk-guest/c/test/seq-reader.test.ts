@@ -10,6 +10,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importInline } from '../../../host/artifacts/prepare-artifact.js';
 import { buildToolpack } from '../../../host/toolchain/build-toolpack.js';
+import { hostStore } from '../../../host/host.js';
 import { createHost, type Host } from '../../../host/index.js';
 import { randomFasta, randomFastq, runReference, scratchDir } from '../../../plugins/seq-stats/test/sequences.js';
 import { REPO, writeCPack } from './c-packs.js';
@@ -41,7 +42,7 @@ interface Rec {
 }
 
 async function store(data: string | Uint8Array, label: string): Promise<string> {
-  return (await importInline(host.store, data, { label })).id;
+  return (await importInline(hostStore(host), data, { label })).id;
 }
 
 async function readC(id: string, piece: number, keep = true): Promise<any> {

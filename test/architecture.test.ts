@@ -1,0 +1,81 @@
+// The shape of the house, as ARCHITECTURE.md draws it: every import runs down a floor or stays
+// in its own folder, and no files import each other in a circle. A new arrow that runs back up
+// fails here with the file, the line and the two floors.
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cycles, importEdges, sourceFiles, type ImportEdge } from './helpers/import-graph.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+
+/**
+ * The floors, lowest first. A file may import files of its own room and of lower floors only.
+ * A room is a top-level folder, a folder of host/, or one file directly under host/.
+ */
+const FLOORS: readonly (readonly string[])[] = [
+  ['abi'],
+  ['capabilities'],
+  ['host/hashing.ts', 'host/json-entry.ts', 'host/paths.ts', 'host/response.ts'],
+  ['host/wasm'],
+  ['host/store'],
+  ['host/files'],
+  ['host/policy'],
+  ['host/loader'],
+  ['host/engine'],
+  ['host/artifacts'],
+  ['host/broker'],
+  ['host/runs'],
+  ['host/tools'],
+  ['host/registry.ts'],
+  ['host/call.ts'],
+  ['host/host.ts'],
+  ['host/mcp', 'host/fixtures', 'host/toolchain'],
+  ['host/cli', 'host/index.ts'],
+];
+
+/** The room of a file: `abi`, `capabilities`, `host/<folder>` or `host/<file>.ts`. */
+function roomOf(file: string): string {
+  const parts = file.split('/');
+  if (parts[0] !== 'host') return parts[0]!;
+  return parts.length === 2 ? file : `host/${parts[1]}`;
+}
+
+function floorOf(room: string): number {
+  const floor = FLOORS.findIndex((rooms) => rooms.includes(room));
+  if (floor < 0) throw new Error(`${room} is on no floor: add it to FLOORS here and to ARCHITECTURE.md`);
+  return floor;
+}
+
+const files = sourceFiles(ROOT, ['abi', 'capabilities', 'host']);
+const edges = importEdges(ROOT, files);
+
+describe('the import graph', () => {
+  it('reads the whole house: every file is on a floor and every import names a file', () => {
+    expect(files.length).toBeGreaterThan(150);
+    const known = new Set(files);
+    for (const f of files) floorOf(roomOf(f));
+    expect(edges.filter((e) => !known.has(e.to)).map((e) => `${e.from}:${e.line} -> ${e.to}`)).toEqual([]);
+  });
+
+  it('has no import that runs back up a floor, nor one across a floor to a neighbouring room', () => {
+    const wrong = (e: ImportEdge): boolean => {
+      const from = roomOf(e.from);
+      const to = roomOf(e.to);
+      return from !== to && floorOf(to) >= floorOf(from);
+    };
+    const shown = edges.filter(wrong).map((e) => `${e.from}:${e.line} (${roomOf(e.from)}, floor ${floorOf(roomOf(e.from))}) -> ${e.to} (floor ${floorOf(roomOf(e.to))})`);
+    expect(shown).toEqual([]);
+  });
+
+  it('has no import cycles', () => {
+    expect(cycles(edges)).toEqual([]);
+  });
+});
+
+describe('the cycle finder', () => {
+  it('finds a circle of three and a file importing itself, and nothing in a chain', () => {
+    const e = (from: string, to: string): ImportEdge => ({ from, to, line: 1 });
+    expect(cycles([e('a', 'b'), e('b', 'c'), e('c', 'a'), e('c', 'd')])).toEqual([['a', 'b', 'c']]);
+    expect(cycles([e('s', 's')])).toEqual([['s']]);
+    expect(cycles([e('a', 'b'), e('b', 'c')])).toEqual([]);
+  });
+});
