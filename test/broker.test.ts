@@ -13,6 +13,7 @@ import { verifyRun } from '../host/runs/verify.js';
 import { createHost, type Host } from '../host/index.js';
 import { getRun } from '../host/runs/run-store.js';
 import { readAudit } from '../host/store/audit.js';
+import { rawDatabases } from '../host/store/raw-access.js';
 import { compileGuest } from './helpers/as-guest.js';
 import { pluginsDir, tempDir } from './helpers/toolpack.js';
 
@@ -185,7 +186,7 @@ describe('the broker', () => {
     expect(log.toString()).not.toContain(SECRET);
     const audited = readAudit(host.store).find((a) => a.kind === 'log' && a.run_id === r.run_id);
     expect(audited).toMatchObject({ event: 'leak', fields: { value: '[secret:db_password]' } });
-    await host.store.root.flushed;
+    await host.store.flushed();
     // Every byte of the store file: the value was never written anywhere.
     expect(readFileSync(host.store.path).includes(Buffer.from(SECRET))).toBe(false);
   });
@@ -231,7 +232,7 @@ describe('helix verify', () => {
     const r = await script('b.script', { calls: [call('kv.get', { key: 'tamper' }), call('clock.now_unix')] });
     const journal = readJournal(host.store, r.run_id!);
     const edited = { ...journal[1]!, result: { unix_ms: 1, unix_s: 0 } };
-    await host.store.db.journal.put([r.run_id!, 1], edited as never);
+    await rawDatabases(host.store).journal.put([r.run_id!, 1], edited as never);
     const plain = await verifyRun(host.store, r.run_id!);
     expect(plain.match).toBe(false);
     expect(plain.checks[0]).toMatchObject({ check: 'journal hash chain', ok: false });
@@ -240,9 +241,9 @@ describe('helix verify', () => {
     // A forger who also recomputes the hash and the run's head is caught when the answer is rebuilt.
     const { hash: _h, ...body } = edited;
     const hash = entryHash(journal[0]!.hash, body);
-    await host.store.db.journal.put([r.run_id!, 1], { ...edited, hash } as never);
+    await rawDatabases(host.store).journal.put([r.run_id!, 1], { ...edited, hash } as never);
     const run = getRun(host.store, r.run_id!)!;
-    await host.store.db.runs.put(r.run_id!, { ...run, journal: { entries: 2, head: hash } });
+    await rawDatabases(host.store).runs.put(r.run_id!, { ...run, journal: { entries: 2, head: hash } });
     const forged = await verifyRun(host.store, r.run_id!);
     expect(forged.match).toBe(false);
     expect(forged.first_difference).toMatchObject({ seq: 1, reason: expect.stringMatching(/does not hash to what the guest received/) });

@@ -129,7 +129,7 @@ describe('the broker on its own (ABI-FINAL-002)', () => {
     expect(answers.map((a) => a.kind)).toEqual(['answer', 'abort', 'abort', 'abort', 'abort']);
     for (const later of answers.slice(2)) expect(later).toEqual(answers[1]);
     expect(broker.finish().journal.map((e) => e.outcome)).toEqual(['ok', 'abort']);
-    await h.host.store.root.committed;
+    await h.host.store.flushed();
     expect(readAudit(h.host.store).filter((a) => a.run_id === runId).map((a) => a.decision)).toEqual(['allowed', 'aborted']);
   });
 });

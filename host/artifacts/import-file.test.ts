@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PolicySchema, type Policy } from '../../abi/index.js';
 import { tempDir } from '../../test/helpers/toolpack.js';
 import { openStore, type Store } from '../store/open-store.js';
+import { rawDatabases } from '../store/raw-access.js';
 import { importFile } from './import-file.js';
 
 let t: { dir: string; cleanup: () => void };
@@ -34,7 +35,7 @@ afterEach(async () => {
 });
 
 /** The store's artifact and blob counts, to show a refusal wrote nothing. */
-const counts = (): { artifacts: number; blobs: number } => ({ artifacts: store.db.artifacts.getKeysCount(), blobs: store.db.blobs.getKeysCount() });
+const counts = (): { artifacts: number; blobs: number } => ({ artifacts: rawDatabases(store).artifacts.getKeysCount(), blobs: rawDatabases(store).blobs.getKeysCount() });
 
 async function expectRefused(file: string, code: string, message: RegExp, p: Policy = policy): Promise<void> {
   const before = counts();
