@@ -8,12 +8,14 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ArtifactRecordSchema, RunRecordSchema, type RunLink, type RunRecord } from '../../abi/index.js';
 import type { HelixError } from '../../abi/index.js';
+import { getArtifact } from '../artifacts/query.js';
 import { canonicalJson } from '../hashing.js';
 import { commitBlob, writeChunks } from '../store/blobs.js';
 import { openStore, type Store } from '../store/open-store.js';
 import { rawDatabases } from '../store/raw-access.js';
 import { checkRunCrate } from './ro-crate-profile.js';
 import { buildRunCrate, exportRunCrate, WORKFLOW_FILE } from './ro-crate.js';
+import { requireRun } from './run-store.js';
 
 const hex = (data: string | Uint8Array): string => createHash('sha256').update(data).digest('hex');
 const artId = (n: number): string => `art_01JAAAAAAAAAAAAAAAAAAAAA${String(n).padStart(2, '0')}`;
@@ -183,6 +185,43 @@ describe('exportRunCrate', () => {
     const run = rawDatabases(store).runs.get(RUN.B) as RunRecord;
     rawDatabases(store).runs.putSync(RUN.B, { ...run, inputs: [{ ...(run.inputs[0] as RunLink), sha256: hex('other') }] });
     expect(await codeOf(() => buildRunCrate(store, RUN.C))).toBe('D-DATA-CHECKSUM');
+  });
+});
+
+describe('exportRunCrate on damaged records', () => {
+  /** What `fn` throws, as the fields a user sees. */
+  const failureOf = async (fn: () => unknown): Promise<{ name: string; code: string; message: string }> => {
+    try {
+      await fn();
+    } catch (err) {
+      const e = err as HelixError;
+      return { name: e.name, code: e.code, message: e.message };
+    }
+    throw new Error('it did not fail');
+  };
+
+  it('exportRunCrate reports a damaged run record as the D-DATA-RECORD-INVALID the run reads report, not a ZodError', async () => {
+    const store = await chainStore();
+    const run = rawDatabases(store).runs.get(RUN.B) as RunRecord;
+    rawDatabases(store).runs.putSync(RUN.B, { ...run, status: 'exploded' } as never);
+    const base = await tempDir();
+    const exported = await failureOf(() => exportRunCrate(store, RUN.C, path.join(base, 'crate'), { includeData: true }));
+    expect(exported).toMatchObject({ name: 'HelixError', code: 'D-DATA-RECORD-INVALID' });
+    expect(exported.message).toContain(RUN.B);
+    expect(exported).toEqual(await failureOf(() => requireRun(store, RUN.B)));
+    expect(await readdir(base)).toEqual([]);
+  });
+
+  it('exportRunCrate reports a damaged artifact record as the D-DATA-RECORD-INVALID getArtifact reports, not a ZodError', async () => {
+    const store = await chainStore();
+    const record = rawDatabases(store).artifacts.get(ART.art1)!;
+    rawDatabases(store).artifacts.putSync(ART.art1, { ...record, size: -5 });
+    const base = await tempDir();
+    const exported = await failureOf(() => exportRunCrate(store, RUN.C, path.join(base, 'crate')));
+    expect(exported).toMatchObject({ name: 'HelixError', code: 'D-DATA-RECORD-INVALID' });
+    expect(exported.message).toContain(ART.art1);
+    expect(exported).toEqual(await failureOf(() => getArtifact(store, ART.art1)));
+    expect(await readdir(base)).toEqual([]);
   });
 });
 
