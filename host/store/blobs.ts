@@ -96,8 +96,9 @@ export async function writeChunks(store: Store, source: AsyncIterable<Uint8Array
 
 /** Records the blob and ends its pending write; call inside the transaction that makes its artifact visible. */
 export function commitBlob(store: Store, blob: WrittenBlob): void {
-  for (const [key, bytes] of blob.deferred ?? []) if (!storeHandle(store).db.chunks.doesExist(key)) storeHandle(store).db.chunks.putSync(key, bytes);
-  if (!storeHandle(store).db.blobs.doesExist(blob.sha256)) storeHandle(store).db.blobs.putSync(blob.sha256, { size: blob.size, chunks: [...blob.chunks] });
+  const { db } = storeHandle(store);
+  for (const [key, bytes] of blob.deferred ?? []) if (!db.chunks.doesExist(key)) db.chunks.putSync(key, bytes);
+  if (!db.blobs.doesExist(blob.sha256)) db.blobs.putSync(blob.sha256, { size: blob.size, chunks: [...blob.chunks] });
   if (blob.pending !== undefined) endPending(store, blob.pending);
 }
 

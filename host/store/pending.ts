@@ -45,19 +45,21 @@ export function newPendingWrite(now: number = Date.now()): PendingWriter {
  * like one written, and no chunk is ever stored before the record that holds it.
  */
 export function putPendingChunk(store: Store, write: PendingWriter, key: string, bytes: Uint8Array): Promise<unknown> {
+  const { db } = storeHandle(store);
   const header = write.registered ? undefined : write.record;
   write.registered = true;
   return store.transaction(() => {
-    if (header !== undefined) storeHandle(store).db.pending.putSync([write.id, PENDING_HEADER], header);
-    storeHandle(store).db.pending.putSync([write.id, key], true);
-    if (!storeHandle(store).db.chunks.doesExist(key)) storeHandle(store).db.chunks.putSync(key, bytes);
+    if (header !== undefined) db.pending.putSync([write.id, PENDING_HEADER], header);
+    db.pending.putSync([write.id, key], true);
+    if (!db.chunks.doesExist(key)) db.chunks.putSync(key, bytes);
   });
 }
 
 /** Removes write `id` (header and marks). Synchronous: call inside the transaction that commits or abandons its blob. */
 export function endPending(store: Store, id: string): number {
-  const keys = [...storeHandle(store).db.pending.getKeys({ start: [id, PENDING_HEADER], end: [id, RANGE_END] })];
-  for (const key of keys) storeHandle(store).db.pending.removeSync(key);
+  const { db } = storeHandle(store);
+  const keys = [...db.pending.getKeys({ start: [id, PENDING_HEADER], end: [id, RANGE_END] })];
+  for (const key of keys) db.pending.removeSync(key);
   return keys.length;
 }
 
