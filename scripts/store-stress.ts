@@ -9,10 +9,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { packageRoot } from '../host/paths.js';
-import { readBlob } from '../host/store/blobs.js';
+import { readArtifactRecord } from '../host/store/artifact-records.js';
+import { blobRecord, readBlob } from '../host/store/blobs.js';
 import { checkStoreHeader } from '../host/store/header.js';
 import { openStore, STORE_DATABASES, type StoreDatabaseName } from '../host/store/open-store.js';
 import { readRange } from '../host/store/records.js';
+import { readRun } from '../host/store/runs.js';
 
 /** How a stress run is shaped. */
 export interface StressOptions {
@@ -133,6 +135,15 @@ function reportedBy(o: ProcessOutcome): Reported {
   return { artifacts: artifact === undefined ? [] : [artifact], runs: run === undefined ? [] : [run] };
 }
 
+/** Whether a record is there: a damaged one is, and the walk over every database has named it. */
+function present(read: () => unknown): boolean {
+  try {
+    return read() !== undefined;
+  } catch {
+    return true;
+  }
+}
+
 /**
  * Walks a store: the header, every record of every database, every blob's bytes, and every
  * artifact and run the processes reported (a commit written over by another is lost, ABI-STORE-007).
@@ -160,9 +171,9 @@ export async function walkStore(home: string, reported: Reported = { artifacts: 
         problems.push(`blob ${key}: ${(err as Error).message}`);
       }
     }
-    for (const { value: a } of readRange(store, 'artifacts')) if (!store.db.blobs.doesExist(a.sha256)) problems.push(`artifact ${a.id}: its blob is missing`);
-    for (const id of reported.artifacts) if (!store.db.artifacts.doesExist(id)) problems.push(`artifact ${id}, which an import reported, is missing`);
-    for (const id of reported.runs) if (!store.db.runs.doesExist(id)) problems.push(`run ${id}, which a call reported, is missing`);
+    for (const { value: a } of readRange(store, 'artifacts')) if (!present(() => blobRecord(store, a.sha256))) problems.push(`artifact ${a.id}: its blob is missing`);
+    for (const id of reported.artifacts) if (!present(() => readArtifactRecord(store, id))) problems.push(`artifact ${id}, which an import reported, is missing`);
+    for (const id of reported.runs) if (!present(() => readRun(store, id))) problems.push(`run ${id}, which a call reported, is missing`);
   } finally {
     await store.close();
   }

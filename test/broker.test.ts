@@ -14,6 +14,7 @@ import { verifyRun } from '../host/runs/verify.js';
 import { createHost, type Host } from '../host/index.js';
 import { getRun } from '../host/runs/run-store.js';
 import { readAudit } from '../host/store/audit.js';
+import { rawDatabases } from '../host/store/raw-access.js';
 import { compileGuest } from './helpers/as-guest.js';
 import { pluginsDir, tempDir } from './helpers/toolpack.js';
 
@@ -186,7 +187,7 @@ describe('the broker', () => {
     expect(log.toString()).not.toContain(SECRET);
     const audited = readAudit(hostStore(host)).find((a) => a.kind === 'log' && a.run_id === r.run_id);
     expect(audited).toMatchObject({ event: 'leak', fields: { value: '[secret:db_password]' } });
-    await hostStore(host).root.flushed;
+    await hostStore(host).flushed();
     // Every byte of the store file: the value was never written anywhere.
     expect(readFileSync(hostStore(host).path).includes(Buffer.from(SECRET))).toBe(false);
   });
@@ -232,7 +233,7 @@ describe('helix verify', () => {
     const r = await script('b.script', { calls: [call('kv.get', { key: 'tamper' }), call('clock.now_unix')] });
     const journal = readJournal(hostStore(host), r.run_id!);
     const edited = { ...journal[1]!, result: { unix_ms: 1, unix_s: 0 } };
-    await hostStore(host).db.journal.put([r.run_id!, 1], edited as never);
+    await rawDatabases(hostStore(host)).journal.put([r.run_id!, 1], edited as never);
     const plain = await verifyRun(hostStore(host), r.run_id!);
     expect(plain.match).toBe(false);
     expect(plain.checks[0]).toMatchObject({ check: 'journal hash chain', ok: false });
@@ -241,9 +242,9 @@ describe('helix verify', () => {
     // A forger who also recomputes the hash and the run's head is caught when the answer is rebuilt.
     const { hash: _h, ...body } = edited;
     const hash = entryHash(journal[0]!.hash, body);
-    await hostStore(host).db.journal.put([r.run_id!, 1], { ...edited, hash } as never);
+    await rawDatabases(hostStore(host)).journal.put([r.run_id!, 1], { ...edited, hash } as never);
     const run = getRun(hostStore(host), r.run_id!)!;
-    await hostStore(host).db.runs.put(r.run_id!, { ...run, journal: { entries: 2, head: hash } });
+    await rawDatabases(hostStore(host)).runs.put(r.run_id!, { ...run, journal: { entries: 2, head: hash } });
     const forged = await verifyRun(hostStore(host), r.run_id!);
     expect(forged.match).toBe(false);
     expect(forged.first_difference).toMatchObject({ seq: 1, reason: expect.stringMatching(/does not hash to what the guest received/) });

@@ -12,6 +12,8 @@ import { packageRoot } from '../host/paths.js';
 import { loadPolicy } from '../host/policy/load-policy.js';
 import { getRun } from '../host/runs/run-store.js';
 import { openStore } from '../host/store/open-store.js';
+import { rawDatabases } from '../host/store/raw-access.js';
+import { readActiveRuns } from '../host/store/runs.js';
 import { echoModule, numberResultModule } from './helpers/guest-wat.js';
 import { pluginsDir, tempDir } from './helpers/toolpack.js';
 
@@ -68,11 +70,11 @@ describe('kill -9', () => {
     const child = helix(['artifact', 'import', file, '--home', home, '--policy', policyFile], root);
     const store = openStore(home);
     try {
-      await until('chunks to be written', () => store.db.chunks.getKeysCount() > 20);
+      await until('chunks to be written', () => rawDatabases(store).chunks.getKeysCount() > 20);
       await kill9(child);
-      expect(store.db.chunks.getKeysCount()).toBeGreaterThan(0);
+      expect(rawDatabases(store).chunks.getKeysCount()).toBeGreaterThan(0);
       expect(listArtifacts(store)).toEqual([]);
-      expect(store.db.blobs.getKeysCount()).toBe(0);
+      expect(rawDatabases(store).blobs.getKeysCount()).toBe(0);
       const policy = loadPolicy(policyFile).policy;
       const record = await importFile(store, policy, file);
       expect(record.size).toBe(48 * block.length);
@@ -95,7 +97,7 @@ describe('kill -9', () => {
     const watch = openStore(home);
     try {
       await until('the run to start', () => {
-        for (const { key } of watch.db.activeRuns.getRange()) runId = key;
+        for (const active of readActiveRuns(watch)) runId = active.runId;
         return runId !== undefined;
       });
       await kill9(child);

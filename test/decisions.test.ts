@@ -130,7 +130,7 @@ describe('the broker on its own (ABI-FINAL-002)', () => {
     expect(answers.map((a) => a.kind)).toEqual(['answer', 'abort', 'abort', 'abort', 'abort']);
     for (const later of answers.slice(2)) expect(later).toEqual(answers[1]);
     expect(broker.finish().journal.map((e) => e.outcome)).toEqual(['ok', 'abort']);
-    await hostStore(h.host).root.committed;
+    await hostStore(h.host).flushed();
     expect(readAudit(hostStore(h.host)).filter((a) => a.run_id === runId).map((a) => a.decision)).toEqual(['allowed', 'aborted']);
   });
 });

@@ -12,6 +12,8 @@ import { createHost, type Host } from '../host/index.js';
 import { packageRoot } from '../host/paths.js';
 import { loadPolicy } from '../host/policy/load-policy.js';
 import { readAudit } from '../host/store/audit.js';
+import { readModuleRecord } from '../host/store/modules.js';
+import { readActiveRuns } from '../host/store/runs.js';
 import { echoModule, numberResultModule } from './helpers/guest-wat.js';
 import { pluginsDir, tempDir } from './helpers/toolpack.js';
 
@@ -60,7 +62,7 @@ describe('runs', () => {
     expect(host.runs.events(first.run_id!).map((e) => e.kind)).toEqual(['started', 'finished']);
     expect(record.log_artifact_id).toMatch(/^art_/);
     // The module the run names is described in the store.
-    expect(hostStore(host).db.modules.get(record.module_digest!)).toMatchObject({ digest: record.module_digest, abi: 'helix/v1', tools: expect.arrayContaining(['r.echo@1.0.0']) });
+    expect(readModuleRecord(hostStore(host), record.module_digest!)).toMatchObject({ digest: record.module_digest, abi: 'helix/v1', tools: expect.arrayContaining(['r.echo@1.0.0']) });
   });
 
   it('joins concurrent identical calls to one execution', async () => {
@@ -139,7 +141,7 @@ describe('runs', () => {
     // starting on a loaded machine can take seconds: the bound is time, generous.
     let runId: string | undefined;
     for (const end = Date.now() + 60_000; runId === undefined && Date.now() < end; ) {
-      for (const { key } of hostStore(host).db.activeRuns.getRange()) runId = key;
+      for (const active of readActiveRuns(hostStore(host))) runId = active.runId;
       if (runId === undefined) await new Promise((r) => setTimeout(r, 10));
     }
     expect(runId).toBeDefined();

@@ -9,6 +9,7 @@ import { LoggingMessageNotificationSchema, type CallToolResult } from '@modelcon
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResponseEnvelopeSchema } from '../abi/index.js';
 import { packageRoot } from '../host/paths.js';
+import { kvGet } from '../host/store/kv.js';
 import { openStore } from '../host/store/open-store.js';
 import { compileGuest } from './helpers/as-guest.js';
 import { CLI, serveWithClient } from './fixtures/mcp/serve.js';
@@ -113,7 +114,7 @@ describe('helix serve with a real MCP client', () => {
     const store = openStore(home);
     try {
       expect(formsIn(readFileSync(store.path))).toEqual([]);
-      expect(store.db.kv.get(['s.paths', 'k'])).toBeUndefined();
+      expect(kvGet(store, 's.paths', 'k')).toBeUndefined();
     } finally {
       await store.close();
     }

@@ -10,6 +10,7 @@ import type { Host } from '../host/index.js';
 import { getRun } from '../host/runs/run-store.js';
 import { verifyRun } from '../host/runs/verify.js';
 import { readBlobBytes } from '../host/store/blobs.js';
+import { kvGet } from '../host/store/kv.js';
 import { call, formsIn, MARKER, SECRET_KEY_FILE, startSecretHost, type SecretHost } from './helpers/secret-kit.js';
 
 let h: SecretHost;
@@ -31,7 +32,7 @@ describe('secretWrites: redact for kv and artifacts', () => {
     const r = await guest('s.paths', { secret: 'db_password', calls: [call('kv.put', { key: 'k {{hex}}', value: { note: 'x {{b64|a}} y', '{{pct}}': 1 } }), call('kv.list', { prefix: 'k ' })] });
     expect(r.answers[0]).toMatchObject({ status: 'ok' });
     expect(r.answers[1]!.capability_result!.result).toEqual({ keys: [`k ${MARKER}`] });
-    const stored = hostStore(host).db.kv.get(['s.paths', `k ${MARKER}`]) as { note: string };
+    const stored = kvGet(hostStore(host), 's.paths', `k ${MARKER}`) as { note: string };
     expect(stored).toEqual({ note: expect.stringContaining(MARKER), [MARKER]: 1 });
     expect(formsIn(JSON.stringify(stored))).toEqual([]);
     await expectHostServes();
@@ -107,7 +108,7 @@ describe('helix verify of a run that received a secret', () => {
   });
 
   it('ABI-SECRET-001: no form of the secret is anywhere in the store file', async () => {
-    await hostStore(host).root.flushed;
+    await hostStore(host).flushed();
     expect(formsIn(readFileSync(hostStore(host).path))).toEqual([]);
   });
 });

@@ -104,7 +104,7 @@ describe('the secret guard under the default rules', () => {
     }
     // The journal keeps a piece's length, not its bytes, so no half of the secret is journaled either.
     expect(readJournal(hostStore(host), split.run_id!)[1]!.args).toEqual({ role: 'report', data_length: 'head '.length + 9 });
-    await hostStore(host).root.flushed;
+    await hostStore(host).flushed();
     // The first piece's tail was held back, never written: not even the secret's first half is stored.
     expect(readFileSync(hostStore(host).path).includes(Buffer.from(`head ${SECRET.slice(0, 9)}`))).toBe(false);
     await expectHostServes();
@@ -133,7 +133,7 @@ describe('the secret guard under the default rules', () => {
     const answer = JSON.stringify({ status: 'ok', abi_version: 1, capability_result: { name: 'secrets.get', result: { value: SECRET } } });
     const { createHash } = await import('node:crypto');
     const plain = [answer, SECRET].map((t) => createHash('sha256').update(t).digest('hex'));
-    await hostStore(host).root.flushed;
+    await hostStore(host).flushed();
     const file = readFileSync(hostStore(host).path);
     for (const h of plain) expect(file.includes(Buffer.from(h))).toBe(false);
     expect(journal[0]!.response_sha256).not.toBe(plain[0]);
@@ -144,7 +144,7 @@ describe('the secret guard under the default rules', () => {
   });
 
   it('ABI-SECRET-001: no form of the secret is anywhere in the store file after every path was tried', async () => {
-    await hostStore(host).root.flushed;
+    await hostStore(host).flushed();
     expect(formsIn(readFileSync(hostStore(host).path))).toEqual([]);
   });
 });

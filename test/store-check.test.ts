@@ -15,7 +15,8 @@ import { createHost } from '../host/index.js';
 import { packageRoot } from '../host/paths.js';
 import { getRun } from '../host/runs/run-store.js';
 import { checkStore, type CheckReport } from '../host/store/check.js';
-import { openStore, type Store } from '../host/store/open-store.js';
+import { openStore, type Store, type StoreDatabaseName } from '../host/store/open-store.js';
+import { rawDatabases } from '../host/store/raw-access.js';
 import { compileGuest } from './helpers/as-guest.js';
 import { ANY_OBJECT, pluginsDir, tempDir } from './helpers/toolpack.js';
 
@@ -49,7 +50,7 @@ beforeAll(async () => {
   const host = await createHost({ pluginsDir: plugins.dir, policyFile, home: home.dir });
   try {
     const record = await importInline(hostStore(host), randomBytes(2_500_000), { label: 'three chunks', maxBytes: 1 << 30 });
-    big = { id: record.id, sha256: record.sha256, chunks: [...hostStore(host).db.blobs.get(record.sha256)!.chunks] };
+    big = { id: record.id, sha256: record.sha256, chunks: [...rawDatabases(hostStore(host)).blobs.get(record.sha256)!.chunks] };
     const input = await importInline(hostStore(host), '>r1\nACGT\n', { label: 'input' });
     const r = await host.call({ tool_id: 'c.script', input: { input: input.id, calls: [call('kv.put', { key: 'k', value: { n: 1 } }), call('kv.get', { key: 'k' }), call('clock.now_unix', {}), call('log.emit', { event: 'hello', fields: {} })] } });
     expect(r.status).toBe('success');
@@ -81,15 +82,15 @@ async function withStore<T>(body: (store: Store) => Promise<T> | T): Promise<T> 
 
 /** Raw bytes that were under a key before damage was planted there (undefined: absent). */
 interface Saved {
-  readonly db: keyof Store['db'];
+  readonly db: StoreDatabaseName;
   readonly key: Key;
   readonly bytes: Buffer | undefined;
 }
 
-const raw = (store: Store, db: keyof Store['db']): Database<unknown, Key> => store.db[db] as unknown as Database<unknown, Key>;
+const raw = (store: Store, db: StoreDatabaseName): Database<unknown, Key> => rawDatabases(store)[db] as unknown as Database<unknown, Key>;
 
 /** Puts `value` (raw bytes, a record, or undefined to remove) under `key`; returns what was there. */
-async function plant(store: Store, db: keyof Store['db'], key: Key, value: Buffer | object | undefined): Promise<Saved> {
+async function plant(store: Store, db: StoreDatabaseName, key: Key, value: Buffer | object | undefined): Promise<Saved> {
   const saved = { db, key, bytes: raw(store, db).getBinary(key) };
   if (value === undefined) await raw(store, db).remove(key);
   else await raw(store, db).put(key, Buffer.isBuffer(value) ? asBinary(value) : value);
@@ -114,7 +115,7 @@ async function planted(damage: (store: Store) => Promise<Saved[]>): Promise<Chec
 
 /** A chunk's bytes with one bit flipped at `at`. */
 const flipped = (store: Store, key: string, at: number): Buffer => {
-  const bytes = Buffer.from(store.db.chunks.getBinary(key)!);
+  const bytes = Buffer.from(rawDatabases(store).chunks.getBinary(key)!);
   bytes[at] = bytes[at]! ^ 0x01;
   return bytes;
 };
@@ -149,7 +150,7 @@ describe('helix store check', () => {
     const report = await planted(async (store) => [
       // Cut msgpack (an array of two holding one element) for the run; a wrong shape for an artifact.
       await plant(store, 'runs', scriptRun, Buffer.from([0x92, 0x01])),
-      await plant(store, 'artifacts', big.id, { ...store.db.artifacts.get(big.id)!, size: 'large' }),
+      await plant(store, 'artifacts', big.id, { ...rawDatabases(store).artifacts.get(big.id)!, size: 'large' }),
     ]);
     expect(brief(report)).toEqual([
       { code: 'D-DATA-RECORD-INVALID', database: 'artifacts', key: big.id },
@@ -167,7 +168,7 @@ describe('helix store check', () => {
 
   it('store check finds a broken journal chain, D-DATA-JOURNAL naming the run and the entry (ABI-STORE-064)', async () => {
     const report = await planted(async (store) => {
-      const entry = store.db.journal.get([scriptRun, 1]) as unknown as JournalEntry;
+      const entry = rawDatabases(store).journal.get([scriptRun, 1]) as unknown as JournalEntry;
       // Still a valid entry, but not the one the chain was built from.
       return [await plant(store, 'journal', [scriptRun, 1], { ...entry, args: { key: 'edited' } })];
     });
@@ -177,7 +178,7 @@ describe('helix store check', () => {
 
   it('helix store check lists every planted problem with its code and exits 1; the host then serves a call (ABI-STORE-065)', { timeout: 180_000 }, async () => {
     const saved = await withStore(async (store) => {
-      const entry = store.db.journal.get([scriptRun, 0]) as unknown as JournalEntry;
+      const entry = rawDatabases(store).journal.get([scriptRun, 0]) as unknown as JournalEntry;
       return [
         await plant(store, 'chunks', big.chunks[0]!, flipped(store, big.chunks[0]!, 0)),
         await plant(store, 'runs', scriptRun, Buffer.from([0xc1])),

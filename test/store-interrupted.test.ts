@@ -9,6 +9,7 @@ import { hostStore } from '../host/host.js';
 import { createHost } from '../host/index.js';
 import { runEvents } from '../host/runs/run-store.js';
 import { openStore } from '../host/store/open-store.js';
+import { readActiveRuns } from '../host/store/runs.js';
 import { serveWithClient } from './fixtures/mcp/serve.js';
 import { echoModule, numberResultModule } from './helpers/guest-wat.js';
 import { looksRaw } from './helpers/store-damage.js';
@@ -37,7 +38,7 @@ async function startForever(home: string): Promise<{ child: ChildProcess; runId:
     const store = openStore(home);
     let runId: string | undefined;
     try {
-      for (const key of store.db.activeRuns.getKeys()) runId = key;
+      for (const active of readActiveRuns(store)) runId = active.runId;
     } finally {
       await store.close();
     }

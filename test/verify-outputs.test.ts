@@ -9,6 +9,7 @@ import { createHost } from '../host/index.js';
 import { getRun } from '../host/runs/run-store.js';
 import { verifyRun, type VerifyReport } from '../host/runs/verify.js';
 import { openStore } from '../host/store/open-store.js';
+import { rawDatabases } from '../host/store/raw-access.js';
 import { compileGuest } from './helpers/as-guest.js';
 import { damageBlob } from './helpers/store-damage.js';
 import { runCli } from './helpers/run-cli.js';
@@ -78,9 +79,9 @@ describe('helix verify with damaged outputs', () => {
     const store = openStore(home);
     try {
       const other = await importInline(store, 'line 1\nline X\n');
-      const record = store.db.artifacts.get(output.artifact_id)!;
-      await store.db.artifacts.put(output.artifact_id, { ...record, sha256: other.sha256, size: other.size });
-      await store.db.runs.put(run.run_id, { ...run, outputs: [{ ...output, sha256: other.sha256 }] });
+      const record = rawDatabases(store).artifacts.get(output.artifact_id)!;
+      await rawDatabases(store).artifacts.put(output.artifact_id, { ...record, sha256: other.sha256, size: other.size });
+      await rawDatabases(store).runs.put(run.run_id, { ...run, outputs: [{ ...output, sha256: other.sha256 }] });
     } finally {
       await store.close();
     }

@@ -8,6 +8,7 @@ import { PolicySchema, type ArtifactRecord, type Policy } from '../../abi/index.
 import { tempDir } from '../../test/helpers/toolpack.js';
 import { blobRecord } from '../store/blobs.js';
 import { openStore, type Store } from '../store/open-store.js';
+import { rawDatabases } from '../store/raw-access.js';
 import { exportArtifact } from './export-artifact.js';
 import { importInline } from './prepare-artifact.js';
 
@@ -100,7 +101,7 @@ describe('exportArtifact', () => {
     const chunks = blobRecord(store, artifact.sha256)!.chunks;
     expect(chunks).toHaveLength(3);
     // Same length, other bytes: only the hash check can tell.
-    store.db.chunks.putSync(chunks[1]!, randomBytes(1024 * 1024));
+    rawDatabases(store).chunks.putSync(chunks[1]!, randomBytes(1024 * 1024));
     const dest = path.join(out, 'copy.bin');
     await expectRefused(dest, 'D-DATA-CHECKSUM', /does not match its hash/);
     expect(existsSync(dest)).toBe(false);

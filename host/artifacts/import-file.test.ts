@@ -9,6 +9,7 @@ import { PolicySchema, type Policy } from '../../abi/index.js';
 import { tempDir } from '../../test/helpers/toolpack.js';
 import { packageRoot } from '../paths.js';
 import { openStore, type Store } from '../store/open-store.js';
+import { rawDatabases } from '../store/raw-access.js';
 import { importFile } from './import-file.js';
 
 let t: { dir: string; cleanup: () => void };
@@ -36,7 +37,7 @@ afterEach(async () => {
 });
 
 /** A store's artifact and blob counts (default the test's store), to show a refusal wrote nothing. */
-const counts = (s: Store = store): { artifacts: number; blobs: number } => ({ artifacts: s.db.artifacts.getKeysCount(), blobs: s.db.blobs.getKeysCount() });
+const counts = (s: Store = store): { artifacts: number; blobs: number } => ({ artifacts: rawDatabases(s).artifacts.getKeysCount(), blobs: rawDatabases(s).blobs.getKeysCount() });
 
 /** The unprivileged user a root test process drops to: `nobody` on Debian. */
 const NOBODY = { uid: 65534, gid: 65534 };

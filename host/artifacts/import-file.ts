@@ -107,10 +107,10 @@ export async function importFile(store: Store, policy: Policy, filePath: string,
       stream.destroy();
     }
     try {
-      return await store.root.transaction(() => commitArtifact(store, prepared));
+      return await store.transaction(() => commitArtifact(store, prepared));
     } catch (err) {
       // Nothing became visible; release the chunks to gc instead of holding them until exit.
-      await store.root.transaction(() => discardBlob(store, prepared.blob)).catch(() => undefined);
+      await store.transaction(() => discardBlob(store, prepared.blob)).catch(() => undefined);
       throw err;
     }
   } finally {

@@ -8,6 +8,7 @@ import { ArtifactRecordSchema, PolicySchema, type Policy } from '../../abi/index
 import { tempDir } from '../../test/helpers/toolpack.js';
 import { CHUNK_BYTES } from '../store/blobs.js';
 import { openStore, type Store } from '../store/open-store.js';
+import { rawDatabases } from '../store/raw-access.js';
 import { exportArtifact, getArtifact, importFile, listArtifacts, snapshotBoundary } from './index.js';
 
 let t: { dir: string; cleanup: () => void };
@@ -35,7 +36,7 @@ describe('the artifact layer', () => {
     const record = await importFile(store, policy, file, { label: 'random and text' });
     expect(ArtifactRecordSchema.parse(record)).toEqual(record);
     expect(record).toMatchObject({ size: bytes.length, type: 'binary', label: 'random and text', preview: { text: null } });
-    expect(store.db.chunks.getKeysCount()).toBe(Math.ceil(bytes.length / CHUNK_BYTES));
+    expect(rawDatabases(store).chunks.getKeysCount()).toBe(Math.ceil(bytes.length / CHUNK_BYTES));
 
     expect(listArtifacts(store)).toEqual([record]);
     expect(getArtifact(store, record.id)).toEqual(record);
@@ -53,13 +54,13 @@ describe('the artifact layer', () => {
     writeFileSync(a, bytes);
     writeFileSync(b, bytes);
     const first = await importFile(store, policy, a);
-    const chunks = store.db.chunks.getKeysCount();
+    const chunks = rawDatabases(store).chunks.getKeysCount();
     const second = await importFile(store, policy, b, { label: 'again' });
     expect(second.sha256).toBe(first.sha256);
     expect(second.id).not.toBe(first.id);
     expect(second.source).toMatchObject({ kind: 'import', path: b });
-    expect(store.db.chunks.getKeysCount()).toBe(chunks);
-    expect(store.db.blobs.getKeysCount()).toBe(1);
+    expect(rawDatabases(store).chunks.getKeysCount()).toBe(chunks);
+    expect(rawDatabases(store).blobs.getKeysCount()).toBe(1);
     expect(listArtifacts(store).map((r) => r.id)).toEqual([first.id, second.id]);
   });
 

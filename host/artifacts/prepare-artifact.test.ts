@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ArtifactRecordSchema } from '../../abi/index.js';
 import { tempDir } from '../../test/helpers/toolpack.js';
 import { openStore, type Store } from '../store/open-store.js';
+import { rawDatabases } from '../store/raw-access.js';
 import { commitArtifact, importInline, prepareArtifact } from './prepare-artifact.js';
 import { listArtifacts } from './query.js';
 
@@ -95,7 +96,7 @@ describe('importInline', () => {
 
   it('importInline refuses data over its limit with I-REQ-TOO-LARGE and stores nothing', async () => {
     await expect(importInline(store, 'x'.repeat(11), { maxBytes: 10 })).rejects.toMatchObject({ code: 'I-REQ-TOO-LARGE', details: { size: 11, max_bytes: 10 } });
-    expect(store.db.artifacts.getKeysCount()).toBe(0);
+    expect(rawDatabases(store).artifacts.getKeysCount()).toBe(0);
   });
 
   it('importInline refuses a bad type, label or limit with I-REQ-INPUT naming the field', async () => {
@@ -104,7 +105,7 @@ describe('importInline', () => {
     await expect(importInline(store, 'x', { label: 'two\nlines' })).rejects.toMatchObject({ code: 'I-REQ-INPUT', details: { violations: [expect.stringMatching(/^label: /)] } });
     await expect(importInline(store, 'x', { label: 'l'.repeat(201) })).rejects.toMatchObject({ code: 'I-REQ-INPUT' });
     await expect(importInline(store, 'x', { maxBytes: -1 })).rejects.toMatchObject({ code: 'I-REQ-INPUT', details: { violations: [expect.stringMatching(/^maxBytes: /)] } });
-    expect(store.db.artifacts.getKeysCount()).toBe(0);
+    expect(rawDatabases(store).artifacts.getKeysCount()).toBe(0);
   });
 
   it('importInline stores identical content once as a blob but as two artifacts', async () => {
@@ -112,8 +113,8 @@ describe('importInline', () => {
     const b = await importInline(store, 'same bytes\n', { label: 'second' });
     expect(a.id).not.toBe(b.id);
     expect(a.sha256).toBe(b.sha256);
-    expect(store.db.blobs.getKeysCount()).toBe(1);
-    expect(store.db.artifacts.getKeysCount()).toBe(2);
+    expect(rawDatabases(store).blobs.getKeysCount()).toBe(1);
+    expect(rawDatabases(store).artifacts.getKeysCount()).toBe(2);
   });
 });
 
@@ -121,10 +122,10 @@ describe('prepareArtifact and commitArtifact', () => {
   it('prepareArtifact stores chunks but the artifact appears only when commitArtifact runs in a transaction', async () => {
     const data = Buffer.from(fasta(3, () => 64));
     const prepared = await prepareArtifact(store, pieces(data, 7), { maxBytes: 1 << 20, source: { kind: 'inline' }, label: 'staged' });
-    expect(store.db.chunks.getKeysCount()).toBe(1);
-    expect(store.db.blobs.getKeysCount()).toBe(0);
+    expect(rawDatabases(store).chunks.getKeysCount()).toBe(1);
+    expect(rawDatabases(store).blobs.getKeysCount()).toBe(0);
     expect(listArtifacts(store)).toEqual([]);
-    const record = await store.root.transaction(() => commitArtifact(store, prepared));
+    const record = await store.transaction(() => commitArtifact(store, prepared));
     expect(listArtifacts(store)).toEqual([record]);
     expect(record.preview.records).toHaveLength(3);
     expect(record.size).toBe(data.length);
@@ -138,7 +139,7 @@ describe('prepareArtifact and commitArtifact', () => {
       source: { kind: 'run', run_id: runId, role: 'output' },
       createdByRun: runId,
     });
-    const record = store.root.transactionSync(() => commitArtifact(store, prepared));
+    const record = store.transactionSync(() => commitArtifact(store, prepared));
     expect(record).toMatchObject({ created_by_run: runId, source: { kind: 'run', run_id: runId, role: 'output' }, type: 'json' });
     await expect(prepareArtifact(store, pieces(Buffer.from('x'), 1), { maxBytes: 10, source: { kind: 'inline' }, createdByRun: 'run_x' })).rejects.toMatchObject({
       code: 'I-REQ-INPUT',
@@ -152,7 +153,7 @@ describe('prepareArtifact and commitArtifact', () => {
       throw new Error('source broke');
     }
     await expect(prepareArtifact(store, failing(), { maxBytes: 100, source: { kind: 'inline' } })).rejects.toThrow('source broke');
-    expect(store.db.blobs.getKeysCount()).toBe(0);
-    expect(store.db.artifacts.getKeysCount()).toBe(0);
+    expect(rawDatabases(store).blobs.getKeysCount()).toBe(0);
+    expect(rawDatabases(store).artifacts.getKeysCount()).toBe(0);
   });
 });

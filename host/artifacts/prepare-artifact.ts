@@ -3,6 +3,7 @@
 // artifact and its index entry together, so an artifact exists only once all its bytes do.
 import { z } from 'zod';
 import { type ArtifactRecord, ArtifactRecordSchema, ArtifactSourceSchema, HelixError } from '../../abi/index.js';
+import { lastArtifactCreatedAt, putArtifactRecord } from '../store/artifact-records.js';
 import { CHUNK_BYTES, commitBlob, writeChunks, type WrittenBlob } from '../store/blobs.js';
 import { newArtifactId } from '../store/ids.js';
 import type { Store } from '../store/open-store.js';
@@ -44,7 +45,6 @@ export interface PreparedArtifact {
 
 /** Default limit of importInline: inline data is already in memory, so it is kept small. */
 export const DEFAULT_INLINE_MAX_BYTES = 16 * 1024 * 1024;
-const LAST_CREATED_AT = 'last_created_at';
 
 async function* observed(source: AsyncIterable<Uint8Array>, inspector: ContentInspector): AsyncGenerator<Uint8Array> {
   for await (const piece of source) {
@@ -83,15 +83,14 @@ export async function prepareArtifact(store: Store, source: AsyncIterable<Uint8A
 
 /**
  * Makes a prepared artifact visible. Synchronous: call it INSIDE a store transaction
- * (`store.root.transaction(() => commitArtifact(...))` or `transactionSync`), so the blob record,
+ * (`store.transaction(() => commitArtifact(...))` or `transactionSync`), so the blob record,
  * the artifact record, its index entry and the clock marker commit together. `created_at` is
  * max(now, last created_at + 1): strictly increasing across the store, even within a millisecond
  * and across processes (the transaction holds LMDB's write lock).
  */
 export function commitArtifact(store: Store, prepared: PreparedArtifact, nowMs: number = Date.now(), reservedId?: string): ArtifactRecord {
   checkInteger(Math.trunc(nowMs), 'nowMs', 0);
-  const last = store.db.meta.get(LAST_CREATED_AT);
-  const created_at = Math.max(Math.trunc(nowMs), (typeof last === 'number' ? last : 0) + 1);
+  const created_at = Math.max(Math.trunc(nowMs), lastArtifactCreatedAt(store) + 1);
   // A run's output gets its id when the guest seals it (so the guest can name it in its output)
   // but becomes visible only here, when the run ends.
   const id = reservedId ?? newArtifactId(created_at);
@@ -110,23 +109,17 @@ export function commitArtifact(store: Store, prepared: PreparedArtifact, nowMs: 
     preview: prepared.preview,
   });
   commitBlob(store, prepared.blob);
-  store.db.artifacts.putSync(id, record);
-  // A run's log is reached through its run, not listed: indexing it would move the snapshot
-  // boundary of artifact_list with every run, so no listing could ever replay.
-  if (!isRunLog(record)) store.db.artifactsByTime.putSync([created_at, id], id);
-  store.db.meta.putSync(LAST_CREATED_AT, created_at);
+  putArtifactRecord(store, record);
   return record;
 }
 
 /** Whether an artifact is the log of a run (source role `log`, reserved for the host). */
-export function isRunLog(record: ArtifactRecord): boolean {
-  return record.source.kind === 'run' && record.source.role === 'log';
-}
+export { isRunLog } from '../store/artifact-records.js';
 
 /** Prepares and commits in one go (the commit is one transaction). */
 export async function storeArtifact(store: Store, source: AsyncIterable<Uint8Array>, opts: PrepareOptions): Promise<ArtifactRecord> {
   const prepared = await prepareArtifact(store, source, opts);
-  return store.root.transaction(() => commitArtifact(store, prepared));
+  return store.transaction(() => commitArtifact(store, prepared));
 }
 
 /** Imports in-memory data (a string is stored as UTF-8) as an artifact with an inline source. */

@@ -3,6 +3,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../../test/helpers/toolpack.js';
 import { openStore, type Store } from '../store/open-store.js';
+import { rawDatabases } from '../store/raw-access.js';
 import { commitArtifact, importInline, prepareArtifact } from './prepare-artifact.js';
 import { getArtifact, listArtifacts, snapshotBoundary } from './query.js';
 
@@ -48,8 +49,8 @@ describe('snapshotBoundary and listArtifacts', () => {
   it('commitArtifact gives strictly increasing created_at to commits in the same millisecond, in one transaction or many', async () => {
     const prepared = await Promise.all([0, 1, 2, 3].map((i) => prepareArtifact(store, once(`p${i}`), { maxBytes: 10, source: { kind: 'inline' } })));
     const now = 1_700_000_000_000;
-    const inOne = store.root.transactionSync(() => prepared.slice(0, 2).map((p) => commitArtifact(store, p, now)));
-    const inMany = prepared.slice(2).map((p) => store.root.transactionSync(() => commitArtifact(store, p, now)));
+    const inOne = store.transactionSync(() => prepared.slice(0, 2).map((p) => commitArtifact(store, p, now)));
+    const inMany = prepared.slice(2).map((p) => store.transactionSync(() => commitArtifact(store, p, now)));
     const times = [...inOne, ...inMany].map((r) => r.created_at);
     expect(times).toEqual([now, now + 1, now + 2, now + 3]);
     // A clock that goes back does not break the order either.
@@ -96,7 +97,7 @@ describe('getArtifact', () => {
 
   it('getArtifact reports a damaged stored record with D-DATA-RECORD-INVALID instead of returning it', async () => {
     const record = await importInline(store, 'x');
-    store.db.artifacts.putSync(record.id, { ...record, size: -5 });
+    rawDatabases(store).artifacts.putSync(record.id, { ...record, size: -5 });
     expect(() => getArtifact(store, record.id)).toThrow(expect.objectContaining({ code: 'D-DATA-RECORD-INVALID', details: expect.objectContaining({ violations: [expect.stringMatching(/^size: /)] }) }));
     expect(() => listArtifacts(store)).toThrow(expect.objectContaining({ code: 'D-DATA-RECORD-INVALID' }));
   });

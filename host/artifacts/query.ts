@@ -2,8 +2,8 @@
 // makes a listing replayable (list only created_at <= as_of_created_at).
 import type { ArtifactRecord } from '../../abi/index.js';
 import { HelixError } from '../../abi/index.js';
+import { artifactTimeBoundary, readArtifactRecord, readArtifactsByTime } from '../store/artifact-records.js';
 import type { Store } from '../store/open-store.js';
-import { invalidRecord, readFailure, readRange, readRecord } from '../store/records.js';
 import { checkArtifactId, checkInteger } from './inputs.js';
 
 /** Options of listArtifacts. */
@@ -29,7 +29,7 @@ export type SnapshotBoundary = { readonly as_of_created_at: number; readonly art
 export function getArtifact(store: Store, id: string): ArtifactRecord {
   checkArtifactId(id);
   // Records are parsed on the way out: a record of an older or damaged store is caught, not trusted.
-  const record = readRecord(store, 'artifacts', id);
+  const record = readArtifactRecord(store, id);
   if (record === undefined) {
     throw new HelixError('P-PRECOND-ARTIFACT-NOT-FOUND', { message: `No artifact ${id} is in the store at ${store.home}.`, details: { id } });
   }
@@ -41,21 +41,7 @@ export function listArtifacts(store: Store, opts: ListOptions = {}): ArtifactRec
   const asOf = opts.asOfCreatedAt === undefined ? undefined : checkInteger(opts.asOfCreatedAt, 'asOfCreatedAt', 0);
   const limit = opts.limit === undefined ? undefined : checkInteger(opts.limit, 'limit', 1);
   const after = opts.afterId === undefined ? undefined : getArtifact(store, checkArtifactId(opts.afterId, 'afterId'));
-  // Keys are [created_at, id]; [asOf + 1] sorts after every [asOf, id], so the exclusive end
-  // keeps exactly created_at <= asOf.
-  const range = readRange(store, 'artifactsByTime', {
-    ...(after === undefined ? {} : { start: [after.created_at, after.id] as [number, string] }),
-    ...(asOf === undefined ? {} : { end: [asOf + 1] as unknown as [number, string] }),
-  });
-  const records: ArtifactRecord[] = [];
-  for (const { key, value } of range) {
-    if (after !== undefined && key[1] === after.id) continue;
-    if (limit !== undefined && records.length >= limit) break;
-    const record = readRecord(store, 'artifacts', value);
-    if (record === undefined) throw invalidRecord('artifactsByTime', key, `it points at artifact ${value}, which is missing`);
-    records.push(record);
-  }
-  return records;
+  return readArtifactsByTime(store, { ...(after === undefined ? {} : { after }), ...(asOf === undefined ? {} : { asOfCreatedAt: asOf }), ...(limit === undefined ? {} : { limit }) });
 }
 
 /**
@@ -63,14 +49,6 @@ export function listArtifacts(store: Store, opts: ListOptions = {}): ArtifactRec
  * artifacts at or before it. Pass as_of_created_at to listArtifacts to see exactly those.
  */
 export function snapshotBoundary(store: Store): SnapshotBoundary {
-  try {
-    let newest = 0;
-    for (const key of store.db.artifactsByTime.getKeys({ reverse: true, limit: 1 })) newest = key[0];
-    if (newest === 0) return { as_of_created_at: 0, artifact_count: 0 };
-    // Counted up to `newest` (not all keys), so an import committing meanwhile cannot skew it.
-    const count = store.db.artifactsByTime.getKeysCount({ end: [newest + 1] as unknown as [number, string] });
-    return { as_of_created_at: newest, artifact_count: count };
-  } catch (err) {
-    throw readFailure('artifactsByTime', '(the newest keys)', err);
-  }
+  const { newest, count } = artifactTimeBoundary(store);
+  return { as_of_created_at: newest, artifact_count: count };
 }

@@ -152,7 +152,7 @@ export class RunOutputs {
       if (w.sealed !== undefined) continue;
       w.queue.end();
       // Never sealed, so never committed: its chunks go to gc (ABI-STORE-050).
-      void w.prepared.then((p) => this.store.root.transaction(() => discardBlob(this.store, p.blob))).catch(() => undefined);
+      void w.prepared.then((p) => this.store.transaction(() => discardBlob(this.store, p.blob))).catch(() => undefined);
     }
     return [...this.#writers.values()].flatMap((w) => (w.sealed === undefined ? [] : [w.sealed]));
   }

@@ -8,8 +8,8 @@ import type { ArtifactPort, ArtifactSummary, ClockPort, KvPort, LogPort, SecretP
 import { getArtifact, listArtifacts } from '../artifacts/index.js';
 import { readRegularFile } from '../files/pack-files.js';
 import { readBlob } from '../store/blobs.js';
+import { kvDelete, kvGet, kvKeys, kvPut } from '../store/kv.js';
 import type { Store } from '../store/open-store.js';
-import { readRecord } from '../store/records.js';
 import type { RunOutputs } from './outputs.js';
 import type { SecretGuard } from './secret-guard.js';
 
@@ -82,23 +82,19 @@ export function artifactPort(store: Store, outputs: RunOutputs): ArtifactPort {
 export function kvPort(store: Store, toolId: string, guard?: SecretGuard): KvPort {
   return {
     get(key) {
-      const value = readRecord(store, 'kv', [toolId, key]);
+      const value = kvGet(store, toolId, key);
       return value === undefined ? { found: false } : { found: true, value };
     },
     async put(key, value) {
       const k = guard === undefined ? key : guard.admitJson('kv', key, 'kv.put', '/key');
       const v = guard === undefined ? value : guard.admitJson('kv', value, 'kv.put', '/value');
-      await store.db.kv.put([toolId, k], v);
+      await kvPut(store, toolId, k, v);
     },
     async delete(key) {
-      // lmdb's async remove() resolves true whether or not the key was there; the synchronous
-      // removeSync inside a transaction reports whether it removed something.
-      return store.db.kv.transaction(() => store.db.kv.removeSync([toolId, key]));
+      return kvDelete(store, toolId, key);
     },
     list(prefix, limit) {
-      const keys: string[] = [];
-      for (const [, key] of store.db.kv.getKeys({ start: [toolId, prefix], end: [toolId, `${prefix}\uffff`], limit })) keys.push(key);
-      return keys;
+      return kvKeys(store, toolId, prefix, limit);
     },
   };
 }

@@ -4,8 +4,9 @@
 // runs once.
 import type { RunRecord } from '../../abi/index.js';
 import { HelixError } from '../../abi/index.js';
+import { idempotencyRun } from '../store/documents.js';
 import type { Store } from '../store/open-store.js';
-import { isOtherLiveOwner } from './owner.js';
+import { isOtherLiveOwner } from '../store/owner.js';
 import { beginRun, blockRun, finishRun, getRun, type RunFinish, type RunStart } from './run-store.js';
 
 /** How a coordinated run ended for this caller. */
@@ -89,7 +90,7 @@ export class RunCoordinator {
 
   #checkIdempotency(start: RunStart): void {
     if (start.idempotency_key === null) return;
-    const bound = this.store.db.idempotency.get(start.idempotency_key);
+    const bound = idempotencyRun(this.store, start.idempotency_key);
     if (bound !== undefined && bound !== start.run_id) {
       throw new HelixError('I-REQ-IDEMPOTENCY-CONFLICT', {
         message: `idempotency_key was used for run ${bound}, a different request.`,

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ERROR_CODES, RunRecordSchema, type RunRecord } from '../../abi/index.js';
 import { JournalBuilder } from '../broker/journal.js';
 import { openStore, type Store } from '../store/open-store.js';
+import { rawDatabases } from '../store/raw-access.js';
 import { refusedCalls } from './refusals.js';
 
 const RUN = `run_${'a'.repeat(32)}`;
@@ -27,13 +28,13 @@ async function storeWith(journal: ReadonlyArray<{ name: string | null; error: ty
     status: 'succeeded', attempts: 1, created_at: 1000, started_at: 1000, finished_at: 2000, owner: null, metrics: null, result: { status: 'success', output: {}, warnings: [] },
     inputs: [], outputs: [], log_artifact_id: null, idempotency_key: null, last_call_id: null, journal: { entries: journal.length, head: null },
   });
-  store.db.runs.putSync(RUN, run);
+  rawDatabases(store).runs.putSync(RUN, run);
   const builder = new JournalBuilder();
   for (const j of journal) {
     const e = builder.append({ name: j.name, args: {}, request_sha256: HASH, outcome: j.error === null ? 'ok' : 'error', mode: 'value', result: j.error === null ? 1 : null, result_sha256: null, error: j.error, response_sha256: HASH, fuel: 1000 });
-    store.db.journal.putSync([RUN, e.seq], e as unknown as Record<string, unknown>);
+    rawDatabases(store).journal.putSync([RUN, e.seq], e as unknown as Record<string, unknown>);
   }
-  for (const [i, a] of audits.entries()) store.db.audit.putSync([a.at, 1, i], { kind: 'capability', tool_id: 't.asker', run_id: RUN, ...a });
+  for (const [i, a] of audits.entries()) rawDatabases(store).audit.putSync([a.at, 1, i], { kind: 'capability', tool_id: 't.asker', run_id: RUN, ...a });
   return { store, run };
 }
 

@@ -4,9 +4,9 @@
 import { ERROR_CODES, HelixError, type JournalEntry, type RunRecord } from '../../abi/index.js';
 import { CAPABILITIES } from '../../capabilities/index.js';
 import { FORBIDDEN_REASONS } from '../broker/broker.js';
-import { readJournal } from '../broker/journal.js';
+import { readAuditBetween } from '../store/audit.js';
+import { readJournal } from '../store/journal.js';
 import type { Store } from '../store/open-store.js';
-import { readRange } from '../store/records.js';
 
 /** How the broker decided a call it did not answer with a result (the audit trail's `decision`). */
 export type RefusalDecision = 'forbidden' | 'invalid' | 'refused' | 'aborted';
@@ -69,8 +69,8 @@ function callAudits(store: Store, run: RunRecord, count: number): CallAudit[] | 
   if (run.started_at === null) return undefined;
   const found: CallAudit[] = [];
   try {
-    const end: [number] = [run.finished_at === null ? Number.MAX_SAFE_INTEGER : run.finished_at + 1];
-    for (const { value } of readRange(store, 'audit', { start: [run.started_at], end })) {
+    const until = run.finished_at === null ? Number.MAX_SAFE_INTEGER : run.finished_at + 1;
+    for (const value of readAuditBetween(store, run.started_at, until)) {
       if (value.kind !== 'capability' || value.run_id !== run.run_id) continue;
       const capability = typeof value.capability === 'string' ? value.capability : null;
       found.push({ capability, decision: String(value.decision), reason: String(value.reason) });

@@ -8,11 +8,14 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ArtifactRecordSchema, RunRecordSchema, type RunLink, type RunRecord } from '../../abi/index.js';
 import type { HelixError } from '../../abi/index.js';
+import { getArtifact } from '../artifacts/query.js';
 import { canonicalJson } from '../hashing.js';
 import { commitBlob, writeChunks } from '../store/blobs.js';
 import { openStore, type Store } from '../store/open-store.js';
+import { rawDatabases } from '../store/raw-access.js';
 import { checkRunCrate } from './ro-crate-profile.js';
 import { buildRunCrate, exportRunCrate, WORKFLOW_FILE } from './ro-crate.js';
+import { requireRun } from './run-store.js';
 
 const hex = (data: string | Uint8Array): string => createHash('sha256').update(data).digest('hex');
 const artId = (n: number): string => `art_01JAAAAAAAAAAAAAAAAAAAAA${String(n).padStart(2, '0')}`;
@@ -43,21 +46,21 @@ async function putArtifact(store: Store, key: keyof typeof ART, type: string, cr
     source: creator === null ? { kind: 'import', path: '/private/import/ref.fasta', mtime_ms: 1 } : { kind: 'run', run_id: creator.run, role: creator.role },
     preview: { text: null, truncated: false },
   });
-  store.db.artifacts.putSync(record.id, record);
+  rawDatabases(store).artifacts.putSync(record.id, record);
   return { role: creator?.role ?? 'import', artifact_id: record.id, sha256: blob.sha256 };
 }
 
 function putRun(store: Store, runId: string, tool: string, at: number, inputs: RunLink[], outputs: RunLink[], log: RunLink): RunRecord {
   const params = canonicalJson({ tool: { id: tool, version: '1.0.0' }, input: inputs.map((l) => `sha256:${l.sha256}`) });
-  store.db.params.putSync(`sha256:${hex(params)}`, params);
-  store.db.policies.putSync(`sha256:${hex(POLICY)}`, POLICY);
+  rawDatabases(store).params.putSync(`sha256:${hex(params)}`, params);
+  rawDatabases(store).policies.putSync(`sha256:${hex(POLICY)}`, POLICY);
   const run = RunRecordSchema.parse({
     run_id: runId, tool_id: tool, tool_version: '1.0.0', contract_version: 'v1', module_digest: `sha256:${hex(tool)}`, policy_hash: `sha256:${hex(POLICY)}`,
     params_hash: `sha256:${hex(params)}`, status: 'succeeded', attempts: 1, created_at: at, started_at: at, finished_at: at + 50, owner: null,
     metrics: { duration_ms: 50, fuel_used: 1234, memory_peak_pages: 2 }, result: { status: 'success', output: {}, warnings: [] },
     inputs, outputs: outputs.map((l) => ({ ...l, role: 'out' })), log_artifact_id: log.artifact_id, idempotency_key: null, last_call_id: null,
   });
-  store.db.runs.putSync(runId, run);
+  rawDatabases(store).runs.putSync(runId, run);
   return run;
 }
 
@@ -163,8 +166,8 @@ describe('exportRunCrate', () => {
   it('fails on a tampered chunk with D-DATA-CHECKSUM and leaves no partial crate', async () => {
     const store = await chainStore();
     const sha = hex(BYTES.art2 as string);
-    const chunk = store.db.blobs.get(sha)?.chunks[0] as string;
-    store.db.chunks.putSync(chunk, Buffer.from('{"gc":0.9}\n'));
+    const chunk = rawDatabases(store).blobs.get(sha)?.chunks[0] as string;
+    rawDatabases(store).chunks.putSync(chunk, Buffer.from('{"gc":0.9}\n'));
     const base = await tempDir();
     expect(await codeOf(() => exportRunCrate(store, RUN.C, path.join(base, 'crate'), { includeData: true }))).toBe('D-DATA-CHECKSUM');
     expect(await readdir(base)).toEqual([]);
@@ -172,16 +175,53 @@ describe('exportRunCrate', () => {
 
   it('fails when stored params no longer match their hash', async () => {
     const store = await chainStore();
-    const hash = (store.db.runs.get(RUN.B) as RunRecord).params_hash;
-    store.db.params.putSync(hash, '{"tampered":true}');
+    const hash = (rawDatabases(store).runs.get(RUN.B) as RunRecord).params_hash;
+    rawDatabases(store).params.putSync(hash, '{"tampered":true}');
     expect(await codeOf(() => buildRunCrate(store, RUN.C))).toBe('D-DATA-CHECKSUM');
   });
 
   it('fails when a run links an artifact under another hash than the artifact has', async () => {
     const store = await chainStore();
-    const run = store.db.runs.get(RUN.B) as RunRecord;
-    store.db.runs.putSync(RUN.B, { ...run, inputs: [{ ...(run.inputs[0] as RunLink), sha256: hex('other') }] });
+    const run = rawDatabases(store).runs.get(RUN.B) as RunRecord;
+    rawDatabases(store).runs.putSync(RUN.B, { ...run, inputs: [{ ...(run.inputs[0] as RunLink), sha256: hex('other') }] });
     expect(await codeOf(() => buildRunCrate(store, RUN.C))).toBe('D-DATA-CHECKSUM');
+  });
+});
+
+describe('exportRunCrate on damaged records', () => {
+  /** What `fn` throws, as the fields a user sees. */
+  const failureOf = async (fn: () => unknown): Promise<{ name: string; code: string; message: string }> => {
+    try {
+      await fn();
+    } catch (err) {
+      const e = err as HelixError;
+      return { name: e.name, code: e.code, message: e.message };
+    }
+    throw new Error('it did not fail');
+  };
+
+  it('exportRunCrate reports a damaged run record as the D-DATA-RECORD-INVALID the run reads report, not a ZodError', async () => {
+    const store = await chainStore();
+    const run = rawDatabases(store).runs.get(RUN.B) as RunRecord;
+    rawDatabases(store).runs.putSync(RUN.B, { ...run, status: 'exploded' } as never);
+    const base = await tempDir();
+    const exported = await failureOf(() => exportRunCrate(store, RUN.C, path.join(base, 'crate'), { includeData: true }));
+    expect(exported).toMatchObject({ name: 'HelixError', code: 'D-DATA-RECORD-INVALID' });
+    expect(exported.message).toContain(RUN.B);
+    expect(exported).toEqual(await failureOf(() => requireRun(store, RUN.B)));
+    expect(await readdir(base)).toEqual([]);
+  });
+
+  it('exportRunCrate reports a damaged artifact record as the D-DATA-RECORD-INVALID getArtifact reports, not a ZodError', async () => {
+    const store = await chainStore();
+    const record = rawDatabases(store).artifacts.get(ART.art1)!;
+    rawDatabases(store).artifacts.putSync(ART.art1, { ...record, size: -5 });
+    const base = await tempDir();
+    const exported = await failureOf(() => exportRunCrate(store, RUN.C, path.join(base, 'crate')));
+    expect(exported).toMatchObject({ name: 'HelixError', code: 'D-DATA-RECORD-INVALID' });
+    expect(exported.message).toContain(ART.art1);
+    expect(exported).toEqual(await failureOf(() => getArtifact(store, ART.art1)));
+    expect(await readdir(base)).toEqual([]);
   });
 });
 
@@ -196,10 +236,10 @@ describe('buildRunCrate', () => {
 
   it('survives an ancestry cycle in a damaged store', async () => {
     const store = await chainStore();
-    const art1 = store.db.artifacts.get(ART.art1);
-    const run = store.db.runs.get(RUN.A) as RunRecord;
+    const art1 = rawDatabases(store).artifacts.get(ART.art1);
+    const run = rawDatabases(store).runs.get(RUN.A) as RunRecord;
     // A now also reads art2, which B made from A's art1.
-    store.db.runs.putSync(RUN.A, { ...run, inputs: [{ role: 'loop', artifact_id: ART.art2, sha256: hex(BYTES.art2 as string) }] });
+    rawDatabases(store).runs.putSync(RUN.A, { ...run, inputs: [{ role: 'loop', artifact_id: ART.art2, sha256: hex(BYTES.art2 as string) }] });
     const crate = buildRunCrate(store, RUN.C);
     expect(art1).toBeDefined();
     expect(crate.runs.sort()).toEqual([RUN.A, RUN.B, RUN.C]);

@@ -9,9 +9,10 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ArtifactRecord, RunLink, RunRecord, RunStatus } from '../../abi/index.js';
 import { HelixError } from '../../abi/index.js';
+import { readArtifactRecord } from '../store/artifact-records.js';
 import { readBlob } from '../store/blobs.js';
+import { readParams, readPolicy } from '../store/documents.js';
 import type { Store } from '../store/open-store.js';
-import { readRecord } from '../store/records.js';
 import { RO_CRATE_CONTEXT, RO_CRATE_SPEC, RUN_CRATE_PROFILES, WORKFLOW_RO_CRATE, WORKFLOW_RUN_CONTEXT } from './ro-crate-profile.js';
 import { observeRun } from './run-store.js';
 
@@ -54,7 +55,7 @@ function readRun(store: Store, runId: string, neededFor?: string): RunRecord {
 
 /** The artifact a run links, checked against the hash the run recorded for it. */
 function readLinked(store: Store, runId: string, artifactId: string, sha256: string | null): ArtifactRecord {
-  const record = readRecord(store, 'artifacts', artifactId);
+  const record = readArtifactRecord(store, artifactId);
   if (record === undefined) {
     throw new HelixError('P-PRECOND-ARTIFACT-NOT-FOUND', { message: `Artifact ${artifactId} of run ${runId} is not in the store.`, details: { artifact_id: artifactId, run_id: runId } });
   }
@@ -126,7 +127,7 @@ function artifactPath(a: ArtifactRecord): string {
 
 /** A canonical text kept under its hash (params or policy), as a crate document; the checked read verifies a sha256 hash. */
 function storedDocument(store: Store, db: 'params' | 'policies', hash: string): CrateDocument | undefined {
-  const text = readRecord(store, db, hash);
+  const text = db === 'params' ? readParams(store, hash) : readPolicy(store, hash);
   if (text === undefined) return undefined;
   const hex = sha256Hex(text);
   return { path: `${db}/${hex}.json`, text, sha256: hex };

@@ -1,15 +1,16 @@
 // Runs in the store: the status machine with its allowed transitions, one transaction per state
 // change that belongs together (record, params, policy, links, events, artifacts), events, and
 // runs a dead process left `running`, settled as `interrupted` by whichever reader finds them.
-import { type CallMetrics, HelixError, RUN_TRANSITIONS, type RunEvent, RunEventSchema, type RunLink, type RunRecord, RunRecordSchema, type RunResult, type RunStatus } from '../../abi/index.js';
+import { type CallMetrics, HelixError, RUN_TRANSITIONS, type RunEvent, type RunLink, type RunRecord, RunRecordSchema, type RunResult, type RunStatus } from '../../abi/index.js';
 import { appendAudit } from '../store/audit.js';
+import { bindIdempotencyKey, keepRunDocuments } from '../store/documents.js';
 import type { Store } from '../store/open-store.js';
-import { readRange, readRecord } from '../store/records.js';
-import { currentOwner, isOtherLiveOwner, type Owner } from './owner.js';
+import { currentOwner, isOtherLiveOwner, type Owner } from '../store/owner.js';
+import { appendRunEvent, putActiveRun, putRun, readActiveRun, readActiveRuns, readAllRuns, readRun, readRunEvents, removeActiveRun } from '../store/runs.js';
 
 /** Reads a run as stored, checked against its schema; undefined when absent. */
 export function getRun(store: Store, runId: string): RunRecord | undefined {
-  return readRecord(store, 'runs', runId);
+  return readRun(store, runId);
 }
 
 /**
@@ -34,16 +35,9 @@ export function checkTransition(from: RunStatus | undefined, to: RunStatus): voi
   if (!allowed.includes(to)) throw new Error(`run status cannot go from ${from ?? '(new)'} to ${to}`);
 }
 
-/** Appends an event to a run's log; call inside a transaction. */
-function appendEvent(store: Store, runId: string, event: RunEvent): void {
-  let seq = 0;
-  for (const key of store.db.runEvents.getKeys({ start: [runId, Number.MAX_SAFE_INTEGER], end: [runId, -1], reverse: true, limit: 1 })) seq = key[1] + 1;
-  store.db.runEvents.put([runId, seq], RunEventSchema.parse(event));
-}
-
 /** A run's events in order. */
 export function runEvents(store: Store, runId: string): RunEvent[] {
-  return [...readRange(store, 'runEvents', { start: [runId, 0], end: [runId, Number.MAX_SAFE_INTEGER] })].map((e) => e.value);
+  return readRunEvents(store, runId);
 }
 
 /** What starting (or refusing) a run records. */
@@ -91,9 +85,8 @@ function baseRecord(start: RunStart, existing: RunRecord | undefined, now: numbe
 }
 
 function putShared(store: Store, start: RunStart): void {
-  if (!store.db.params.doesExist(start.params_hash)) store.db.params.put(start.params_hash, start.canonical_params);
-  if (!store.db.policies.doesExist(start.policy_hash)) store.db.policies.put(start.policy_hash, start.canonical_policy);
-  if (start.idempotency_key !== null) store.db.idempotency.put(start.idempotency_key, start.run_id);
+  keepRunDocuments(store, start);
+  if (start.idempotency_key !== null) bindIdempotencyKey(store, start.idempotency_key, start.run_id);
 }
 
 /**
@@ -103,23 +96,23 @@ function putShared(store: Store, start: RunStart): void {
  */
 export async function beginRun(store: Store, start: RunStart, now: number): Promise<{ started: boolean; record: RunRecord }> {
   const owner: Owner = currentOwner();
-  return store.root.transaction(() => {
+  return store.transaction(() => {
     const existing = getRun(store, start.run_id);
     if (existing !== undefined && (existing.status === 'succeeded' || (existing.status === 'running' && existing.owner !== null && isOtherLiveOwner(existing.owner)))) {
       return { started: false, record: existing };
     }
     // A run still marked running by a dead owner was interrupted; record that before re-running.
     if (existing?.status === 'running') {
-      appendEvent(store, start.run_id, { at: now, kind: 'interrupted', detail: { owner: existing.owner } });
+      appendRunEvent(store, start.run_id, { at: now, kind: 'interrupted', detail: { owner: existing.owner } });
       existing.status = 'interrupted';
     }
     const record = baseRecord(start, existing, now);
     checkTransition(existing?.status, 'running');
     const next: RunRecord = { ...record, status: 'running', attempts: record.attempts + 1, started_at: now, finished_at: null, owner: { ...owner } };
     putShared(store, start);
-    store.db.runs.put(start.run_id, RunRecordSchema.parse(next));
-    store.db.activeRuns.put(start.run_id, { ...owner });
-    appendEvent(store, start.run_id, { at: now, kind: 'started', detail: { attempt: next.attempts, call_id: start.call_id, pid: owner.pid } });
+    putRun(store, next);
+    putActiveRun(store, start.run_id, owner);
+    appendRunEvent(store, start.run_id, { at: now, kind: 'started', detail: { attempt: next.attempts, call_id: start.call_id, pid: owner.pid } });
     return { started: true, record: next };
   });
 }
@@ -142,7 +135,7 @@ export interface RunFinish {
  * visible exactly when the run does.
  */
 export async function finishRun(store: Store, runId: string, finish: (record: RunRecord) => RunFinish, now: number): Promise<RunRecord> {
-  return store.root.transaction(() => {
+  return store.transaction(() => {
     const current = getRun(store, runId);
     if (current === undefined) throw new HelixError('P-PRECOND-RUN-NOT-FOUND', { message: `Run ${runId} vanished from the store ${store.home} before it finished.`, details: { run_id: runId } });
     const f = finish(current);
@@ -160,22 +153,22 @@ export async function finishRun(store: Store, runId: string, finish: (record: Ru
       output_sha256: f.output_sha256 ?? null,
       journal: f.journal ?? { entries: 0, head: null },
     };
-    store.db.runs.put(runId, RunRecordSchema.parse(next));
-    store.db.activeRuns.remove(runId);
-    appendEvent(store, runId, { at: now, kind: 'finished', detail: { status: f.status, code: f.result.error?.code ?? null, duration_ms: f.metrics.duration_ms } });
+    putRun(store, next);
+    removeActiveRun(store, runId);
+    appendRunEvent(store, runId, { at: now, kind: 'finished', detail: { status: f.status, code: f.result.error?.code ?? null, duration_ms: f.metrics.duration_ms } });
     return next;
   });
 }
 
 /** Records a run the policy refused (status `blocked`), with the refusal as its result. */
 export async function blockRun(store: Store, start: RunStart, result: RunResult, now: number): Promise<RunRecord> {
-  return store.root.transaction(() => {
+  return store.transaction(() => {
     const existing = getRun(store, start.run_id);
     checkTransition(existing?.status, 'blocked');
     const next: RunRecord = { ...baseRecord(start, existing, now), status: 'blocked', finished_at: now, result };
     putShared(store, start);
-    store.db.runs.put(start.run_id, RunRecordSchema.parse(next));
-    appendEvent(store, start.run_id, { at: now, kind: 'blocked', detail: { code: result.error?.code ?? null } });
+    putRun(store, next);
+    appendRunEvent(store, start.run_id, { at: now, kind: 'blocked', detail: { code: result.error?.code ?? null } });
     appendAudit(store, now, { kind: 'run.blocked', run_id: start.run_id, tool_id: start.tool_id, code: result.error?.code ?? null });
     return next;
   });
@@ -197,18 +190,18 @@ function isDead(run: RunRecord): boolean {
  * owner and is left alone. Returns the runs it changed, by id.
  */
 function settleDeadRuns(store: Store, runIds: readonly string[], now: number, foundBy: 'startup' | 'read'): Map<string, RunRecord> {
-  return store.root.transactionSync(() => {
+  return store.transactionSync(() => {
     const done = new Map<string, RunRecord>();
     for (const runId of runIds) {
       // A restart replaces the index entry with its own, live owner; a gone one is stale.
-      const active = readRecord(store, 'activeRuns', runId);
-      if (active !== undefined && isGone(active)) store.db.activeRuns.removeSync(runId);
+      const active = readActiveRun(store, runId);
+      if (active !== undefined && isGone(active)) removeActiveRun(store, runId);
       const run = getRun(store, runId);
       if (run === undefined || !isDead(run)) continue;
       checkTransition(run.status, 'interrupted');
       const next: RunRecord = RunRecordSchema.parse({ ...run, status: 'interrupted', owner: null, finished_at: now });
-      store.db.runs.putSync(runId, next);
-      appendEvent(store, runId, { at: now, kind: 'interrupted', detail: { owner: run.owner, found_by: foundBy } });
+      putRun(store, next);
+      appendRunEvent(store, runId, { at: now, kind: 'interrupted', detail: { owner: run.owner, found_by: foundBy } });
       done.set(runId, next);
     }
     return done;
@@ -217,7 +210,7 @@ function settleDeadRuns(store: Store, runIds: readonly string[], now: number, fo
 
 /** Marks every run left `running` by a process that is gone as `interrupted`. Returns their ids. */
 export async function recoverInterrupted(store: Store, now: number): Promise<string[]> {
-  const stale = [...readRange(store, 'activeRuns')].filter(({ value }) => isGone(value)).map(({ key }) => key);
+  const stale = readActiveRuns(store).filter(({ owner }) => isGone(owner)).map(({ runId }) => runId);
   if (stale.length === 0) return [];
   return [...settleDeadRuns(store, stale, now, 'startup').keys()];
 }
@@ -229,7 +222,7 @@ function isSelf(owner: Owner): boolean {
 
 /** Runs, newest first, optionally filtered; runs of dead processes are settled first (see observeRun). */
 export function listRuns(store: Store, filter: { status?: RunStatus; toolId?: string; limit?: number } = {}): RunRecord[] {
-  const all = [...readRange(store, 'runs')].map((e) => e.value);
+  const all = readAllRuns(store);
   const dead = all.filter(isDead).map((r) => r.run_id);
   const settled = dead.length === 0 ? new Map<string, RunRecord>() : settleDeadRuns(store, dead, Date.now(), 'read');
   const runs: RunRecord[] = [];

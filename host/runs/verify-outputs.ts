@@ -5,9 +5,9 @@ import { createHash, type Hash } from 'node:crypto';
 import type { RunRecord } from '../../abi/index.js';
 import type { BrokerAnswer } from '../engine/protocol.js';
 import { isHelixError } from '../../abi/index.js';
+import { readArtifactRecord } from '../store/artifact-records.js';
 import { readBlob } from '../store/blobs.js';
 import type { Store } from '../store/open-store.js';
-import { readRecord } from '../store/records.js';
 import { GuardedStream, type SecretGuard } from '../broker/secret-guard.js';
 
 /** Where a check of the outputs found a difference. */
@@ -22,7 +22,7 @@ export interface OutputDifference {
 async function storedOutput(store: Store, link: RunRecord['outputs'][number]): Promise<OutputDifference | undefined> {
   const where = `output ${link.role} (${link.artifact_id})`;
   try {
-    const record = readRecord(store, 'artifacts', link.artifact_id);
+    const record = readArtifactRecord(store, link.artifact_id);
     if (record === undefined) return { where, expected: link.sha256, actual: null, detail: 'the artifact is not in the store' };
     if (record.sha256 !== link.sha256) return { where, expected: link.sha256, actual: record.sha256, detail: 'the artifact record names other bytes than the run linked' };
     const hash = createHash('sha256');

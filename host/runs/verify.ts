@@ -4,14 +4,16 @@
 // is consulted, except immutable artifacts and secret sources for calls the journal keeps by
 // digest or not at all.
 import { CAPABILITY_ABI_VERSION, HelixError, PolicySchema, type RunRecord } from '../../abi/index.js';
-import { brokenLink, readJournal } from '../broker/journal.js';
 import { createReplayBroker, type Departure } from '../broker/replay-broker.js';
 import { keyedHex, readSecretKey, secretKeyPath } from '../broker/secret-key.js';
 import { createEngine } from '../engine/engine.js';
 import type { BrokerAnswer } from '../engine/protocol.js';
 import { readBlobBytes } from '../store/blobs.js';
+import { readParams, readPolicy } from '../store/documents.js';
+import { brokenLink, readJournal } from '../store/journal.js';
+import { readModuleRecord } from '../store/modules.js';
 import type { Store } from '../store/open-store.js';
-import { invalidRecord, readRecord } from '../store/records.js';
+import { invalidRecord } from '../store/records.js';
 import { instrumentModule } from '../wasm/index.js';
 import { requireRun } from './run-store.js';
 import { checkStoredOutputs, WrittenOutputs } from './verify-outputs.js';
@@ -45,8 +47,8 @@ export async function verifyRun(store: Store, runId: string, timeoutMs = 600_000
   checks.push({ check: 'stored outputs read back as recorded', ok: stored === undefined, ...(stored === undefined ? {} : { detail: `${stored.where}: ${stored.detail}` }) });
   if (stored !== undefined) return { run_id: runId, match: false, checks, first_difference: { where: stored.where, expected: stored.expected, actual: stored.actual } };
 
-  const params = JSON.parse(readRecord(store, 'params', run.params_hash) ?? 'null') as CanonicalParams | null;
-  const policyText = readRecord(store, 'policies', run.policy_hash);
+  const params = JSON.parse(readParams(store, run.params_hash) ?? 'null') as CanonicalParams | null;
+  const policyText = readPolicy(store, run.policy_hash);
   if (params?.limits == null || policyText === undefined) throw new HelixError('P-PRECOND-VERIFY', { message: `Run ${runId} lacks its params or policy snapshot in the store.`, details: { run_id: runId } });
   const policyParsed = PolicySchema.safeParse(JSON.parse(policyText));
   if (!policyParsed.success) throw invalidRecord('policies', run.policy_hash, 'it is not a policy', policyParsed.error.issues.map((i) => `${i.path.join('.') || '(policy)'}: ${i.message}`));
@@ -56,7 +58,7 @@ export async function verifyRun(store: Store, runId: string, timeoutMs = 600_000
   const instrumented = instrumentModule(moduleBytes, { maxMemoryPages: params.limits.max_memory_pages });
   const compiled = await WebAssembly.compile(instrumented.bytes);
   // The store's module record says which runtime ran the module (extism/v1 runs on @extism/extism).
-  const abi = readRecord(store, 'modules', run.module_digest!)?.abi === 'extism/v1' ? 'extism/v1' : 'helix/v1';
+  const abi = readModuleRecord(store, run.module_digest!)?.abi === 'extism/v1' ? 'extism/v1' : 'helix/v1';
   // A run that received a secret has keyed hashes (ABI-SECRET-008): they need the store's key.
   const keyed = journal.some((e) => e.keyed === true);
   const key = keyed ? readSecretKey(store.home) : undefined;

@@ -4,7 +4,8 @@
 // by a pending write (pending.ts), so gc never takes them from a live writer.
 import { createHash } from 'node:crypto';
 import { HelixError } from '../../abi/index.js';
-import type { BlobRecord, Store } from './open-store.js';
+import { type BlobRecord } from './databases.js';
+import { storeHandle, type Store } from './handle.js';
 import { endPending, newPendingWrite, putPendingChunk } from './pending.js';
 import { readFailure, readRecord } from './records.js';
 
@@ -87,7 +88,7 @@ export async function writeChunks(store: Store, source: AsyncIterable<Uint8Array
     await Promise.all(inFlight);
   } catch (err) {
     await Promise.allSettled(inFlight);
-    if (pending !== undefined) await store.root.transaction(() => endPending(store, pending.id)).catch(() => undefined);
+    if (pending !== undefined) await store.transaction(() => endPending(store, pending.id)).catch(() => undefined);
     throw err;
   }
   return { sha256: whole.digest('hex'), size, chunks, ...(pending === undefined ? { deferred } : { pending: pending.id }) };
@@ -95,8 +96,9 @@ export async function writeChunks(store: Store, source: AsyncIterable<Uint8Array
 
 /** Records the blob and ends its pending write; call inside the transaction that makes its artifact visible. */
 export function commitBlob(store: Store, blob: WrittenBlob): void {
-  for (const [key, bytes] of blob.deferred ?? []) if (!store.db.chunks.doesExist(key)) store.db.chunks.putSync(key, bytes);
-  if (!store.db.blobs.doesExist(blob.sha256)) store.db.blobs.putSync(blob.sha256, { size: blob.size, chunks: [...blob.chunks] });
+  const { db } = storeHandle(store);
+  for (const [key, bytes] of blob.deferred ?? []) if (!db.chunks.doesExist(key)) db.chunks.putSync(key, bytes);
+  if (!db.blobs.doesExist(blob.sha256)) db.blobs.putSync(blob.sha256, { size: blob.size, chunks: [...blob.chunks] });
   if (blob.pending !== undefined) endPending(store, blob.pending);
 }
 
@@ -117,7 +119,7 @@ export function blobRecord(store: Store, sha256: string): BlobRecord | undefined
 function readChunk(store: Store, blob: string, key: string): Buffer {
   let bytes: Buffer | undefined;
   try {
-    bytes = store.db.chunks.get(key) as Buffer | undefined;
+    bytes = storeHandle(store).db.chunks.get(key) as Buffer | undefined;
   } catch (err) {
     throw readFailure('chunks', key, err);
   }

@@ -7,7 +7,7 @@ import { SHA256_PATTERN } from '../../abi/index.js';
 import { CheckLog, type CheckReport } from './check-log.js';
 import { checkRecords, KNOWN_DATABASES } from './check-records.js';
 import { CHUNK_BYTES } from './blobs.js';
-import type { Store } from './open-store.js';
+import { storeHandle, type Store } from './handle.js';
 import { BlobRecordSchema } from './records.js';
 import { walk } from './walk.js';
 
@@ -17,13 +17,14 @@ const hex = (data: Uint8Array): string => createHash('sha256').update(data).dige
 
 /** Every chunk's bytes against its key. */
 function checkChunks(store: Store, log: CheckLog): void {
-  for (const key of store.db.chunks.getKeys()) {
+  const { db } = storeHandle(store);
+  for (const key of db.chunks.getKeys()) {
     log.saw('chunks');
     if (!SHA256_PATTERN.test(String(key))) {
       log.problem('D-DATA-RECORD-INVALID', 'chunks', key, 'the key is not a sha256 digest');
       continue;
     }
-    const bytes = store.db.chunks.get(key);
+    const bytes = db.chunks.get(key);
     if (bytes === undefined) continue;
     log.bytesHashed += bytes.length;
     if (hex(bytes) !== key) log.problem('D-DATA-CHECKSUM', 'chunks', key, `the chunk's ${bytes.length} bytes do not hash to its key`);
@@ -32,7 +33,8 @@ function checkChunks(store: Store, log: CheckLog): void {
 
 /** Every blob: its record, each chunk present and sized, the concatenation against its key and size. */
 function checkBlobs(store: Store, log: CheckLog): void {
-  for (const { key, value, error } of walk(store.db.blobs)) {
+  const { db } = storeHandle(store);
+  for (const { key, value, error } of walk(db.blobs)) {
     log.saw('blobs');
     const parsed = BlobRecordSchema.safeParse(value);
     if (error !== undefined || !parsed.success || !SHA256_PATTERN.test(key)) {
@@ -43,7 +45,7 @@ function checkBlobs(store: Store, log: CheckLog): void {
     let size = 0;
     let complete = true;
     for (const [i, chunk] of parsed.data.chunks.entries()) {
-      const bytes = store.db.chunks.get(chunk);
+      const bytes = db.chunks.get(chunk);
       if (bytes === undefined) {
         log.problem('D-DATA-REFERENCE', 'blobs', key, `chunk ${i} (${chunk}) is not in chunks`);
         complete = false;

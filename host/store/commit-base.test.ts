@@ -10,6 +10,7 @@ import { isHelixError } from '../../abi/index.js';
 import { commitBase, LOCK_TXNID_AT, StaleCommitBase, WriteNotBegun } from './commit-base.js';
 import { newestCommit, pageSizeOf } from './header.js';
 import { openStore, type Store } from './open-store.js';
+import { rawDatabases } from './raw-access.js';
 import { retryTransient, TRANSIENT_ATTEMPTS } from './sync-writes.js';
 
 let t: { dir: string; cleanup: () => void };
@@ -53,16 +54,16 @@ function newest(): number {
 
 describe('the commit-base check (ABI-STORE-007)', () => {
   it('keeps a commit the lock region forgot: the next write starts from the newest commit and sets the region right', async () => {
-    await store.db.meta.put('a', 1);
-    await store.db.meta.put('b', 2);
+    await rawDatabases(store).meta.put('a', 1);
+    await rawDatabases(store).meta.put('b', 2);
     const before = newest();
     expect(lockRegionCommit()).toBe(before);
     // What an open racing the commit of `b` leaves behind.
     setLockRegionCommit(before - 1);
-    await store.db.meta.put('c', 3);
-    expect(store.db.meta.get('a')).toBe(1);
-    expect(store.db.meta.get('b')).toBe(2);
-    expect(store.db.meta.get('c')).toBe(3);
+    await rawDatabases(store).meta.put('c', 3);
+    expect(rawDatabases(store).meta.get('a')).toBe(1);
+    expect(rawDatabases(store).meta.get('b')).toBe(2);
+    expect(rawDatabases(store).meta.get('c')).toBe(3);
     expect(newest()).toBe(before + 1);
     expect(lockRegionCommit()).toBe(before + 1);
   });

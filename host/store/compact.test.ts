@@ -10,12 +10,13 @@ import { tempDir } from '../../test/helpers/toolpack.js';
 import { importInline } from '../artifacts/prepare-artifact.js';
 import { getArtifact } from '../artifacts/query.js';
 import { packageRoot } from '../paths.js';
-import { processStartMs } from '../runs/owner.js';
+import { processStartMs } from './owner.js';
 import { readBlobBytes, writeChunks } from './blobs.js';
 import { compactStore, COMPACTING_MARKER, lockHolders } from './compact.js';
 import { collectGarbage } from './gc.js';
 import { openStore } from './open-store.js';
 import { PENDING_HEADER } from './pending.js';
+import { rawDatabases } from './raw-access.js';
 
 let t: { dir: string; cleanup: () => void };
 const children: ChildProcess[] = [];
@@ -47,7 +48,7 @@ async function storeWithFreePages(home: string, keep: number, drop: number): Pro
     yield randomBytes(drop << 20);
   }
   const killed = await writeChunks(store, once());
-  await store.db.pending.put([killed.pending!, PENDING_HEADER], { owner: { pid: 2 ** 22 + 1, hostname: hostname(), started_at: 1 }, created_at: 0 });
+  await rawDatabases(store).pending.put([killed.pending!, PENDING_HEADER], { owner: { pid: 2 ** 22 + 1, hostname: hostname(), started_at: 1 }, created_at: 0 });
   await collectGarbage(store);
   await store.close();
   return kept.id;

@@ -6,7 +6,8 @@
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { HelixError } from '../../abi/index.js';
-import { currentOwner, isOtherLiveOwner, readOwnerFile } from '../runs/owner.js';
+import { currentOwner, isOtherLiveOwner, readOwnerFile } from './owner.js';
+import { storeHandle, type Store } from './handle.js';
 import { withLifecycleLock } from './lifecycle-lock.js';
 
 /** Name of the marker a compaction holds in the Helix home while it runs. */
@@ -17,12 +18,6 @@ const COPY_NAME = 'helix.mdb-compact.tmp';
 export interface CompactReport {
   readonly file_bytes_before: number;
   readonly file_bytes_after: number;
-}
-
-/** A store opened through openStore, as compaction needs it (avoids an import cycle). */
-interface OpenedStore {
-  readonly root: { backup(path: string, compact: boolean): Promise<void> };
-  close(): Promise<void>;
 }
 
 function busy(message: string, details: Record<string, unknown>, hint?: string): HelixError {
@@ -87,7 +82,7 @@ function claimMarker(file: string): void {
  * P-PRECOND-STORE-BUSY, changing nothing, while any process (this one included) has it open,
  * before the copy and again before the swap. `open` opens the store (openStore).
  */
-export async function compactStore(home: string, open: (home: string) => OpenedStore): Promise<CompactReport> {
+export async function compactStore(home: string, open: (home: string) => Store): Promise<CompactReport> {
   const file = path.join(home, 'helix.mdb');
   const lockFile = `${file}-lock`;
   const marker = path.join(home, COMPACTING_MARKER);
@@ -105,7 +100,7 @@ export async function compactStore(home: string, open: (home: string) => OpenedS
     const before = statSync(file).size;
     const store = open(home);
     try {
-      await store.root.backup(copy, true);
+      await storeHandle(store).root.backup(copy, true);
     } finally {
       await store.close();
     }

@@ -12,6 +12,7 @@ import { CHUNK_BYTES, commitBlob, discardBlob, readBlobBytes, writeChunks } from
 import { collectGarbage } from './gc.js';
 import { openStore, type Store } from './open-store.js';
 import { PENDING_HEADER, pendingWrites } from './pending.js';
+import { rawDatabases } from './raw-access.js';
 
 let t: { dir: string; cleanup: () => void };
 let store: Store;
@@ -42,16 +43,16 @@ describe('collectGarbage', () => {
     const kept = await importInline(store, mib(2), { label: 'kept' });
     const killed = await writeChunks(store, from(mib(3)));
     // The importer died: its record names a process that is gone.
-    await store.db.pending.put([killed.pending!, PENDING_HEADER], { owner: deadOwner(), created_at: Date.now() });
-    expect(store.db.chunks.getKeysCount()).toBe(5);
+    await rawDatabases(store).pending.put([killed.pending!, PENDING_HEADER], { owner: deadOwner(), created_at: Date.now() });
+    expect(rawDatabases(store).chunks.getKeysCount()).toBe(5);
 
     const dry = await collectGarbage(store, { dryRun: true });
     expect(dry).toMatchObject({ dry_run: true, removed: { chunks: 3, chunk_bytes: 3 * CHUNK_BYTES, blobs: 0, pending_writes: 1 }, kept: { chunks: 2, blobs: 1 } });
-    expect(store.db.chunks.getKeysCount()).toBe(5);
+    expect(rawDatabases(store).chunks.getKeysCount()).toBe(5);
 
     const report = await collectGarbage(store);
     expect(report.removed).toEqual({ chunks: 3, chunk_bytes: 3 * CHUNK_BYTES, blobs: 0, pending_writes: 1 });
-    expect(store.db.chunks.getKeysCount()).toBe(2);
+    expect(rawDatabases(store).chunks.getKeysCount()).toBe(2);
     expect([...pendingWrites(store)]).toEqual([]);
     // ABI-STORE-055: the file does not shrink (gc's own commit may add a page or two); the pages are free for later writes.
     expect(report.space_after.file_bytes).toBeGreaterThanOrEqual(report.space_before.file_bytes);
@@ -66,7 +67,7 @@ describe('collectGarbage', () => {
     const second = mib(1);
     // An orphan with the writer's first chunk: the writer finds it and does not write it again.
     const orphan = await writeChunks(store, from(first));
-    await store.root.transaction(() => discardBlob(store, orphan));
+    await store.transaction(() => discardBlob(store, orphan));
     let resume!: () => void;
     const paused = new Promise<void>((resolve) => (resume = resolve));
     async function* slow(): AsyncGenerator<Uint8Array> {
@@ -83,7 +84,7 @@ describe('collectGarbage', () => {
     expect(report.removed.chunks).toBe(0);
     resume();
     const blob = await writing;
-    await store.root.transaction(() => commitBlob(store, blob));
+    await store.transaction(() => commitBlob(store, blob));
     expect([...pendingWrites(store)]).toEqual([]);
     const bytes = await readBlobBytes(store, blob.sha256, 1 << 30);
     expect(bytes.equals(Buffer.concat([first, second]))).toBe(true);
@@ -92,38 +93,38 @@ describe('collectGarbage', () => {
   it('collectGarbage removes a blob nothing names, and its chunks, but keeps blobs of artifacts, runs and modules', async () => {
     const artifact = await importInline(store, 'named by an artifact');
     const lone = await writeChunks(store, from(Buffer.from('named by nothing')));
-    await store.root.transaction(() => commitBlob(store, lone));
+    await store.transaction(() => commitBlob(store, lone));
     const report = await collectGarbage(store);
     expect(report.removed).toMatchObject({ blobs: 1, chunks: 1 });
-    expect(store.db.blobs.doesExist(lone.sha256)).toBe(false);
-    expect(store.db.blobs.doesExist(artifact.sha256)).toBe(true);
+    expect(rawDatabases(store).blobs.doesExist(lone.sha256)).toBe(false);
+    expect(rawDatabases(store).blobs.doesExist(artifact.sha256)).toBe(true);
   });
 
   it('collectGarbage refuses with D-DATA-RECORD-INVALID, removing nothing, when an artifact record cannot be read (ABI-STORE-054)', async () => {
     await importInline(store, 'data');
     const orphan = await writeChunks(store, from(Buffer.from('orphan')));
-    await store.root.transaction(() => discardBlob(store, orphan));
-    await store.db.artifacts.put('art_DAMAGED', asBinary(Buffer.from([0x92, 0x01])) as never);
+    await store.transaction(() => discardBlob(store, orphan));
+    await rawDatabases(store).artifacts.put('art_DAMAGED', asBinary(Buffer.from([0x92, 0x01])) as never);
     const err = await collectGarbage(store).catch((e: unknown) => e);
     expect(err).toMatchObject({ name: 'HelixError', code: 'D-DATA-RECORD-INVALID', details: { database: 'artifacts', key: 'art_DAMAGED' } });
     expect((err as Error).message).toMatch(/art_DAMAGED/);
-    expect(store.db.chunks.getKeysCount()).toBe(2);
+    expect(rawDatabases(store).chunks.getKeysCount()).toBe(2);
   });
 
   it('collectGarbage refuses with D-DATA-RECORD-INVALID, removing nothing, when a chunk or blob key is no sha256 digest (ABI-STORE-054)', async () => {
     await importInline(store, 'data');
     const orphan = await writeChunks(store, from(Buffer.from('orphan')));
-    await store.root.transaction(() => discardBlob(store, orphan));
+    await store.transaction(() => discardBlob(store, orphan));
     // What a chunks tree that runs into another database's pages looks like: keys that are names.
-    await store.db.chunks.put('artifacts', Buffer.from('not a chunk'));
+    await rawDatabases(store).chunks.put('artifacts', Buffer.from('not a chunk'));
     const err = await collectGarbage(store).catch((e: unknown) => e);
     expect(err).toMatchObject({ name: 'HelixError', code: 'D-DATA-RECORD-INVALID', details: { database: 'chunks', key: 'artifacts' } });
-    expect(store.db.chunks.getKeysCount()).toBe(3);
-    await store.db.chunks.remove('artifacts');
-    await store.db.blobs.put('runs', { size: 0, chunks: [] });
+    expect(rawDatabases(store).chunks.getKeysCount()).toBe(3);
+    await rawDatabases(store).chunks.remove('artifacts');
+    await rawDatabases(store).blobs.put('runs', { size: 0, chunks: [] });
     const blobErr = await collectGarbage(store).catch((e: unknown) => e);
     expect(blobErr).toMatchObject({ name: 'HelixError', code: 'D-DATA-RECORD-INVALID', details: { database: 'blobs', key: 'runs' } });
-    expect(store.db.chunks.getKeysCount()).toBe(2);
+    expect(rawDatabases(store).chunks.getKeysCount()).toBe(2);
   });
 
   it('an output a run never sealed ends its pending write, so gc reclaims its chunks (ABI-STORE-050)', async () => {
@@ -131,9 +132,9 @@ describe('collectGarbage', () => {
     await outputs.write('report', Buffer.from('half a report'), false, {});
     expect(outputs.close()).toEqual([]);
     // Closing ends the writer: its last chunk is stored (under its pending write), then discarded.
-    const settled = (): boolean => store.db.chunks.getKeysCount() === 1 && [...pendingWrites(store)].length === 0;
+    const settled = (): boolean => rawDatabases(store).chunks.getKeysCount() === 1 && [...pendingWrites(store)].length === 0;
     for (let i = 0; i < 400 && !settled(); i++) await new Promise((r) => setTimeout(r, 25));
-    expect(store.db.chunks.getKeysCount()).toBe(1);
+    expect(rawDatabases(store).chunks.getKeysCount()).toBe(1);
     expect([...pendingWrites(store)]).toEqual([]);
     expect((await collectGarbage(store)).removed.chunks).toBe(1);
   });

@@ -4,7 +4,7 @@
 // which register their chunks before relying on them, never lose one.
 import { statSync } from 'node:fs';
 import { HelixError, SHA256_PATTERN } from '../../abi/index.js';
-import type { Store } from './open-store.js';
+import { storeHandle, type Store } from './handle.js';
 import { endPending, isLiveWriter, PendingRecordSchema, pendingWrites } from './pending.js';
 import { walk } from './walk.js';
 
@@ -35,10 +35,10 @@ const pagesOf = (s: PageStats): number => s.treeBranchPageCount + s.treeLeafPage
  * the two meta pages. Deleted records do not shrink the file; their pages are what is free.
  */
 export function measureSpace(store: Store): StoreSpace {
-  const env = store.root.getStats() as { lastPageNumber: number; root: PageStats & { pageSize: number }; free: PageStats };
+  const env = storeHandle(store).root.getStats() as { lastPageNumber: number; root: PageStats & { pageSize: number }; free: PageStats };
   let used = 2 + pagesOf(env.root) + pagesOf(env.free);
   // The main database's keys name every named database, including any this version does not know.
-  for (const name of store.root.getKeys()) used += pagesOf(store.root.openDB({ name: String(name) }).getStats() as PageStats);
+  for (const name of storeHandle(store).root.getKeys()) used += pagesOf(storeHandle(store).root.openDB({ name: String(name) }).getStats() as PageStats);
   const pages = env.lastPageNumber + 1;
   const pageSize = env.root.pageSize;
   const free = Math.max(0, pages - used);
@@ -83,20 +83,21 @@ const isDigest = (v: unknown): v is string => typeof v === 'string' && SHA256_PA
 
 /** Blobs something names (ABI-STORE-051): artifacts, runs (input, module) and module records. */
 function liveBlobs(store: Store): Set<string> {
+  const { db } = storeHandle(store);
   const live = new Set<string>();
-  for (const { key, value, error } of walk(store.db.artifacts)) {
+  for (const { key, value, error } of walk(db.artifacts)) {
     const sha = (value as { sha256?: unknown } | null | undefined)?.sha256;
     if (!isDigest(sha)) throw unreadable('artifacts', key, error ?? 'no readable sha256');
     live.add(sha);
   }
-  for (const { key, value, error } of walk(store.db.runs)) {
+  for (const { key, value, error } of walk(db.runs)) {
     const run = value as { input_sha256?: unknown; module_digest?: unknown } | null | undefined;
     if (run === null || typeof run !== 'object') throw unreadable('runs', key, error ?? 'not a record');
     if (run.input_sha256 != null && !isDigest(run.input_sha256)) throw unreadable('runs', key, 'no readable input_sha256');
     if (isDigest(run.input_sha256)) live.add(run.input_sha256);
     if (typeof run.module_digest === 'string') live.add(run.module_digest.replace(/^sha256:/, ''));
   }
-  for (const { key, value } of walk(store.db.modules)) {
+  for (const { key, value } of walk(db.modules)) {
     // The key is the module's digest, so its blob is known even when the record is damaged.
     live.add(String(key).replace(/^sha256:/, ''));
     const blob = (value as { blob?: unknown } | null | undefined)?.blob;
@@ -107,10 +108,11 @@ function liveBlobs(store: Store): Set<string> {
 
 /** The mark phase; runs inside the write transaction, so its view cannot change under it. */
 function plan(store: Store): Plan {
+  const { db } = storeHandle(store);
   const blobsLive = liveBlobs(store);
   const chunksLive = new Set<string>();
   const p: Plan = { chunks: [], chunkBytes: 0, blobs: [], pending: [], keptChunks: 0, keptBlobs: 0, livePending: 0 };
-  for (const { key, value, error } of walk(store.db.blobs)) {
+  for (const { key, value, error } of walk(db.blobs)) {
     // A key that is no digest means the database's tree is damaged (pages shared with another
     // tree): nothing in it can be told garbage.
     if (!isDigest(key)) throw unreadable('blobs', key, 'the key is not a sha256 digest');
@@ -132,14 +134,14 @@ function plan(store: Store): Plan {
       p.livePending++;
     } else p.pending.push(write.id);
   }
-  for (const key of store.db.chunks.getKeys()) {
+  for (const key of db.chunks.getKeys()) {
     if (!isDigest(key)) throw unreadable('chunks', key, 'the key is not a sha256 digest');
     if (chunksLive.has(key)) {
       p.keptChunks++;
       continue;
     }
     p.chunks.push(key);
-    p.chunkBytes += store.db.chunks.getBinaryFast(key)?.length ?? 0;
+    p.chunkBytes += db.chunks.getBinaryFast(key)?.length ?? 0;
   }
   return p;
 }
@@ -151,14 +153,15 @@ function plan(store: Store): Plan {
  * D-DATA-RECORD-INVALID, removing nothing, when a record that may name a blob cannot be read.
  */
 export async function collectGarbage(store: Store, options: GcOptions = {}): Promise<GcReport> {
+  const { db } = storeHandle(store);
   const dryRun = options.dryRun === true;
   const before = measureSpace(store);
-  const p = await store.root.transaction(() => {
+  const p = await store.transaction(() => {
     const found = plan(store);
     if (dryRun) return found;
     for (const id of found.pending) endPending(store, id);
-    for (const key of found.blobs) store.db.blobs.removeSync(key);
-    for (const key of found.chunks) store.db.chunks.removeSync(key);
+    for (const key of found.blobs) db.blobs.removeSync(key);
+    for (const key of found.chunks) db.chunks.removeSync(key);
     return found;
   });
   return {

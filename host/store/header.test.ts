@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../../test/helpers/toolpack.js';
 import { checkStoreHeader } from './header.js';
 import { openStore } from './open-store.js';
+import { rawDatabases } from './raw-access.js';
 
 const t = tempDir('helix-header-');
 let sound: string;
@@ -13,8 +14,8 @@ let pageSize: number;
 afterAll(() => t.cleanup());
 beforeAll(async () => {
   const store = openStore(path.join(t.dir, 'sound'));
-  await store.root.transaction(() => {
-    for (let i = 0; i < 200; i++) store.db.meta.putSync(`k${i}`, { i, text: 'x'.repeat(100) });
+  await store.transaction(() => {
+    for (let i = 0; i < 200; i++) rawDatabases(store).meta.putSync(`k${i}`, { i, text: 'x'.repeat(100) });
   });
   await store.close();
   sound = store.path;
@@ -93,7 +94,7 @@ describe('checkStoreHeader', () => {
     expect(() => openStore(home)).toThrow(expect.objectContaining({ code: 'D-DATA-STORE-HEADER' }));
     copyFileSync(sound, store.path);
     const again = openStore(home);
-    expect(again.db.meta.get('k7')).toMatchObject({ i: 7 });
+    expect(rawDatabases(again).meta.get('k7')).toMatchObject({ i: 7 });
     await again.close();
   });
 });

@@ -4,7 +4,7 @@ import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { isHelixError } from '../../abi/index.js';
-import { processStartMs } from '../runs/owner.js';
+import { processStartMs } from './owner.js';
 import { LIFECYCLE_LOCK, withLifecycleLock } from './lifecycle-lock.js';
 
 let home: string;

@@ -10,7 +10,7 @@
 import { linkSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { HelixError } from '../../abi/index.js';
-import { currentOwner, isOtherLiveOwner, readOwnerFile } from '../runs/owner.js';
+import { currentOwner, isOtherLiveOwner, readOwnerFile } from './owner.js';
 import { pause } from './pause.js';
 
 /** Name of the file a process holds in the Helix home while it opens or closes the store. */

@@ -3,14 +3,36 @@
 // operator can tell which exact build a run's module_digest names, long after the file is gone.
 import { createHash } from 'node:crypto';
 import { isHelixError } from '../../abi/index.js';
-import type { LoadedTool } from '../loader/load-toolpacks.js';
 import { appendAudit } from './audit.js';
 import { commitBlob, writeChunks } from './blobs.js';
-import type { Store } from './open-store.js';
+import { storeHandle, type Store } from './handle.js';
 import { readRecord } from './records.js';
+
+/**
+ * What the store records of a loaded module: the part of the loader's LoadedTool it reads,
+ * written out here so the store does not import the loader above it.
+ */
+export interface ModuleToRecord {
+  readonly manifest: { readonly digest: string; readonly entrypoint?: string; readonly abi: string; readonly id: string; readonly version: string };
+  readonly module: {
+    readonly bytes: Uint8Array;
+    readonly info: {
+      readonly exports: ReadonlyArray<{ readonly kind: string; readonly name: string }>;
+      readonly imports: ReadonlyArray<{ readonly kind: string; readonly module: string; readonly name: string }>;
+      readonly features: readonly string[];
+    };
+    readonly instrumented: { readonly bytes: Uint8Array; readonly recyclable: boolean };
+  };
+  readonly limits: { readonly maxMemoryPages: number };
+}
 
 async function* once(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
   yield bytes;
+}
+
+/** The metadata of the module with this digest, checked; undefined when it was never loaded here. */
+export function readModuleRecord(store: Store, digest: string): ReturnType<typeof readRecord<'modules'>> {
+  return readRecord(store, 'modules', digest);
 }
 
 /**
@@ -19,7 +41,7 @@ async function* once(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
  */
 function previousRecord(store: Store, digest: string, now: number): ReturnType<typeof readRecord<'modules'>> {
   try {
-    return readRecord(store, 'modules', digest);
+    return readModuleRecord(store, digest);
   } catch (err) {
     if (!isHelixError(err) || err.code !== 'D-DATA-RECORD-INVALID') throw err;
     appendAudit(store, now, { kind: 'store.module_record_rebuilt', digest, code: err.code, problem: err.message });
@@ -28,17 +50,17 @@ function previousRecord(store: Store, digest: string, now: number): ReturnType<t
 }
 
 /** Records (or refreshes) every loaded module: its bytes as a blob and its metadata, in one transaction. */
-export async function recordModules(store: Store, tools: readonly LoadedTool[], now: number): Promise<void> {
+export async function recordModules(store: Store, tools: readonly ModuleToRecord[], now: number): Promise<void> {
   if (tools.length === 0) return;
   // The bytes are kept so a run can be verified after the toolpack has changed or gone.
-  const blobs = await Promise.all(tools.map((t) => (store.db.blobs.doesExist(t.manifest.digest.slice(7)) ? undefined : writeChunks(store, once(t.module.bytes)))));
-  await store.root.transaction(() => {
+  const blobs = await Promise.all(tools.map((t) => (storeHandle(store).db.blobs.doesExist(t.manifest.digest.slice(7)) ? undefined : writeChunks(store, once(t.module.bytes)))));
+  await store.transaction(() => {
     for (const b of blobs) if (b !== undefined) commitBlob(store, b);
     for (const t of tools) {
       const digest = t.manifest.digest;
       const previous = previousRecord(store, digest, now);
       const info = t.module.info;
-      store.db.modules.put(digest, {
+      storeHandle(store).db.modules.put(digest, {
         digest,
         blob: digest.slice('sha256:'.length),
         size: t.module.bytes.length,

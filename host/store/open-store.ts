@@ -3,79 +3,18 @@
 // one transaction; LMDB makes it atomic and durable, across processes too.
 import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { open, type Database, type RootDatabase } from 'lmdb';
-import type { ArtifactRecord, RunEvent, RunRecord } from '../../abi/index.js';
+import { open, type RootDatabase } from 'lmdb';
 import { HelixError, isHelixError } from '../../abi/index.js';
 import { refuseWhileCompacting } from './compact.js';
 import { commitBase, type CommitBase } from './commit-base.js';
+import { STORE_DATABASES, type StoreDatabases } from './databases.js';
+import { attachHandle, type Store } from './handle.js';
 import { checkStoreHeader } from './header.js';
 import { closeUnderLifecycleLock, withLifecycleLock } from './lifecycle-lock.js';
 import { writeOnCallingThread } from './sync-writes.js';
 
-/** A stored blob: its size and the sha256 of each chunk, in order. */
-export interface BlobRecord {
-  readonly size: number;
-  readonly chunks: readonly string[];
-}
-
-/** The named databases; keys are ordered-binary (arrays sort element by element). */
-export interface StoreDatabases {
-  /** chunk sha256 -> bytes (content-addressed, so identical chunks are stored once). */
-  readonly chunks: Database<Uint8Array, string>;
-  /** blob sha256 -> BlobRecord; present only once every chunk is stored. */
-  readonly blobs: Database<BlobRecord, string>;
-  /** artifact id -> ArtifactRecord. */
-  readonly artifacts: Database<ArtifactRecord, string>;
-  /** [created_at, artifact id] -> artifact id: artifacts in creation order. */
-  readonly artifactsByTime: Database<string, [number, string]>;
-  /** Store-wide counters and markers, e.g. `last_created_at`. */
-  readonly meta: Database<unknown, string>;
-  /** module digest -> metadata of the compiled module. */
-  readonly modules: Database<Record<string, unknown>, string>;
-  /** params hash -> canonical params (RFC 8785 text). */
-  readonly params: Database<string, string>;
-  /** policy hash -> canonical policy (RFC 8785 text). */
-  readonly policies: Database<string, string>;
-  /** run id -> RunRecord. */
-  readonly runs: Database<RunRecord, string>;
-  /** run id -> owner, for runs now `running`: what startup recovery scans. */
-  readonly activeRuns: Database<{ pid: number; hostname: string; started_at: number }, string>;
-  /** [run id, seq] -> RunEvent. */
-  readonly runEvents: Database<RunEvent, [string, number]>;
-  /** [run id, seq] -> journal entry (capability calls and results). */
-  readonly journal: Database<Record<string, unknown>, [string, number]>;
-  /** [unix ms, pid, counter] -> audit record. */
-  readonly audit: Database<Record<string, unknown>, [number, number, number] | [number]>;
-  /** [tool id, key] -> value of the kv capability. */
-  readonly kv: Database<unknown, [string, string]>;
-  /** idempotency key -> run id. */
-  readonly idempotency: Database<string, string>;
-  /** [write id, ''] -> owner of an in-progress write; [write id, chunk sha256] -> chunks it relies on (pending.ts). */
-  readonly pending: Database<unknown, [string, string]>;
-}
-
-/** A named database of the store. */
-export type StoreDatabaseName = keyof StoreDatabases;
-
-/** Each database's name in the LMDB file (what errors and `helix store check` show) and its value encoding. */
-export const STORE_DATABASES: Readonly<Record<StoreDatabaseName, { readonly name: string; readonly encoding?: 'binary' | 'string' }>> = {
-  chunks: { name: 'chunks', encoding: 'binary' },
-  blobs: { name: 'blobs' },
-  artifacts: { name: 'artifacts' },
-  artifactsByTime: { name: 'artifacts_by_time' },
-  meta: { name: 'meta' },
-  modules: { name: 'modules' },
-  params: { name: 'param_sets', encoding: 'string' },
-  policies: { name: 'policies', encoding: 'string' },
-  runs: { name: 'runs' },
-  activeRuns: { name: 'active_runs' },
-  runEvents: { name: 'run_events' },
-  journal: { name: 'run_journal' },
-  audit: { name: 'audit' },
-  kv: { name: 'kv' },
-  idempotency: { name: 'idempotency', encoding: 'string' },
-  pending: { name: 'pending_writes' },
-};
+export { STORE_DATABASES, type BlobRecord, type StoreDatabaseName, type StoreDatabases } from './databases.js';
+export type { Store } from './handle.js';
 
 /**
  * The address space every process maps for the store file, fixed at open (ABI-STORE-001): 1 TiB.
@@ -86,17 +25,6 @@ export const STORE_DATABASES: Readonly<Record<StoreDatabaseName, { readonly name
  * the file read-only, and the file grows only as data is written.
  */
 export const STORE_MAP_BYTES = 2 ** 40;
-
-/** An open store. */
-export interface Store {
-  /** The Helix home directory. */
-  readonly home: string;
-  /** The LMDB file. */
-  readonly path: string;
-  readonly root: RootDatabase;
-  readonly db: StoreDatabases;
-  close(): Promise<void>;
-}
 
 /** The Helix home: `--home`, else `HELIX_HOME`, else `./.helix`, as an absolute path. */
 export function resolveHome(flag?: string, env: Readonly<Record<string, string | undefined>> = process.env): string {
@@ -146,8 +74,11 @@ export function openStore(home: string): Store {
   const store: Store = {
     home,
     path: file,
-    root,
-    db,
+    transaction: (action) => root.transaction(action),
+    transactionSync: (action) => root.transactionSync(action),
+    flushed: async () => {
+      await root.flushed;
+    },
     close() {
       openStores.delete(store);
       if (isClosed()) return Promise.resolve();
@@ -163,6 +94,7 @@ export function openStore(home: string): Store {
       return closeUnderLifecycleLock(home, close, isClosed);
     },
   };
+  attachHandle(store, { root, db });
   openStores.add(store);
   closeAtExit();
   return store;

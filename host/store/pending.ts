@@ -3,8 +3,8 @@
 // chunk it relies on, so `helix gc` in another process never takes a chunk from a live writer.
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { currentOwner, isOtherLiveOwner, type Owner } from '../runs/owner.js';
-import type { Store } from './open-store.js';
+import { currentOwner, isOtherLiveOwner, type Owner } from './owner.js';
+import { storeHandle, type Store } from './handle.js';
 import { walk } from './walk.js';
 
 /** The header of a pending write: who writes, since when. */
@@ -45,19 +45,21 @@ export function newPendingWrite(now: number = Date.now()): PendingWriter {
  * like one written, and no chunk is ever stored before the record that holds it.
  */
 export function putPendingChunk(store: Store, write: PendingWriter, key: string, bytes: Uint8Array): Promise<unknown> {
+  const { db } = storeHandle(store);
   const header = write.registered ? undefined : write.record;
   write.registered = true;
-  return store.root.transaction(() => {
-    if (header !== undefined) store.db.pending.putSync([write.id, PENDING_HEADER], header);
-    store.db.pending.putSync([write.id, key], true);
-    if (!store.db.chunks.doesExist(key)) store.db.chunks.putSync(key, bytes);
+  return store.transaction(() => {
+    if (header !== undefined) db.pending.putSync([write.id, PENDING_HEADER], header);
+    db.pending.putSync([write.id, key], true);
+    if (!db.chunks.doesExist(key)) db.chunks.putSync(key, bytes);
   });
 }
 
 /** Removes write `id` (header and marks). Synchronous: call inside the transaction that commits or abandons its blob. */
 export function endPending(store: Store, id: string): number {
-  const keys = [...store.db.pending.getKeys({ start: [id, PENDING_HEADER], end: [id, RANGE_END] })];
-  for (const key of keys) store.db.pending.removeSync(key);
+  const { db } = storeHandle(store);
+  const keys = [...db.pending.getKeys({ start: [id, PENDING_HEADER], end: [id, RANGE_END] })];
+  for (const key of keys) db.pending.removeSync(key);
   return keys.length;
 }
 
@@ -71,7 +73,7 @@ export function isLiveWriter(owner: Owner): boolean {
 /** The pending writes in key order, each with its marked chunks (one write's marks in memory at a time). */
 export function* pendingWrites(store: Store): Generator<PendingWrite> {
   let current: { id: string; header: unknown; chunks: string[] } | undefined;
-  for (const { key, value, error } of walk(store.db.pending)) {
+  for (const { key, value, error } of walk(storeHandle(store).db.pending)) {
     const [id, second] = Array.isArray(key) ? key : [String(key), PENDING_HEADER];
     if (current !== undefined && current.id !== id) {
       yield current;

@@ -4,7 +4,8 @@
 import { z } from 'zod';
 import { ARTIFACT_ID_PATTERN, ArtifactRecordSchema, HelixError, JournalEntrySchema, RUN_ID_PATTERN, RunEventSchema, RunRecordSchema, SHA256_PATTERN } from '../../abi/index.js';
 import { sha256Digest } from '../hashing.js';
-import { STORE_DATABASES, type Store, type StoreDatabaseName, type StoreDatabases } from './open-store.js';
+import { STORE_DATABASES, type StoreDatabaseName, type StoreDatabases } from './databases.js';
+import { storeHandle, type Store } from './handle.js';
 import { PendingRecordSchema } from './pending.js';
 
 /** A blob record: its size and the hash of each chunk. */
@@ -120,7 +121,7 @@ export function checkRecord<N extends StoreDatabaseName>(db: N, key: RecordKey<N
 export function readRecord<N extends StoreDatabaseName>(store: Store, db: N, key: RecordKey<N>): RecordValue<N> | undefined {
   let raw: unknown;
   try {
-    raw = (store.db[db] as Database).get(key);
+    raw = (storeHandle(store).db[db] as Database).get(key);
   } catch (err) {
     throw readFailure(db, key, err);
   }
@@ -140,7 +141,7 @@ export interface RecordRange<K> {
  * by its key, so a record that cannot be decoded is named by its key.
  */
 export function* readRange<N extends StoreDatabaseName>(store: Store, db: N, range: RecordRange<RecordKey<N>> = {}): Generator<{ key: RecordKey<N>; value: RecordValue<N> }> {
-  const keys = (store.db[db] as Database).getKeys(range)[Symbol.iterator]();
+  const keys = (storeHandle(store).db[db] as Database).getKeys(range)[Symbol.iterator]();
   let last: unknown = '(the start)';
   for (;;) {
     let next: IteratorResult<unknown>;

@@ -4,6 +4,7 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { openStore } from '../../host/store/open-store.js';
+import { rawDatabases, rawRoot } from '../../host/store/raw-access.js';
 
 /** LMDB names of the databases the tests damage (as host/store/open-store.ts opens them). */
 const NAMES = { runs: 'runs', artifacts: 'artifacts', blobs: 'blobs', journal: 'run_journal', runEvents: 'run_events', kv: 'kv' } as const;
@@ -18,7 +19,7 @@ export const UNDECODABLE = Buffer.from([0xd9, 0x19, 0x61, 0x62, 0x63]);
 export async function damageRecord(home: string, db: keyof typeof NAMES, key: string | unknown[], bytes: Buffer = UNDECODABLE): Promise<void> {
   const store = openStore(home);
   try {
-    const raw = store.root.openDB({ name: NAMES[db], encoding: 'binary' });
+    const raw = rawRoot(store).openDB({ name: NAMES[db], encoding: 'binary' });
     if (raw.get(key as string) === undefined) throw new Error(`no record ${JSON.stringify(key)} in ${db} to damage`);
     raw.putSync(key as string, bytes);
   } finally {
@@ -30,12 +31,12 @@ export async function damageRecord(home: string, db: keyof typeof NAMES, key: st
 export async function damageBlob(home: string, sha256: string): Promise<void> {
   const store = openStore(home);
   try {
-    const record = store.db.blobs.get(sha256);
+    const record = rawDatabases(store).blobs.get(sha256);
     if (record === undefined) throw new Error(`no blob ${sha256} to damage`);
     for (const key of record.chunks) {
-      const bytes = Buffer.from(store.db.chunks.get(key) as Uint8Array);
+      const bytes = Buffer.from(rawDatabases(store).chunks.get(key) as Uint8Array);
       bytes[0] = bytes[0]! ^ 0xff;
-      store.db.chunks.putSync(key, bytes);
+      rawDatabases(store).chunks.putSync(key, bytes);
     }
   } finally {
     await store.close();

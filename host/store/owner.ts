@@ -1,6 +1,7 @@
-// Which process owns a running run, and whether that process is still alive: a run left
-// `running` by a process that died (kill -9, power loss) must be marked interrupted, while a
-// run another live process is executing must be waited for, not executed twice.
+// Which process owns something in the store (a running run, a pending write, the lifecycle lock,
+// a compaction), and whether that process is still alive: a run left `running` by a process that
+// died (kill -9, power loss) must be marked interrupted, while a run another live process is
+// executing must be waited for, not executed twice.
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 
