@@ -6,8 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { types } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import { type CallMetrics, checkJsonValue, ERROR_CODES, errorClassOf, HelixError, type RequestEnvelope, RequestEnvelopeSchema, type ResponseEnvelope, type RunLink, type RunRecord, type RunResult, statusForCode, WASM_PAGE_BYTES, type WireError } from '../abi/index.js';
-import { commitArtifact, getArtifact } from './artifacts/index.js';
-import { writeJournal } from './broker/journal.js';
+import { getArtifact } from './artifacts/index.js';
 import { jsonRefusal } from './json-entry.js';
 import type { LoadedPolicy } from './policy/load-policy.js';
 import { callLimits, isToolAllowed, ungrantedCapabilities, type EffectiveLimits } from './policy/rules.js';
@@ -15,9 +14,8 @@ import type { ToolRegistry } from './registry.js';
 import { errorResponse, successResponse, ZERO_METRICS, type Provenance } from './response.js';
 import type { RunCoordinator } from './runs/coordinator.js';
 import { runIdentity } from './runs/identity.js';
-import { buildRunLog } from './runs/run-log.js';
+import { prepareRunEnding } from './runs/run-ending.js';
 import type { RunFinish, RunStart } from './runs/run-store.js';
-import { commitBlob, discardBlob, writeChunks } from './store/blobs.js';
 import type { Store } from './store/open-store.js';
 import type { Tool, ToolOutcome } from './tools/tool.js';
 
@@ -152,41 +150,19 @@ async function execute(ctx: CallContext, tool: Tool, req: RequestEnvelope, prepa
     options.signal?.removeEventListener('abort', onCancel);
   }
   const metrics: CallMetrics = { duration_ms: elapsed(), fuel_used: result.fuelUsed, memory_peak_pages: result.memoryPages };
-  const effects = result.effects;
-  let runResult = toRunResult(tool, result);
-  if (effects !== undefined && runResult.status === 'success' && effects.outputProblems.length > 0) {
-    const err = new HelixError('C-CONTRACT-DECLARED-OUTPUTS', { message: `The run of "${tool.id}" did not create exactly its declared outputs: ${effects.outputProblems.join('; ')}.`, details: { problems: effects.outputProblems } });
-    runResult = { status: 'terminal_error', error: err.toWire(), warnings: [] };
-  }
-  if (effects !== undefined) runResult = effects.seal(runResult);
-  const succeeded = runResult.status === 'success';
-  // The input a guest saw is kept (content-addressed) so `helix verify` can run the call again.
-  const inputBlob = tool.kind === 'wasm' ? await writeChunks(ctx.store, once(prepared.inputBytes), Number.MAX_SAFE_INTEGER, { defer: true }) : undefined;
-  const log = await buildRunLog(ctx.store, runId, { call_id: callId, tool_id: tool.id, tool_version: tool.version, result: runResult, metrics, lines: effects?.log ?? [], dropped: effects?.logDropped ?? 0 });
-  return () => {
-    if (inputBlob !== undefined) commitBlob(ctx.store, inputBlob);
-    const outputs: RunLink[] = succeeded
-      ? (effects?.outputs ?? []).map((o) => ({ role: o.role, artifact_id: commitArtifact(ctx.store, o.prepared, ctx.now(), o.id).id, sha256: o.prepared.blob.sha256 }))
-      : [];
-    // A failed run's outputs never become artifacts: their chunks go to gc (ABI-STORE-050).
-    if (!succeeded) for (const o of effects?.outputs ?? []) discardBlob(ctx.store, o.prepared.blob);
-    if (effects !== undefined) writeJournal(ctx.store, runId, effects.journal);
-    return {
-      status: succeeded ? 'succeeded' : 'failed',
-      result: runResult,
-      metrics,
-      outputs,
-      log_artifact_id: log.commit(),
-      input_sha256: inputBlob?.sha256 ?? null,
-      output_sha256: succeeded && result.kind === 'output' && result.outputSha256 !== undefined ? (effects?.outputDigest(result.outputSha256) ?? result.outputSha256) : null,
-      journal: { entries: effects?.journal.length ?? 0, head: effects?.journalHead ?? null },
-    };
-  };
+  return prepareRunEnding(ctx.store, ctx.now, {
+    runId,
+    callId,
+    toolId: tool.id,
+    toolVersion: tool.version,
+    result: toRunResult(tool, result),
+    metrics,
+    effects: result.effects,
+    guestInput: tool.kind === 'wasm' ? prepared.inputBytes : undefined,
+    outputSha256: result.kind === 'output' ? result.outputSha256 : undefined,
+  });
 }
 
-async function* once(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
-  yield bytes;
-}
 
 /** What prepare computes for a call. */
 interface Prepared {

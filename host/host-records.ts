@@ -5,7 +5,7 @@
 import type { ArtifactRecord, Policy, RunEvent, RunRecord, RunStatus } from '../abi/index.js';
 import { exportArtifact, getArtifact, importFile, importInline, listArtifacts, type ArtifactMeta, type ExportOptions, type ListOptions } from './artifacts/index.js';
 import { refusedCalls, type RefusedCall } from './runs/refusals.js';
-import { exportRunCrate, type RunCrate, type RunCrateOptions } from './runs/ro-crate.js';
+import { exportRunCrate, type RunCrate, type RunCrateOptions } from './provenance/ro-crate.js';
 import { getRun, listRuns, requireRun, runEvents } from './runs/run-store.js';
 import { verifyRun, type VerifyReport } from './runs/verify.js';
 import { readBlob, readBlobBytes } from './store/blobs.js';

@@ -24,11 +24,12 @@ const FLOORS: readonly (readonly string[])[] = [
   ['host/artifacts'],
   ['host/broker'],
   ['host/runs'],
+  ['host/provenance'],
   ['host/tools'],
-  ['host/registry.ts'],
+  ['host/registry.ts', 'host/host-records.ts', 'host/store-upkeep.ts'],
   ['host/call.ts'],
   ['host/host.ts'],
-  ['host/mcp', 'host/fixtures', 'host/toolchain'],
+  ['host/mcp', 'host/devloop', 'host/toolchain'],
   ['host/cli', 'host/index.ts'],
 ];
 

@@ -13,7 +13,7 @@ import { createExtismEngine, type ExtismEngine } from '../host/engine/extism.js'
 import type { LaneBroker } from '../host/engine/lane.js';
 import type { ExecuteResult } from '../host/engine/protocol.js';
 import { readJournal } from '../host/broker/journal.js';
-import { runFixtures } from '../host/fixtures/run-fixtures.js';
+import { runFixtures } from '../host/devloop/run-fixtures.js';
 import { hostStore } from '../host/host.js';
 import { createHost, type Host } from '../host/index.js';
 import { loadToolpacks, type LoadedTool } from '../host/loader/load-toolpacks.js';

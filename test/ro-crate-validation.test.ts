@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packageRoot } from '../host/paths.js';
-import { checkRunCrate } from '../host/runs/ro-crate-profile.js';
+import { checkRunCrate } from '../host/provenance/ro-crate-profile.js';
 import { runCli } from './helpers/run-cli.js';
 import { tempDir } from './helpers/toolpack.js';
 

@@ -4,9 +4,9 @@
 // every fixture passed, 1 when one failed or a pack has none, 2 when --only names no fixture,
 // 3 when the host refuses to start (as every command that loads toolpacks).
 import { staleBuild } from '../toolchain/source-stamp.js';
-import { asFixtureName } from '../fixtures/fixture-plan.js';
-import { openFixtureSuite, type FixtureSuite } from '../fixtures/run-suite.js';
-import type { FixtureResult } from '../fixtures/run-fixtures.js';
+import { asFixtureName } from '../devloop/fixture-plan.js';
+import { openFixtureSuite, type FixtureSuite } from '../devloop/run-suite.js';
+import type { FixtureResult } from '../devloop/run-fixtures.js';
 import { displayPath } from './build-command.js';
 import { EXIT, printError, printJson } from './output.js';
 

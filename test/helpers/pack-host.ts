@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import type { ResponseEnvelope } from '../../abi/index.js';
 import { getArtifact, importInline } from '../../host/artifacts/index.js';
 import { buildToolpack } from '../../host/toolchain/build-toolpack.js';
-import { runFixtures, type FixtureResult } from '../../host/fixtures/run-fixtures.js';
+import { runFixtures, type FixtureResult } from '../../host/devloop/run-fixtures.js';
 import { hostStore } from '../../host/host.js';
 import { createHost, type Host } from '../../host/index.js';
 import { readBlobBytes } from '../../host/store/blobs.js';

@@ -9,7 +9,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { importInline } from '../../../host/artifacts/prepare-artifact.js';
 import { buildToolpack } from '../../../host/toolchain/build-toolpack.js';
-import { runFixtures } from '../../../host/fixtures/run-fixtures.js';
+import { runFixtures } from '../../../host/devloop/run-fixtures.js';
 import { hostStore } from '../../../host/host.js';
 import { createHost, type Host, type WasmTool } from '../../../host/index.js';
 import { artifactBytes, REPO } from './c-packs.js';

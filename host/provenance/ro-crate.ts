@@ -14,7 +14,7 @@ import { readBlob } from '../store/blobs.js';
 import { readParams, readPolicy } from '../store/documents.js';
 import type { Store } from '../store/open-store.js';
 import { RO_CRATE_CONTEXT, RO_CRATE_SPEC, RUN_CRATE_PROFILES, WORKFLOW_RO_CRATE, WORKFLOW_RUN_CONTEXT } from './ro-crate-profile.js';
-import { observeRun } from './run-store.js';
+import { observeRun } from '../runs/run-store.js';
 
 /** The file the main workflow entity points at: the chain of runs as Helix executed it. */
 export const WORKFLOW_FILE = 'helix-chain.json';

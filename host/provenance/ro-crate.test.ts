@@ -15,7 +15,7 @@ import { openStore, type Store } from '../store/open-store.js';
 import { rawDatabases } from '../store/raw-access.js';
 import { checkRunCrate } from './ro-crate-profile.js';
 import { buildRunCrate, exportRunCrate, WORKFLOW_FILE } from './ro-crate.js';
-import { requireRun } from './run-store.js';
+import { requireRun } from '../runs/run-store.js';
 
 const hex = (data: string | Uint8Array): string => createHash('sha256').update(data).digest('hex');
 const artId = (n: number): string => `art_01JAAAAAAAAAAAAAAAAAAAAA${String(n).padStart(2, '0')}`;
