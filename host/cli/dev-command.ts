@@ -8,6 +8,7 @@ import path from 'node:path';
 import { buildToolpack, findToolpackDirs, ToolpackBuildError } from '../toolchain/build-toolpack.js';
 import { STAMP_SUFFIX } from '../toolchain/source-stamp.js';
 import { HelixError } from '../../abi/index.js';
+import { isInside } from '../files/fs-facts.js';
 import { displayPath } from './build-command.js';
 import { EXIT, printError } from './output.js';
 import { runTests } from './test-command.js';
@@ -59,7 +60,7 @@ export async function devCommand(dir = '.', opts: DevOptions = {}): Promise<void
     // What the build wrote (module, digest, stamp) is ours; a change the author made meanwhile is not.
     const after = fingerprint(root);
     seen = now;
-    for (const [file, print] of after) if (isBuildOutput(file, now, after) && rebuild.some((p) => isInside(p, path.join(root, file)))) seen.set(file, print);
+    for (const [file, print] of after) if (isBuildOutput(file, now, after) && rebuild.some((p) => isInside(path.join(root, file), p))) seen.set(file, print);
     if (buildFailed) out('build failed: the fixtures did not run; fix the source and save');
     else await runTests(root, { ...(opts.policy === undefined ? {} : { policy: opts.policy }), ...(opts.only === undefined ? {} : { only: opts.only }) });
     out(`watching ${displayPath(root)} for changes (Ctrl-C to stop)`);
@@ -117,11 +118,6 @@ function isSource(relative: string): boolean {
   if (relative.startsWith('..') || path.isAbsolute(relative)) return false;
   const [top] = relative.split(path.sep);
   return top === 'assembly' || top === 'src' || relative === 'asconfig.json';
-}
-
-function isInside(dir: string, file: string): boolean {
-  const relative = path.relative(dir, file);
-  return !relative.startsWith('..') && !path.isAbsolute(relative);
 }
 
 /** A file the build wrote: the manifest (its digest), a module or its source stamp, changed between `before` and `after`. */
