@@ -7,7 +7,7 @@ export { loadToolpacks, loadToolpacksOrThrow, findManifests, type LoadedTool, ty
 export { formatViolation, type Violation } from './loader/violation.js';
 export { loadPolicy, type LoadedPolicy } from './policy/load-policy.js';
 export { createEngine, resolveEngineConfig, type Engine, type EngineOptions, type EngineConfig, type EngineStats } from './engine/engine.js';
-export type { EffectiveLimits } from './policy/rules.js';
+export type { EffectiveLimits } from '../abi/index.js';
 export type { Tool, ToolDescriptor, ToolOutcome } from './tools/tool.js';
 export type { WasmTool } from './tools/wasm-tool.js';
 export { openStore, resolveHome, type Store } from './store/open-store.js';

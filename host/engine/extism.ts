@@ -8,9 +8,9 @@
 // function throws is the call's outcome: Extism stops the plugin's worker at once, and the host
 // function answers nothing more (ABI-FINAL-006).
 import type { CallContext, Plugin } from '@extism/extism';
+import { EXTISM_CAPABILITY_CALL, EXTISM_USER_MODULE } from '../../abi/index.js';
 import { instrumentModule } from '../wasm/index.js';
 import type { EngineModule, ExecuteRequest } from './engine.js';
-import { EXTISM_CAPABILITY_CALL, EXTISM_USER_MODULE } from './extism-abi.js';
 import { GuestAbort } from './decision.js';
 import { classify, describe, fault } from './extism-outcome.js';
 import { buildShim, decodeReport, PLUGIN_MODULE_NAME, REPORT_EXPORT, type ShimReport } from './extism-shim.js';
