@@ -10,8 +10,7 @@ import { PolicySchema, ResponseEnvelopeSchema, type EffectiveLimits, type Respon
 import { importInline } from '../host/artifacts/index.js';
 import { engineModule } from '../host/engine/engine.js';
 import { createExtismEngine, type ExtismEngine } from '../host/engine/extism.js';
-import type { LaneBroker } from '../host/engine/lane.js';
-import type { ExecuteResult } from '../host/engine/protocol.js';
+import type { CapabilityBroker, ExecuteResult } from '../host/engine/protocol.js';
 import { readJournal } from '../host/broker/journal.js';
 import { runFixtures } from '../host/fixtures/run-fixtures.js';
 import { createHost, type Host } from '../host/index.js';
@@ -366,9 +365,9 @@ describe('pre-warmed plugins (spares)', () => {
     engines.push(engine);
     return engine;
   };
-  const noCapabilities: LaneBroker = async () => ({ kind: 'abort', code: 'A-AUTH-FORBIDDEN', message: 'no capabilities here', details: {} });
+  const noCapabilities: CapabilityBroker = async () => ({ kind: 'abort', code: 'A-AUTH-FORBIDDEN', message: 'no capabilities here', details: {} });
   /** One call of `id` on `engine`, as the host would make it, with `limits` overriding the tool's. */
-  const exec = (engine: ExtismEngine, id: string, input: unknown = {}, extra: { broker?: LaneBroker; limits?: Partial<EffectiveLimits> } = {}) => {
+  const exec = (engine: ExtismEngine, id: string, input: unknown = {}, extra: { broker?: CapabilityBroker; limits?: Partial<EffectiveLimits> } = {}) => {
     const tool = tools.get(id)!;
     return engine.execute({ module: engineModule(tool), input: new TextEncoder().encode(JSON.stringify(input)), limits: { ...tool.limits, ...extra.limits }, broker: extra.broker ?? noCapabilities });
   };
@@ -404,7 +403,7 @@ describe('pre-warmed plugins (spares)', () => {
 
   it('routes a spare\'s host function to the broker of the call that took it', async () => {
     const engine = newEngine();
-    const answering = (who: string): LaneBroker => async () => ({ kind: 'answer', response: new TextEncoder().encode(JSON.stringify({ who })), fuel: 1000 });
+    const answering = (who: string): CapabilityBroker => async () => ({ kind: 'answer', response: new TextEncoder().encode(JSON.stringify({ who })), fuel: 1000 });
     const request = { abi_version: 1, name: 'clock.now_unix', args: {} };
     expect(output(await exec(engine, 'x.forward', request, { broker: answering('first') }))).toEqual({ status: 'ok', output: { who: 'first' } });
     await engine.settled();
@@ -448,7 +447,7 @@ describe('pre-warmed plugins (spares)', () => {
     let reached!: () => void;
     const inBroker = new Promise<void>((resolve) => (reached = resolve));
     // The broker never answers: the call is certainly in flight, inside its capability call.
-    const hanging: LaneBroker = () => {
+    const hanging: CapabilityBroker = () => {
       reached();
       return new Promise(() => {});
     };

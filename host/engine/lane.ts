@@ -5,10 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
 import { MAX_MODULE_VARIANT_BYTES, MAX_MODULE_VARIANTS } from '../../abi/index.js';
-import { LANE_ANSWER_WORD, LANE_ANSWERED, LANE_CAPABILITY, LANE_CONTROL_WORD, LANE_REPLY, LANE_REQUEST, LANE_SHUTDOWN, LANE_STATUS_WORD, type BrokerAnswer, type CapabilityForward, type EvictMessage, type ExecuteTask, type LaneReply, type LaneStart, type LaneTask, type WorkerCensus } from './protocol.js';
-
-/** Answers a guest's capability request (the broker of the call running on the lane). */
-export type LaneBroker = (request: Uint8Array) => Promise<BrokerAnswer>;
+import { LANE_ANSWER_WORD, LANE_ANSWERED, LANE_CAPABILITY, LANE_CONTROL_WORD, LANE_REPLY, LANE_REQUEST, LANE_SHUTDOWN, LANE_STATUS_WORD, type BrokerAnswer, type CapabilityBroker, type CapabilityForward, type EvictMessage, type ExecuteTask, type LaneReply, type LaneStart, type LaneTask, type WorkerCensus } from './protocol.js';
 
 /** How a task sent on a lane ended. */
 export type LaneOutcome = { readonly kind: 'reply'; readonly reply: LaneReply } | { readonly kind: 'lost'; readonly message: string };
@@ -27,7 +24,7 @@ export class Lane {
   #droppedBytes = 0;
   #closing = false;
   #pending: ((outcome: LaneOutcome) => void) | undefined;
-  #broker: LaneBroker | undefined;
+  #broker: CapabilityBroker | undefined;
   #dead = false;
   /** Settles when the worker has stopped, for whatever reason. */
   readonly ended: Promise<void>;
@@ -54,7 +51,7 @@ export class Lane {
    * `spinMs` > 0 the main thread polls for the reply that long before yielding to the event
    * loop: a short call then returns without the cost of waking an idle event loop.
    */
-  run(task: ExecuteTask, module: WebAssembly.Module, broker: LaneBroker, spinMs = 0): Promise<LaneOutcome> {
+  run(task: ExecuteTask, module: WebAssembly.Module, broker: CapabilityBroker, spinMs = 0): Promise<LaneOutcome> {
     // A task posted after shutdown() would overwrite its signal, and the worker would never stop.
     if (this.#dead || this.#closing) return Promise.resolve({ kind: 'lost', message: 'the worker had stopped' });
     const message: ExecuteTask = this.#known.has(task.key) ? task : { ...task, module };
@@ -69,7 +66,7 @@ export class Lane {
     return outcome.kind === 'reply' && outcome.reply.kind === 'census' ? outcome.reply : undefined;
   }
 
-  #send(message: LaneTask, broker: LaneBroker | undefined, spinMs: number): Promise<LaneOutcome> {
+  #send(message: LaneTask, broker: CapabilityBroker | undefined, spinMs: number): Promise<LaneOutcome> {
     return new Promise((resolve) => {
       this.#pending = resolve;
       this.#broker = broker;

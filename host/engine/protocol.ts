@@ -107,6 +107,9 @@ export type BrokerAnswer =
   /** End the run with this fault (e.g. too many calls). */
   | { readonly kind: 'abort'; readonly code: ErrorCode; readonly message: string; readonly details: Record<string, unknown> };
 
+/** Answers a guest's capability request: the broker of the call a worker runs. */
+export type CapabilityBroker = (request: Uint8Array) => Promise<BrokerAnswer>;
+
 /** What the piscina task that starts a lane carries. */
 export interface LaneStart {
   /** The lane's shared words, see LANE_*_WORD. */
