@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { packageRoot } from '../paths.js';
 import { instrumentModule } from '../wasm/index.js';
-import { Lane } from './lane.js';
+import { Lane, type LaneOutcome } from './lane.js';
 import type { ExecuteResult, ExecuteTask, LaneStart, WorkerCensus } from './protocol.js';
 import { fault, type EngineModule, type Runner, type RunnerCall, type RunnerWorker, type WorkerEvents } from './runner.js';
 import type { VariantCache, VariantLease } from './variant-cache.js';
@@ -45,7 +45,7 @@ export class LaneWorker implements RunnerWorker<LaneVariant> {
     return this.lane.dead ? 'dead' : this.lane.stale ? 'unfit' : 'ready';
   }
 
-  async run({ request, variant, broker, alone }: RunnerCall<LaneVariant>): Promise<ExecuteResult> {
+  run({ request, variant, broker, alone }: RunnerCall<LaneVariant>): Promise<ExecuteResult> {
     const { module, input, limits } = request;
     const task: ExecuteTask = {
       kind: 'execute',
@@ -59,13 +59,8 @@ export class LaneWorker implements RunnerWorker<LaneVariant> {
       maxOutputBytes: limits.maxOutputBytes,
       maxMemoryPages: limits.maxMemoryPages,
     };
-    const outcome = await this.lane.run(task, variant.module, broker, alone ? this.config.spinMicros / 1000 : 0);
-    if (outcome.kind === 'lost') return fault('S-TOOL-WORKER-LOST', `The worker running the call stopped: ${outcome.message}`, { error: outcome.message });
-    const reply = outcome.reply;
-    if (reply.kind === 'host-error' || reply.kind === 'census') {
-      return fault('S-TOOL-WORKER-LOST', 'The worker failed while serving the call.', { error: reply.kind === 'census' ? 'the worker answered a census' : reply.message });
-    }
-    return reply;
+    // A plain `then`, not `await`: one promise hop less on the call path.
+    return this.lane.run(task, variant.module, broker, alone ? this.config.spinMicros / 1000 : 0).then(laneResult);
   }
 
   stop(): void {
@@ -80,6 +75,16 @@ export class LaneWorker implements RunnerWorker<LaneVariant> {
   census(): Promise<WorkerCensus | undefined> {
     return this.lane.census();
   }
+}
+
+/** The call's result from how its task on the lane ended. */
+function laneResult(outcome: LaneOutcome): ExecuteResult {
+  if (outcome.kind === 'lost') return fault('S-TOOL-WORKER-LOST', `The worker running the call stopped: ${outcome.message}`, { error: outcome.message });
+  const reply = outcome.reply;
+  if (reply.kind === 'host-error' || reply.kind === 'census') {
+    return fault('S-TOOL-WORKER-LOST', 'The worker failed while serving the call.', { error: reply.kind === 'census' ? 'the worker answered a census' : reply.message });
+  }
+  return reply;
 }
 
 /** The helix/v1 runner and its piscina pool. */

@@ -185,13 +185,15 @@ export function createScheduler<V, W extends RunnerWorker<V>>(runner: Runner<V, 
     finish(job, phase === 'run' ? fault('R-TIMEOUT-CANCELLED', 'The call was cancelled: the engine closed; its worker was stopped.', { phase, reason: 'engine_closed' }) : closedFault(phase));
   };
   const inFlight = new Set<Job<W>>();
+  const trackInFlight = runner.endsCallsOnClose;
 
   return {
     execute(request) {
       if (closed) return Promise.resolve(fault('S-TOOL-WORKER-LOST', 'The engine is closed.', {}));
       return new Promise<ExecuteResult>((resolve) => {
-        const job: Job<W> = { request, resolve: (result) => (inFlight.delete(job), resolve(result)), done: false };
-        inFlight.add(job);
+        // Calls in flight are tracked only where close() must end them.
+        const job: Job<W> = trackInFlight ? { request, resolve: (result) => (inFlight.delete(job), resolve(result)), done: false } : { request, resolve, done: false };
+        if (trackInFlight) inFlight.add(job);
         job.timer = setTimeout(() => onDeadline(job), Math.max(0, request.limits.timeoutMs));
         const signal = request.signal;
         if (signal !== undefined) {
