@@ -1,8 +1,10 @@
 // The ABI contract of Helix: constants, error taxonomy, and the zod schemas of every format.
 export * from './constants.js';
 export * from './errors.js';
+export * from './extism.js';
 export * from './helix-error.js';
 export * from './json-bounds.js';
+export * from './limits.js';
 export * from './manifest.js';
 export * from './envelopes.js';
 export * from './policy.js';

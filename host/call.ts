@@ -5,11 +5,11 @@
 import { randomUUID } from 'node:crypto';
 import { types } from 'node:util';
 import { performance } from 'node:perf_hooks';
-import { type CallMetrics, checkJsonValue, ERROR_CODES, errorClassOf, HelixError, type RequestEnvelope, RequestEnvelopeSchema, type ResponseEnvelope, type RunLink, type RunRecord, type RunResult, statusForCode, WASM_PAGE_BYTES, type WireError } from '../abi/index.js';
+import { type CallMetrics, checkJsonValue, type EffectiveLimits, ERROR_CODES, errorClassOf, HelixError, type RequestEnvelope, RequestEnvelopeSchema, type ResponseEnvelope, type RunLink, type RunRecord, type RunResult, statusForCode, WASM_PAGE_BYTES, type WireError } from '../abi/index.js';
 import { getArtifact } from './artifacts/index.js';
 import { jsonRefusal } from './json-entry.js';
 import type { LoadedPolicy } from './policy/load-policy.js';
-import { callLimits, isToolAllowed, ungrantedCapabilities, type EffectiveLimits } from './policy/rules.js';
+import { callLimits, isToolAllowed, ungrantedCapabilities } from './policy/rules.js';
 import type { ToolRegistry } from './registry.js';
 import { errorResponse, successResponse, ZERO_METRICS, type Provenance } from './response.js';
 import type { RunCoordinator } from './runs/coordinator.js';

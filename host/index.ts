@@ -11,6 +11,6 @@ export { loadToolpacks, loadToolpacksOrThrow, findManifests, type LoadedTool, ty
 export { formatViolation, type Violation } from './files/violation.js';
 export { loadPolicy, type LoadedPolicy } from './policy/load-policy.js';
 export type { EngineOptions, EngineStats } from './engine/engine.js';
-export type { EffectiveLimits } from './policy/rules.js';
+export type { EffectiveLimits } from '../abi/index.js';
 export type { Tool, ToolDescriptor, ToolOutcome } from './tools/tool.js';
 export type { WasmTool } from './tools/wasm-tool.js';

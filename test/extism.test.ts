@@ -6,18 +6,16 @@ import { cpSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { PolicySchema, ResponseEnvelopeSchema, type ResponseEnvelope } from '../abi/index.js';
+import { PolicySchema, ResponseEnvelopeSchema, type EffectiveLimits, type ResponseEnvelope } from '../abi/index.js';
 import { importInline } from '../host/artifacts/index.js';
 import { engineModule } from '../host/engine/engine.js';
 import { createExtismEngine, type ExtismEngine } from '../host/engine/extism.js';
-import type { LaneBroker } from '../host/engine/lane.js';
-import type { ExecuteResult } from '../host/engine/protocol.js';
+import type { CapabilityBroker, ExecuteResult } from '../host/engine/protocol.js';
 import { readJournal } from '../host/broker/journal.js';
 import { runFixtures } from '../host/devloop/run-fixtures.js';
 import { hostStore } from '../host/host.js';
 import { createHost, type Host } from '../host/index.js';
 import { loadToolpacks, type LoadedTool } from '../host/loader/load-toolpacks.js';
-import type { EffectiveLimits } from '../host/policy/rules.js';
 import { formatViolation } from '../host/files/violation.js';
 import { verifyRun } from '../host/runs/verify.js';
 import type { WasmTool } from '../host/tools/wasm-tool.js';
@@ -368,9 +366,9 @@ describe('pre-warmed plugins (spares)', () => {
     engines.push(engine);
     return engine;
   };
-  const noCapabilities: LaneBroker = async () => ({ kind: 'abort', code: 'A-AUTH-FORBIDDEN', message: 'no capabilities here', details: {} });
+  const noCapabilities: CapabilityBroker = async () => ({ kind: 'abort', code: 'A-AUTH-FORBIDDEN', message: 'no capabilities here', details: {} });
   /** One call of `id` on `engine`, as the host would make it, with `limits` overriding the tool's. */
-  const exec = (engine: ExtismEngine, id: string, input: unknown = {}, extra: { broker?: LaneBroker; limits?: Partial<EffectiveLimits> } = {}) => {
+  const exec = (engine: ExtismEngine, id: string, input: unknown = {}, extra: { broker?: CapabilityBroker; limits?: Partial<EffectiveLimits> } = {}) => {
     const tool = tools.get(id)!;
     return engine.execute({ module: engineModule(tool), input: new TextEncoder().encode(JSON.stringify(input)), limits: { ...tool.limits, ...extra.limits }, broker: extra.broker ?? noCapabilities });
   };
@@ -406,7 +404,7 @@ describe('pre-warmed plugins (spares)', () => {
 
   it('routes a spare\'s host function to the broker of the call that took it', async () => {
     const engine = newEngine();
-    const answering = (who: string): LaneBroker => async () => ({ kind: 'answer', response: new TextEncoder().encode(JSON.stringify({ who })), fuel: 1000 });
+    const answering = (who: string): CapabilityBroker => async () => ({ kind: 'answer', response: new TextEncoder().encode(JSON.stringify({ who })), fuel: 1000 });
     const request = { abi_version: 1, name: 'clock.now_unix', args: {} };
     expect(output(await exec(engine, 'x.forward', request, { broker: answering('first') }))).toEqual({ status: 'ok', output: { who: 'first' } });
     await engine.settled();
@@ -450,7 +448,7 @@ describe('pre-warmed plugins (spares)', () => {
     let reached!: () => void;
     const inBroker = new Promise<void>((resolve) => (reached = resolve));
     // The broker never answers: the call is certainly in flight, inside its capability call.
-    const hanging: LaneBroker = () => {
+    const hanging: CapabilityBroker = () => {
       reached();
       return new Promise(() => {});
     };

@@ -2,12 +2,12 @@
 // function's decision first (ABI-FINAL-006), then fuel, what escaped the plugin (a trap, a stack
 // overflow, its own uncaught exception, an error it set), its return code and its output.
 import { createHash } from 'node:crypto';
-import { GuestOutputSchema, scanJsonText, type ErrorCode, type GuestOutput, type JsonViolation } from '../../abi/index.js';
+import { GuestOutputSchema, scanJsonText, type EffectiveLimits, type GuestOutput, type JsonViolation } from '../../abi/index.js';
 import { jsonRefusal } from '../json-entry.js';
 import { isGuestException, UNCAUGHT_EXCEPTION, uncaughtMessage, type GuestAbort } from './decision.js';
-import type { ExecuteRequest } from './engine.js';
 import type { ShimReport } from './extism-shim.js';
 import type { ExecuteFault, ExecuteResult } from './protocol.js';
+import { fault } from './runner.js';
 import { siteDetails, siteText, trapSite } from './trap-site.js';
 
 /** Most bytes of a plugin's error message kept in a fault's details. */
@@ -22,7 +22,7 @@ export interface Ending {
   readonly decision: GuestAbort | undefined;
   readonly report: ShimReport | null;
   readonly capabilityFuel: number;
-  readonly limits: ExecuteRequest['limits'];
+  readonly limits: EffectiveLimits;
   readonly entrypoint: string;
   /** The export a function index belongs to, for plugins without a name section. */
   readonly exportName?: (index: number) => string | undefined;
@@ -131,9 +131,4 @@ export function describe(err: unknown): { name: string; message: string } {
 
 function preview(bytes: Uint8Array | null): string {
   return bytes === null ? '' : new TextDecoder().decode(bytes.subarray(0, 200));
-}
-
-/** A fault with its measures. */
-export function fault(code: ErrorCode, message: string, details: Record<string, unknown>, fuelUsed: number, memoryPages: number): ExecuteFault {
-  return { kind: 'fault', code, message, details, fuelUsed, memoryPages, recycled: false };
 }

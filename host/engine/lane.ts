@@ -5,10 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
 import { MAX_MODULE_VARIANT_BYTES, MAX_MODULE_VARIANTS } from '../../abi/index.js';
-import { LANE_CAP, LANE_CAPABILITY, LANE_REPLY, LANE_REQ, LANE_REQUEST, LANE_RES, LANE_SHUTDOWN, type BrokerAnswer, type CapabilityForward, type EvictMessage, type ExecuteTask, type LaneReply, type LaneStart, type LaneTask, type WorkerCensus } from './protocol.js';
-
-/** Answers a guest's capability request (the broker of the call running on the lane). */
-export type LaneBroker = (request: Uint8Array) => Promise<BrokerAnswer>;
+import { LANE_ANSWER_WORD, LANE_ANSWERED, LANE_CAPABILITY, LANE_CONTROL_WORD, LANE_REPLY, LANE_REQUEST, LANE_SHUTDOWN, LANE_STATUS_WORD, type BrokerAnswer, type CapabilityBroker, type CapabilityForward, type EvictMessage, type ExecuteTask, type LaneReply, type LaneStart, type LaneTask, type WorkerCensus } from './protocol.js';
 
 /** How a task sent on a lane ended. */
 export type LaneOutcome = { readonly kind: 'reply'; readonly reply: LaneReply } | { readonly kind: 'lost'; readonly message: string };
@@ -27,7 +24,7 @@ export class Lane {
   #droppedBytes = 0;
   #closing = false;
   #pending: ((outcome: LaneOutcome) => void) | undefined;
-  #broker: LaneBroker | undefined;
+  #broker: CapabilityBroker | undefined;
   #dead = false;
   /** Settles when the worker has stopped, for whatever reason. */
   readonly ended: Promise<void>;
@@ -54,7 +51,7 @@ export class Lane {
    * `spinMs` > 0 the main thread polls for the reply that long before yielding to the event
    * loop: a short call then returns without the cost of waking an idle event loop.
    */
-  run(task: ExecuteTask, module: WebAssembly.Module, broker: LaneBroker, spinMs = 0): Promise<LaneOutcome> {
+  run(task: ExecuteTask, module: WebAssembly.Module, broker: CapabilityBroker, spinMs = 0): Promise<LaneOutcome> {
     // A task posted after shutdown() would overwrite its signal, and the worker would never stop.
     if (this.#dead || this.#closing) return Promise.resolve({ kind: 'lost', message: 'the worker had stopped' });
     const message: ExecuteTask = this.#known.has(task.key) ? task : { ...task, module };
@@ -69,19 +66,19 @@ export class Lane {
     return outcome.kind === 'reply' && outcome.reply.kind === 'census' ? outcome.reply : undefined;
   }
 
-  #send(message: LaneTask, broker: LaneBroker | undefined, spinMs: number): Promise<LaneOutcome> {
+  #send(message: LaneTask, broker: CapabilityBroker | undefined, spinMs: number): Promise<LaneOutcome> {
     return new Promise((resolve) => {
       this.#pending = resolve;
       this.#broker = broker;
       // Order matters: the reply flag is cleared before the task exists, and the request flag
       // is raised only once the task is on the port, so a flag seen set means a message waits.
-      Atomics.store(this.#words, LANE_RES, 0);
+      Atomics.store(this.#words, LANE_STATUS_WORD, 0);
       this.#port.postMessage(message);
-      Atomics.store(this.#words, LANE_REQ, LANE_REQUEST);
-      Atomics.notify(this.#words, LANE_REQ);
+      Atomics.store(this.#words, LANE_CONTROL_WORD, LANE_REQUEST);
+      Atomics.notify(this.#words, LANE_CONTROL_WORD);
       if (spinMs > 0) {
         const until = performance.now() + spinMs;
-        while (Atomics.load(this.#words, LANE_RES) === 0 && performance.now() < until);
+        while (Atomics.load(this.#words, LANE_STATUS_WORD) === 0 && performance.now() < until);
       }
       this.#awaitReply();
     });
@@ -116,8 +113,8 @@ export class Lane {
     this.#dead = true;
     this.#settle({ kind: 'lost', message: 'the worker was stopped' });
     // Release our own waiter so no promise is left parked on the control word.
-    Atomics.store(this.#words, LANE_RES, 1);
-    Atomics.notify(this.#words, LANE_RES);
+    Atomics.store(this.#words, LANE_STATUS_WORD, LANE_REPLY);
+    Atomics.notify(this.#words, LANE_STATUS_WORD);
     this.#abort.abort();
   }
 
@@ -125,14 +122,14 @@ export class Lane {
   async shutdown(): Promise<void> {
     this.#closing = true;
     if (!this.#dead) {
-      Atomics.store(this.#words, LANE_REQ, LANE_SHUTDOWN);
-      Atomics.notify(this.#words, LANE_REQ);
+      Atomics.store(this.#words, LANE_CONTROL_WORD, LANE_SHUTDOWN);
+      Atomics.notify(this.#words, LANE_CONTROL_WORD);
     }
     await this.ended;
   }
 
   #awaitReply(): void {
-    const waited = Atomics.waitAsync(this.#words, LANE_RES, 0);
+    const waited = Atomics.waitAsync(this.#words, LANE_STATUS_WORD, 0);
     if (waited.async) void waited.value.then(() => this.#collect());
     else this.#collect();
   }
@@ -141,7 +138,7 @@ export class Lane {
     if (this.#dead) return;
     // A wake can be stale: the worker's notify for the previous reply may land after this call
     // began waiting. Only the flag says what is on the port.
-    const flag = Atomics.load(this.#words, LANE_RES);
+    const flag = Atomics.load(this.#words, LANE_STATUS_WORD);
     if (flag === LANE_CAPABILITY) {
       void this.#answer();
       return;
@@ -170,10 +167,10 @@ export class Lane {
       answer = { kind: 'abort', code: 'S-TOOL-WORKER-LOST', message: `The capability broker failed: ${err instanceof Error ? err.message : String(err)}`, details: {} };
     }
     if (this.#dead) return; // the deadline passed while the broker worked
-    Atomics.store(this.#words, LANE_RES, 0);
+    Atomics.store(this.#words, LANE_STATUS_WORD, 0);
     this.#port.postMessage(answer);
-    Atomics.store(this.#words, LANE_CAP, 1);
-    Atomics.notify(this.#words, LANE_CAP);
+    Atomics.store(this.#words, LANE_ANSWER_WORD, LANE_ANSWERED);
+    Atomics.notify(this.#words, LANE_ANSWER_WORD);
     this.#awaitReply();
   }
 
@@ -192,8 +189,8 @@ export class Lane {
     const message: EvictMessage = { kind: 'evict', keys: this.#forgotten };
     this.#forgotten = [];
     this.#port.postMessage(message);
-    Atomics.store(this.#words, LANE_REQ, LANE_REQUEST);
-    Atomics.notify(this.#words, LANE_REQ);
+    Atomics.store(this.#words, LANE_CONTROL_WORD, LANE_REQUEST);
+    Atomics.notify(this.#words, LANE_CONTROL_WORD);
   }
 
   #end(message: string): void {

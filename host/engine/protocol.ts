@@ -107,21 +107,28 @@ export type BrokerAnswer =
   /** End the run with this fault (e.g. too many calls). */
   | { readonly kind: 'abort'; readonly code: ErrorCode; readonly message: string; readonly details: Record<string, unknown> };
 
+/** Answers a guest's capability request: the broker of the call a worker runs. */
+export type CapabilityBroker = (request: Uint8Array) => Promise<BrokerAnswer>;
+
 /** What the piscina task that starts a lane carries. */
 export interface LaneStart {
-  /** Control words, see LANE_*. */
+  /** The lane's shared words, see LANE_*_WORD. */
   readonly control: SharedArrayBuffer;
   /** The worker's end of the lane's MessageChannel. */
   readonly port: MessagePort;
 }
 
-/** Control word: 0 idle, LANE_REQUEST when a task waits on the port, LANE_SHUTDOWN to stop. */
-export const LANE_REQ = 0;
-/** Control word: set to LANE_REPLY by the worker when its reply is on the port, LANE_CAPABILITY when a capability call is. */
-export const LANE_RES = 1;
-/** Control word: set to 1 by the main thread when the broker's answer is on the port. */
-export const LANE_CAP = 2;
+// The lane's three shared words: an index names a word (…_WORD), every other constant is a value
+// one word takes, and each value belongs to exactly one word.
+
+/** The main thread's word: 0 idle, LANE_REQUEST when a message waits on the port, LANE_SHUTDOWN to stop. */
+export const LANE_CONTROL_WORD = 0;
 export const LANE_REQUEST = 1;
 export const LANE_SHUTDOWN = 2;
+/** The worker's word: 0 nothing yet, LANE_REPLY when its reply is on the port, LANE_CAPABILITY when a capability call is. */
+export const LANE_STATUS_WORD = 1;
 export const LANE_REPLY = 1;
 export const LANE_CAPABILITY = 2;
+/** The main thread's answer word: LANE_ANSWERED when the broker's answer is on the port. */
+export const LANE_ANSWER_WORD = 2;
+export const LANE_ANSWERED = 1;

@@ -9,8 +9,8 @@ import { abiPrelude, echoModule } from '../../test/helpers/guest-wat.js';
 import { wat2wasm } from '../../test/helpers/wat.js';
 import { packageRoot } from '../paths.js';
 import { instrumentModule, type InstrumentResult } from '../wasm/index.js';
-import { Lane, type LaneBroker } from './lane.js';
-import type { BrokerAnswer, ExecuteTask, LaneStart } from './protocol.js';
+import { Lane } from './lane.js';
+import type { BrokerAnswer, CapabilityBroker, ExecuteTask, LaneStart } from './protocol.js';
 
 /** Hands its input (a capability request) to the broker and returns the answer as its output. */
 const FORWARD = `(module
@@ -52,7 +52,7 @@ const task = (key: string, c: Compiled, input: Uint8Array = new TextEncoder().en
   maxOutputBytes: 1024,
   maxMemoryPages: 4,
 });
-const refuse: LaneBroker = async () => ({ kind: 'abort', code: 'A-AUTH-FORBIDDEN', message: 'no capabilities here', details: {} });
+const refuse: CapabilityBroker = async () => ({ kind: 'abort', code: 'A-AUTH-FORBIDDEN', message: 'no capabilities here', details: {} });
 
 describe('a worker told to forget a variant (ABI-ALLOC-010)', () => {
   it('drops its module and kept instance at once when idle, and takes the module again when sent', async () => {
@@ -77,7 +77,7 @@ describe('a worker told to forget a variant (ABI-ALLOC-010)', () => {
       let entered!: () => void;
       const inBroker = new Promise<void>((resolve) => (entered = resolve));
       let answer!: (a: BrokerAnswer) => void;
-      const held: LaneBroker = () => {
+      const held: CapabilityBroker = () => {
         entered();
         return new Promise((resolve) => (answer = resolve));
       };

@@ -5,7 +5,7 @@
 // until the engine gives the key up (ABI-ALLOC-010).
 import { performance } from 'node:perf_hooks';
 import { receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
-import { LANE_CAP, LANE_CAPABILITY, LANE_REPLY, LANE_REQ, LANE_REQUEST, LANE_RES, LANE_SHUTDOWN, type BrokerAnswer, type CapabilityForward, type EvictMessage, type ExecuteTask, type LaneReply, type LaneStart, type LaneTask } from './protocol.js';
+import { LANE_ANSWER_WORD, LANE_ANSWERED, LANE_CAPABILITY, LANE_CONTROL_WORD, LANE_REPLY, LANE_REQUEST, LANE_SHUTDOWN, LANE_STATUS_WORD, type BrokerAnswer, type CapabilityForward, type EvictMessage, type ExecuteTask, type LaneReply, type LaneStart, type LaneTask } from './protocol.js';
 import { Sandbox } from './sandbox.js';
 
 /** piscina's entry point: serves the lane until told to shut down. */
@@ -20,7 +20,7 @@ export default function serve({ control, port }: LaneStart): string {
   };
   for (;;) {
     awaitRequest(words);
-    const signal = Atomics.exchange(words, LANE_REQ, 0);
+    const signal = Atomics.exchange(words, LANE_CONTROL_WORD, 0);
     if (signal === LANE_SHUTDOWN) return 'shutdown';
     // A wake without the request flag is stale; the flag is raised only after a message is posted.
     if (signal !== LANE_REQUEST) continue;
@@ -42,8 +42,8 @@ export default function serve({ control, port }: LaneStart): string {
         reply = { kind: 'host-error', message: err instanceof Error ? (err.stack ?? err.message) : String(err) };
       }
       port.postMessage(reply);
-      Atomics.store(words, LANE_RES, LANE_REPLY);
-      Atomics.notify(words, LANE_RES);
+      Atomics.store(words, LANE_STATUS_WORD, LANE_REPLY);
+      Atomics.notify(words, LANE_STATUS_WORD);
       break;
     }
   }
@@ -56,13 +56,13 @@ export default function serve({ control, port }: LaneStart): string {
  */
 function forward(words: Int32Array, port: MessagePort, request: Uint8Array): BrokerAnswer {
   const message: CapabilityForward = { kind: 'capability', request };
-  Atomics.store(words, LANE_CAP, 0);
+  Atomics.store(words, LANE_ANSWER_WORD, 0);
   port.postMessage(message);
-  Atomics.store(words, LANE_RES, LANE_CAPABILITY);
-  Atomics.notify(words, LANE_RES);
+  Atomics.store(words, LANE_STATUS_WORD, LANE_CAPABILITY);
+  Atomics.notify(words, LANE_STATUS_WORD);
   for (;;) {
-    Atomics.wait(words, LANE_CAP, 0);
-    if (Atomics.exchange(words, LANE_CAP, 0) !== 1) continue;
+    Atomics.wait(words, LANE_ANSWER_WORD, 0);
+    if (Atomics.exchange(words, LANE_ANSWER_WORD, 0) !== LANE_ANSWERED) continue;
     const received = receiveMessageOnPort(port);
     if (received !== undefined) return received.message as BrokerAnswer;
   }
@@ -78,9 +78,9 @@ const SPIN_MS = 0.2;
  */
 function awaitRequest(words: Int32Array): void {
   const until = performance.now() + SPIN_MS;
-  while (Atomics.load(words, LANE_REQ) === 0) {
+  while (Atomics.load(words, LANE_CONTROL_WORD) === 0) {
     if (performance.now() > until) {
-      Atomics.wait(words, LANE_REQ, 0);
+      Atomics.wait(words, LANE_CONTROL_WORD, 0);
       return;
     }
   }

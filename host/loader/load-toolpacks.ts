@@ -3,9 +3,9 @@
 // anywhere and the host does not start.
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import { HelixError, MANIFEST_MAX_BYTES, MODULE_FILE_MAX_BYTES, type Policy, type ToolManifest, ToolManifestSchema } from '../../abi/index.js';
+import { type EffectiveLimits, HelixError, MANIFEST_MAX_BYTES, MODULE_FILE_MAX_BYTES, type Policy, type ToolManifest, ToolManifestSchema } from '../../abi/index.js';
 import { CAPABILITIES, findCapability } from '../../capabilities/index.js';
-import { toolLimits, type EffectiveLimits } from '../policy/rules.js';
+import { toolLimits } from '../policy/rules.js';
 import type { DocumentProblem } from '../files/documents.js';
 import { MANIFEST_SUFFIX, searchManifests } from './find-manifests.js';
 import { compileJsonSchema, type RefValidator, type Validator } from './json-schema.js';

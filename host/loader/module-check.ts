@@ -5,6 +5,13 @@
 import {
   CAPABILITY_CALL_SIGNATURE,
   DEFAULT_ENTRYPOINT,
+  EXTISM_CAPABILITY_CALL,
+  EXTISM_CAPABILITY_CALL_SIGNATURE,
+  EXTISM_ENTRY_SIGNATURE,
+  EXTISM_ENV_MODULE,
+  EXTISM_KERNEL_IMPORTS,
+  EXTISM_REFUSED_EXPORTS,
+  EXTISM_USER_MODULE,
   HOST_IMPORT_CAPABILITY_CALL,
   HOST_IMPORT_MODULE,
   MAX_MODULE_BYTES,
@@ -16,7 +23,6 @@ import {
   type Signature,
   type ToolManifest,
 } from '../../abi/index.js';
-import { EXTISM_CAPABILITY_CALL, EXTISM_CAPABILITY_CALL_SIGNATURE, EXTISM_ENTRY_SIGNATURE, EXTISM_ENV_MODULE, EXTISM_KERNEL_IMPORTS, EXTISM_REFUSED_EXPORTS, EXTISM_USER_MODULE } from '../engine/extism-abi.js';
 import { sha256Digest } from '../hashing.js';
 import { decodeModule, instrumentModule, MemoryCapError, TableCeilingError, WasmDecodeError, type FuncType, type InstrumentResult, type ModuleInfo } from '../wasm/index.js';
 

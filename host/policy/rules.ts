@@ -1,6 +1,6 @@
 // Policy decisions: which tools run, which capabilities are granted, and the effective limits
 // of a call (the smallest of manifest, request and policy wins).
-import { PRIVILEGED_CAPABILITY_FAMILIES, WASM_PAGE_BYTES, type Policy, type SecretWriteAction, type ToolManifest } from '../../abi/index.js';
+import { PRIVILEGED_CAPABILITY_FAMILIES, WASM_PAGE_BYTES, type EffectiveLimits, type Policy, type SecretWriteAction, type ToolManifest } from '../../abi/index.js';
 
 /** Whether a tool pattern (`*`, `seq.*`, exact id) matches a tool id. */
 export function toolPatternMatches(pattern: string, toolId: string): boolean {
@@ -36,16 +36,6 @@ export function isCapabilityGranted(policy: Policy, toolId: string, capability: 
 /** The capabilities a tool asks for that the policy does not grant it. */
 export function ungrantedCapabilities(policy: Policy, toolId: string, requested: readonly string[]): string[] {
   return requested.filter((c) => !isCapabilityGranted(policy, toolId, c));
-}
-
-/** The limits a call runs under. */
-export interface EffectiveLimits {
-  readonly fuel: number;
-  readonly maxMemoryPages: number;
-  readonly timeoutMs: number;
-  readonly maxInputBytes: number;
-  readonly maxOutputBytes: number;
-  readonly maxCapabilityCalls: number;
 }
 
 /** What a request may ask for (the request envelope's constraints). */

@@ -10,7 +10,7 @@ import { verifyRun } from '../runs/verify.js';
 import type { Store } from '../store/open-store.js';
 import { compileJsonSchema, type RefValidator, type Validator } from '../loader/json-schema.js';
 import type { JsonSchema } from '../loader/schema-bundle.js';
-import type { EffectiveLimits } from '../policy/rules.js';
+import type { EffectiveLimits } from '../../abi/index.js';
 import type { Tool, ToolOutcome, ToolRunContext } from './tool.js';
 
 /** The prefix of built-in tool ids; toolpacks may not use it. */

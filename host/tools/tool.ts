@@ -6,7 +6,7 @@ import type { RunEffects } from '../broker/broker.js';
 import type { RefValidator, Validator } from '../loader/json-schema.js';
 import type { JsonSchema } from '../loader/schema-bundle.js';
 import type { LoadedPolicy } from '../policy/load-policy.js';
-import type { EffectiveLimits } from '../policy/rules.js';
+import type { EffectiveLimits } from '../../abi/index.js';
 import type { Store } from '../store/open-store.js';
 
 /** What the pipeline knows of a tool before running it. */

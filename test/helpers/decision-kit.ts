@@ -5,8 +5,7 @@
 import { expect } from 'vitest';
 import { ResponseEnvelopeSchema, type ResponseEnvelope } from '../../abi/index.js';
 import { engineModule, type EngineOptions, type ExecuteRequest } from '../../host/engine/engine.js';
-import type { LaneBroker } from '../../host/engine/lane.js';
-import type { ExecuteResult } from '../../host/engine/protocol.js';
+import type { CapabilityBroker, ExecuteResult } from '../../host/engine/protocol.js';
 import { createHost, type Host } from '../../host/index.js';
 import { loadToolpacks } from '../../host/loader/load-toolpacks.js';
 import { loadPolicy } from '../../host/policy/load-policy.js';
@@ -57,7 +56,7 @@ export async function abortThenCancel(engine: { execute(request: ExecuteRequest)
   const loaded = await loadToolpacks(pluginsDir, loadPolicy(undefined).policy);
   const tool = loaded.tools.find((t) => t.manifest.id === id)!;
   const controller = new AbortController();
-  const broker: LaneBroker = async () => {
+  const broker: CapabilityBroker = async () => {
     // The cancel lands three microtasks after the abort: after the host has the abort in hand,
     // before a worker's reply (a macrotask away) or a plugin's end can arrive.
     void Promise.resolve().then(() => undefined).then(() => undefined).then(() => controller.abort());

@@ -1,6 +1,6 @@
 // What an extism/v1 module may import and must export (ABI-EXTISM-002..005), shared by the
-// loader, which refuses anything else, and the Extism engine, which provides it.
-import type { Signature } from '../../abi/index.js';
+// loader, which refuses anything else, and the Extism runner, which provides it.
+import type { Signature } from './constants.js';
 
 /** The Extism kernel's namespace; @extism/extism provides these functions itself. */
 export const EXTISM_ENV_MODULE = 'extism:host/env';
