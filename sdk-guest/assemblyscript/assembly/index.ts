@@ -29,7 +29,7 @@ export {
 } from "./bio/index";
 export { CodeUnitBuffer, OffsetList } from "./json/buffer";
 export {
-  JSONArray, JSONBool, JSONKind, JSONNull, JSONNumber, JSONObject, JSONString, JSONValue, MAX_SAFE_INTEGER,
+  JSONArray, JSONBool, JSONKind, JSONNull, JSONNumber, JSONObject, JSONString, JSONValue, MAX_SAFE_INTEGER, stringify,
 } from "./json/value";
 export { DEFAULT_MAX_DEPTH, JSONParser, parse, tryParse } from "./json/parser";
-export { JSONWriter, quote, stringify } from "./json/writer";
+export { JSONWritable, JSONWriter, quote } from "./json/writer";

@@ -1,10 +1,10 @@
 // The JSON value tree: what the parser returns and what tools build their output from.
 // Objects keep insertion order, so output is stable and reads the way the tool wrote it.
 
-import { stringify } from "./writer";
+import { MAX_SAFE_INTEGER } from "./numbers";
+import { JSONWritable, JSONWriter } from "./writer";
 
-/** Largest integer an f64 holds exactly (2^53 - 1); integer accessors refuse anything beyond. */
-export const MAX_SAFE_INTEGER: f64 = 9007199254740991.0;
+export { MAX_SAFE_INTEGER };
 
 /** The six JSON types. */
 export enum JSONKind {
@@ -17,7 +17,7 @@ export enum JSONKind {
 }
 
 /** Any JSON value; check `kind` (or the `is*` getters) before downcasting. */
-export abstract class JSONValue {
+export abstract class JSONValue implements JSONWritable {
   constructor(public readonly kind: JSONKind) {}
 
   get isNull(): bool { return this.kind == JSONKind.NULL; }
@@ -31,6 +31,37 @@ export abstract class JSONValue {
   toString(): string {
     return stringify(this);
   }
+
+  /** Writes this value, and everything inside it, through `writer`. */
+  writeTo(writer: JSONWriter): void {
+    switch (this.kind) {
+      case JSONKind.NULL: writer.nullValue(); break;
+      case JSONKind.BOOL: writer.bool(changetype<JSONBool>(this).value); break;
+      case JSONKind.NUMBER: writer.number(changetype<JSONNumber>(this).value); break;
+      case JSONKind.STRING: writer.string(changetype<JSONString>(this).value); break;
+      case JSONKind.ARRAY: {
+        const items = changetype<JSONArray>(this).items;
+        writer.beginArray();
+        for (let i = 0; i < items.length; i++) items[i].writeTo(writer);
+        writer.endArray();
+        break;
+      }
+      default: {
+        const object = changetype<JSONObject>(this);
+        writer.beginObject();
+        for (let i = 0, n = object.size; i < n; i++) {
+          writer.key(object.keyAt(i));
+          object.valueAt(i).writeTo(writer);
+        }
+        writer.endObject();
+      }
+    }
+  }
+}
+
+/** Compact JSON text of a value tree. */
+export function stringify(value: JSONValue): string {
+  return new JSONWriter().value(value).toString();
 }
 
 /** `null`. */

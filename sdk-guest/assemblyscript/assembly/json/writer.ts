@@ -1,13 +1,19 @@
-// Compact JSON output: a streaming writer that checks its own nesting, and `stringify` for
-// value trees. Escapes match JSON.stringify, so output is valid UTF-8 JSON whatever the strings.
+// Compact JSON output: a streaming writer that checks its own nesting. Escapes match
+// JSON.stringify, so output is valid UTF-8 JSON whatever the strings. Value trees (value.ts)
+// write themselves through it, so the writer knows nothing of them.
 
 import { CodeUnitBuffer } from "./buffer";
-import { JSONArray, JSONBool, JSONKind, JSONNumber, JSONObject, JSONString, JSONValue, MAX_SAFE_INTEGER } from "./value";
+import { MAX_SAFE_INTEGER } from "./numbers";
 
 // Nesting states; a misplaced call aborts, because it is a bug in the tool, not bad input.
 const IN_ARRAY: u8 = 0;
 const OBJECT_WANTS_KEY: u8 = 1;
 const OBJECT_WANTS_VALUE: u8 = 2;
+
+/** A value that writes itself as exactly one JSON value through a writer. */
+export interface JSONWritable {
+  writeTo(writer: JSONWriter): void;
+}
 
 /**
  * Writes one JSON value as compact text: `beginObject().key("a").integer(1).endObject()`.
@@ -116,26 +122,10 @@ export class JSONWriter {
     return this;
   }
 
-  /** Writes a whole value tree. */
-  value(value: JSONValue): JSONWriter {
-    switch (value.kind) {
-      case JSONKind.NULL: return this.nullValue();
-      case JSONKind.BOOL: return this.bool(changetype<JSONBool>(value).value);
-      case JSONKind.NUMBER: return this.number(changetype<JSONNumber>(value).value);
-      case JSONKind.STRING: return this.string(changetype<JSONString>(value).value);
-      case JSONKind.ARRAY: {
-        const items = changetype<JSONArray>(value).items;
-        this.beginArray();
-        for (let i = 0; i < items.length; i++) this.value(items[i]);
-        return this.endArray();
-      }
-      default: {
-        const object = changetype<JSONObject>(value);
-        this.beginObject();
-        for (let i = 0, n = object.size; i < n; i++) this.key(object.keyAt(i)).value(object.valueAt(i));
-        return this.endObject();
-      }
-    }
+  /** Writes a whole value tree (a JSONValue, or anything else that writes itself). */
+  value(value: JSONWritable): JSONWriter {
+    value.writeTo(this);
+    return this;
   }
 
   /** The text written so far; aborts if a container is still open. */
@@ -164,11 +154,6 @@ export class JSONWriter {
     if (this.stack[depth - 1] == OBJECT_WANTS_VALUE) this.stack[depth - 1] = OBJECT_WANTS_KEY;
     this.needsComma = true;
   }
-}
-
-/** Compact JSON text of a value tree. */
-export function stringify(value: JSONValue): string {
-  return new JSONWriter().value(value).toString();
 }
 
 /** `text` as a JSON string literal, quotes included. */
