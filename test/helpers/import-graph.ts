@@ -29,14 +29,16 @@ export function sourceFiles(root: string, dirs: readonly string[]): string[] {
   return out;
 }
 
-/** Every relative import of `files`, resolved to the file it names (`.js` in a specifier is the `.ts` source). */
+/** Every relative import of `files`, resolved to the file it names (`.js` in a specifier, or none, is the `.ts` source). */
 export function importEdges(root: string, files: readonly string[]): ImportEdge[] {
   const edges: ImportEdge[] = [];
   for (const from of files) {
     const text = readFileSync(path.join(root, from), 'utf8');
     for (const m of text.matchAll(SPECIFIER)) {
       const spec = m[2]!;
-      const to = path.posix.normalize(path.posix.join(path.posix.dirname(from), spec)).replace(/\.js$/, '.ts');
+      // TypeScript names the built `.js`; AssemblyScript names the module without an extension.
+      const named = path.posix.normalize(path.posix.join(path.posix.dirname(from), spec));
+      const to = named.endsWith('.js') ? named.replace(/\.js$/, '.ts') : named.endsWith('.ts') ? named : `${named}.ts`;
       const line = text.slice(0, m.index).split('\n').length;
       edges.push({ from, to, line });
     }
