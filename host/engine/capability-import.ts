@@ -177,13 +177,14 @@ function checkBuffer(memory: WebAssembly.Memory, reqPtr: number, reqLen: number,
 }
 
 /**
- * The buffer as the broker sees it: a copy of its bytes (of its own, so it can be moved to the
- * main thread) when the request names `artifact.write`, else its room for a read. The name is
- * peeked here only to pick which; the broker parses and checks the request as for any call, and
- * answers a request that is not a bulk capability with an error whatever it was given.
+ * The buffer as the broker sees it: a view of its bytes when the request names `artifact.write`
+ * (valid while the call is in flight; the worker copies it into the lane's bulk area), else its
+ * room for a read. The name is peeked here only to pick which; the broker parses and checks the
+ * request as for any call, and answers a request that is not a bulk capability with an error
+ * whatever it was given.
  */
 function bulkPart(memory: WebAssembly.Memory, request: Uint8Array, buffer: Buffer): BulkPart {
-  return requestName(request) === 'artifact.write' ? { kind: 'write', data: readBytes(memory, buffer.ptr, buffer.len) } : { kind: 'read', capacity: buffer.len };
+  return requestName(request) === 'artifact.write' ? { kind: 'write', data: new Uint8Array(memory.buffer, buffer.ptr, buffer.len) } : { kind: 'read', capacity: buffer.len };
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: true });

@@ -4,8 +4,8 @@
 import { performance } from 'node:perf_hooks';
 import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
-import { MAX_MODULE_VARIANT_BYTES, MAX_MODULE_VARIANTS } from '../../abi/index.js';
-import { LANE_ANSWER_WORD, LANE_ANSWERED, LANE_CAPABILITY, LANE_CONTROL_WORD, LANE_REPLY, LANE_REQUEST, LANE_SHUTDOWN, LANE_STATUS_WORD, type BrokerAnswer, type CapabilityBroker, type CapabilityForward, type EvictMessage, type ExecuteTask, type LaneReply, type LaneStart, type LaneTask, type WorkerCensus, transferable } from './protocol.js';
+import { BULK_MAX_PIECE, MAX_MODULE_VARIANT_BYTES, MAX_MODULE_VARIANTS } from '../../abi/index.js';
+import { LANE_ANSWER_WORD, LANE_ANSWERED, LANE_CAPABILITY, LANE_CONTROL_WORD, LANE_REPLY, LANE_REQUEST, LANE_SHUTDOWN, LANE_STATUS_WORD, type BrokerAnswer, type CapabilityBroker, type CapabilityForward, type EvictMessage, type ExecuteTask, type LaneReply, type LaneStart, type LaneAnswer, type LaneTask, type WorkerCensus } from './protocol.js';
 
 /** How a task sent on a lane ended. */
 export type LaneOutcome = { readonly kind: 'reply'; readonly reply: LaneReply } | { readonly kind: 'lost'; readonly message: string };
@@ -14,6 +14,8 @@ export type LaneOutcome = { readonly kind: 'reply'; readonly reply: LaneReply } 
 export class Lane {
   readonly #words: Int32Array;
   readonly #port: MessagePort;
+  /** The lane's bulk area (LaneStart.bulk); untouched, its pages cost nothing until a bulk call. */
+  readonly #bulk: Uint8Array;
   readonly #abort = new AbortController();
   /** Module keys this worker already holds, so each module crosses once per worker. */
   readonly #known = new Set<string>();
@@ -34,7 +36,9 @@ export class Lane {
     const { port1, port2 } = new MessageChannel();
     this.#words = new Int32Array(control);
     this.#port = port1;
-    this.ended = pool.run({ control, port: port2 }, { transferList: [port2] as never, signal: this.#abort.signal }).then(
+    const bulk = new SharedArrayBuffer(BULK_MAX_PIECE);
+    this.#bulk = new Uint8Array(bulk);
+    this.ended = pool.run({ control, port: port2, bulk }, { transferList: [port2] as never, signal: this.#abort.signal }).then(
       () => this.#end('the worker stopped'),
       (err: unknown) => this.#end(err instanceof Error ? err.message : String(err)),
     );
@@ -163,17 +167,26 @@ export class Lane {
     let answer: BrokerAnswer;
     try {
       const forwarded = received.message as CapabilityForward;
-      answer = await broker(forwarded.request, forwarded.bulk);
+      const wire = forwarded.bulk;
+      // A write's bytes are taken out of the bulk area at once: the broker keeps them, and the area serves the next call.
+      answer = wire === undefined ? await broker(forwarded.request) : await broker(forwarded.request, wire.kind === 'read' ? wire : { kind: 'write', data: this.#bulk.slice(0, wire.length) });
     } catch (err) {
       answer = { kind: 'abort', code: 'S-TOOL-WORKER-LOST', message: `The capability broker failed: ${err instanceof Error ? err.message : String(err)}`, details: {} };
     }
     if (this.#dead) return; // the deadline passed while the broker worked
     Atomics.store(this.#words, LANE_STATUS_WORD, 0);
-    // A bulk read's bytes sit in a buffer of their own (see BulkPart): moved to the worker, not copied.
-    this.#port.postMessage(answer, transferable(answer.kind === 'answer' ? answer.bulk : undefined));
+    this.#port.postMessage(this.#wire(answer));
     Atomics.store(this.#words, LANE_ANSWER_WORD, LANE_ANSWERED);
     Atomics.notify(this.#words, LANE_ANSWER_WORD);
     this.#awaitReply();
+  }
+
+  /** The answer as it crosses: a bulk read's bytes copied into the bulk area, their length on the port. */
+  #wire(answer: BrokerAnswer): LaneAnswer {
+    if (answer.kind !== 'answer' || answer.bulk === undefined) return answer;
+    const { bulk, ...rest } = answer;
+    this.#bulk.set(bulk);
+    return { ...rest, bulkLength: bulk.length };
   }
 
   #settle(outcome: LaneOutcome): void {

@@ -95,10 +95,15 @@ export type LaneReply = ExecuteResult | ExecuteHostError | WorkerCensus;
 
 /**
  * What a call through `capability_call_bulk` moves outside its envelope (ABI-BULK-001): a read
- * names the room in the guest's buffer, a write carries the bytes the guest's buffer held. The
- * bytes cross between the threads as a transferred ArrayBuffer of their own, never copied.
+ * names the room in the guest's buffer, a write carries the bytes the guest's buffer held.
  */
 export type BulkPart = { readonly kind: 'read'; readonly capacity: number } | { readonly kind: 'write'; readonly data: Uint8Array };
+
+/**
+ * A BulkPart as it crosses the lane: a write's bytes wait in the lane's bulk area (LaneStart.bulk),
+ * only their length travels on the port.
+ */
+export type BulkWire = { readonly kind: 'read'; readonly capacity: number } | { readonly kind: 'write'; readonly length: number };
 
 /** A guest's capability call, forwarded by the worker while the guest waits. */
 export interface CapabilityForward {
@@ -106,7 +111,7 @@ export interface CapabilityForward {
   /** The request bytes as the guest wrote them (bounds already checked). */
   readonly request: Uint8Array;
   /** Present for a call through the bulk import. */
-  readonly bulk?: BulkPart;
+  readonly bulk?: BulkWire;
 }
 
 /** The broker's answer to a forwarded call. */
@@ -122,11 +127,8 @@ export type BrokerAnswer =
 /** Answers a guest's capability request: the broker of the call a worker runs. */
 export type CapabilityBroker = (request: Uint8Array, bulk?: BulkPart) => Promise<BrokerAnswer>;
 
-/** The ArrayBuffers a message may transfer instead of copying: those `bytes` own whole. */
-export function transferable(bytes: Uint8Array | undefined): ArrayBuffer[] {
-  if (bytes === undefined || !(bytes.buffer instanceof ArrayBuffer)) return [];
-  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? [bytes.buffer] : [];
-}
+/** A BrokerAnswer as it crosses the lane: a bulk read's bytes wait in the lane's bulk area, only their length travels. */
+export type LaneAnswer = Exclude<BrokerAnswer, { kind: 'answer' }> | { readonly kind: 'answer'; readonly response: Uint8Array; readonly fuel: number; readonly bulkLength?: number };
 
 /** What the piscina task that starts a lane carries. */
 export interface LaneStart {
@@ -134,6 +136,12 @@ export interface LaneStart {
   readonly control: SharedArrayBuffer;
   /** The worker's end of the lane's MessageChannel. */
   readonly port: MessagePort;
+  /**
+   * The lane's bulk area, BULK_MAX_PIECE bytes: a bulk read's bytes are copied in by the main
+   * thread and out into guest memory by the worker, a write's the other way; only one side
+   * touches it at a time, as only one side runs while a capability call is in flight.
+   */
+  readonly bulk: SharedArrayBuffer;
 }
 
 // The lane's three shared words: an index names a word (…_WORD), every other constant is a value

@@ -5,13 +5,14 @@
 // until the engine gives the key up (ABI-ALLOC-010).
 import { performance } from 'node:perf_hooks';
 import { receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
-import { LANE_ANSWER_WORD, LANE_ANSWERED, LANE_CAPABILITY, LANE_CONTROL_WORD, LANE_REPLY, LANE_REQUEST, LANE_SHUTDOWN, LANE_STATUS_WORD, type BrokerAnswer, type BulkPart, type CapabilityForward, type EvictMessage, type ExecuteTask, type LaneReply, type LaneStart, type LaneTask, transferable } from './protocol.js';
+import { LANE_ANSWER_WORD, LANE_ANSWERED, LANE_CAPABILITY, LANE_CONTROL_WORD, LANE_REPLY, LANE_REQUEST, LANE_SHUTDOWN, LANE_STATUS_WORD, type BrokerAnswer, type BulkPart, type BulkWire, type CapabilityForward, type EvictMessage, type ExecuteTask, type LaneReply, type LaneAnswer, type LaneStart, type LaneTask } from './protocol.js';
 import { Sandbox } from './sandbox.js';
 
 /** piscina's entry point: serves the lane until told to shut down. */
-export default function serve({ control, port }: LaneStart): string {
+export default function serve({ control, port, bulk: area }: LaneStart): string {
   const words = new Int32Array(control);
-  const sandbox = new Sandbox((request, bulk) => forward(words, port, request, bulk));
+  const bulk = new Uint8Array(area);
+  const sandbox = new Sandbox((request, part) => forward(words, port, bulk, request, part));
   const modules = new Map<string, WebAssembly.Module>();
   const execute = (task: ExecuteTask): LaneReply => {
     if (task.module !== undefined) modules.set(task.key, task.module);
@@ -54,18 +55,28 @@ export default function serve({ control, port }: LaneStart): string {
  * guest's call is synchronous, the broker's work (store, network) is not. The deadline still
  * runs on the main thread, which terminates this worker if the answer comes too late.
  */
-function forward(words: Int32Array, port: MessagePort, request: Uint8Array, bulk?: BulkPart): BrokerAnswer {
-  const message: CapabilityForward = bulk === undefined ? { kind: 'capability', request } : { kind: 'capability', request, bulk };
+function forward(words: Int32Array, port: MessagePort, area: Uint8Array, request: Uint8Array, bulk?: BulkPart): BrokerAnswer {
+  let wire: BulkWire | undefined;
+  if (bulk?.kind === 'write') {
+    // The guest's bytes go through the lane's bulk area, not the port (LaneStart.bulk).
+    area.set(bulk.data);
+    wire = { kind: 'write', length: bulk.data.length };
+  } else wire = bulk;
+  const message: CapabilityForward = wire === undefined ? { kind: 'capability', request } : { kind: 'capability', request, bulk: wire };
   Atomics.store(words, LANE_ANSWER_WORD, 0);
-  // A bulk write's bytes are a copy of the guest's buffer made for this message: moved, not copied again.
-  port.postMessage(message, transferable(bulk?.kind === 'write' ? bulk.data : undefined));
+  port.postMessage(message);
   Atomics.store(words, LANE_STATUS_WORD, LANE_CAPABILITY);
   Atomics.notify(words, LANE_STATUS_WORD);
   for (;;) {
     Atomics.wait(words, LANE_ANSWER_WORD, 0);
     if (Atomics.exchange(words, LANE_ANSWER_WORD, 0) !== LANE_ANSWERED) continue;
     const received = receiveMessageOnPort(port);
-    if (received !== undefined) return received.message as BrokerAnswer;
+    if (received === undefined) continue;
+    const answer = received.message as LaneAnswer;
+    // A view of the bulk area: the sandbox copies it into guest memory before anything else uses the area.
+    if (answer.kind !== 'answer' || answer.bulkLength === undefined) return answer;
+    const { bulkLength, ...rest } = answer;
+    return { ...rest, bulk: area.subarray(0, bulkLength) };
   }
 }
 
