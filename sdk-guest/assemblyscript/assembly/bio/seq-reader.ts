@@ -49,9 +49,6 @@ const S_QUALITY: i32 = 5; // FASTQ quality line
 const S_BLANK: i32 = 6; // the rest of a blank line between records
 const S_DONE: i32 = 7;
 
-const ONES: u64 = 0x0101010101010101;
-const HIGHS: u64 = 0x8080808080808080;
-
 /**
  * Reads FASTA or FASTQ records from an artifact, streaming.
  *
@@ -536,16 +533,18 @@ function firstNonBlank(p: usize, n: i32): i32 {
   return -1;
 }
 
-// Index of the first byte outside '!'..'~', or -1. Eight bytes per step: a word has a byte
-// below 0x21 or above 0x7e exactly when one of the two classic bit tests flags a byte.
+// Index of the first byte outside '!'..'~', or -1. Sixteen bytes per step: b - 0x21 (mod 256)
+// is above 0x5d exactly for the bytes outside the range.
 function findNonQuality(p: usize, n: i32): i32 {
+  const low = i8x16.splat(0x21);
+  const span = i8x16.splat(0x7e - 0x21);
   let i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const word = load<u64>(p + <usize>i);
-    const below = (word - ONES * 0x21) & ~word & HIGHS;
-    const above = ((word + ONES * (0x7f - 0x7e)) | word) & HIGHS;
-    if ((below | above) != 0) break;
+  for (; i + 16 <= n; i += 16) {
+    if (v128.any_true(i8x16.gt_u(i8x16.sub(v128.load(p + <usize>i), low), span))) break;
   }
+  // No bad byte so far and a tail left: the last 16 bytes in one step (overlapping checked
+  // ones) when they are all good.
+  if (i + 16 > n && i < n && n >= 16 && !v128.any_true(i8x16.gt_u(i8x16.sub(v128.load(p + <usize>(n - 16)), low), span))) return -1;
   for (; i < n; i++) {
     const byte = load<u8>(p + <usize>i);
     if (byte < 0x21 || byte > 0x7e) return i;
