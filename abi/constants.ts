@@ -5,8 +5,15 @@
 export const ABI_IDS = ['helix/v1', 'extism/v1'] as const;
 export type AbiId = (typeof ABI_IDS)[number];
 
-/** The capability envelope version (`abi_version` in capability calls and results). */
+/** The capability envelope version a host writes when the guest named none (`abi_version` in capability calls and results). */
 export const CAPABILITY_ABI_VERSION = 1 as const;
+
+/** The capability ABI versions a manifest may declare and an envelope may carry: 2 adds the bulk import (ABI-BULK-001). */
+export const CAPABILITY_ABI_VERSIONS = [1, 2] as const;
+export type CapabilityAbiVersion = (typeof CAPABILITY_ABI_VERSIONS)[number];
+
+/** The capability ABI version of the bulk path: the version of every answer through `capability_call_bulk`. */
+export const BULK_ABI_VERSION = 2 as const;
 
 /** Size of one WebAssembly linear memory page, in bytes. */
 export const WASM_PAGE_BYTES = 65_536;
@@ -14,6 +21,14 @@ export const WASM_PAGE_BYTES = 65_536;
 /** The only import module a helix/v1 guest may use, and its only function. */
 export const HOST_IMPORT_MODULE = 'helix_v1';
 export const HOST_IMPORT_CAPABILITY_CALL = 'capability_call';
+/** The bulk import, allowed under capability ABI 2 only (ABI-IMPORT-001, ABI-BULK-001). */
+export const HOST_IMPORT_CAPABILITY_CALL_BULK = 'capability_call_bulk';
+
+/** Largest bulk buffer, in bytes: the most one bulk read copies in or one bulk write sends (ABI-BULK-003). */
+export const BULK_MAX_PIECE = 4 * 1024 * 1024;
+
+/** The capabilities served through `capability_call_bulk` (ABI-BULK-002). */
+export const BULK_CAPABILITIES = ['artifact.read', 'artifact.write'] as const;
 
 /** A wasm function signature as value type names. */
 export interface Signature {
@@ -37,6 +52,9 @@ export const PANIC_EXPORT_SIGNATURE: Signature = { params: [], results: ['i64'] 
 
 /** Signature of `helix_v1.capability_call` (ABI-IMPORT-002). */
 export const CAPABILITY_CALL_SIGNATURE: Signature = { params: ['i32', 'i32'], results: ['i64'] };
+
+/** Signature of `helix_v1.capability_call_bulk`: request ptr/len, buffer ptr/len (ABI-IMPORT-002). */
+export const CAPABILITY_CALL_BULK_SIGNATURE: Signature = { params: ['i32', 'i32', 'i32', 'i32'], results: ['i64'] };
 
 /** Export names starting with this prefix are reserved for the host's instrumentation (ABI-EXPORT-007). */
 export const RESERVED_EXPORT_PREFIX = '__helix_';

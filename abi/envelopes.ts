@@ -2,7 +2,7 @@
 // response-envelope.json), the guest's output envelopes, and the capability call/result envelopes
 // (abi/ABI.md, "A call", "Capability calls" and "Responses").
 import { z } from 'zod';
-import { CAPABILITY_ABI_VERSION } from './constants.js';
+import { CAPABILITY_ABI_VERSIONS } from './constants.js';
 import { ERROR_CODE_PATTERN } from './errors.js';
 
 const JsonObject = z.record(z.string(), z.unknown());
@@ -98,6 +98,9 @@ export const GuestOkSchema = z.strictObject({ status: z.literal('ok'), output: z
 /** `execute` result: the tool refused or failed, with a taxonomy code. */
 export const GuestErrorSchema = z.strictObject({ status: z.literal('error'), error: WireErrorSchema });
 
+/** `abi_version` of a capability envelope: 1, or 2 (capability ABI 2, the bulk path). */
+const AbiVersion = z.union(CAPABILITY_ABI_VERSIONS.map((v) => z.literal(v)) as [z.ZodLiteral<1>, z.ZodLiteral<2>]);
+
 /** A capability call as the guest sends it (import argument, or inside a terminal envelope). */
 export const CapabilityCallSchema = z.strictObject({
   name: z.string().min(1).max(200),
@@ -107,7 +110,7 @@ export const CapabilityCallSchema = z.strictObject({
 /** `execute` result: a terminal capability call performed by the host (ABI-OUTPUT-002). */
 export const GuestCapabilityCallSchema = z.strictObject({
   status: z.literal('capability_call'),
-  abi_version: z.literal(CAPABILITY_ABI_VERSION),
+  abi_version: AbiVersion,
   capability_call: CapabilityCallSchema,
 });
 
@@ -117,7 +120,7 @@ export type GuestOutput = z.infer<typeof GuestOutputSchema>;
 
 /** The argument of `helix_v1.capability_call`. */
 export const CapabilityRequestSchema = z.strictObject({
-  abi_version: z.literal(CAPABILITY_ABI_VERSION),
+  abi_version: AbiVersion,
   name: z.string().min(1).max(200),
   args: JsonObject.default({}),
 });
@@ -127,9 +130,9 @@ export type CapabilityRequest = z.infer<typeof CapabilityRequestSchema>;
 export const CapabilityResponseSchema = z.discriminatedUnion('status', [
   z.strictObject({
     status: z.literal('ok'),
-    abi_version: z.literal(CAPABILITY_ABI_VERSION),
+    abi_version: AbiVersion,
     capability_result: z.strictObject({ name: z.string(), result: z.unknown() }),
   }),
-  z.strictObject({ status: z.literal('error'), abi_version: z.literal(CAPABILITY_ABI_VERSION), error: WireErrorSchema }),
+  z.strictObject({ status: z.literal('error'), abi_version: AbiVersion, error: WireErrorSchema }),
 ]);
 export type CapabilityResponse = z.infer<typeof CapabilityResponseSchema>;

@@ -61,6 +61,10 @@ export const ERROR_CODES = {
     message: "The capability call's arguments do not match the capability's schema.",
     hint: 'Fix the arguments listed in details.violations; abi/ABI.md lists each capability.',
   },
+  'I-REQ-BULK-CAPABILITY': {
+    message: 'This capability is not served through capability_call_bulk.',
+    hint: 'Only artifact.read and artifact.write go through helix_v1.capability_call_bulk; call every other capability through helix_v1.capability_call (ABI-BULK-002).',
+  },
   'I-REQ-INPUT-SIZE': {
     message: 'The input is larger than the tool accepts.',
     hint: 'Send less data inline, or import it as an artifact and pass its id.',
@@ -261,6 +265,10 @@ export const ERROR_CODES = {
   'S-TOOL-BAD-POINTER': {
     message: 'The tool returned a pointer or length outside its memory.',
     hint: 'The module breaks ABI-CALL-004; report it to its author.',
+  },
+  'S-TOOL-BULK-BUFFER': {
+    message: 'The tool passed capability_call_bulk a buffer larger than BULK_MAX_PIECE.',
+    hint: 'The module breaks ABI-BULK-003 (buffers of at most 4 MiB); report it to its author, or read and write in smaller pieces.',
   },
   'S-TOOL-OUTPUT-TOO-LARGE': {
     message: 'The tool returned more bytes than its output limit.',

@@ -33,7 +33,7 @@ export const NETWORK_PATTERN = /^(https?):\/\/(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9]
 
 /** Which capabilities the guest may call (the allowlist, ABI-CAP-002), with per-capability settings. */
 export const ManifestCapabilitiesSchema = z.strictObject({
-  abiVersion: z.literal(1).describe('Capability envelope version; only 1 exists.'),
+  abiVersion: z.union([z.literal(1), z.literal(2)]).describe('Capability ABI version: 1, or 2 to import helix_v1.capability_call_bulk (the bulk path, ABI-BULK-001).'),
   allow: z
     .array(z.string().regex(CAPABILITY_NAME_PATTERN, 'must be a capability name such as clock.now_unix'))
     .describe('Exact capability names; scoped entries such as secrets.get.db_password grant only that secret.'),

@@ -137,6 +137,13 @@ export const JournalEntrySchema = z.strictObject({
    * not plain sha256, so a guessed secret cannot be checked against them offline (ABI-SECRET-008).
    */
   keyed: z.literal(true).optional(),
+  /**
+   * A call through the bulk import (ABI-BULK-006): what identifies the bytes that moved outside
+   * the envelope, copied into guest memory by a read or out of it by a write. The stored chunk's
+   * key when the piece was exactly one chunk, else the sha256 of the bytes (keyed as the other
+   * hashes are). Absent for envelope-only calls.
+   */
+  data_sha256: z.string().regex(SHA256_PATTERN).optional(),
   /** sha256 of the previous entry's hash and this entry's canonical content. */
   hash: z.string().regex(SHA256_PATTERN),
 });

@@ -7,7 +7,8 @@ import type { ArtifactSummary, CapabilityDefinition } from './types.js';
 /** Largest piece one read returns or one write sends (results travel through the broker). */
 export const ARTIFACT_MAX_PIECE = 1024 * 1024;
 
-const Id = z.string().regex(/^art_[0-9A-HJKMNP-TV-Z]{26}$/, 'must be an artifact id');
+/** An artifact id as capabilities take it. */
+export const ArtifactId = z.string().regex(/^art_[0-9A-HJKMNP-TV-Z]{26}$/, 'must be an artifact id');
 const Summary: z.ZodType<ArtifactSummary> = z.strictObject({
   id: z.string(),
   sha256: z.string(),
@@ -21,7 +22,7 @@ const Summary: z.ZodType<ArtifactSummary> = z.strictObject({
 });
 const Encoding = z.enum(['utf8', 'base64']).default('utf8');
 
-const StatArgs = z.strictObject({ artifact_id: Id });
+const StatArgs = z.strictObject({ artifact_id: ArtifactId });
 /** `artifact.stat`. */
 export const artifactStat: CapabilityDefinition<z.infer<typeof StatArgs>, ArtifactSummary> = {
   name: 'artifact.stat',
@@ -34,7 +35,7 @@ export const artifactStat: CapabilityDefinition<z.infer<typeof StatArgs>, Artifa
 };
 
 const ReadArgs = z.strictObject({
-  artifact_id: Id,
+  artifact_id: ArtifactId,
   offset: z.number().int().min(0).default(0),
   length: z.number().int().min(1).max(ARTIFACT_MAX_PIECE).default(ARTIFACT_MAX_PIECE),
   decompress: z.boolean().default(false).describe('Read the gunzipped content of a gzip artifact; offsets count decompressed bytes.'),
@@ -68,7 +69,7 @@ export const artifactRead: CapabilityDefinition<z.infer<typeof ReadArgs>, z.infe
   async invoke(args, ctx) {
     const { data, eof } = await ctx.artifacts.read(args.artifact_id, { offset: args.offset, length: args.length, decompress: args.decompress });
     if (args.encoding === 'base64') {
-      return { data: Buffer.from(data).toString('base64'), encoding: 'base64', offset: args.offset, next_offset: args.offset + data.length, eof };
+      return { data: Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64'), encoding: 'base64', offset: args.offset, next_offset: args.offset + data.length, eof };
     }
     const end = utf8Cut(data, eof);
     const text = new TextDecoder('utf-8', { fatal: false }).decode(data.subarray(0, end));
@@ -76,15 +77,19 @@ export const artifactRead: CapabilityDefinition<z.infer<typeof ReadArgs>, z.infe
   },
 };
 
+/** An output role, as declared in the manifest. */
+export const OutputRole = z.string().regex(/^[a-z][a-z0-9_]*$/, 'must be a declared output role');
+/** The artifact.write arguments beside the piece, through either import. */
+export const WriteMeta = { final: z.boolean().default(false), type: z.string().regex(/^[a-z][a-z0-9_]*$/).optional(), label: z.string().max(200).optional() };
+
 const WriteArgs = z.strictObject({
-  role: z.string().regex(/^[a-z][a-z0-9_]*$/, 'must be a declared output role'),
+  role: OutputRole,
   data: z.string().max(Math.ceil((ARTIFACT_MAX_PIECE * 4) / 3) + 4),
   encoding: Encoding,
-  final: z.boolean().default(false),
-  type: z.string().regex(/^[a-z][a-z0-9_]*$/).optional(),
-  label: z.string().max(200).optional(),
+  ...WriteMeta,
 });
-const WriteResult = z.strictObject({ role: z.string(), bytes: z.number().int(), artifact_id: z.string().optional(), sha256: z.string().optional(), size: z.number().int().optional() });
+/** What `artifact.write` answers, through either import. */
+export const WriteResult = z.strictObject({ role: z.string(), bytes: z.number().int(), artifact_id: z.string().optional(), sha256: z.string().optional(), size: z.number().int().optional() });
 
 /** `artifact.write`. */
 export const artifactWrite: CapabilityDefinition<z.infer<typeof WriteArgs>, z.infer<typeof WriteResult>> = {

@@ -34,3 +34,5 @@ export function findCapability(entry: string): AllowEntry | undefined {
   }
   return undefined;
 }
+
+export { BulkReadArgs, BulkReadResult, BulkWriteArgs, bulkRead, bulkWrite, parseBulkArgs, type BulkPiece } from './artifact-bulk.js';

@@ -238,7 +238,7 @@ describe('the engine', () => {
     expect(a.status).toBe('success');
     expect(a.output).toMatchObject({ status: 'error', error: { code: 'A-AUTH-FORBIDDEN', message: 'forbidden' } });
     expect(JSON.stringify(a.output)).toBe(JSON.stringify(b.output));
-    const bad = await call('t.cap', { abi_version: 2, name: 'x.y' });
+    const bad = await call('t.cap', { abi_version: 3, name: 'x.y' });
     expect(bad.output).toMatchObject({ status: 'error', error: { code: 'I-REQ-ENVELOPE' } });
     const terminal = await call('t.terminalcap');
     expect(terminal.error?.code).toBe('A-AUTH-FORBIDDEN');

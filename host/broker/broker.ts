@@ -3,16 +3,20 @@
 // payload sizes, runs the capability, records the call in the run's journal and every decision
 // in the audit trail, and answers with bytes for the guest. Once it has aborted the run it serves,
 // journals and audits nothing more (ABI-FINAL-002). Once the run has received a secret, its guard
-// checks every write and redacts every record, and the journal's hashes are keyed.
-import { CAPABILITY_ABI_VERSION, CapabilityRequestSchema, ERROR_CODES, type ErrorCode, HelixError, type JournalEntry, type Policy, type RunResult, scanJsonText, type WireError } from '../../abi/index.js';
-import { CAPABILITIES, type CapabilityContext, type CapabilityDefinition } from '../../capabilities/index.js';
-import type { BrokerAnswer } from '../engine/protocol.js';
+// checks every write and redacts every record, and the journal's hashes are keyed. Calls through
+// the bulk import pass the same checks; their bytes bypass the envelope, and the journal names
+// them by one hash (ABI-BULK-001 to -006).
+import { BULK_ABI_VERSION, BULK_CAPABILITIES, CAPABILITY_ABI_VERSION, CapabilityRequestSchema, ERROR_CODES, type ErrorCode, type JournalEntry, type Policy, type RunResult, scanJsonText, type WireError } from '../../abi/index.js';
+import { bulkRead, bulkWrite, CAPABILITIES, parseBulkArgs, type CapabilityContext, type CapabilityDefinition } from '../../capabilities/index.js';
+import type { BrokerAnswer, BulkPart } from '../engine/protocol.js';
 import { jsonRefusal } from '../json-entry.js';
 import { canonicalJson } from '../hashing.js';
 import { isCapabilityGranted, secretWriteRules } from '../policy/rules.js';
 import { appendAudit } from '../store/audit.js';
 import type { Store } from '../store/open-store.js';
 import { JournalBuilder, sha256Hex } from './journal.js';
+import { answerVersion, argsError, type AnswerVersion, type BulkName, type Decision, errorAnswer, failure, FORBIDDEN, FORBIDDEN_BYTES, FORBIDDEN_REASONS, fuelFor, isBulkName, okAnswer, wire } from './answers.js';
+import { ReadAhead } from './read-ahead.js';
 import type { RunOutputs, SealedOutput } from './outputs.js';
 import { artifactPort, kvPort, RunLog, SecretSource, systemClock, type LogLine } from './ports.js';
 import { SecretGuard } from './secret-guard.js';
@@ -23,33 +27,9 @@ import { sealResult } from './seal-result.js';
 export const MAX_REQUEST_BYTES = 1_500_000;
 /** Largest answer (an artifact.read piece of 1 MiB, base64, plus envelope). */
 export const MAX_RESPONSE_BYTES = 1_500_000;
-/** Fuel for one capability call, plus one unit per 64 bytes moved: calls are not free work. */
-export const CALL_FUEL = 1000;
-
 const encoder = new TextEncoder();
 
-/** Answer bytes for an error; the `forbidden` answer is the same bytes for every refused name. */
-export function errorAnswer(error: WireError): Uint8Array {
-  return encoder.encode(JSON.stringify({ status: 'error', abi_version: CAPABILITY_ABI_VERSION, error }));
-}
-
-/** Answer bytes for a result. */
-export function okAnswer(name: string, result: unknown): Uint8Array {
-  return encoder.encode(JSON.stringify({ status: 'ok', abi_version: CAPABILITY_ABI_VERSION, capability_result: { name, result } }));
-}
-
-/**
- * Why the broker answered `forbidden`, as the audit trail records it (the guest gets the same
- * bytes whatever the reason); `helix runs show` turns each into advice for the author.
- */
-export const FORBIDDEN_REASONS = {
-  unknown: 'unknown capability',
-  unlisted: 'not in the manifest allowlist',
-  ungranted: 'not granted by the policy',
-  scope: (entry: string): string => `scope ${entry} not allowlisted or not granted`,
-} as const;
-
-const FORBIDDEN: WireError = { code: 'A-AUTH-FORBIDDEN', message: ERROR_CODES['A-AUTH-FORBIDDEN'].message, details: {}, hint: ERROR_CODES['A-AUTH-FORBIDDEN'].hint };
+export { answerVersion, CALL_FUEL, errorAnswer, FORBIDDEN_REASONS, okAnswer, type AnswerVersion } from './answers.js';
 
 /** What a run's broker needs. */
 export interface BrokerOptions {
@@ -91,14 +71,13 @@ export interface RunEffects {
 
 /** The broker of one run. */
 export interface RunBroker {
-  /** Answers one `helix_v1.capability_call`. */
-  handle(request: Uint8Array): Promise<BrokerAnswer>;
+  /** Answers one `helix_v1.capability_call`, or with `bulk` one `helix_v1.capability_call_bulk`. */
+  handle(request: Uint8Array, bulk?: BulkPart): Promise<BrokerAnswer>;
   /** A terminal capability call (ABI-OUTPUT-002): the same rules; its result becomes the output. */
   terminal(name: string, args: unknown): Promise<{ ok: true; result: unknown } | { ok: false; error: WireError }>;
   finish(): RunEffects;
 }
 
-type Decision = 'allowed' | 'forbidden' | 'invalid' | 'failed' | 'refused' | 'aborted';
 
 /** Creates the broker of one run. */
 export function createBroker(o: BrokerOptions): RunBroker {
@@ -114,6 +93,8 @@ export function createBroker(o: BrokerOptions): RunBroker {
   let auditLine: (line: LogLine) => void = () => undefined;
   const log = new RunLog(now, (line) => auditLine(line), guard);
   let calls = 0;
+  const artifacts = artifactPort(o.store, o.outputs);
+  const readAhead = new ReadAhead((id, range) => artifacts.read(id, range));
   const ctx: CapabilityContext = {
     toolId: o.toolId,
     runId: o.runId,
@@ -121,7 +102,7 @@ export function createBroker(o: BrokerOptions): RunBroker {
     policy: o.policy,
     deadlineMs: o.deadlineMs,
     signal: o.signal,
-    artifacts: artifactPort(o.store, o.outputs),
+    artifacts,
     kv: kvPort(o.store, o.toolId, guard),
     log,
     secrets,
@@ -144,16 +125,22 @@ export function createBroker(o: BrokerOptions): RunBroker {
     appendAudit(o.store, now(), { kind: 'capability', decision, tool_id: o.toolId, run_id: o.runId, capability: text(name), reason: guard.redactText(reason), ...(code === undefined ? {} : { code }) });
   };
 
-  /** Records the call, its answer and its decision; returns the answer for the guest. */
+  /**
+   * Records the call, its answer and its decision; returns the answer for the guest. A bulk
+   * call's result is kept as a value and its bytes by one hash (`moved`: the bytes, and the key
+   * of the stored chunk they are exactly, if so), never stringified (ABI-BULK-006).
+   */
   const conclude = (
     request: Uint8Array,
     name: string | null,
     args: unknown,
-    outcome: { kind: 'ok'; result: unknown; cap: CapabilityDefinition } | { kind: 'error'; error: WireError; decision: Decision; reason: string } | { kind: 'abort'; code: ErrorCode; message: string; details: Record<string, unknown> },
+    outcome: { kind: 'ok'; result: unknown; cap: CapabilityDefinition; moved?: { data: Uint8Array; chunk?: string; toGuest: boolean } } | { kind: 'error'; error: WireError; decision: Decision; reason: string } | { kind: 'abort'; code: ErrorCode; message: string; details: Record<string, unknown> },
+    version: AnswerVersion = CAPABILITY_ABI_VERSION,
   ): BrokerAnswer => {
     let response: Uint8Array;
     let entry: Omit<JournalEntry, 'seq' | 'hash'>;
-    const base = { name: text(name), args: guard.redactJson(journalArgs(name, args ?? null)), request_sha256: digest(request), ...(guard.active ? { keyed: true as const } : {}) };
+    const bulk = version === BULK_ABI_VERSION && outcome.kind === 'ok' && outcome.moved !== undefined;
+    const base = { name: text(name), args: guard.redactJson(bulk ? args : journalArgs(name, args ?? null)), request_sha256: digest(request), ...(guard.active ? { keyed: true as const } : {}) };
     if (outcome.kind === 'abort') {
       response = new Uint8Array(0);
       entry = { ...base, outcome: 'abort', mode: 'value', result: null, result_sha256: null, error: guard.redactError({ code: outcome.code, message: outcome.message, details: outcome.details }), response_sha256: digest(response), fuel: 0 };
@@ -161,10 +148,20 @@ export function createBroker(o: BrokerOptions): RunBroker {
       journal.append(entry);
       return { kind: 'abort', code: outcome.code, message: outcome.message, details: outcome.details };
     }
+    if (outcome.kind === 'ok' && outcome.moved !== undefined) {
+      const moved = outcome.moved;
+      response = okAnswer(name!, outcome.result, version);
+      // The chunk's key names the bytes when they are one whole chunk: the store checked that hash as it read them.
+      const data_sha256 = moved.chunk !== undefined && !guard.active ? moved.chunk : digest(moved.data);
+      entry = { ...base, outcome: 'ok', mode: 'value', result: guard.redactJson(outcome.result), result_sha256: null, error: null, response_sha256: digest(response), fuel: fuelFor(request, response, moved.data.length), data_sha256 };
+      audit('allowed', name, 'granted');
+      journal.append(entry);
+      return { kind: 'answer', response, fuel: entry.fuel, ...(moved.toGuest ? { bulk: moved.data } : {}) };
+    }
     if (outcome.kind === 'ok') {
-      response = okAnswer(name!, outcome.result);
+      response = okAnswer(name!, outcome.result, version);
       if (response.length > MAX_RESPONSE_BYTES) {
-        return conclude(request, name, args, { kind: 'error', error: wire('R-CAP-PAYLOAD', `The result of ${name} is ${response.length} bytes, above ${MAX_RESPONSE_BYTES}.`, { max_bytes: MAX_RESPONSE_BYTES }), decision: 'failed', reason: 'result too large' });
+        return conclude(request, name, args, { kind: 'error', error: wire('R-CAP-PAYLOAD', `The result of ${name} is ${response.length} bytes, above ${MAX_RESPONSE_BYTES}.`, { max_bytes: MAX_RESPONSE_BYTES }), decision: 'failed', reason: 'result too large' }, version);
       }
       const mode = outcome.cap.journal;
       entry = {
@@ -175,26 +172,27 @@ export function createBroker(o: BrokerOptions): RunBroker {
         result_sha256: mode === 'digest' ? digest(canonicalJson(outcome.result)) : null,
         error: null,
         response_sha256: digest(response),
-        fuel: fuelFor(request, response),
+        fuel: fuelFor(request, response, 0),
       };
       audit('allowed', name, 'granted');
     } else {
-      response = outcome.error === FORBIDDEN ? FORBIDDEN_BYTES : errorAnswer(outcome.error);
-      entry = { ...base, outcome: 'error', mode: 'value', result: null, result_sha256: null, error: guard.redactError(outcome.error), response_sha256: digest(response), fuel: fuelFor(request, response) };
+      response = outcome.error === FORBIDDEN && version === CAPABILITY_ABI_VERSION ? FORBIDDEN_BYTES : errorAnswer(outcome.error, version);
+      entry = { ...base, outcome: 'error', mode: 'value', result: null, result_sha256: null, error: guard.redactError(outcome.error), response_sha256: digest(response), fuel: fuelFor(request, response, 0) };
       audit(outcome.decision, name, outcome.reason, outcome.error.code);
     }
     journal.append(entry);
     return { kind: 'answer', response, fuel: entry.fuel };
   };
 
-  const handle = async (request: Uint8Array): Promise<BrokerAnswer> => {
+  const handle = async (request: Uint8Array, bulk: BulkPart | undefined): Promise<BrokerAnswer> => {
     calls += 1;
     o.onCall?.(calls);
+    let v: AnswerVersion = answerVersion(undefined, bulk);
     if (calls > o.maxCapabilityCalls) {
       return conclude(request, null, null, { kind: 'abort', code: 'R-CAP-CALL-LIMIT', message: `The tool made more than ${o.maxCapabilityCalls} capability calls.`, details: { max_capability_calls: o.maxCapabilityCalls } });
     }
     if (request.length > MAX_REQUEST_BYTES) {
-      return conclude(request, null, null, { kind: 'error', error: wire('R-CAP-PAYLOAD', `The request is ${request.length} bytes, above ${MAX_REQUEST_BYTES}.`, { max_bytes: MAX_REQUEST_BYTES }), decision: 'invalid', reason: 'request too large' });
+      return conclude(request, null, null, { kind: 'error', error: wire('R-CAP-PAYLOAD', `The request is ${request.length} bytes, above ${MAX_REQUEST_BYTES}.`, { max_bytes: MAX_REQUEST_BYTES }), decision: 'invalid', reason: 'request too large' }, v);
     }
     let json: unknown;
     try {
@@ -206,45 +204,67 @@ export function createBroker(o: BrokerOptions): RunBroker {
       if (violation !== undefined) {
         const r = jsonRefusal(violation, 'capability', 'the capability request');
         if (r.code === 'S-TOOL-CAPABILITY-DEPTH') return conclude(request, null, null, { kind: 'abort', code: r.code, message: r.message, details: r.details });
-        return conclude(request, null, null, { kind: 'error', error: wire(r.code, r.message, r.details), decision: 'invalid', reason: `JSON bounds: ${violation.kind}` });
+        return conclude(request, null, null, { kind: 'error', error: wire(r.code, r.message, r.details), decision: 'invalid', reason: `JSON bounds: ${violation.kind}` }, v);
       }
       json = JSON.parse(text);
     } catch (err) {
-      return conclude(request, null, null, { kind: 'error', error: wire('I-REQ-ENVELOPE', `The capability request is not UTF-8 JSON: ${(err as Error).message}`, {}), decision: 'invalid', reason: 'not JSON' });
+      return conclude(request, null, null, { kind: 'error', error: wire('I-REQ-ENVELOPE', `The capability request is not UTF-8 JSON: ${(err as Error).message}`, {}), decision: 'invalid', reason: 'not JSON' }, v);
     }
+    v = answerVersion(json, bulk);
     const env = CapabilityRequestSchema.safeParse(json);
     if (!env.success) {
       const violations = env.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
-      return conclude(request, null, json, { kind: 'error', error: wire('I-REQ-ENVELOPE', `The capability request is malformed: ${violations.join('; ')}`, { violations }), decision: 'invalid', reason: 'malformed envelope' });
+      return conclude(request, null, json, { kind: 'error', error: wire('I-REQ-ENVELOPE', `The capability request is malformed: ${violations.join('; ')}`, { violations }), decision: 'invalid', reason: 'malformed envelope' }, v);
     }
     const { name, args } = env.data;
+    // Only artifact bytes take the bulk path; any other name through it is answered, and the guest may go on (ABI-BULK-002).
+    if (bulk !== undefined && !isBulkName(name)) {
+      return conclude(request, name, args, { kind: 'error', error: wire('I-REQ-BULK-CAPABILITY', `${name} is not served through capability_call_bulk; only ${BULK_CAPABILITIES.join(' and ')} are.`, { name, bulk_capabilities: [...BULK_CAPABILITIES] }), decision: 'invalid', reason: 'not a bulk capability' }, v);
+    }
     const cap = CAPABILITIES.get(name);
     // Deny by default, and say nothing about why: unknown, not allowlisted and not granted all
     // get the same bytes.
     const listed = cap !== undefined && (cap.scopeOf === undefined ? o.allow.includes(name) : o.allow.some((e) => e.startsWith(`${name}.`)));
     if (cap === undefined || !listed || !isCapabilityGranted(o.policy, o.toolId, cap.scopeOf === undefined ? name : o.allow.find((e) => e.startsWith(`${name}.`))!)) {
-      return conclude(request, name, args, { kind: 'error', error: FORBIDDEN, decision: 'forbidden', reason: cap === undefined ? FORBIDDEN_REASONS.unknown : !listed ? FORBIDDEN_REASONS.unlisted : FORBIDDEN_REASONS.ungranted });
+      return conclude(request, name, args, { kind: 'error', error: FORBIDDEN, decision: 'forbidden', reason: cap === undefined ? FORBIDDEN_REASONS.unknown : !listed ? FORBIDDEN_REASONS.unlisted : FORBIDDEN_REASONS.ungranted }, v);
     }
+    if (bulk !== undefined && isBulkName(name)) return serveBulk(request, name, args, cap, bulk);
     const parsed = cap.args.safeParse(args);
     if (!parsed.success) {
       const violations = parsed.error.issues.map((i) => ({ path: `/${i.path.join('/')}`, message: i.message }));
-      return conclude(request, name, args, { kind: 'error', error: wire('I-REQ-CAPABILITY-ARGS', `The arguments of ${name} have ${violations.length} violation${violations.length === 1 ? '' : 's'}.`, { violations }), decision: 'invalid', reason: 'arguments' });
+      return conclude(request, name, args, { kind: 'error', error: argsError(name, violations), decision: 'invalid', reason: 'arguments' }, v);
     }
     if (cap.scopeOf !== undefined) {
       const entry = `${name}.${cap.scopeOf(parsed.data)}`;
       if (!o.allow.includes(entry) || !isCapabilityGranted(o.policy, o.toolId, entry)) {
-        return conclude(request, name, args, { kind: 'error', error: FORBIDDEN, decision: 'forbidden', reason: FORBIDDEN_REASONS.scope(entry) });
+        return conclude(request, name, args, { kind: 'error', error: FORBIDDEN, decision: 'forbidden', reason: FORBIDDEN_REASONS.scope(entry) }, v);
       }
     }
     try {
       // A capability whose answer is a secret (journal: redacted) needs the key before it answers.
       if (cap.journal === 'redacted') hashKey();
       const result = cap.result.parse(await cap.invoke(parsed.data, ctx));
-      return conclude(request, name, args, { kind: 'ok', result, cap });
+      return conclude(request, name, args, { kind: 'ok', result, cap }, v);
     } catch (err) {
-      if (err instanceof HelixError) return conclude(request, name, args, { kind: 'error', error: err.toWire(), decision: err.code === 'A-AUTH-SECRET-WRITE' ? 'refused' : 'failed', reason: err.message });
-      const message = err instanceof Error ? err.message : String(err);
-      return conclude(request, name, args, { kind: 'error', error: wire('R-UPSTREAM-CAPABILITY', `${name} failed: ${message}`, {}), decision: 'failed', reason: message });
+      return conclude(request, name, args, failure(name, err), v);
+    }
+  };
+
+  /** A bulk read or write, its arguments checked against the bulk schema and the buffer (ABI-BULK-003/-004). */
+  const serveBulk = async (request: Uint8Array, name: BulkName, args: Record<string, unknown>, cap: CapabilityDefinition, bulk: BulkPart): Promise<BrokerAnswer> => {
+    const capacity = bulk.kind === 'read' ? bulk.capacity : bulk.data.length;
+    const parsed = parseBulkArgs(name, args, capacity);
+    if (!parsed.ok) return conclude(request, name, args, { kind: 'error', error: argsError(name, parsed.violations), decision: 'invalid', reason: 'arguments' }, BULK_ABI_VERSION);
+    try {
+      if (name === 'artifact.read') {
+        const piece = await bulkRead(parsed.args as Parameters<typeof bulkRead>[0], capacity, (id, range) => readAhead.get(id, range));
+        return conclude(request, name, args, { kind: 'ok', result: piece.result, cap, moved: { data: piece.data, ...(piece.chunk === undefined ? {} : { chunk: piece.chunk }), toGuest: true } }, BULK_ABI_VERSION);
+      }
+      const data = bulk.kind === 'write' ? bulk.data : new Uint8Array(0);
+      const result = await bulkWrite(parsed.args as Parameters<typeof bulkWrite>[0], data, ctx);
+      return conclude(request, name, args, { kind: 'ok', result, cap, moved: { data, toGuest: false } }, BULK_ABI_VERSION);
+    } catch (err) {
+      return conclude(request, name, args, failure(name, err), BULK_ABI_VERSION);
     }
   };
 
@@ -252,9 +272,9 @@ export function createBroker(o: BrokerOptions): RunBroker {
   // unrecorded, whatever the guest did with the first (the sandbox refuses them too; an Extism
   // plugin's host function runs here, on the main thread).
   let aborted: (BrokerAnswer & { readonly kind: 'abort' }) | undefined;
-  const handleOnce = async (request: Uint8Array): Promise<BrokerAnswer> => {
+  const handleOnce = async (request: Uint8Array, bulk?: BulkPart): Promise<BrokerAnswer> => {
     if (aborted !== undefined) return aborted;
-    const answer = await handle(request);
+    const answer = await handle(request, bulk);
     if (answer.kind === 'abort') aborted ??= answer;
     return answer;
   };
@@ -268,6 +288,7 @@ export function createBroker(o: BrokerOptions): RunBroker {
       return parsed.status === 'ok' ? { ok: true, result: parsed.capability_result!.result } : { ok: false, error: parsed.error! };
     },
     finish() {
+      readAhead.drop();
       const outputs = o.outputs.close();
       return {
         journal: journal.entries,
@@ -283,7 +304,6 @@ export function createBroker(o: BrokerOptions): RunBroker {
   };
 }
 
-const FORBIDDEN_BYTES = errorAnswer(FORBIDDEN);
 
 /** What the journal keeps of a call's arguments: all of them, unless its capability says less. */
 function journalArgs(name: string | null, args: unknown): unknown {
@@ -291,10 +311,3 @@ function journalArgs(name: string | null, args: unknown): unknown {
   return summarize !== undefined && typeof args === 'object' && args !== null && !Array.isArray(args) ? summarize(args as Record<string, unknown>) : args;
 }
 
-function wire(code: ErrorCode, message: string, details: Record<string, unknown>): WireError {
-  return { code, message, details, hint: ERROR_CODES[code].hint };
-}
-
-function fuelFor(request: Uint8Array, response: Uint8Array): number {
-  return CALL_FUEL + Math.ceil((request.length + response.length) / 64);
-}

@@ -7,7 +7,7 @@ import { type ArtifactRecord, HelixError, type Policy, SECRET_FILE_MAX_BYTES } f
 import type { ArtifactPort, ArtifactSummary, ClockPort, KvPort, LogPort, SecretPort } from '../../capabilities/index.js';
 import { getArtifact, listArtifacts } from '../artifacts/index.js';
 import { readRegularFile } from '../files/pack-files.js';
-import { readBlob } from '../store/blobs.js';
+import { readBlob, readBlobRange } from '../store/blobs.js';
 import { kvDelete, kvGet, kvKeys, kvPut } from '../store/kv.js';
 import type { Store } from '../store/open-store.js';
 import type { RunOutputs } from './outputs.js';
@@ -66,9 +66,8 @@ export function artifactPort(store: Store, outputs: RunOutputs): ArtifactPort {
     async read(id, { offset, length, decompress }) {
       const record = getArtifact(store, id);
       if (decompress && record.compression === 'gzip') return readDecompressed(record, offset, length);
-      const parts: Buffer[] = [];
-      for await (const piece of readBlob(store, record.sha256, { start: offset, end: offset + length })) parts.push(piece);
-      return { data: Buffer.concat(parts), eof: offset + length >= record.size };
+      const { data, chunk } = readBlobRange(store, record.sha256, offset, offset + length);
+      return { data, eof: offset + length >= record.size, ...(chunk === undefined ? {} : { chunk }) };
     },
     list: ({ limit, type }) => listArtifacts(store).filter((a) => type === undefined || a.type === type).slice(0, limit).map(summarize),
     write: (role, data, final, meta) => outputs.write(role, data, final, meta),

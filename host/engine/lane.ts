@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
 import { MAX_MODULE_VARIANT_BYTES, MAX_MODULE_VARIANTS } from '../../abi/index.js';
-import { LANE_ANSWER_WORD, LANE_ANSWERED, LANE_CAPABILITY, LANE_CONTROL_WORD, LANE_REPLY, LANE_REQUEST, LANE_SHUTDOWN, LANE_STATUS_WORD, type BrokerAnswer, type CapabilityBroker, type CapabilityForward, type EvictMessage, type ExecuteTask, type LaneReply, type LaneStart, type LaneTask, type WorkerCensus } from './protocol.js';
+import { LANE_ANSWER_WORD, LANE_ANSWERED, LANE_CAPABILITY, LANE_CONTROL_WORD, LANE_REPLY, LANE_REQUEST, LANE_SHUTDOWN, LANE_STATUS_WORD, type BrokerAnswer, type CapabilityBroker, type CapabilityForward, type EvictMessage, type ExecuteTask, type LaneReply, type LaneStart, type LaneTask, type WorkerCensus, transferable } from './protocol.js';
 
 /** How a task sent on a lane ended. */
 export type LaneOutcome = { readonly kind: 'reply'; readonly reply: LaneReply } | { readonly kind: 'lost'; readonly message: string };
@@ -162,13 +162,15 @@ export class Lane {
     }
     let answer: BrokerAnswer;
     try {
-      answer = await broker((received.message as CapabilityForward).request);
+      const forwarded = received.message as CapabilityForward;
+      answer = await broker(forwarded.request, forwarded.bulk);
     } catch (err) {
       answer = { kind: 'abort', code: 'S-TOOL-WORKER-LOST', message: `The capability broker failed: ${err instanceof Error ? err.message : String(err)}`, details: {} };
     }
     if (this.#dead) return; // the deadline passed while the broker worked
     Atomics.store(this.#words, LANE_STATUS_WORD, 0);
-    this.#port.postMessage(answer);
+    // A bulk read's bytes sit in a buffer of their own (see BulkPart): moved to the worker, not copied.
+    this.#port.postMessage(answer, transferable(answer.kind === 'answer' ? answer.bulk : undefined));
     Atomics.store(this.#words, LANE_ANSWER_WORD, LANE_ANSWERED);
     Atomics.notify(this.#words, LANE_ANSWER_WORD);
     this.#awaitReply();

@@ -93,22 +93,40 @@ export interface ExecuteHostError {
 /** Everything a worker posts back for a task. */
 export type LaneReply = ExecuteResult | ExecuteHostError | WorkerCensus;
 
+/**
+ * What a call through `capability_call_bulk` moves outside its envelope (ABI-BULK-001): a read
+ * names the room in the guest's buffer, a write carries the bytes the guest's buffer held. The
+ * bytes cross between the threads as a transferred ArrayBuffer of their own, never copied.
+ */
+export type BulkPart = { readonly kind: 'read'; readonly capacity: number } | { readonly kind: 'write'; readonly data: Uint8Array };
+
 /** A guest's capability call, forwarded by the worker while the guest waits. */
 export interface CapabilityForward {
   readonly kind: 'capability';
   /** The request bytes as the guest wrote them (bounds already checked). */
   readonly request: Uint8Array;
+  /** Present for a call through the bulk import. */
+  readonly bulk?: BulkPart;
 }
 
 /** The broker's answer to a forwarded call. */
 export type BrokerAnswer =
-  /** Bytes for the guest's buffer, and fuel to charge for the call. */
-  | { readonly kind: 'answer'; readonly response: Uint8Array; readonly fuel: number }
+  /**
+   * Bytes for the guest's answer buffer, and fuel to charge for the call; for a bulk read, the
+   * bytes to copy into the guest's buffer (at most its capacity).
+   */
+  | { readonly kind: 'answer'; readonly response: Uint8Array; readonly fuel: number; readonly bulk?: Uint8Array }
   /** End the run with this fault (e.g. too many calls). */
   | { readonly kind: 'abort'; readonly code: ErrorCode; readonly message: string; readonly details: Record<string, unknown> };
 
 /** Answers a guest's capability request: the broker of the call a worker runs. */
-export type CapabilityBroker = (request: Uint8Array) => Promise<BrokerAnswer>;
+export type CapabilityBroker = (request: Uint8Array, bulk?: BulkPart) => Promise<BrokerAnswer>;
+
+/** The ArrayBuffers a message may transfer instead of copying: those `bytes` own whole. */
+export function transferable(bytes: Uint8Array | undefined): ArrayBuffer[] {
+  if (bytes === undefined || !(bytes.buffer instanceof ArrayBuffer)) return [];
+  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? [bytes.buffer] : [];
+}
 
 /** What the piscina task that starts a lane carries. */
 export interface LaneStart {

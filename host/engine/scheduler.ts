@@ -3,7 +3,7 @@
 // worker takes its place), and the rule that a call the host has ended keeps that outcome whatever
 // happens to its worker afterwards (ABI-FINAL-001). What a call needs is prepared only once it has
 // a worker, so a call waiting in the queue holds nothing (ABI-ALLOC-009).
-import type { BrokerAnswer, ExecuteResult } from './protocol.js';
+import type { BrokerAnswer, BulkPart, ExecuteResult } from './protocol.js';
 import { fault, type CallDecision, type ExecuteRequest, type Runner, type RunnerCall, type RunnerWorker } from './runner.js';
 import type { VariantLease } from './variant-cache.js';
 
@@ -130,7 +130,7 @@ export function createScheduler<V, W extends RunnerWorker<V>>(runner: Runner<V, 
     const call: RunnerCall<V> = {
       request: job.request,
       variant,
-      broker: (request) => ask(job, request),
+      broker: (request, bulk) => ask(job, request, bulk),
       decide: (decision) => void (job.decision ??= decision),
       // Only a lone call may spin: with others in flight the main thread has dispatching to do.
       alone: running === 1 && queue.length === 0,
@@ -228,8 +228,8 @@ export function createScheduler<V, W extends RunnerWorker<V>>(runner: Runner<V, 
 }
 
 /** Asks the job's broker; notes its refusal as the call's decision, which a later deadline, cancel or lost worker cannot replace. */
-async function ask<W>(job: Job<W>, request: Uint8Array): Promise<BrokerAnswer> {
-  const answer = await job.request.broker(request);
+async function ask<W>(job: Job<W>, request: Uint8Array, bulk: BulkPart | undefined): Promise<BrokerAnswer> {
+  const answer = await (bulk === undefined ? job.request.broker(request) : job.request.broker(request, bulk));
   if (answer.kind === 'abort') job.decision ??= answer;
   return answer;
 }

@@ -5,13 +5,13 @@
 // until the engine gives the key up (ABI-ALLOC-010).
 import { performance } from 'node:perf_hooks';
 import { receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
-import { LANE_ANSWER_WORD, LANE_ANSWERED, LANE_CAPABILITY, LANE_CONTROL_WORD, LANE_REPLY, LANE_REQUEST, LANE_SHUTDOWN, LANE_STATUS_WORD, type BrokerAnswer, type CapabilityForward, type EvictMessage, type ExecuteTask, type LaneReply, type LaneStart, type LaneTask } from './protocol.js';
+import { LANE_ANSWER_WORD, LANE_ANSWERED, LANE_CAPABILITY, LANE_CONTROL_WORD, LANE_REPLY, LANE_REQUEST, LANE_SHUTDOWN, LANE_STATUS_WORD, type BrokerAnswer, type BulkPart, type CapabilityForward, type EvictMessage, type ExecuteTask, type LaneReply, type LaneStart, type LaneTask, transferable } from './protocol.js';
 import { Sandbox } from './sandbox.js';
 
 /** piscina's entry point: serves the lane until told to shut down. */
 export default function serve({ control, port }: LaneStart): string {
   const words = new Int32Array(control);
-  const sandbox = new Sandbox((request) => forward(words, port, request));
+  const sandbox = new Sandbox((request, bulk) => forward(words, port, request, bulk));
   const modules = new Map<string, WebAssembly.Module>();
   const execute = (task: ExecuteTask): LaneReply => {
     if (task.module !== undefined) modules.set(task.key, task.module);
@@ -54,10 +54,11 @@ export default function serve({ control, port }: LaneStart): string {
  * guest's call is synchronous, the broker's work (store, network) is not. The deadline still
  * runs on the main thread, which terminates this worker if the answer comes too late.
  */
-function forward(words: Int32Array, port: MessagePort, request: Uint8Array): BrokerAnswer {
-  const message: CapabilityForward = { kind: 'capability', request };
+function forward(words: Int32Array, port: MessagePort, request: Uint8Array, bulk?: BulkPart): BrokerAnswer {
+  const message: CapabilityForward = bulk === undefined ? { kind: 'capability', request } : { kind: 'capability', request, bulk };
   Atomics.store(words, LANE_ANSWER_WORD, 0);
-  port.postMessage(message);
+  // A bulk write's bytes are a copy of the guest's buffer made for this message: moved, not copied again.
+  port.postMessage(message, transferable(bulk?.kind === 'write' ? bulk.data : undefined));
   Atomics.store(words, LANE_STATUS_WORD, LANE_CAPABILITY);
   Atomics.notify(words, LANE_STATUS_WORD);
   for (;;) {

@@ -135,6 +135,7 @@ const MALFORMED: Array<[string, string | Uint8Array, RegExp]> = [
   ['env.abort import', `(module (import "env" "abort" (func (param i32 i32 i32 i32))) ${abiPrelude()} (func (export "execute") (param i32 i32) (result i64) (i64.const 0)))`, /ABI-IMPORT-001: import env\.abort .*--use abort/],
   ['WASI import', `(module (import "wasi_snapshot_preview1" "fd_write" (func (param i32 i32 i32 i32) (result i32))) ${abiPrelude()} (func (export "execute") (param i32 i32) (result i64) (i64.const 0)))`, /ABI-IMPORT-001: import wasi_snapshot_preview1\.fd_write/],
   ['capability_call with wrong signature', `(module (import "helix_v1" "capability_call" (func (param i32) (result i64))) ${abiPrelude()} (func (export "execute") (param i32 i32) (result i64) (i64.const 0)))`, /ABI-IMPORT-002/],
+  ['capability_call_bulk under capabilities.abiVersion 1', `(module (import "helix_v1" "capability_call_bulk" (func (param i32 i32 i32 i32) (result i64))) ${abiPrelude()} (func (export "execute") (param i32 i32) (result i64) (i64.const 0)))`, /capabilities\.abiVersion: ABI-IMPORT-001: the module imports helix_v1\.capability_call_bulk, the bulk path of capability ABI 2, but the manifest says capabilities\.abiVersion: 1; set capabilities\.abiVersion: 2/],
   ['imported memory', `(module (import "env" "memory" (memory 1)) (func (export "alloc") (param i32) (result i32) (i32.const 0)) (func (export "dealloc") (param i32 i32)) (func (export "execute") (param i32 i32) (result i64) (i64.const 0)))`, /ABI-IMPORT-001: import env\.memory \(memory\)/],
   ['initial memory above the cap', fixedOutputModule('{}').replace('(memory (export "memory") 1)', '(memory (export "memory") 100)'), /ABI-MEMORY-003: memory 0 starts at 100 pages, above the cap of 16 pages/],
   ['reserved export name', fixedOutputModule('{}', '(global (export "__helix_fuel") i32 (i32.const 0))'), /ABI-EXPORT-007|reserved/],
@@ -146,6 +147,17 @@ describe('the loader refuses malformed modules', () => {
     const { tools, lines } = await load([{ id: 'mal.formed', module }]);
     expect(tools).toEqual([]);
     expect(lines.some((l) => reason.test(l)), `${reason} in\n${lines.join('\n')}`).toBe(true);
+  });
+
+  it('takes capability_call_bulk under capabilities.abiVersion 2, with its exact signature only', async () => {
+    const bulk = (params: string) => `(module (import "helix_v1" "capability_call_bulk" (func (param ${params}) (result i64))) ${abiPrelude()} (func (export "execute") (param i32 i32) (result i64) (i64.const 0)))`;
+    const manifest = { capabilities: { abiVersion: 2 as const, allow: [] } };
+    const good = await load([{ id: 'bulk.good', module: bulk('i32 i32 i32 i32'), manifest }]);
+    expect(good.lines).toEqual([]);
+    expect(good.tools.map((t) => t.manifest.id)).toEqual(['bulk.good']);
+    const bad = await load([{ id: 'bulk.bad', module: bulk('i32 i32'), manifest }]);
+    expect(bad.tools).toEqual([]);
+    expect(bad.lines.join('\n')).toMatch(/ABI-IMPORT-002: helix_v1\.capability_call_bulk must be imported as a function \(i32, i32, i32, i32\) -> \(i64\), found func \(i32, i32\) -> \(i64\)/);
   });
 });
 

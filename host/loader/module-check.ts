@@ -3,6 +3,7 @@
 // the Extism kernel and the broker's host function), size bounds; then instruments it (fuel,
 // memory cap, table ceiling) and compiles it, so a module that loads will run.
 import {
+  CAPABILITY_CALL_BULK_SIGNATURE,
   CAPABILITY_CALL_SIGNATURE,
   DEFAULT_ENTRYPOINT,
   EXTISM_CAPABILITY_CALL,
@@ -13,6 +14,7 @@ import {
   EXTISM_REFUSED_EXPORTS,
   EXTISM_USER_MODULE,
   HOST_IMPORT_CAPABILITY_CALL,
+  HOST_IMPORT_CAPABILITY_CALL_BULK,
   HOST_IMPORT_MODULE,
   MAX_MODULE_BYTES,
   MEMORY_EXPORT,
@@ -71,7 +73,7 @@ export async function checkModule(
     throw err;
   }
   if (manifest.abi === 'extism/v1') problems.push(...checkExtism(info, manifest.entrypoint));
-  else problems.push(...checkExports(info, manifest.entrypoint ?? DEFAULT_ENTRYPOINT), ...checkImports(info));
+  else problems.push(...checkExports(info, manifest.entrypoint ?? DEFAULT_ENTRYPOINT), ...checkImports(info, manifest.capabilities.abiVersion));
   problems.push(...checkMemory(info));
   if (problems.length > 0) return { ok: false, problems };
 
@@ -157,15 +159,20 @@ function checkExports(info: ModuleInfo, entrypoint: string): ModuleProblem[] {
   return problems;
 }
 
-function checkImports(info: ModuleInfo): ModuleProblem[] {
+/** helix/v1 imports (ABI-IMPORT-001/-002): capability_call, and capability_call_bulk under capability ABI 2 only. */
+function checkImports(info: ModuleInfo, abiVersion: 1 | 2): ModuleProblem[] {
   const problems: ModuleProblem[] = [];
+  const allowed = abiVersion === 2 ? `${HOST_IMPORT_MODULE}.${HOST_IMPORT_CAPABILITY_CALL} and ${HOST_IMPORT_MODULE}.${HOST_IMPORT_CAPABILITY_CALL_BULK}` : `${HOST_IMPORT_MODULE}.${HOST_IMPORT_CAPABILITY_CALL}`;
   for (const imp of info.imports) {
-    const isCapabilityCall = imp.module === HOST_IMPORT_MODULE && imp.name === HOST_IMPORT_CAPABILITY_CALL;
-    if (!isCapabilityCall) {
+    const name = imp.module === HOST_IMPORT_MODULE ? imp.name : undefined;
+    const signature = name === HOST_IMPORT_CAPABILITY_CALL ? CAPABILITY_CALL_SIGNATURE : name === HOST_IMPORT_CAPABILITY_CALL_BULK ? CAPABILITY_CALL_BULK_SIGNATURE : undefined;
+    if (signature === undefined) {
       const hint = imp.module === 'env' && imp.name === 'abort' ? ' (AssemblyScript: build with --use abort=... as the guest SDK does)' : '';
-      problems.push({ field: 'module', reason: `ABI-IMPORT-001: import ${imp.module}.${imp.name} (${imp.kind}) is not allowed; the only permitted import is ${HOST_IMPORT_MODULE}.${HOST_IMPORT_CAPABILITY_CALL}${hint}` });
-    } else if (imp.kind !== 'func' || !sameSignature(imp.type, CAPABILITY_CALL_SIGNATURE)) {
-      problems.push({ field: 'module', reason: `ABI-IMPORT-002: ${HOST_IMPORT_MODULE}.${HOST_IMPORT_CAPABILITY_CALL} must be imported as a function ${render(CAPABILITY_CALL_SIGNATURE)}, found ${imp.kind} ${render(imp.type)}` });
+      problems.push({ field: 'module', reason: `ABI-IMPORT-001: import ${imp.module}.${imp.name} (${imp.kind}) is not allowed; the only permitted imports are ${allowed}${hint}` });
+    } else if (name === HOST_IMPORT_CAPABILITY_CALL_BULK && abiVersion !== 2) {
+      problems.push({ field: 'capabilities.abiVersion', reason: `ABI-IMPORT-001: the module imports ${HOST_IMPORT_MODULE}.${HOST_IMPORT_CAPABILITY_CALL_BULK}, the bulk path of capability ABI 2, but the manifest says capabilities.abiVersion: ${abiVersion}; set capabilities.abiVersion: 2 in the manifest (ABI-BULK-001)` });
+    } else if (imp.kind !== 'func' || !sameSignature(imp.type, signature)) {
+      problems.push({ field: 'module', reason: `ABI-IMPORT-002: ${HOST_IMPORT_MODULE}.${name} must be imported as a function ${render(signature)}, found ${imp.kind} ${render(imp.type)}` });
     }
   }
   return problems;

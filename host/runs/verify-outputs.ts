@@ -3,7 +3,7 @@
 // substituted output is a mismatch, not a match.
 import { createHash, type Hash } from 'node:crypto';
 import type { RunRecord } from '../../abi/index.js';
-import type { BrokerAnswer } from '../engine/protocol.js';
+import type { BrokerAnswer, BulkPart } from '../engine/protocol.js';
 import { isHelixError } from '../../abi/index.js';
 import { readArtifactRecord } from '../store/artifact-records.js';
 import { readBlob } from '../store/blobs.js';
@@ -68,8 +68,8 @@ export class WrittenOutputs {
 
   constructor(private readonly guard: SecretGuard) {}
 
-  /** Notes a capability request and the replay's answer to it. */
-  note(request: Uint8Array, answer: BrokerAnswer): void {
+  /** Notes a capability request and the replay's answer to it; a bulk write's piece is its buffer's bytes. */
+  note(request: Uint8Array, answer: BrokerAnswer, bulk?: BulkPart): void {
     if (answer.kind !== 'answer') return;
     const parse = (bytes: Uint8Array): Record<string, unknown> | undefined => {
       try {
@@ -79,14 +79,15 @@ export class WrittenOutputs {
       }
     };
     const req = parse(request) as { name?: unknown; args?: { role?: unknown; data?: unknown; encoding?: unknown; final?: unknown } } | undefined;
-    if (req?.name !== 'artifact.write' || typeof req.args?.role !== 'string' || typeof req.args.data !== 'string') return;
+    const data = bulk?.kind === 'write' ? bulk.data : typeof req?.args?.data === 'string' ? req.args.data : undefined;
+    if (req?.name !== 'artifact.write' || typeof req.args?.role !== 'string' || data === undefined) return;
     if (parse(answer.response)?.status !== 'ok') return;
     const role = req.args.role;
     const w = this.#roles.get(role) ?? { hash: createHash('sha256'), stream: new GuardedStream(this.guard, this.guard.rules.artifacts) };
     this.#roles.set(role, w);
     if (w.sealed !== undefined) return;
     const final = req.args.final === true;
-    const piece = req.args.encoding === 'base64' ? Buffer.from(req.args.data, 'base64') : Buffer.from(req.args.data, 'utf8');
+    const piece = typeof data !== 'string' ? data : req.args.encoding === 'base64' ? Buffer.from(data, 'base64') : Buffer.from(data, 'utf8');
     const passed = w.stream.next(piece, final);
     // A refused piece was refused live too, and the replay answers that refusal, never `ok`.
     if ('hit' in passed) return;

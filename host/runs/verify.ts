@@ -7,7 +7,7 @@ import { CAPABILITY_ABI_VERSION, HelixError, PolicySchema, type RunRecord } from
 import { createReplayBroker, type Departure } from '../broker/replay-broker.js';
 import { keyedHex, readSecretKey, secretKeyPath } from '../broker/secret-key.js';
 import { createEngine } from '../engine/engine.js';
-import type { BrokerAnswer } from '../engine/protocol.js';
+import type { BrokerAnswer, BulkPart } from '../engine/protocol.js';
 import { readBlobBytes } from '../store/blobs.js';
 import { readParams, readPolicy } from '../store/documents.js';
 import { brokenLink, readJournal } from '../store/journal.js';
@@ -67,9 +67,10 @@ export async function verifyRun(store: Store, runId: string, timeoutMs = 600_000
   }
   const replay = createReplayBroker(store, policy, runId, run.tool_id, journal, key);
   const written = new WrittenOutputs(replay.guard);
-  const handle = async (request: Uint8Array): Promise<BrokerAnswer> => {
-    const answer = await replay.handle(request);
-    written.note(request, answer);
+  const handle = async (request: Uint8Array, bulk?: BulkPart): Promise<BrokerAnswer> => {
+    // Noted before the answer goes to the worker, which takes a bulk read's bytes with it.
+    const answer = await replay.handle(request, bulk);
+    written.note(request, answer, bulk);
     return answer;
   };
   const engine = createEngine({ minThreads: 1, maxThreads: 1, spinMicros: 0 });

@@ -160,6 +160,35 @@ export async function* readBlob(store: Store, sha256: string, range: { start?: n
   }
 }
 
+/**
+ * Bytes [start, end) of a blob in one buffer of their own (so it can be moved to another
+ * thread), every chunk checked; `chunk` is the key of the one stored chunk the range is exactly,
+ * whose hash the read has just checked (a bulk read's journal names the bytes by it).
+ */
+export function readBlobRange(store: Store, sha256: string, start: number, end: number): { data: Uint8Array; size: number; chunk?: string } {
+  const record = blobRecord(store, sha256);
+  if (record === undefined) throw new HelixError('D-DATA-CHECKSUM', { message: `Blob ${sha256} is not in the store.`, details: { sha256 } });
+  const from = Math.max(0, start);
+  const to = Math.max(from, Math.min(record.size, end));
+  const data = new Uint8Array(to - from);
+  const full = from === 0 && to === record.size && record.chunks.length > 1;
+  const whole = full ? createHash('sha256') : undefined;
+  let chunk: string | undefined;
+  for (let i = Math.floor(from / CHUNK_BYTES); i < record.chunks.length && i * CHUNK_BYTES < to; i++) {
+    const key = record.chunks[i]!;
+    const bytes = readChunk(store, sha256, key);
+    const offset = i * CHUNK_BYTES;
+    const piece = bytes.subarray(Math.max(0, from - offset), Math.min(bytes.length, to - offset));
+    whole?.update(piece);
+    data.set(piece, offset + Math.max(0, from - offset) - from);
+    if (piece.length === bytes.length && piece.length === data.length) chunk = key;
+  }
+  if (whole !== undefined && whole.digest('hex') !== sha256) {
+    throw new HelixError('D-DATA-CHECKSUM', { message: `Blob ${sha256} does not match its content hash.`, details: { sha256 } });
+  }
+  return { data, size: record.size, ...(chunk === undefined ? {} : { chunk }) };
+}
+
 /** A whole blob in memory (checked); refuses blobs above `maxBytes`. */
 export async function readBlobBytes(store: Store, sha256: string, maxBytes: number): Promise<Buffer> {
   const record = blobRecord(store, sha256);

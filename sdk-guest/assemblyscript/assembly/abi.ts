@@ -5,6 +5,22 @@ import { JSONObject } from "./json/value";
 import { JSONParser } from "./json/parser";
 import { ErrorCode, Result } from "./result";
 
+/**
+ * Largest buffer `capability_call_bulk` takes, in bytes (4 MiB): the most one bulk read copies
+ * into guest memory or one bulk write sends (ABI-BULK-003).
+ */
+export const BULK_MAX_PIECE: i32 = 4 << 20;
+
+/**
+ * `helix_v1.capability_call_bulk` (capability ABI 2): the request envelope at `reqPtr`, and a
+ * buffer that an `artifact.read` fills with raw bytes or an `artifact.write` sends; returns the
+ * packed answer envelope as `capability_call` does. A module that calls it must say
+ * `capabilities.abiVersion: 2` in its manifest; the compiler links it only into modules that do.
+ */
+// @ts-ignore: decorator
+@external("helix_v1", "capability_call_bulk")
+export declare function hostCapabilityCallBulk(reqPtr: i32, reqLen: i32, bufPtr: i32, bufLen: i32): i64;
+
 /** A tool's logic: receives the parsed input object, returns a result. Must be a top-level function. */
 export type Handler = (input: JSONObject) => Result;
 

@@ -1,7 +1,7 @@
 // Synchronous capability calls through the one import helix/v1 allows. The import is declared
 // here but only linked into modules that call it: the compiler drops unused declarations.
 
-import { unpackLength, unpackPointer } from "./abi";
+import { hostCapabilityCallBulk, unpackLength, unpackPointer } from "./abi";
 import { OffsetList } from "./json/buffer";
 import { JSONParser } from "./json/parser";
 import { JSONKind, JSONNull, JSONObject, JSONValue } from "./json/value";
@@ -25,17 +25,26 @@ export function capabilityCall(name: string, argsJson: string): string {
   return response;
 }
 
-// Writes the request, calls the host, and returns its packed response buffer.
-function send(name: string, argsJson: string): i64 {
+// Writes the request, calls the host (through the bulk import with a buffer when `bulkLen` >= 0), and returns its packed response buffer.
+function send(name: string, argsJson: string, bulkPtr: usize = 0, bulkLen: i32 = -1): i64 {
   const writer = new JSONWriter(argsJson.length + name.length + 48);
-  writer.beginObject().key("abi_version").integer(1).key("name").string(name).key("args").raw(argsJson).endObject();
+  writer.beginObject().key("abi_version").integer(bulkLen >= 0 ? 2 : 1).key("name").string(name).key("args").raw(argsJson).endObject();
   const request = writer.toString();
   const size = <usize>String.UTF8.byteLength(request);
   const buffer = heap.alloc(size);
   String.UTF8.encodeUnsafe(changetype<usize>(request), request.length, buffer);
-  const packed = hostCapabilityCall(<i32>buffer, <i32>size);
+  const packed = bulkLen >= 0 ? hostCapabilityCallBulk(<i32>buffer, <i32>size, <i32>bulkPtr, bulkLen) : hostCapabilityCall(<i32>buffer, <i32>size);
   heap.free(buffer);
   return packed;
+}
+
+/**
+ * Calls `artifact.read` or `artifact.write` through `helix_v1.capability_call_bulk` (capability
+ * ABI 2; the manifest must say `capabilities.abiVersion: 2`): a read copies its bytes into
+ * [buf, buf+bufLen), a write sends them from there. The envelope carries only the control fields.
+ */
+export function callCapabilityBulk(name: string, args: JSONObject, buf: usize, bufLen: i32): CapabilityResult {
+  return parseResponse(send(name, args.toString(), buf, bufLen));
 }
 
 /** A parsed capability response: `ok` with `result`, or the host's error fields. */

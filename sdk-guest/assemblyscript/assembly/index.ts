@@ -6,11 +6,11 @@
 //   export function execute(ptr: i32, len: i32): i64 { return run(ptr, len, handle); }
 //   function handle(input: JSONObject): Result { return Result.ok(input); }
 
-export { alloc, dealloc, Handler, packPointer, readInput, run, unpackLength, unpackPointer, writeOutput } from "./abi";
+export { alloc, BULK_MAX_PIECE, dealloc, Handler, hostCapabilityCallBulk, packPointer, readInput, run, unpackLength, unpackPointer, writeOutput } from "./abi";
 export { helix_panic, PANIC_CAPACITY } from "./panic";
 export { ErrorCode, isTaxonomyCode, Result } from "./result";
 export {
-  CapabilityBuffer, CapabilityResult, callCapability, callCapabilityEncoded, callCapabilityInPlace, callCapabilityJson, capabilityCall,
+  CapabilityBuffer, CapabilityResult, callCapability, callCapabilityBulk, callCapabilityEncoded, callCapabilityInPlace, callCapabilityJson, capabilityCall,
 } from "./capability";
 export { Base64 } from "./base64";
 export { badResult, CAPABILITY_REQUEST_CODE, CapabilityStatus } from "./caps/status";
@@ -18,7 +18,7 @@ export { Clock, ClockTime } from "./caps/clock";
 export { Log } from "./caps/log";
 export { Kv, KvDeleted, KvKeys, KvValue } from "./caps/kv";
 export {
-  Artifact, ArtifactBytes, ArtifactInfo, ArtifactList, ARTIFACT_MAX_PIECE, ArtifactPiece, ArtifactWritten,
+  Artifact, artifactReadInto, ArtifactBytes, ArtifactInfo, ArtifactList, ARTIFACT_MAX_PIECE, ArtifactPiece, artifactWriteFrom, ArtifactWritten, BulkRead,
 } from "./caps/artifact";
 export { ArtifactReader, DEFAULT_MAX_LINE_LENGTH } from "./caps/artifact-reader";
 export { ArtifactWriter, WRITE_PIECE_BYTES } from "./caps/artifact-writer";

@@ -1,10 +1,13 @@
 // artifact.stat / artifact.list / artifact.read / artifact.write, one call each. For data
 // larger than one piece use ArtifactReader and ArtifactWriter, which loop over these.
+// artifactReadInto and artifactWriteFrom take the bulk path (capability ABI 2): raw bytes
+// straight into or out of a buffer of the tool's memory, no JSON string around them.
 
+import { BULK_MAX_PIECE } from "../abi";
 import { Base64 } from "../base64";
-import { callCapability } from "../capability";
+import { callCapability, callCapabilityBulk } from "../capability";
 import { JSONArray, JSONKind, JSONObject, JSONValue } from "../json/value";
-import { badResult, CapabilityStatus } from "./status";
+import { badResult, CAPABILITY_REQUEST_CODE, CapabilityStatus } from "./status";
 
 /** Largest piece one `artifact.read` returns or one `artifact.write` sends, in bytes (1 MiB). */
 export const ARTIFACT_MAX_PIECE: i32 = 1024 * 1024;
@@ -170,6 +173,62 @@ export class Artifact {
     const args = new JSONObject().setString("role", role).setString("data", Base64.encode(data)).setString("encoding", "base64").setBool("final", final);
     return sendWrite(args, type, label);
   }
+}
+
+/** One bulk read (`artifactReadInto`): how many bytes landed in the buffer, and where to go on. */
+export class BulkRead extends CapabilityStatus {
+  /** Bytes copied into the buffer (0 at the end of the content). */
+  bytes: i32 = 0;
+  /** Byte offset to read next: the offset read plus `bytes`. */
+  nextOffset: i64 = 0;
+  /** True when the piece reaches the end of the content. */
+  eof: bool = false;
+}
+
+/**
+ * Reads up to `bufLen` bytes (at most BULK_MAX_PIECE) of artifact `artifactId` from byte `offset`
+ * straight into [buf, buf+bufLen), raw: no UTF-8 cut, no encoding. With `decompress`, of the
+ * gunzipped content (offsets then count decompressed bytes). Needs `capabilities.abiVersion: 2`.
+ */
+export function artifactReadInto(artifactId: string, offset: i64, buf: usize, bufLen: i32, decompress: bool): BulkRead {
+  const out = new BulkRead();
+  const args = new JSONObject().setString("artifact_id", artifactId).setInteger("offset", offset).setBool("decompress", decompress);
+  const reply = callCapabilityBulk("artifact.read", args, buf, bufLen);
+  if (!reply.ok) {
+    out.takeError(reply);
+    return out;
+  }
+  const result = reply.result.isObject ? changetype<JSONObject>(reply.result) : new JSONObject();
+  const bytes = result.getInteger("bytes", -1);
+  if (bytes < 0 || bytes > <i64>bufLen) {
+    badResult(out, "artifact.read", "bytes");
+    return out;
+  }
+  if (!readPosition(result, out)) return out;
+  out.bytes = <i32>bytes;
+  out.nextOffset = result.getInteger("next_offset", -1);
+  out.eof = result.getBool("eof");
+  return out;
+}
+
+/**
+ * Sends the `len` bytes at `buf` (at most BULK_MAX_PIECE; 0 with `final` only seals) to the
+ * output `role`, raw; `final` seals it and the result carries the new artifact's id. Needs
+ * `capabilities.abiVersion: 2`.
+ */
+export function artifactWriteFrom(role: string, buf: usize, len: i32, final: bool, type: string | null, label: string | null): ArtifactWritten {
+  const args = new JSONObject().setString("role", role).setBool("final", final);
+  if (type !== null && type.length > 0) args.setString("type", type);
+  if (label !== null && label.length > 0) args.setString("label", label);
+  const out = new ArtifactWritten();
+  if (len < 0 || len > BULK_MAX_PIECE) {
+    out.fail(CAPABILITY_REQUEST_CODE, "artifactWriteFrom: a piece must be 0 to BULK_MAX_PIECE bytes, not " + len.toString(), "write in pieces of at most 4 MiB");
+    return out;
+  }
+  const reply = callCapabilityBulk("artifact.write", args, buf, len);
+  if (!reply.ok) out.takeError(reply);
+  else readWritten(reply.result, out);
+  return out;
 }
 
 function readArgs(id: string, offset: i64, length: i32, decompress: bool, encoding: string): JSONObject {
