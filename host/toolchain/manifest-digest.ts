@@ -16,6 +16,8 @@ export interface ManifestBuildFields {
   entrypoint: string;
   /** The digest currently written, or null. */
   digest: string | null;
+  /** `capabilities.abiVersion` (1 when absent): 2 allows the bulk import (ABI-BULK-001). */
+  capabilityAbiVersion: number;
 }
 
 /** `sha256:<hex>` of `bytes`, the form manifests carry. */
@@ -52,7 +54,14 @@ export function readManifestFields(text: string, file: string): ManifestBuildFie
     module: module!,
     entrypoint: entrypoint as string,
     digest: typeof digest === 'string' ? digest : null,
+    capabilityAbiVersion: capabilityAbiVersion(data),
   };
+}
+
+function capabilityAbiVersion(data: Record<string, unknown> | null): number {
+  const capabilities = data?.capabilities;
+  const version = typeof capabilities === 'object' && capabilities !== null ? (capabilities as { abiVersion?: unknown }).abiVersion : undefined;
+  return typeof version === 'number' ? version : 1;
 }
 
 /** The start of the line holding `at`, and the end of that line (before its newline). */

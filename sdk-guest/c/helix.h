@@ -322,6 +322,21 @@ helix_status helix_artifact_write(const char *role, const char *data, size_t len
 helix_status helix_artifact_write_bytes(const char *role, const void *bytes, size_t length, bool final, const char *type,
                                         const char *label, helix_artifact_written *out);
 
+/* The bulk path (capability ABI 2; the manifest must say capabilities.abiVersion: 2): artifact
+ * bytes copied raw straight into or out of a buffer of the module's memory, no JSON around them
+ * (abi/ABI.md, ABI-BULK-001 to -006). At most HELIX_BULK_MAX_PIECE bytes per call. */
+#define HELIX_BULK_MAX_PIECE (4 * 1024 * 1024)
+typedef struct helix_bulk_read {
+  int32_t bytes;       /* bytes copied into the buffer (0 at the end) */
+  int64_t next_offset; /* where to read next: the offset plus bytes */
+  bool eof;            /* the piece reaches the end of the content */
+} helix_bulk_read;
+/* One artifact.read of up to buf_len bytes from `offset` into `buf` (gunzipped with decompress). */
+helix_status helix_artifact_read_into(const char *artifact_id, int64_t offset, void *buf, int32_t buf_len, bool decompress, helix_bulk_read *out);
+/* One artifact.write of the `length` bytes at `buf` (0 with final only seals); type and label may be NULL. */
+helix_status helix_artifact_write_from(const char *role, const void *buf, size_t length, bool final, const char *type, const char *label,
+                                       helix_artifact_written *out);
+
 /* RFC 4648 base64 with padding: a new NUL-terminated string (its length in *out_length). */
 char *helix_base64_encode(const void *bytes, size_t length, size_t *out_length);
 /* Decodes `length` characters into `out` (room for length / 4 * 3 bytes; `out` may be `text`);
@@ -331,12 +346,13 @@ bool helix_base64_decode(const char *text, size_t length, void *out, size_t *out
 /* Longest line helix_reader_next_line returns (longer lines fail with I-REQ-TOO-LARGE). */
 #define HELIX_DEFAULT_MAX_LINE_LENGTH (1024 * 1024)
 
-/* Streams an artifact piece by piece (1 MiB reads); lines end at LF, a CR before it is dropped. */
+/* Streams an artifact piece by piece (1 MiB reads on the bulk path: the manifest must say
+ * capabilities.abiVersion: 2); lines end at LF, a CR before it is dropped. */
 typedef struct helix_artifact_reader {
   helix_status status;
   char artifact_id[40];
   bool decompress;
-  bool bytes;          /* set before the first read: pieces as raw bytes (base64 reads), for binary data */
+  bool bytes;          /* kept for compatibility: bulk pieces are raw bytes either way */
   int32_t piece_length;
   size_t max_line_length;
   int64_t offset;      /* where the next read starts */
@@ -349,6 +365,8 @@ typedef struct helix_artifact_reader {
   char *line;          /* a line that spans pieces */
   size_t line_length;
   size_t line_capacity;
+  char *buffer;        /* the bulk reads' buffer, piece_length bytes */
+  int32_t buffer_length;
 } helix_artifact_reader;
 void helix_reader_init(helix_artifact_reader *r, const char *artifact_id, bool decompress);
 /* The next piece as it came; false at the end or on failure (check r->status.ok). */
@@ -1791,11 +1809,25 @@ static helix_status helix__fail_status(const char *code, const char *message, co
   return (helix_status){false, helix_strdup(code), helix_strdup(message), helix_strdup(hint), details};
 }
 
-helix_reply helix_call_capability(const char *name, const char *args_json) {
-  helix__buf b = helix__call_body("{\"abi_version\":1,\"name\":", name, args_json);
+__attribute__((import_module("helix_v1"), import_name("capability_call_bulk"))) int64_t helix__host_capability_call_bulk(int32_t ptr, int32_t length, int32_t buf, int32_t buf_length);
+
+static helix_reply helix__call_capability(const char *name, const char *args_json, void *buf, int32_t buf_length, bool bulk);
+
+helix_reply helix_call_capability(const char *name, const char *args_json) { return helix__call_capability(name, args_json, 0, 0, false); }
+
+/* One capability call; with `bulk`, through capability_call_bulk with the buffer [buf, buf+buf_length). */
+static helix_reply helix__call_capability(const char *name, const char *args_json, void *buf, int32_t buf_length, bool bulk) {
+  helix__buf b = helix__call_body(bulk ? "{\"abi_version\":2,\"name\":" : "{\"abi_version\":1,\"name\":", name, args_json);
   helix__append_char(&b, '}');
   size_t length;
-  char *response = helix_capability_call_raw(b.data, b.length, &length);
+  char *response;
+  if (bulk) {
+    int64_t packed = helix__host_capability_call_bulk((int32_t)(uintptr_t)b.data, (int32_t)b.length, (int32_t)(uintptr_t)buf, buf_length);
+    length = (size_t)(uint32_t)packed;
+    response = (char *)(uintptr_t)((uint64_t)packed >> 32);
+  } else {
+    response = helix_capability_call_raw(b.data, b.length, &length);
+  }
   helix_free(b.data);
   helix_reply reply;
   __builtin_memset(&reply, 0, sizeof reply);
@@ -2141,6 +2173,17 @@ static void helix__copy_field(char *dst, size_t capacity, const char *src) {
   dst[n] = 0;
 }
 
+/* Reads an artifact.write result into `out`; a final piece must name its artifact. */
+static helix_status helix__written(const helix_reply *reply, bool final, helix_artifact_written *out) {
+  const helix_value *r = reply->result;
+  if (!helix_as_int(helix_get(r, "bytes"), &out->bytes)) return helix__bad_result("artifact.write", "bytes");
+  helix__copy_field(out->artifact_id, sizeof out->artifact_id, helix_get_string(r, "artifact_id"));
+  helix__copy_field(out->sha256, sizeof out->sha256, helix_get_string(r, "sha256"));
+  out->size = helix_get_int(r, "size", 0);
+  if (final && !out->artifact_id[0]) return helix__bad_result("artifact.write", "artifact_id");
+  return helix__ok();
+}
+
 /* Builds and sends one artifact.write piece: UTF-8 text, or with `bytes` any bytes as base64. */
 static helix_status helix__write_piece(const char *role, const char *data, size_t length, size_t escaped, bool bytes, bool final,
                                        const char *type, const char *label, helix_artifact_written *out) {
@@ -2164,15 +2207,7 @@ static helix_status helix__write_piece(const char *role, const char *data, size_
   helix_reply reply;
   helix_status s = helix__call("artifact.write", &args, &reply);
   if (!s.ok) return s;
-  const helix_value *r = reply.result;
-  if (!helix_as_int(helix_get(r, "bytes"), &out->bytes)) {
-    helix_reply_free(&reply);
-    return helix__bad_result("artifact.write", "bytes");
-  }
-  helix__copy_field(out->artifact_id, sizeof out->artifact_id, helix_get_string(r, "artifact_id"));
-  helix__copy_field(out->sha256, sizeof out->sha256, helix_get_string(r, "sha256"));
-  out->size = helix_get_int(r, "size", 0);
-  if (final && !out->artifact_id[0]) s = helix__bad_result("artifact.write", "artifact_id");
+  s = helix__written(&reply, final, out);
   helix_reply_free(&reply);
   return s;
 }
@@ -2185,6 +2220,52 @@ helix_status helix_artifact_write(const char *role, const char *data, size_t len
 helix_status helix_artifact_write_bytes(const char *role, const void *bytes, size_t length, bool final, const char *type, const char *label,
                                         helix_artifact_written *out) {
   return helix__write_piece(role, (const char *)bytes, length, (length + 2) / 3 * 4, true, final, type, label, out);
+}
+
+helix_status helix_artifact_read_into(const char *artifact_id, int64_t offset, void *buf, int32_t buf_len, bool decompress, helix_bulk_read *out) {
+  __builtin_memset(out, 0, sizeof *out);
+  helix__buf args = helix__args();
+  helix__arg_string(&args, "artifact_id", artifact_id);
+  helix__arg_int(&args, "offset", offset);
+  if (decompress) helix__arg_raw(&args, "decompress", "true");
+  helix__args_end(&args);
+  helix_reply reply = helix__call_capability("artifact.read", args.data, buf, buf_len, true);
+  helix_free(args.data);
+  if (!reply.status.ok) {
+    helix_status s = helix__take(&reply);
+    helix_doc_free(&reply.doc);
+    return s;
+  }
+  const helix_value *r = reply.result;
+  int64_t bytes = -1;
+  const helix_value *eof = helix_get(r, "eof");
+  bool ok = helix_as_int(helix_get(r, "bytes"), &bytes) && bytes >= 0 && bytes <= buf_len && eof && eof->kind == HELIX_BOOL && helix_as_int(helix_get(r, "next_offset"), &out->next_offset);
+  if (ok) out->bytes = (int32_t)bytes, out->eof = eof->boolean;
+  helix_reply_free(&reply);
+  return ok ? helix__ok() : helix__bad_result("artifact.read", "bytes");
+}
+
+helix_status helix_artifact_write_from(const char *role, const void *buf, size_t length, bool final, const char *type, const char *label,
+                                       helix_artifact_written *out) {
+  __builtin_memset(out, 0, sizeof *out);
+  if (length > HELIX_BULK_MAX_PIECE)
+    return helix__fail_status("S-TOOL-CAPABILITY-REQUEST", "helix_artifact_write_from: a piece is at most HELIX_BULK_MAX_PIECE bytes", "write in pieces of at most 4 MiB", 0);
+  helix__buf args = helix__args();
+  helix__arg_string(&args, "role", role);
+  if (final) helix__arg_raw(&args, "final", "true");
+  if (type && *type) helix__arg_string(&args, "type", type);
+  if (label && *label) helix__arg_string(&args, "label", label);
+  helix__args_end(&args);
+  helix_reply reply = helix__call_capability("artifact.write", args.data, (void *)buf, (int32_t)length, true);
+  helix_free(args.data);
+  if (!reply.status.ok) {
+    helix_status s = helix__take(&reply);
+    helix_doc_free(&reply.doc);
+    return s;
+  }
+  helix_status s = helix__written(&reply, final, out);
+  helix_reply_free(&reply);
+  return s;
 }
 
 /* ---- streaming reader ---------------------------------------------------------------------------- */
@@ -2208,25 +2289,29 @@ static void helix__reader_drop_piece(helix_artifact_reader *r) {
 static bool helix__reader_fetch(helix_artifact_reader *r) {
   helix__reader_drop_piece(r);
   if (!r->status.ok || r->eof) return false;
-  int32_t length = r->piece_length > 0 ? r->piece_length : HELIX_ARTIFACT_MAX_PIECE;
-  for (;;) {
-    helix_status s = helix__artifact_read(r->artifact_id, r->offset, length, r->decompress, r->bytes, &r->piece);
-    if (!s.ok) {
-      r->status = s;
-      return false;
-    }
-    r->have_piece = true;
-    r->eof = r->piece.eof;
-    if (r->eof || r->piece.next_offset > r->offset) break;
-    /* A piece shorter than the character at the offset comes back empty: ask for more. */
-    helix__reader_drop_piece(r);
-    if (length >= HELIX_ARTIFACT_MAX_PIECE) {
-      r->status = helix__bad_result("artifact.read", "next_offset");
-      return false;
-    }
-    length = length < 4 ? 4 : length * 2 > HELIX_ARTIFACT_MAX_PIECE ? HELIX_ARTIFACT_MAX_PIECE : length * 2;
+  int32_t length = r->piece_length > 0 && r->piece_length <= HELIX_BULK_MAX_PIECE ? r->piece_length : HELIX_ARTIFACT_MAX_PIECE;
+  /* One buffer for the reader's life: the host copies each piece into it, raw (the bulk path). */
+  if (r->buffer_length != length) {
+    helix_free(r->buffer);
+    r->buffer = (char *)helix_malloc((size_t)length);
+    r->buffer_length = length;
   }
-  r->offset = r->piece.next_offset;
+  helix_bulk_read got;
+  helix_status s = helix_artifact_read_into(r->artifact_id, r->offset, r->buffer, length, r->decompress, &got);
+  if (!s.ok) {
+    r->status = s;
+    return false;
+  }
+  if (!got.eof && got.next_offset <= r->offset) {
+    r->status = helix__bad_result("artifact.read", "next_offset");
+    return false;
+  }
+  __builtin_memset(&r->piece, 0, sizeof r->piece);
+  r->piece.data = r->buffer, r->piece.length = (size_t)got.bytes, r->piece.offset = r->offset;
+  r->piece.next_offset = got.next_offset, r->piece.eof = got.eof;
+  r->have_piece = true;
+  r->eof = got.eof;
+  r->offset = got.next_offset;
   return true;
 }
 
@@ -2311,6 +2396,8 @@ bool helix_reader_next_line(helix_artifact_reader *r, const char **line, size_t 
 void helix_reader_close(helix_artifact_reader *r) {
   helix__reader_drop_piece(r);
   helix_free(r->line);
+  helix_free(r->buffer);
+  r->buffer = 0, r->buffer_length = 0;
   r->line = 0;
   r->line_capacity = r->line_length = 0;
   r->done = true;

@@ -25,15 +25,29 @@ export function capabilityCall(name: string, argsJson: string): string {
   return response;
 }
 
-// Writes the request, calls the host (through the bulk import with a buffer when `bulkLen` >= 0), and returns its packed response buffer.
-function send(name: string, argsJson: string, bulkPtr: usize = 0, bulkLen: i32 = -1): i64 {
+// Writes the request, calls the host, and returns its packed response buffer.
+function send(name: string, argsJson: string): i64 {
   const writer = new JSONWriter(argsJson.length + name.length + 48);
-  writer.beginObject().key("abi_version").integer(bulkLen >= 0 ? 2 : 1).key("name").string(name).key("args").raw(argsJson).endObject();
+  writer.beginObject().key("abi_version").integer(1).key("name").string(name).key("args").raw(argsJson).endObject();
   const request = writer.toString();
   const size = <usize>String.UTF8.byteLength(request);
   const buffer = heap.alloc(size);
   String.UTF8.encodeUnsafe(changetype<usize>(request), request.length, buffer);
-  const packed = bulkLen >= 0 ? hostCapabilityCallBulk(<i32>buffer, <i32>size, <i32>bulkPtr, bulkLen) : hostCapabilityCall(<i32>buffer, <i32>size);
+  const packed = hostCapabilityCall(<i32>buffer, <i32>size);
+  heap.free(buffer);
+  return packed;
+}
+
+// `send` through the bulk import, with the buffer [buf, buf+bufLen) beside the envelope (abi_version 2).
+// Apart from `send`, so a module that never calls it never imports capability_call_bulk.
+function sendBulk(name: string, argsJson: string, buf: usize, bufLen: i32): i64 {
+  const writer = new JSONWriter(argsJson.length + name.length + 48);
+  writer.beginObject().key("abi_version").integer(2).key("name").string(name).key("args").raw(argsJson).endObject();
+  const request = writer.toString();
+  const size = <usize>String.UTF8.byteLength(request);
+  const buffer = heap.alloc(size);
+  String.UTF8.encodeUnsafe(changetype<usize>(request), request.length, buffer);
+  const packed = hostCapabilityCallBulk(<i32>buffer, <i32>size, <i32>buf, bufLen);
   heap.free(buffer);
   return packed;
 }
@@ -44,7 +58,7 @@ function send(name: string, argsJson: string, bulkPtr: usize = 0, bulkLen: i32 =
  * [buf, buf+bufLen), a write sends them from there. The envelope carries only the control fields.
  */
 export function callCapabilityBulk(name: string, args: JSONObject, buf: usize, bufLen: i32): CapabilityResult {
-  return parseResponse(send(name, args.toString(), buf, bufLen));
+  return parseResponse(sendBulk(name, args.toString(), buf, bufLen));
 }
 
 /** A parsed capability response: `ok` with `result`, or the host's error fields. */

@@ -39,7 +39,7 @@ export function writeCPack(root: string, spec: CPackSpec): string {
     deterministic: 'idempotent',
     timeoutMs: 60000,
     limits: { maxInputBytes: 1048576, maxOutputBytes: 4194304, fuel: 4_000_000_000, maxMemoryPages: 256, maxCapabilityCalls: 2000 },
-    capabilities: { abiVersion: 1, allow: ['artifact.stat', 'artifact.read', 'kv.get', 'kv.put', 'kv.delete', 'kv.list', 'log.emit', 'clock.now_unix'] },
+    capabilities: { abiVersion: 2, allow: ['artifact.stat', 'artifact.read', 'kv.get', 'kv.put', 'kv.delete', 'kv.list', 'log.emit', 'clock.now_unix'] },
     inputSchema: { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object' },
     outputSchema: { $schema: 'https://json-schema.org/draft/2020-12/schema' },
     ...spec.manifest,

@@ -21,7 +21,7 @@ beforeAll(async () => {
       id: 'c.copy',
       program: 'copy.c',
       manifest: {
-        capabilities: { abiVersion: 1, allow: ['artifact.stat', 'artifact.read', 'artifact.write'] },
+        capabilities: { abiVersion: 2, allow: ['artifact.stat', 'artifact.read', 'artifact.write'] },
         declaredOutputs: [{ role: 'copy', type: 'text', label: 'copied' }],
       },
     },
@@ -46,7 +46,7 @@ async function executeRaw(input: Uint8Array): Promise<unknown> {
   const trap = () => {
     throw new Error('capability_call is not offered here');
   };
-  const { exports } = (await WebAssembly.instantiate(new WebAssembly.Module(bytes), { helix_v1: { capability_call: trap } })) as any;
+  const { exports } = (await WebAssembly.instantiate(new WebAssembly.Module(bytes), { helix_v1: { capability_call: trap, capability_call_bulk: trap } })) as any;
   const ptr = exports.alloc(input.length);
   new Uint8Array(exports.memory.buffer, ptr, input.length).set(input);
   const packed = BigInt.asUintN(64, exports.execute(ptr, input.length));
@@ -361,11 +361,13 @@ describe('capability wrappers against the real host', () => {
     ];
     for (const [stored, label, piece, want] of cases) {
       const record = await importInline(hostStore(host), stored, { label });
-      const r = await host.call({ tool_id: 'c.copy', input: { artifact: record.id, piece, bytes: true } });
-      expect(r.error, JSON.stringify(r.error)).toBeUndefined();
-      const out = r.output as { copy: string; size: number };
-      expect(out.size).toBe(want.length);
-      expect((await artifactBytes(host, out.copy)).equals(want)).toBe(true);
+      for (const mode of [{ bytes: true }, { bulk: true }]) {
+        const r = await host.call({ tool_id: 'c.copy', input: { artifact: record.id, piece, ...mode } });
+        expect(r.error, JSON.stringify(r.error)).toBeUndefined();
+        const out = r.output as { copy: string; size: number };
+        expect(out.size).toBe(want.length);
+        expect((await artifactBytes(host, out.copy)).equals(want)).toBe(true);
+      }
     }
   }, 120_000);
 });

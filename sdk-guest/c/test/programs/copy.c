@@ -1,9 +1,36 @@
 /* Test program for sdk-guest/c/test: copies an artifact (gunzipped when it is gzip) line by
  * line into the declared output `copy` through helix.h's streaming reader and writer, with
  * small pieces on both sides so every boundary case is crossed; with "bytes", piece by piece
- * as raw bytes (base64 reads and writes). */
+ * as raw bytes; with "bulk", piece by piece through helix_artifact_write_from (the bulk path both
+ * ways). */
 #define HELIX_IMPLEMENTATION
 #include "helix.h"
+
+/* Raw pieces in, raw pieces out: each piece as it came, then a final empty one that seals it. */
+static helix_result copy_bulk(helix_artifact_reader *r) {
+  const char *data;
+  size_t n;
+  int64_t pieces = 0;
+  helix_artifact_written written;
+  helix_status s;
+  while (helix_reader_next_piece(r, &data, &n)) {
+    s = helix_artifact_write_from("copy", data, n, false, "text", "copied", &written);
+    if (!s.ok) return helix_status_to_result(&s, "artifact.write");
+    pieces++;
+  }
+  helix_reader_close(r);
+  if (!r->status.ok) return helix_status_to_result(&r->status, "artifact.read");
+  s = helix_artifact_write_from("copy", 0, 0, true, "text", "copied", &written);
+  if (!s.ok) return helix_status_to_result(&s, "artifact.write");
+  helix_writer o;
+  helix_w_init(&o);
+  helix_w_begin_object(&o);
+  helix_w_key(&o, "copy"), helix_w_string(&o, written.artifact_id);
+  helix_w_key(&o, "pieces"), helix_w_int(&o, pieces);
+  helix_w_key(&o, "size"), helix_w_int(&o, written.size);
+  helix_w_end_object(&o);
+  return helix_ok_writer(&o);
+}
 
 static helix_result handle(const helix_value *input) {
   const char *id = helix_get_string(input, "artifact");
@@ -13,6 +40,7 @@ static helix_result handle(const helix_value *input) {
   helix_artifact_reader r;
   helix_reader_init(&r, id, info.is_gzip);
   r.piece_length = (int32_t)helix_get_int(input, "piece", HELIX_ARTIFACT_MAX_PIECE);
+  if (helix_get_bool(input, "bulk", false)) return copy_bulk(&r);
   helix_artifact_writer w;
   helix_awriter_init(&w, "copy", "text", "copied");
   if (helix_get_bool(input, "bytes", false)) {
