@@ -2,7 +2,9 @@
 // import (the host copies raw bytes into a buffer the reader owns, no JSON, no escapes) and
 // hands out lines or line parts as byte ranges in that buffer. The unread rest of a piece
 // moves to the buffer's start before the next read, so a line arrives whole unless it is
-// longer than half the buffer, and a part never splits a UTF-8 character or a CR LF.
+// longer than half a piece, and a part never splits a UTF-8 character or a CR LF. Every read
+// asks for a whole piece, so reads stay at multiples of the piece size, where the host names
+// each piece by its stored chunk instead of hashing it.
 
 import { BULK_MAX_PIECE } from "../abi";
 import { CodeUnitBuffer } from "../json/buffer";
@@ -14,8 +16,8 @@ import { CapabilityStatus } from "./status";
 /** Longest line `nextLine` returns by default, in UTF-16 code units (1 Mi). */
 export const DEFAULT_MAX_LINE_LENGTH: i32 = 1024 * 1024;
 
-/** Bytes the reader's buffer holds by default, the most one bulk read asks for (1 MiB). */
-export const READ_BUFFER_BYTES: i32 = 1024 * 1024;
+/** Bytes one bulk read of the reader asks for by default (1 MiB, the store's chunk size). */
+export const READ_PIECE_BYTES: i32 = 1024 * 1024;
 
 /** Code of the reader's own limit errors (a line or `readAll` beyond its limit). */
 export const TOO_LARGE_CODE = "I-REQ-TOO-LARGE";
@@ -46,9 +48,11 @@ export class ArtifactReader extends CapabilityStatus {
   /** Longest line `nextLine` accepts, in UTF-16 code units; longer ones fail with I-REQ-TOO-LARGE. */
   maxLineLength: i32 = DEFAULT_MAX_LINE_LENGTH;
 
-  // The buffer's size; the buffer (0 until the first read and after close), the bytes in it
-  // and the first not handed out yet.
-  private readonly capacity: i32;
+  // The bytes each read asks for, the most the buffer keeps from one piece for the next (the
+  // rest of an unfinished line), and the buffer: 0 until the first read and after close, then
+  // piece + carry bytes, the bytes in it and the first not handed out yet.
+  private readonly piece: i32;
+  private readonly carry: i32;
   private buffer: usize = 0;
   private windowLength: i32 = 0;
   private position: i32 = 0;
@@ -59,16 +63,19 @@ export class ArtifactReader extends CapabilityStatus {
 
   /**
    * A reader of artifact `artifactId`; `decompress` reads a gzip artifact's content (see
-   * `ArtifactInfo.isGzip`); `bufferBytes` is the size of the buffer each read fills (4 bytes
-   * to BULK_MAX_PIECE, 4 MiB; it is allocated on the first read and freed by `close` or at the end).
+   * `ArtifactInfo.isGzip`); `pieceBytes` is what each read asks for (4 bytes to BULK_MAX_PIECE,
+   * 4 MiB). The buffer, one and a half pieces, is allocated on the first read and freed by
+   * `close` or at the end.
    */
   constructor(
     public readonly artifactId: string,
     public readonly decompress: bool = false,
-    bufferBytes: i32 = READ_BUFFER_BYTES,
+    pieceBytes: i32 = READ_PIECE_BYTES,
   ) {
     super();
-    this.capacity = min(max(bufferBytes, 4), BULK_MAX_PIECE);
+    this.piece = min(max(pieceBytes, 4), BULK_MAX_PIECE);
+    // At least a whole character's lead bytes (3), so nextPiece can always carry one.
+    this.carry = max(this.piece >> 1, 4);
   }
 
   /** True once every byte has been handed out (and no error happened). */
@@ -101,7 +108,7 @@ export class ArtifactReader extends CapabilityStatus {
 
   /**
    * The next part of the current line, without its line end, as a string: the whole line
-   * (`partEndsLine` true), or for a line longer than half the buffer, a piece of it
+   * (`partEndsLine` true), or for a line longer than half a piece, a part of it
    * (`partEndsLine` false: the line goes on in the next part). Every line ends with exactly one
    * part whose `partEndsLine` is true, so lines of any length can be streamed. Null at the end
    * or on error.
@@ -141,10 +148,10 @@ export class ArtifactReader extends CapabilityStatus {
         const partEnd = rest > 0 && load<u8>(end - 1) == 0x0d ? end - 1 : end;
         return this.part(start, <i32>(partEnd - start), true);
       }
-      // Most of the buffer is one unfinished line: hand it out, up to its last whole
+      // An unfinished line longer than the buffer carries: hand it out, up to its last whole
       // character and short of a CR that ends the buffer (it may start a CR LF); the rest
       // moves on with the fetch. A CR with more after it is text: no LF is in the buffer.
-      if (rest > this.capacity >> 1) {
+      if (rest > this.carry) {
         let cut = characterEnd(start, end);
         if (cut == end && load<u8>(cut - 1) == 0x0d) cut--;
         if (cut > start) {
@@ -237,19 +244,19 @@ export class ArtifactReader extends CapabilityStatus {
   // Moves what was not handed out to the buffer's start and reads the next piece after it;
   // false (and the reader failed) on error.
   private fetch(): bool {
-    if (this.buffer == 0) this.buffer = heap.alloc(<usize>this.capacity);
+    if (this.buffer == 0) this.buffer = heap.alloc(<usize>(this.piece + this.carry));
     const kept = this.windowLength - this.position;
     if (kept > 0 && this.position > 0) memory.copy(this.buffer, this.buffer + <usize>this.position, <usize>kept);
     this.position = 0;
     this.windowLength = kept;
-    const read = artifactReadInto(this.artifactId, this.offset, this.buffer + <usize>kept, this.capacity - kept, this.decompress);
+    const read = artifactReadInto(this.artifactId, this.offset, this.buffer + <usize>kept, this.piece, this.decompress);
     if (!read.ok) {
       this.close();
       this.failFrom(read);
       return false;
     }
     // A read that neither fills nor ends, or that claims more than was asked, breaks the contract.
-    if (read.bytes < 0 || read.bytes > this.capacity - kept || read.nextOffset != this.offset + <i64>read.bytes || (read.bytes == 0 && !read.eof)) {
+    if (read.bytes < 0 || read.bytes > this.piece || read.nextOffset != this.offset + <i64>read.bytes || (read.bytes == 0 && !read.eof)) {
       this.close();
       this.fail(
         ErrorCode.DATA_FORMAT,
