@@ -77,7 +77,16 @@ function handle(input: JSONObject): Result {
 function errorProbabilityMean(quality: usize, length: i32): f64 {
   if (length == 0) return 0;
   let sum: f64 = 0;
-  for (let i = 0; i < length; i++) sum += load<f64>(ERROR_PROBABILITY + (<usize>load<u8>(quality + <usize>i) << 3));
+  let i = 0;
+  // Four bytes a step, still added one by one in read order (the float sum must be seqkit's).
+  for (; i + 4 <= length; i += 4) {
+    const four = load<u32>(quality + <usize>i);
+    sum += load<f64>(ERROR_PROBABILITY + (<usize>(four & 0xff) << 3));
+    sum += load<f64>(ERROR_PROBABILITY + (<usize>((four >> 8) & 0xff) << 3));
+    sum += load<f64>(ERROR_PROBABILITY + (<usize>((four >> 16) & 0xff) << 3));
+    sum += load<f64>(ERROR_PROBABILITY + (<usize>(four >> 24) << 3));
+  }
+  for (; i < length; i++) sum += load<f64>(ERROR_PROBABILITY + (<usize>load<u8>(quality + <usize>i) << 3));
   return -10 * Math.log10(sum / <f64>length);
 }
 
@@ -97,16 +106,19 @@ function arithmeticMean(quality: usize, length: i32): f64 {
   return <f64>(sum - 33 * <i64>length) / <f64>length;
 }
 
+// The line between a record's sequence and its quality, with the line ends around it.
+const PLUS_LINE: usize = memory.data<u8>([0x0a, 0x2b, 0x0a]);
+
 // Writes the record as 4 lines, as `seqkit seq` does: '@' header, sequence, '+', quality.
 function writeRecord(writer: ArtifactWriter, reader: SeqReader): bool {
   const length = <i32>reader.sequenceLength;
-  return writer.write("@")
+  return writer.writeByte(0x40)
     && writer.writeUtf8(reader.headerPointer, reader.headerLength)
-    && writer.write("\n")
+    && writer.writeByte(0x0a)
     && writer.writeUtf8(reader.sequencePointer, length)
-    && writer.write("\n+\n")
+    && writer.writeUtf8(PLUS_LINE, 3)
     && writer.writeUtf8(reader.qualityPointer, length)
-    && writer.write("\n");
+    && writer.writeByte(0x0a);
 }
 
 function notFastq(reader: SeqReader, id: string): Result {

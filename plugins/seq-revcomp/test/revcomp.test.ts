@@ -131,8 +131,11 @@ async function failure(sim: HostSim, input: Record<string, unknown>): Promise<an
 // ---- tests ----------------------------------------------------------------------------
 
 describe('the seq.revcomp module', () => {
-  it('imports only helix_v1.capability_call and exports the helix/v1 functions', () => {
-    expect(WebAssembly.Module.imports(module)).toEqual([{ module: 'helix_v1', name: 'capability_call', kind: 'function' }]);
+  it('imports helix_v1.capability_call and capability_call_bulk, and exports the helix/v1 functions', () => {
+    expect(WebAssembly.Module.imports(module)).toEqual([
+      { module: 'helix_v1', name: 'capability_call', kind: 'function' },
+      { module: 'helix_v1', name: 'capability_call_bulk', kind: 'function' },
+    ]);
     expect(WebAssembly.Module.exports(module).map((e) => e.name).sort()).toEqual(['alloc', 'dealloc', 'execute', 'helix_panic', 'memory']);
   });
 
@@ -199,15 +202,15 @@ describe('seq.revcomp', () => {
     expect(sim.pieces.every((p) => p.role === 'revcomp' && p.type === 'fasta')).toBe(true);
   });
 
-  it('sends output in pieces of at most 512 KiB and reads in 1 MiB pieces', async () => {
+  it('sends output in raw pieces of 1 MiB and reads 1 MiB pieces at multiples of 1 MiB', async () => {
     const sim = newSim();
     const text = `>big\n${'ACGTTGCA'.repeat(200_000)}\n`;
     const { fasta } = await revcomp(sim, { fasta: sim.addArtifact(text) });
     expect(fasta).toBe(reference(text).fasta);
-    expect(sim.pieces.length).toBe(4);
-    expect(sim.pieces.every((p) => p.bytes <= 512 * 1024)).toBe(true);
-    expect(sim.pieces.map((p) => p.final)).toEqual([false, false, false, true]);
-    expect(sim.requests.filter((r) => r.name === 'artifact.read').map((r) => r.args.length)).toEqual([1 << 20, 1 << 20]);
+    const size = Buffer.byteLength(fasta);
+    expect(sim.pieces.map((p) => [p.bytes, p.final, p.encoding])).toEqual([[1 << 20, false, 'bulk'], [size - (1 << 20), true, 'bulk']]);
+    // Whole pieces at aligned offsets: the host names each by its stored chunk.
+    expect(sim.requests.filter((r) => r.name === 'artifact.read').map((r) => [r.args.offset, r.args.length])).toEqual([[0, undefined], [1 << 20, undefined]]);
   });
 });
 

@@ -41,8 +41,11 @@ function joinParts(parts: Array<[string, boolean]>): { lines: string[]; current:
 const FORBIDDEN = { ok: false, code: 'A-AUTH-FORBIDDEN', message: 'forbidden' };
 
 describe('a module using the wrappers', () => {
-  it('imports only helix_v1.capability_call', () => {
-    expect(WebAssembly.Module.imports(module)).toEqual([{ module: 'helix_v1', name: 'capability_call', kind: 'function' }]);
+  it('imports helix_v1.capability_call, and capability_call_bulk for the streaming reader and writer', () => {
+    expect(WebAssembly.Module.imports(module)).toEqual([
+      { module: 'helix_v1', name: 'capability_call', kind: 'function' },
+      { module: 'helix_v1', name: 'capability_call_bulk', kind: 'function' },
+    ]);
   });
 });
 
@@ -224,16 +227,20 @@ describe('ArtifactReader', () => {
     expect(await probe(new HostSim({ allow: [] }), { mode: 'lines', id })).toMatchObject({ ...FORBIDDEN, lines: [] });
   });
 
-  it('nextPiece returns the text piece by piece as the host cut it', async () => {
+  it('nextPiece returns the text piece by piece in whole characters, each bulk read going on where the last one ended', async () => {
     const sim = new HostSim();
     const text = 'ab😀cdé'.repeat(5);
     const id = sim.addArtifact(text);
     const out = await probe(sim, { mode: 'pieces', id, piece_length: 7 });
     expect(out.pieces_text.join('')).toBe(text);
-    for (const piece of out.pieces_text) expect(Buffer.byteLength(piece)).toBeLessThanOrEqual(7);
-    expect(sim.requests.filter((r) => r.name === 'artifact.read').map((r) => r.args.offset)).toEqual(
-      out.pieces_text.reduce((offsets: number[], piece: string) => [...offsets, offsets.at(-1)! + Buffer.byteLength(piece)], [0]).slice(0, out.pieces),
-    );
+    // A piece, and at most the 3 bytes of a character the last read cut, which wait for the
+    // next read (so no piece holds U+FFFD).
+    for (const piece of out.pieces_text) expect(Buffer.byteLength(piece)).toBeLessThanOrEqual(7 + 3);
+    expect(out.pieces_text.join('')).not.toContain('\ufffd');
+    const reads = sim.requests.filter((r) => r.name === 'artifact.read').map((r) => r.args.offset);
+    expect(reads[0]).toBe(0);
+    for (let i = 1; i < reads.length; i++) expect(reads[i]).toBeGreaterThan(reads[i - 1]);
+    expect(reads.length).toBe(out.pieces);
   });
 
   it('nextLinePartBytes: LFs, CR LF pairs, escapes and piece ends at every offset mod 16, lines longer than a piece', async () => {
@@ -350,12 +357,12 @@ describe('ArtifactWriter', () => {
     expect(pieces.length).toBe(out.pieces_sent);
     expect(pieces.length).toBeGreaterThan(5);
     expect(pieces.map((p) => p.final)).toEqual([...Array(pieces.length - 1).fill(false), true]);
-    // pieceBytes bounds the JSON-escaped data, so a piece holds a little less content.
-    for (const piece of pieces.slice(0, -1)) expect(piece.bytes).toSatisfy((n: number) => n > 768 && n <= 1024);
-    for (const piece of pieces) expect(piece).toMatchObject({ role: 'report', type: 'text', label: 'my report', encoding: 'utf8' });
+    // A piece is pieceBytes of raw UTF-8, and the character that crosses that line whole.
+    for (const piece of pieces.slice(0, -1)) expect(piece.bytes).toSatisfy((n: number) => n >= 1024 && n <= 1027);
+    for (const piece of pieces) expect(piece).toMatchObject({ role: 'report', type: 'text', label: 'my report', encoding: 'bulk' });
   });
 
-  it('never splits a character between pieces and escapes what JSON needs', async () => {
+  it('never splits a character between pieces and keeps control characters, quotes and backslashes as they are', async () => {
     const sim = new HostSim();
     // 1023 ASCII bytes, then characters of 2, 3 and 4 bytes across the 1024-byte boundary.
     const text = 'a'.repeat(1023) + 'é中😀' + '\u0001\u001f"\\\t\r\n\b\f' + 'ü'.repeat(700);
@@ -385,13 +392,13 @@ describe('ArtifactWriter', () => {
     expect(await probe(new HostSim({ allow: [] }), { mode: 'write', role: 'r', chunks: ['x'] })).toMatchObject(FORBIDDEN);
   });
 
-  it('writes bytes as base64 pieces in binary mode', async () => {
+  it('writes any bytes, as they are, in binary mode', async () => {
     const sim = new HostSim();
     const bytes = Array.from({ length: 3000 }, (_, i) => (i * 31) & 0xff);
     const out = await probe(sim, { mode: 'write', role: 'bin', binary: true, piece_bytes: 1024, chunks: [bytes.slice(0, 1500), bytes.slice(1500)] });
     expect(out.ok).toBe(true);
     expect([...sim.artifacts.get(out.artifact_id)!.bytes]).toEqual(bytes);
-    expect(sim.pieces.map((p) => [p.encoding, p.bytes])).toEqual([['base64', 1024], ['base64', 1024], ['base64', 952]]);
+    expect(sim.pieces.map((p) => [p.encoding, p.bytes])).toEqual([['bulk', 1024], ['bulk', 1024], ['bulk', 952]]);
   });
 
   it('Artifact.write sends one final piece', async () => {

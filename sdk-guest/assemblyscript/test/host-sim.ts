@@ -7,9 +7,9 @@
 
 import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { CapabilityRequestSchema, ERROR_CODES } from '../../../abi/index.js';
+import { BULK_MAX_PIECE, CapabilityRequestSchema, ERROR_CODES } from '../../../abi/index.js';
 import { utf8Cut } from '../../../capabilities/artifact.js';
-import { CAPABILITIES } from '../../../capabilities/index.js';
+import { CAPABILITIES, parseBulkArgs } from '../../../capabilities/index.js';
 import { FUEL_EXPORT } from '../../../host/wasm/index.js';
 import { instantiate, readText, type ToolExports } from './harness.js';
 
@@ -119,9 +119,14 @@ export class HostSim {
     return new TextDecoder('utf-8', { fatal: true }).decode(artifact.compression === 'gzip' ? gunzipSync(artifact.bytes) : artifact.bytes);
   }
 
-  /** The imports object a guest is instantiated with. */
+  /** The imports object a guest is instantiated with (both helix_v1 imports, as under capability ABI 2). */
   imports(): WebAssembly.Imports {
-    return { helix_v1: { capability_call: (ptr: number, len: number) => this.capabilityCall(ptr >>> 0, len >>> 0) } };
+    return {
+      helix_v1: {
+        capability_call: (ptr: number, len: number) => this.capabilityCall(ptr >>> 0, len >>> 0),
+        capability_call_bulk: (ptr: number, len: number, buf: number, bufLen: number) => this.capabilityCallBulk(ptr >>> 0, len >>> 0, buf >>> 0, bufLen >>> 0),
+      },
+    };
   }
 
   /** Instantiates `module` against this host for one call: a new run, with no outputs written yet. */
@@ -167,13 +172,67 @@ export class HostSim {
     return JSON.stringify({ status: 'ok', abi_version: 1, capability_result: { name, result } });
   }
 
+  /**
+   * The answer to one `capability_call_bulk`: artifact.read copies raw bytes into the buffer,
+   * artifact.write takes the buffer as its piece; any other name is an error envelope.
+   */
+  answerBulk(requestText: string, memory: WebAssembly.Memory, buf: number, bufLen: number): { text: string; moved: number } {
+    let request: any;
+    try {
+      request = JSON.parse(requestText);
+    } catch (error) {
+      return { text: errorText('I-REQ-ENVELOPE', `The capability request is not UTF-8 JSON: ${(error as Error).message}`, {}, '', 2), moved: 0 };
+    }
+    const name = request?.name;
+    if (name !== 'artifact.read' && name !== 'artifact.write') {
+      return { text: errorText('I-REQ-BULK-CAPABILITY', `${String(name)} is not served through capability_call_bulk`, { name }, '', 2), moved: 0 };
+    }
+    // The host traps here (S-TOOL-BULK-BUFFER, S-TOOL-BAD-POINTER): a guest bug, not an answer.
+    if (bufLen > BULK_MAX_PIECE || buf + bufLen > memory.buffer.byteLength) throw new Error(`capability_call_bulk: bad buffer [${buf}, ${buf + bufLen})`);
+    const checked = parseBulkArgs(name, request.args, bufLen);
+    this.requests.push({ name, args: request.args });
+    if (!checked.ok) return { text: errorText('I-REQ-CAPABILITY-ARGS', `${name}: ${checked.violations.map((v) => `${v.path}: ${v.message}`).join('; ')}`, {}, '', 2), moved: 0 };
+    if (!this.allowed(name, checked.args)) return { text: FORBIDDEN, moved: 0 };
+    const args = checked.args as any;
+    try {
+      let result: unknown;
+      let moved = 0;
+      if (name === 'artifact.read') {
+        const content = this.content(args.artifact_id, args.decompress);
+        const data = content.subarray(args.offset, args.offset + Math.min(args.length ?? bufLen, this.readPieceCap));
+        new Uint8Array(memory.buffer, buf, data.length).set(data);
+        moved = data.length;
+        result = { bytes: data.length, offset: args.offset, next_offset: args.offset + data.length, eof: args.offset + data.length >= content.length };
+      } else {
+        const data = Buffer.from(new Uint8Array(memory.buffer, buf, bufLen));
+        moved = data.length;
+        result = this.appendPiece(args, data, 'bulk');
+      }
+      return { text: JSON.stringify({ status: 'ok', abi_version: 2, capability_result: { name, result } }), moved };
+    } catch (error) {
+      if (!(error instanceof SimError)) throw error;
+      return { text: errorText(error.code, error.message, error.details, error.hint, 2), moved: 0 };
+    }
+  }
+
+  private capabilityCallBulk(ptr: number, len: number, buf: number, bufLen: number): bigint {
+    const tool = this.tool;
+    if (tool === undefined) throw new Error('capability_call_bulk before instantiate() finished');
+    const answer = this.answerBulk(readText(tool.memory, ptr, len), tool.memory, buf, bufLen);
+    return this.respond(tool, encoder.encode(answer.text), len + answer.moved);
+  }
+
   private capabilityCall(ptr: number, len: number): bigint {
     const tool = this.tool;
     if (tool === undefined) throw new Error('capability_call before instantiate() finished');
-    const bytes = encoder.encode(this.answer(readText(tool.memory, ptr, len)));
+    return this.respond(tool, encoder.encode(this.answer(readText(tool.memory, ptr, len))), len);
+  }
+
+  // Charges the call as the broker does and places the answer through the guest's alloc.
+  private respond(tool: ToolExports, bytes: Uint8Array, moved: number): bigint {
     // A module instrumented for fuel pays for the call as the broker charges it.
     const fuel = (tool as unknown as Record<string, unknown>)[FUEL_EXPORT];
-    if (fuel instanceof WebAssembly.Global) fuel.value = (fuel.value as bigint) - BigInt(CALL_FUEL + Math.ceil((len + bytes.length) / 64));
+    if (fuel instanceof WebAssembly.Global) fuel.value = (fuel.value as bigint) - BigInt(CALL_FUEL + Math.ceil((moved + bytes.length) / 64));
     const out = tool.alloc(bytes.length) >>> 0;
     new Uint8Array(tool.memory.buffer, out, bytes.length).set(bytes);
     return (BigInt(out) << 32n) | BigInt(bytes.length);
@@ -230,15 +289,7 @@ export class HostSim {
       'artifact.stat': (args) => this.summary(this.artifact(args.artifact_id)),
       'artifact.list': (args) => ({ artifacts: [...this.artifacts.values()].filter((a) => args.type === undefined || a.type === args.type).slice(0, args.limit).map((a) => this.summary(a)) }),
       'artifact.read': (args) => {
-        const artifact = this.artifact(args.artifact_id);
-        let content = artifact.bytes;
-        if (args.decompress && artifact.compression === 'gzip') {
-          try {
-            content = gunzipSync(artifact.bytes);
-          } catch (error) {
-            throw new SimError('D-DATA-FORMAT', `artifact ${artifact.id} is not valid gzip: ${(error as Error).message}`);
-          }
-        }
+        const content = this.content(args.artifact_id, args.decompress);
         const length = Math.min(args.length, this.readPieceCap);
         const data = content.subarray(args.offset, args.offset + length);
         const eof = args.offset + data.length >= content.length;
@@ -247,25 +298,7 @@ export class HostSim {
         const text = new TextDecoder('utf-8', { fatal: false }).decode(data.subarray(0, end));
         return { data: text, encoding: 'utf8', offset: args.offset, next_offset: args.offset + end, eof: eof && end === data.length };
       },
-      'artifact.write': (args) => {
-        if (this.roles !== undefined && !this.roles.has(args.role)) {
-          throw new SimError('C-CONTRACT-OUTPUT-ROLE', `The role ${args.role} is not declared.`, { role: args.role });
-        }
-        const output = this.outputs.get(args.role) ?? { chunks: [] };
-        if (output.sealed !== undefined) throw new SimError('C-CONTRACT-OUTPUT-ROLE', `The role ${args.role} is already sealed.`, { role: args.role });
-        const bytes = args.encoding === 'base64' ? Buffer.from(args.data, 'base64') : Buffer.from(args.data, 'utf8');
-        this.pieces.push({ role: args.role, bytes: bytes.length, encoding: args.encoding, final: args.final, ...(args.type === undefined ? {} : { type: args.type }), ...(args.label === undefined ? {} : { label: args.label }) });
-        output.chunks.push(bytes);
-        if (args.type !== undefined) output.type = args.type;
-        if (args.label !== undefined) output.label = args.label;
-        this.outputs.set(args.role, output);
-        if (!args.final) return { role: args.role, bytes: bytes.length };
-        const content = Buffer.concat(output.chunks);
-        const id = this.newId();
-        this.artifacts.set(id, { id, bytes: content, type: output.type ?? 'binary', compression: null, label: output.label ?? null, createdByRun: 'run_sim' });
-        output.sealed = id;
-        return { role: args.role, bytes: bytes.length, artifact_id: id, sha256: createHash('sha256').update(content).digest('hex'), size: content.length };
-      },
+      'artifact.write': (args) => this.appendPiece(args, args.encoding === 'base64' ? Buffer.from(args.data, 'base64') : Buffer.from(args.data, 'utf8'), args.encoding),
       'secrets.get': (args) => {
         const value = this.secrets[args.name];
         if (value === undefined) throw new SimError('P-PRECOND-SECRET-MISSING', `The secret ${args.name} is not configured.`, { name: args.name });
@@ -273,9 +306,40 @@ export class HostSim {
       },
     };
   }
+
+  // The content an artifact.read reads: the stored bytes, gunzipped with `decompress`.
+  private content(id: string, decompress: boolean): Uint8Array {
+    const artifact = this.artifact(id);
+    if (!decompress || artifact.compression !== 'gzip') return artifact.bytes;
+    try {
+      return gunzipSync(artifact.bytes);
+    } catch (error) {
+      throw new SimError('D-DATA-FORMAT', `artifact ${artifact.id} is not valid gzip: ${(error as Error).message}`);
+    }
+  }
+
+  // One artifact.write piece (text or bulk) appended to its role; the final one seals it.
+  private appendPiece(args: any, bytes: Buffer, encoding: string): unknown {
+    if (this.roles !== undefined && !this.roles.has(args.role)) {
+      throw new SimError('C-CONTRACT-OUTPUT-ROLE', `The role ${args.role} is not declared.`, { role: args.role });
+    }
+    const output = this.outputs.get(args.role) ?? { chunks: [] };
+    if (output.sealed !== undefined) throw new SimError('C-CONTRACT-OUTPUT-ROLE', `The role ${args.role} is already sealed.`, { role: args.role });
+    this.pieces.push({ role: args.role, bytes: bytes.length, encoding, final: args.final, ...(args.type === undefined ? {} : { type: args.type }), ...(args.label === undefined ? {} : { label: args.label }) });
+    output.chunks.push(bytes);
+    if (args.type !== undefined) output.type = args.type;
+    if (args.label !== undefined) output.label = args.label;
+    this.outputs.set(args.role, output);
+    if (!args.final) return { role: args.role, bytes: bytes.length };
+    const content = Buffer.concat(output.chunks);
+    const id = this.newId();
+    this.artifacts.set(id, { id, bytes: content, type: output.type ?? 'binary', compression: null, label: output.label ?? null, createdByRun: 'run_sim' });
+    output.sealed = id;
+    return { role: args.role, bytes: bytes.length, artifact_id: id, sha256: createHash('sha256').update(content).digest('hex'), size: content.length };
+  }
 }
 
-function errorText(code: string, message: string, details: Record<string, unknown> = {}, hint = ''): string {
+function errorText(code: string, message: string, details: Record<string, unknown> = {}, hint = '', abiVersion = 1): string {
   const known = (ERROR_CODES as Record<string, { hint: string }>)[code];
-  return JSON.stringify({ status: 'error', abi_version: 1, error: { code, message, details, hint: hint || known?.hint || '' } });
+  return JSON.stringify({ status: 'error', abi_version: abiVersion, error: { code, message, details, hint: hint || known?.hint || '' } });
 }

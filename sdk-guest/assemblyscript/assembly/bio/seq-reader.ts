@@ -4,7 +4,7 @@
 // a 100 MB record while holding one line piece, or whole (`nextRecord`) when it needs one
 // record at a time. Malformed input stops the reader with D-DATA-FORMAT naming the line.
 
-import { ArtifactReader, linePartInPiece } from "../caps/artifact-reader";
+import { ArtifactReader, findLineFeed, linePartInPiece } from "../caps/artifact-reader";
 import { CapabilityStatus } from "../caps/status";
 import { JSONObject } from "../json/value";
 import { ErrorCode, Result } from "../result";
@@ -48,9 +48,10 @@ const S_PLUS: i32 = 4; // FASTQ '+' line
 const S_QUALITY: i32 = 5; // FASTQ quality line
 const S_BLANK: i32 = 6; // the rest of a blank line between records
 const S_DONE: i32 = 7;
-
-const ONES: u64 = 0x0101010101010101;
-const HIGHS: u64 = 0x8080808080808080;
+// A FASTQ record taken whole from the source's buffer (see takeFastqRecord): its sequence,
+// then its quality, are the next parts.
+const S_QUEUED_SEQUENCE: i32 = 8;
+const S_QUEUED_QUALITY: i32 = 9;
 
 /**
  * Reads FASTA or FASTQ records from an artifact, streaming.
@@ -120,6 +121,10 @@ export class SeqReader extends CapabilityStatus {
   private column: i64 = 0;
   private lineStart: bool = true;
   private held: bool = false;
+  // The sequence and quality of a record taken whole, in the source's buffer.
+  private queuedSequence: usize = 0;
+  private queuedQuality: usize = 0;
+  private queuedLength: i32 = 0;
   private endPending: bool = false;
   // Line of the current record's header, for messages.
   private recordLine: i64 = 0;
@@ -255,6 +260,17 @@ export class SeqReader extends CapabilityStatus {
     while (true) {
       const part = this.next();
       if (part == SeqPart.END) return false;
+      if (part == SeqPart.HEADER && this.state == S_QUEUED_SEQUENCE) {
+        // A FASTQ record whole in the source's buffer: point into it, no copy.
+        this.headerPointer = this.partPointer;
+        this.headerLength = this.partLength;
+        this.sequencePointer = this.queuedSequence;
+        this.qualityPointer = this.queuedQuality;
+        this.sequenceLength = this.queuedLength;
+        this.qualityLength = this.queuedLength;
+        this.state = S_BETWEEN;
+        return true;
+      }
       if (part == SeqPart.RECORD_END) break;
       let target = sequence;
       let limit = this.maxRecordBytes;
@@ -428,6 +444,19 @@ function linesInPiece(self: usize): i32 {
   const source = load<usize>(self, offsetof<SeqReader>("source"));
   while (true) {
     const state = load<i32>(self, offsetof<SeqReader>("state"));
+    if (state == S_QUEUED_SEQUENCE) {
+      const length = load<i32>(self, offsetof<SeqReader>("queuedLength"));
+      store<i64>(self, <i64>length, offsetof<SeqReader>("sequenceLength"));
+      store<i32>(self, S_QUEUED_QUALITY, offsetof<SeqReader>("state"));
+      return deliverAt(self, SeqPart.SEQUENCE, load<usize>(self, offsetof<SeqReader>("queuedSequence")), length);
+    }
+    if (state == S_QUEUED_QUALITY) {
+      const length = load<i32>(self, offsetof<SeqReader>("queuedLength"));
+      store<i64>(self, <i64>length, offsetof<SeqReader>("qualityLength"));
+      store<i32>(self, S_BETWEEN, offsetof<SeqReader>("state"));
+      store<bool>(self, true, offsetof<SeqReader>("endPending"));
+      return deliverAt(self, SeqPart.QUALITY, load<usize>(self, offsetof<SeqReader>("queuedQuality")), length);
+    }
     if (state < S_BETWEEN || state == S_HEADER || state > S_QUALITY) return -1;
     let p: usize;
     let n: i32;
@@ -460,7 +489,7 @@ function linesInPiece(self: usize): i32 {
       store<i64>(self, 0, offsetof<SeqReader>("sequenceLength"));
       store<i64>(self, 0, offsetof<SeqReader>("qualityLength"));
       store<i64>(self, load<i64>(source, offsetof<ArtifactReader>("lineNumber")), offsetof<SeqReader>("recordLine"));
-      store<i32>(self, S_SEQUENCE, offsetof<SeqReader>("state"));
+      store<i32>(self, !fasta && takeFastqRecord(self, source) ? S_QUEUED_SEQUENCE : S_SEQUENCE, offsetof<SeqReader>("state"));
       return deliverAt(self, SeqPart.HEADER, p + 1, n - 1);
     }
     if (state == S_SEQUENCE) {
@@ -491,6 +520,44 @@ function linesInPiece(self: usize): i32 {
   }
   store<bool>(self, true, offsetof<SeqReader>("held"));
   return -1;
+}
+
+// After a FASTQ header line: takes the rest of the record (sequence, '+' and quality lines)
+// from the source's buffer in one step when all three lines are there and valid (a non-empty
+// sequence, a '+' line, a quality of '!'..'~' as long as the sequence); the source moves past
+// them, and the parts are queued in the reader. False, with nothing moved, in every other
+// case: the line-by-line path then reads the record and reports what is wrong with it. Only
+// the sequence line is searched for its LF: a bare '+' line is one byte, and the quality's
+// line end must follow exactly as many quality bytes (none of which can be an LF).
+@inline
+function takeFastqRecord(self: usize, source: usize): bool {
+  const buffer = load<usize>(source, offsetof<ArtifactReader>("buffer"));
+  const end = buffer + <usize>load<i32>(source, offsetof<ArtifactReader>("windowLength"));
+  const sequence = buffer + <usize>load<i32>(source, offsetof<ArtifactReader>("position"));
+  const sequenceFeed = findLineFeed(sequence, end);
+  const plus = sequenceFeed + 1;
+  if (plus + 1 >= end || load<u8>(plus) != 0x2b) return false;
+  let plusFeed = plus + 1;
+  if (load<u8>(plusFeed) != 0x0a) {
+    plusFeed = findLineFeed(plusFeed, end);
+    if (plusFeed >= end) return false;
+  }
+  const sequenceEnd = sequenceFeed > sequence && load<u8>(sequenceFeed - 1) == 0x0d ? sequenceFeed - 1 : sequenceFeed;
+  const length = <i32>(sequenceEnd - sequence);
+  const quality = plusFeed + 1;
+  let qualityFeed = quality + <usize>length;
+  if (length == 0 || qualityFeed + 1 >= end) return false;
+  if (load<u8>(qualityFeed) == 0x0d) qualityFeed++;
+  if (load<u8>(qualityFeed) != 0x0a || findNonQuality(quality, length) >= 0) return false;
+  store<i32>(source, <i32>(qualityFeed + 1 - buffer), offsetof<ArtifactReader>("position"));
+  store<i64>(source, load<i64>(source, offsetof<ArtifactReader>("lineNumber")) + 3, offsetof<ArtifactReader>("lineNumber"));
+  store<usize>(self, sequence, offsetof<SeqReader>("queuedSequence"));
+  store<usize>(self, quality, offsetof<SeqReader>("queuedQuality"));
+  store<i32>(self, length, offsetof<SeqReader>("queuedLength"));
+  // As fetch() would leave it after the quality line.
+  store<usize>(self, quality, offsetof<SeqReader>("pointer"));
+  store<i32>(self, length, offsetof<SeqReader>("length"));
+  return true;
 }
 
 @inline
@@ -536,16 +603,18 @@ function firstNonBlank(p: usize, n: i32): i32 {
   return -1;
 }
 
-// Index of the first byte outside '!'..'~', or -1. Eight bytes per step: a word has a byte
-// below 0x21 or above 0x7e exactly when one of the two classic bit tests flags a byte.
+// Index of the first byte outside '!'..'~', or -1. Sixteen bytes per step: b - 0x21 (mod 256)
+// is above 0x5d exactly for the bytes outside the range.
 function findNonQuality(p: usize, n: i32): i32 {
+  const low = i8x16.splat(0x21);
+  const span = i8x16.splat(0x7e - 0x21);
   let i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const word = load<u64>(p + <usize>i);
-    const below = (word - ONES * 0x21) & ~word & HIGHS;
-    const above = ((word + ONES * (0x7f - 0x7e)) | word) & HIGHS;
-    if ((below | above) != 0) break;
+  for (; i + 16 <= n; i += 16) {
+    if (v128.any_true(i8x16.gt_u(i8x16.sub(v128.load(p + <usize>i), low), span))) break;
   }
+  // No bad byte so far and a tail left: the last 16 bytes in one step (overlapping checked
+  // ones) when they are all good.
+  if (i + 16 > n && i < n && n >= 16 && !v128.any_true(i8x16.gt_u(i8x16.sub(v128.load(p + <usize>(n - 16)), low), span))) return -1;
   for (; i < n; i++) {
     const byte = load<u8>(p + <usize>i);
     if (byte < 0x21 || byte > 0x7e) return i;

@@ -1,45 +1,26 @@
-// Streaming text reads of an artifact: pulls `artifact.read` pieces on demand and hands out
-// lines or line parts. Each piece stays as UTF-8 bytes in the buffer the host answered in
-// (unescaped in place), so reading 100 MB holds about one 1 MiB piece and allocates no
-// piece-sized strings; the byte-level methods let hot loops skip strings altogether. The
-// unescaping already meets every LF (each arrives as a `\n` escape), so it records their
-// offsets and the line methods look line ends up instead of scanning the piece again.
+// Streaming text reads of an artifact: pulls `artifact.read` pieces on demand through the bulk
+// import (the host copies raw bytes into a buffer the reader owns, no JSON, no escapes) and
+// hands out lines or line parts as byte ranges in that buffer. The unread rest of a piece
+// moves to the buffer's start before the next read, so a line arrives whole unless it is
+// longer than half a piece, and a part never splits a UTF-8 character or a CR LF. Every read
+// asks for a whole piece, so reads stay at multiples of the piece size, where the host names
+// each piece by its stored chunk instead of hashing it.
 
-import { callCapabilityInPlace } from "../capability";
-import { CodeUnitBuffer, OffsetList } from "../json/buffer";
+import { BULK_MAX_PIECE } from "../abi";
+import { CodeUnitBuffer } from "../json/buffer";
 import { JSONObject } from "../json/value";
 import { ErrorCode } from "../result";
-import { ARTIFACT_MAX_PIECE } from "./artifact";
-import { badResult, CapabilityStatus } from "./status";
+import { artifactReadInto } from "./artifact";
+import { CapabilityStatus } from "./status";
 
 /** Longest line `nextLine` returns by default, in UTF-16 code units (1 Mi). */
 export const DEFAULT_MAX_LINE_LENGTH: i32 = 1024 * 1024;
 
+/** Bytes one bulk read of the reader asks for by default (1 MiB, the store's chunk size). */
+export const READ_PIECE_BYTES: i32 = 1024 * 1024;
+
 /** Code of the reader's own limit errors (a line or `readAll` beyond its limit). */
 export const TOO_LARGE_CODE = "I-REQ-TOO-LARGE";
-
-// The CR a part consists of when a piece ended in CR and the next did not start with LF.
-const CR_BYTE: usize = memory.data<u8>([0x0d]);
-const LF_WORD: u64 = 0x0a0a0a0a0a0a0a0a;
-const LOW_BITS: u64 = 0x0101010101010101;
-const HIGH_BITS: u64 = 0x8080808080808080;
-
-// The LF offsets of the piece fetched last, by whichever reader fetched it, in static memory:
-// a list on the heap, beside 1 MiB response buffers, changed the heap's layout enough to cost
-// tools up to 120 pages more at peak, and a large static one moved every heap address enough
-// to do the same (the allocator doubles memory when it grows). 64 KiB lists a 1 MiB piece of
-// 64-byte lines; past that, and for a reader whose piece is no longer the one listed, the line
-// methods scan for LFs (findLineFeed, about 3.5 fuel a byte).
-const FEED_CAPACITY: i32 = 16384;
-// The list's address, made on the first fetch (so modules that never read an artifact hold
-// neither the list nor its storage), and which fetch it belongs to (each takes a new tag).
-let feedsList: usize = 0;
-let feedsTag: i32 = 0;
-
-function sharedFeeds(): OffsetList {
-  if (feedsList == 0) feedsList = changetype<usize>(OffsetList.fixed(memory.data(FEED_CAPACITY << 2, 16), FEED_CAPACITY));
-  return changetype<OffsetList>(feedsList);
-}
 
 /**
  * Reads an artifact's text piece by piece (utf8; with `decompress`, the gunzipped content of a
@@ -67,65 +48,67 @@ export class ArtifactReader extends CapabilityStatus {
   /** Longest line `nextLine` accepts, in UTF-16 code units; longer ones fail with I-REQ-TOO-LARGE. */
   maxLineLength: i32 = DEFAULT_MAX_LINE_LENGTH;
 
-  private readonly pieceLength: i32;
-  // The response buffer that holds the current piece (0 when none), and the piece in it.
+  // The bytes each read asks for, the most the buffer keeps from one piece for the next (the
+  // rest of an unfinished line), and the buffer: 0 until the first read and after close, then
+  // piece + carry bytes, the bytes in it and the first not handed out yet.
+  private readonly piece: i32;
+  private readonly carry: i32;
   private buffer: usize = 0;
-  private window: usize = 0;
   private windowLength: i32 = 0;
   private position: i32 = 0;
+  // True once the buffer holds the data's last byte.
   private lastPiece: bool = false;
-  // A CR that ended a piece: dropped if the next piece starts with LF, else kept as text.
-  private pendingCR: bool = false;
   // True while a line has been partly returned and its end has not.
   private lineOpen: bool = false;
-  // The tag of this reader's current piece (see sharedFeeds), and the next listed LF to use.
-  private feedTag: i32 = -1;
-  private feedNext: i32 = 0;
 
   /**
    * A reader of artifact `artifactId`; `decompress` reads a gzip artifact's content (see
-   * `ArtifactInfo.isGzip`); `pieceLength` is the bytes asked per call (4 to 1 MiB).
+   * `ArtifactInfo.isGzip`); `pieceBytes` is what each read asks for (4 bytes to BULK_MAX_PIECE,
+   * 4 MiB). The buffer, one and a half pieces, is allocated on the first read and freed by
+   * `close` or at the end.
    */
   constructor(
     public readonly artifactId: string,
     public readonly decompress: bool = false,
-    pieceLength: i32 = ARTIFACT_MAX_PIECE,
+    pieceBytes: i32 = READ_PIECE_BYTES,
   ) {
     super();
-    this.pieceLength = min(max(pieceLength, 4), ARTIFACT_MAX_PIECE);
+    this.piece = min(max(pieceBytes, 4), BULK_MAX_PIECE);
+    // At least a whole character's lead bytes (3), so nextPiece can always carry one.
+    this.carry = max(this.piece >> 1, 4);
   }
 
   /** True once every byte has been handed out (and no error happened). */
   get done(): bool {
-    return this.ok && this.lastPiece && this.position >= this.windowLength && !this.pendingCR;
+    return this.ok && this.lastPiece && this.position >= this.windowLength;
   }
 
   /**
-   * The next text as it arrives: what is left of the current piece, else the next piece.
-   * Null at the end or on error. Do not mix with the line methods in the middle of a line.
+   * The next text as it arrives: what is left of the buffer, else the next piece (whole
+   * characters). Null at the end or on error. Do not mix with the line methods in the middle
+   * of a line.
    */
   nextPiece(): string | null {
-    if (!this.ok) return null;
-    let prefix = "";
-    if (this.pendingCR) {
-      this.pendingCR = false;
-      prefix = "\r";
-    }
-    while (this.position >= this.windowLength) {
+    while (true) {
+      if (!this.ok) return null;
+      const start = this.buffer + <usize>this.position;
+      const end = this.buffer + <usize>this.windowLength;
+      const cut = this.lastPiece ? end : characterEnd(start, end);
+      if (cut > start) {
+        this.position = <i32>(cut - this.buffer);
+        return String.UTF8.decodeUnsafe(start, cut - start);
+      }
       if (this.lastPiece) {
         this.close();
-        return prefix.length > 0 ? prefix : null;
+        return null;
       }
       if (!this.fetch()) return null;
     }
-    const rest = String.UTF8.decodeUnsafe(this.window + <usize>this.position, <usize>(this.windowLength - this.position));
-    this.position = this.windowLength;
-    return prefix.length > 0 ? prefix + rest : rest;
   }
 
   /**
-   * The next part of the current line, without its line end, as a string: up to the LF when
-   * the line ends in this piece (`partEndsLine` true), else up to the end of the piece
+   * The next part of the current line, without its line end, as a string: the whole line
+   * (`partEndsLine` true), or for a line longer than half a piece, a part of it
    * (`partEndsLine` false: the line goes on in the next part). Every line ends with exactly one
    * part whose `partEndsLine` is true, so lines of any length can be streamed. Null at the end
    * or on error.
@@ -145,46 +128,38 @@ export class ArtifactReader extends CapabilityStatus {
     return this.nextLinePartSlow();
   }
 
-  // Every case linePartInPiece leaves: a line that goes on past the piece, a CR that ended
-  // the last piece, the next fetch, the end, a failed reader.
+  // Every case linePartInPiece leaves: a line that goes on past the buffer, the next fetch,
+  // the end, a failed reader.
   private nextLinePartSlow(): bool {
-    if (!this.ok) return false;
     while (true) {
-      if (this.pendingCR) {
-        if (this.position >= this.windowLength && !this.lastPiece) {
-          if (!this.fetch()) return false;
-          continue;
-        }
-        this.pendingCR = false;
-        if (this.position < this.windowLength) {
-          if (load<u8>(this.window + <usize>this.position) != 0x0a) return this.part(CR_BYTE, 1, false);
-          this.position++;
-        }
-        // CR LF split across pieces, or a CR that ends the data: either way the line ends.
-        return this.part(this.window, 0, true);
-      }
-      if (this.position >= this.windowLength) {
-        if (this.lastPiece) {
-          if (this.lineOpen) return this.part(this.window, 0, true);
+      if (!this.ok) return false;
+      if (linePartInPiece(changetype<usize>(this))) return true;
+      // No LF is left in the buffer.
+      const start = this.buffer + <usize>this.position;
+      const end = this.buffer + <usize>this.windowLength;
+      const rest = <i32>(end - start);
+      if (this.lastPiece) {
+        if (rest == 0 && !this.lineOpen) {
           this.close();
           return false;
         }
-        if (!this.fetch()) return false;
-        continue;
+        // The last line, without a newline (a CR that ends the data is a line end too).
+        this.position = this.windowLength;
+        const partEnd = rest > 0 && load<u8>(end - 1) == 0x0d ? end - 1 : end;
+        return this.part(start, <i32>(partEnd - start), true);
       }
-      // A fresh piece, or the rest of one after a CR: its next LF, if any, ends the part.
-      if (linePartInPiece(changetype<usize>(this))) return true;
-      // No LF is left in the piece.
-      const start = this.window + <usize>this.position;
-      const end = this.window + <usize>this.windowLength;
-      this.position = this.windowLength;
-      let partEnd = end;
-      if (load<u8>(end - 1) == 0x0d) {
-        partEnd--;
-        if (!this.lastPiece) this.pendingCR = true;
+      // An unfinished line longer than the buffer carries: hand it out, up to its last whole
+      // character and short of a CR that ends the buffer (it may start a CR LF); the rest
+      // moves on with the fetch. A CR with more after it is text: no LF is in the buffer.
+      if (rest > this.carry) {
+        let cut = characterEnd(start, end);
+        if (cut == end && load<u8>(cut - 1) == 0x0d) cut--;
+        if (cut > start) {
+          this.position = <i32>(cut - this.buffer);
+          return this.part(start, <i32>(cut - start), false);
+        }
       }
-      if (this.lastPiece) return this.part(start, <i32>(partEnd - start), true);
-      if (partEnd > start) return this.part(start, <i32>(partEnd - start), false);
+      if (!this.fetch()) return false;
     }
   }
 
@@ -233,18 +208,13 @@ export class ArtifactReader extends CapabilityStatus {
     return this.ok ? all.toString() : null;
   }
 
-  /** Releases the current piece's buffer (done by itself at the end; call it when stopping early). */
+  /**
+   * Frees the buffer (done by itself at the end; call it when stopping early). What the buffer
+   * held and was not handed out is dropped; a later call reads on from `offset`.
+   */
   close(): void {
-    this.release();
-  }
-
-  // Frees the current piece (the first step of fetch; `close` is the public name).
-  private release(): void {
-    // The list no longer describes a piece of this reader.
-    this.feedTag = -1;
     if (this.buffer != 0) heap.free(this.buffer);
     this.buffer = 0;
-    this.window = 0;
     this.windowLength = 0;
     this.position = 0;
   }
@@ -271,38 +241,23 @@ export class ArtifactReader extends CapabilityStatus {
     return false;
   }
 
-  // Replaces the current piece with the next one; false (and the reader failed) on error.
+  // Moves what was not handed out to the buffer's start and reads the next piece after it;
+  // false (and the reader failed) on error.
   private fetch(): bool {
-    // The previous piece is consumed: free it before the host allocates the next.
-    this.release();
-    const args = new JSONObject()
-      .setString("artifact_id", this.artifactId)
-      .setInteger("offset", this.offset)
-      .setInteger("length", this.pieceLength)
-      .setBool("decompress", this.decompress)
-      .setString("encoding", "utf8");
-    // The shared list is rewritten now: whoever held it scans from here on.
-    this.feedTag = ++feedsTag;
-    const response = callCapabilityInPlace("artifact.read", args, "data", sharedFeeds());
-    const reply = response.result;
-    if (!reply.ok) {
-      response.free();
-      this.takeError(reply);
+    if (this.buffer == 0) this.buffer = heap.alloc(<usize>(this.piece + this.carry));
+    const kept = this.windowLength - this.position;
+    if (kept > 0 && this.position > 0) memory.copy(this.buffer, this.buffer + <usize>this.position, <usize>kept);
+    this.position = 0;
+    this.windowLength = kept;
+    const read = artifactReadInto(this.artifactId, this.offset, this.buffer + <usize>kept, this.piece, this.decompress);
+    if (!read.ok) {
+      this.close();
+      this.failFrom(read);
       return false;
     }
-    const result = reply.result.isObject ? changetype<JSONObject>(reply.result) : new JSONObject();
-    const next = result.getInteger("next_offset", -1);
-    const eof = result.get("eof");
-    const length = response.rawStart >= 0 ? response.rawLength : -1;
-    if (length < 0 || next < 0 || eof === null || !eof.isBool) {
-      response.free();
-      badResult(this, "artifact.read", length < 0 ? "data" : next < 0 ? "next_offset" : "eof");
-      return false;
-    }
-    const last = result.getBool("eof");
-    // A piece that neither advances nor ends would loop forever.
-    if (next < this.offset || (next == this.offset && !last)) {
-      response.free();
+    // A read that neither fills nor ends, or that claims more than was asked, breaks the contract.
+    if (read.bytes < 0 || read.bytes > this.piece || read.nextOffset != this.offset + <i64>read.bytes || (read.bytes == 0 && !read.eof)) {
+      this.close();
       this.fail(
         ErrorCode.DATA_FORMAT,
         "artifact.read made no progress at offset " + this.offset.toString() + " of " + this.artifactId,
@@ -311,59 +266,30 @@ export class ArtifactReader extends CapabilityStatus {
       );
       return false;
     }
-    this.buffer = response.pointer;
-    this.window = response.pointer + <usize>response.rawStart;
-    this.windowLength = length;
-    this.position = 0;
-    this.feedNext = 0;
-    this.offset = next;
-    this.lastPiece = last;
+    this.windowLength = kept + read.bytes;
+    this.offset = read.nextOffset;
+    this.lastPiece = read.eof;
     this.pieces++;
     return true;
   }
 }
 
-// The hot path of nextLinePartBytes: serves a line that ends in the current piece, looking its
-// LF up in the offsets recorded while unescaping. It works on the reader's address, not on a
-// managed reference, because AssemblyScript's shadow stack stores a managed reference again
-// at every field access through it: that bookkeeping cost more than the rest of a short line.
-// False when the slow path must decide. Exported for SeqReader's own hot path (`self` is an
-// ArtifactReader's address); not part of the SDK's public API.
+// The hot path of nextLinePartBytes: serves a line whose LF is in the buffer. It works on the
+// reader's address, not on a managed reference, because AssemblyScript's shadow stack stores
+// a managed reference again at every field access through it: that bookkeeping cost more
+// than the rest of a short line. False when the slow path must decide. Exported for
+// SeqReader's own hot path (`self` is an ArtifactReader's address); not part of the SDK's
+// public API.
 @inline
 export function linePartInPiece(self: usize): bool {
-  if (!load<bool>(self, offsetof<ArtifactReader>("ok")) || load<bool>(self, offsetof<ArtifactReader>("pendingCR"))) return false;
-  const position = load<i32>(self, offsetof<ArtifactReader>("position"));
-  const window = load<usize>(self, offsetof<ArtifactReader>("window"));
-  const start = window + <usize>position;
-  let at: usize = 0;
-  let listed = false;
-  if (load<i32>(self, offsetof<ArtifactReader>("feedTag")) == feedsTag) {
-    const feeds = feedsList;
-    const count = load<i32>(feeds, offsetof<OffsetList>("length"));
-    const list = load<usize>(feeds, offsetof<OffsetList>("pointer"));
-    let next = load<i32>(self, offsetof<ArtifactReader>("feedNext"));
-    // Skip LFs before the position (nextPiece may have taken the rest of the piece).
-    while (next < count) {
-      const lf = load<i32>(list + (<usize>next << 2));
-      if (lf >= position) {
-        at = window + <usize>lf;
-        listed = true;
-        store<i32>(self, next + 1, offsetof<ArtifactReader>("feedNext"));
-        break;
-      }
-      next++;
-    }
-    // A complete list without an LF here: none is left in the piece.
-    if (!listed && !load<bool>(feeds, offsetof<OffsetList>("overflowed"))) return false;
-  }
-  if (!listed) {
-    // Past the list's room, or another reader's fetch rewrote it: scan.
-    const end = window + <usize>load<i32>(self, offsetof<ArtifactReader>("windowLength"));
-    at = findLineFeed(start, end);
-    if (at >= end) return false;
-  }
+  if (!load<bool>(self, offsetof<ArtifactReader>("ok"))) return false;
+  const buffer = load<usize>(self, offsetof<ArtifactReader>("buffer"));
+  const start = buffer + <usize>load<i32>(self, offsetof<ArtifactReader>("position"));
+  const end = buffer + <usize>load<i32>(self, offsetof<ArtifactReader>("windowLength"));
+  const at = findLineFeed(start, end);
+  if (at >= end) return false;
   const partEnd = at > start && load<u8>(at - 1) == 0x0d ? at - 1 : at;
-  store<i32>(self, <i32>(at + 1 - window), offsetof<ArtifactReader>("position"));
+  store<i32>(self, <i32>(at + 1 - buffer), offsetof<ArtifactReader>("position"));
   store<usize>(self, start, offsetof<ArtifactReader>("partPointer"));
   store<i32>(self, <i32>(partEnd - start), offsetof<ArtifactReader>("partLength"));
   store<bool>(self, true, offsetof<ArtifactReader>("partEndsLine"));
@@ -372,15 +298,32 @@ export function linePartInPiece(self: usize): bool {
   return true;
 }
 
-// The address of the first LF in [at, end), or `end`. Eight bytes per step: a word holds an
-// LF exactly when one of its bytes XOR 0x0a is zero.
-function findLineFeed(at: usize, end: usize): usize {
-  while (at + 8 <= end) {
-    const word = load<u64>(at) ^ LF_WORD;
-    const found = (word - LOW_BITS) & ~word & HIGH_BITS;
-    // The lowest flagged byte is a true LF (a borrow can only flag bytes above one).
-    if (found != 0) return at + <usize>(ctz(found) >> 3);
-    at += 8;
+// The end of the last whole UTF-8 character in [start, end): `end` unless the bytes end
+// inside a character (its lead byte and up to two continuation bytes), whose start it is then.
+// Bytes that are not UTF-8 at all are left as they are (decoding replaces them).
+function characterEnd(start: usize, end: usize): usize {
+  let at = end;
+  let continuation = 0;
+  while (at > start && continuation < 3 && (load<u8>(at - 1) & 0xc0) == 0x80) {
+    at--;
+    continuation++;
+  }
+  if (at == start) return continuation == 3 || end == start ? end : start;
+  const lead = <u32>load<u8>(at - 1);
+  const size = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+  return size > continuation + 1 ? at - 1 : end;
+}
+
+// The address of the first LF in [at, end), or `end`. Sixteen bytes per step (SIMD, one
+// fuel unit per instruction like any other): compare with LF, and the lowest set bit of the
+// lane mask is the first LF. Exported for SeqReader; not part of the SDK's public API.
+@inline
+export function findLineFeed(at: usize, end: usize): usize {
+  const feeds = i8x16.splat(0x0a);
+  while (at + 16 <= end) {
+    const mask = i8x16.bitmask(i8x16.eq(v128.load(at), feeds));
+    if (mask != 0) return at + <usize>ctz(mask);
+    at += 16;
   }
   while (at < end && load<u8>(at) != 0x0a) at++;
   return at;

@@ -20,8 +20,9 @@ function handle(input: JSONObject): Result {
   const info = Artifact.stat(id);
   if (!info.ok) return info.toResult("artifact.stat " + id);
 
-  // The reader asks for the file in pieces of at most 1 MiB (gzip is decompressed by the
-  // host), so a file far larger than the tool's memory is read while holding one piece.
+  // The reader has the host copy the file into its 1 MiB buffer a piece at a time (gzip is
+  // decompressed by the host), so a file far larger than the tool's memory is read while
+  // holding one piece.
   const reader = new SeqReader(new ArtifactReader(id, info.isGzip));
   // The output is written under the role declared in the manifest's declaredOutputs.
   const out = new ArtifactWriter("lengths", "tsv", "record lengths");
