@@ -19,7 +19,7 @@ export const PolicyPerInputMiBSchema = z
   .strictObject({
     fuel: z.number().min(0).max(1e12).optional().describe('Fuel the ceiling grows by per MiB of input. Default 1,000,000,000.'),
     maxCapabilityCalls: z.number().min(0).max(1_000_000).optional().describe('Capability calls the ceiling grows by per MiB of input. Default 64.'),
-    timeoutMs: z.number().min(0).max(86_400_000).optional().describe('Milliseconds the deadline ceiling grows by per MiB of input. Default 1000.'),
+    timeoutMs: z.number().min(0).max(86_400_000).optional().describe('Milliseconds the deadline ceiling grows by per MiB of input. Default 2000.'),
   })
   .describe("How far the ceilings grow per MiB of a call's input artifacts, for tools whose manifests declare limits.perInputMiB. See ABI-BUDGET-* in abi/ABI.md.");
 

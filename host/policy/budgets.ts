@@ -7,7 +7,7 @@ import { HelixError, MAX_TIMEOUT_MS, MIB, SCALED_FIGURES, scaledBudget, type Eff
 export const DEFAULT_CEILING_RATES: Required<{ [F in ScaledFigure]: number }> = {
   fuel: 1_000_000_000,
   maxCapabilityCalls: 64,
-  timeoutMs: 1000,
+  timeoutMs: 2000,
 };
 
 /** The policy's ceiling rates per MiB of input, defaults filled in. */
