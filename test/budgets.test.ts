@@ -92,6 +92,8 @@ describe('budgets per MiB of input', () => {
     expect(again.run_id).toBe(first.run_id);
     expect(again.warnings.some((w) => w.startsWith('replayed:'))).toBe(true);
     expect(host.runs.show(first.run_id!).params).toMatchObject({ limits: { fuel: BASE + RATE } });
+    // helix verify re-runs it under the recorded (grown) budget.
+    expect((await host.runs.verify(first.run_id!)).match).toBe(true);
     const bigger = await call(host, 'b.ok', { data: ids.three });
     expect(bigger.run_id).not.toBe(first.run_id);
     expect(host.runs.show(bigger.run_id!).params).toMatchObject({ limits: { fuel: BASE + 3 * RATE } });
