@@ -1,6 +1,8 @@
-// Runs the built `helix` CLI in a child process and measures it: wall time and the peak resident
-// memory of the process (VmHWM from /proc, read while it runs and as it exits). For the big-data
-// test and `npm run bigdata`, which must show memory flat in the size of the file.
+// Runs the built `helix` CLI in a child process and measures it: wall time and its peak memory
+// from /proc while it runs. The peak of anonymous memory (RssAnon: heaps, stacks, buffers) is what
+// must stay flat in the size of the file; the high-water mark of all resident pages (VmHWM) also
+// counts the store's memory-mapped LMDB file, page cache the kernel can drop, which grows with
+// what a call reads. For the big-data test and `npm run bigdata`.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -12,18 +14,22 @@ export interface MeasuredRun {
   readonly code: number | null;
   readonly stdout: string;
   readonly stderr: string;
-  /** Peak resident memory in bytes; 0 where /proc is not there to read. */
+  /** Peak anonymous resident memory in bytes (RssAnon, sampled every 200 ms); 0 where /proc is not there to read. */
+  readonly peakAnonBytes: number;
+  /** High-water mark of all resident memory in bytes (VmHWM), mapped store pages included. */
   readonly peakRssBytes: number;
   readonly wallMs: number;
 }
 
-function vmHwm(pid: number | undefined): number {
-  if (pid === undefined) return 0;
+/** VmHWM and RssAnon of a process, in bytes (0 when it cannot be read). */
+function memoryOf(pid: number | undefined): { hwm: number; anon: number } {
+  if (pid === undefined) return { hwm: 0, anon: 0 };
   try {
-    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m === null ? 0 : Number(m[1]) * 1024;
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (field: string): number => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
+    return { hwm: kb('VmHWM'), anon: kb('RssAnon') };
   } catch {
-    return 0;
+    return { hwm: 0, anon: 0 };
   }
 }
 
@@ -36,13 +42,19 @@ export function runMeasuredCli(args: readonly string[], cwd: string): Promise<Me
     let stdout = '';
     let stderr = '';
     let peak = 0;
-    const poll = setInterval(() => (peak = Math.max(peak, vmHwm(child.pid))), 200);
+    let anon = 0;
+    const sample = (): void => {
+      const m = memoryOf(child.pid);
+      peak = Math.max(peak, m.hwm);
+      anon = Math.max(anon, m.anon);
+    };
+    const poll = setInterval(sample, 200);
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-    child.on('exit', () => (peak = Math.max(peak, vmHwm(child.pid))));
+    child.on('exit', sample);
     child.on('close', (code) => {
       clearInterval(poll);
-      resolve({ code, stdout, stderr, peakRssBytes: peak, wallMs: Math.round(performance.now() - started) });
+      resolve({ code, stdout, stderr, peakAnonBytes: anon, peakRssBytes: peak, wallMs: Math.round(performance.now() - started) });
     });
   });
 }
