@@ -153,6 +153,10 @@ export const ERROR_CODES = {
     message: 'The write carries the value of a secret the run received (raw or encoded), and the policy refuses to store it.',
     hint: "Keep secrets out of kv, artifacts, logs and outputs: use the value only where it is meant to go (an http.request to an allowed origin). details name the secret, the capability, the path and the encoding; the policy's secretWrites says what is refused.",
   },
+  'A-AUTH-BUDGET-CEILING': {
+    message: "The call's input needs a larger budget (fuel, capability calls or deadline) than the policy's ceiling allows for that much data.",
+    hint: 'Raise the policy field named in details.policy_field (ceilings.perInputMiB.*) to at least details.per_input_mib, or call the tool on less data.',
+  },
   'P-PRECOND-MANIFEST-INVALID': {
     message: 'One or more toolpacks violate the ABI; the host refuses to start.',
     hint: 'Fix every violation listed (file: field: reason), then run `helix validate`.',

@@ -18,6 +18,20 @@ const positiveInt = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 /** A JSON Schema document or a `{ $ref: "file.json" }` pointing at one (resolved by the loader). */
 export const JsonSchemaDocSchema = z.record(z.string(), z.unknown());
 
+const rate = (max: number) => z.number().positive().max(max);
+
+/**
+ * What a budget grows by per MiB of the call's input artifacts (ABI-BUDGET-001): the budget of a
+ * call is the base figure plus this rate times the input MiB, bounded by the policy's ceilings.
+ */
+export const ManifestPerInputMiBSchema = z
+  .strictObject({
+    fuel: rate(1e12).optional().describe('Fuel added per MiB of input, on top of limits.fuel.'),
+    maxCapabilityCalls: rate(1_000_000).optional().describe('Capability calls added per MiB of input, on top of limits.maxCapabilityCalls (fractions allowed: 0.25 is one per 4 MiB).'),
+    timeoutMs: rate(86_400_000).optional().describe('Milliseconds of deadline added per MiB of input, on top of timeoutMs.'),
+  })
+  .describe('Budgets that grow with the data: per MiB of the input artifacts the params reference (a gzip artifact counts 8 times its stored size). See ABI-BUDGET-* in abi/ABI.md.');
+
 /** Resource limits a tool asks for; each is capped by the policy's ceiling. */
 export const ManifestLimitsSchema = z.strictObject({
   maxInputBytes: positiveInt.describe('Largest accepted input, in bytes of UTF-8 JSON.'),
@@ -25,6 +39,7 @@ export const ManifestLimitsSchema = z.strictObject({
   fuel: positiveInt.optional().describe('Instruction budget per call; default the policy ceiling.'),
   maxMemoryPages: z.number().int().min(1).max(65_536).optional().describe('Linear memory ceiling in 64 KiB pages; default the policy ceiling.'),
   maxCapabilityCalls: z.number().int().min(0).max(1_000_000).optional().describe('Capability calls per run; default the policy ceiling.'),
+  perInputMiB: ManifestPerInputMiBSchema.optional(),
 });
 export type ManifestLimits = z.infer<typeof ManifestLimitsSchema>;
 

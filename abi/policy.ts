@@ -10,6 +10,19 @@ export const CAPABILITY_PATTERN = /^[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*(?:\.\*)?$/;
 
 const positiveInt = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 
+/**
+ * How far the ceilings grow per MiB of a call's input (ABI-BUDGET-003). Optional, with its
+ * defaults applied where the rules are read (host/policy/rules.ts), so a policy that leaves it out
+ * keeps its hash.
+ */
+export const PolicyPerInputMiBSchema = z
+  .strictObject({
+    fuel: z.number().min(0).max(1e12).optional().describe('Fuel the ceiling grows by per MiB of input. Default 1,000,000,000.'),
+    maxCapabilityCalls: z.number().min(0).max(1_000_000).optional().describe('Capability calls the ceiling grows by per MiB of input. Default 64.'),
+    timeoutMs: z.number().min(0).max(86_400_000).optional().describe('Milliseconds the deadline ceiling grows by per MiB of input. Default 2000.'),
+  })
+  .describe("How far the ceilings grow per MiB of a call's input artifacts, for tools whose manifests declare limits.perInputMiB. See ABI-BUDGET-* in abi/ABI.md.");
+
 /** Upper bounds on what any manifest or request may ask for. */
 export const PolicyCeilingsSchema = z.strictObject({
   fuel: positiveInt.default(10_000_000_000),
@@ -20,6 +33,7 @@ export const PolicyCeilingsSchema = z.strictObject({
   maxCapabilityCalls: z.number().int().min(0).max(1_000_000).default(10_000),
   /** Largest file `artifact import` accepts. */
   maxImportBytes: positiveInt.default(64 * 1024 ** 3),
+  perInputMiB: PolicyPerInputMiBSchema.optional(),
 });
 export type PolicyCeilings = z.infer<typeof PolicyCeilingsSchema>;
 

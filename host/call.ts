@@ -5,10 +5,11 @@
 import { randomUUID } from 'node:crypto';
 import { types } from 'node:util';
 import { performance } from 'node:perf_hooks';
-import { type CallMetrics, checkJsonValue, type EffectiveLimits, ERROR_CODES, errorClassOf, HelixError, type RequestEnvelope, RequestEnvelopeSchema, type ResponseEnvelope, type RunLink, type RunRecord, type RunResult, statusForCode, WASM_PAGE_BYTES, type WireError } from '../abi/index.js';
+import { type CallMetrics, checkJsonValue, type EffectiveLimits, ERROR_CODES, errorClassOf, HelixError, inputBytesOf, type RequestEnvelope, RequestEnvelopeSchema, type ResponseEnvelope, type RunLink, type RunRecord, type RunResult, statusForCode, WASM_PAGE_BYTES, type WireError } from '../abi/index.js';
 import { getArtifact } from './artifacts/index.js';
 import { jsonRefusal } from './json-entry.js';
 import type { LoadedPolicy } from './policy/load-policy.js';
+import { scaledLimits } from './policy/budgets.js';
 import { callLimits, isToolAllowed, ungrantedCapabilities } from './policy/rules.js';
 import type { ToolRegistry } from './registry.js';
 import { errorResponse, successResponse, ZERO_METRICS, type Provenance } from './response.js';
@@ -177,28 +178,23 @@ function prepare(ctx: CallContext, tool: Tool, req: RequestEnvelope): Prepared {
   if (req.fn !== undefined && req.fn !== tool.entrypoint) {
     throw new HelixError('C-CONTRACT-FN-UNKNOWN', { message: `Tool "${tool.id}" has no function "${req.fn}".`, details: { fn: req.fn, available: [tool.entrypoint] } });
   }
-  const limits = callLimits(tool.limits, { timeoutMs: req.constraints.timeout_ms, deadlineUnixMs: req.constraints.deadline_unix_ms, memoryMbLimit: req.constraints.memory_mb_limit }, ctx.now());
-  if (limits.timeoutMs <= 0) {
-    throw new HelixError('R-TIMEOUT-001', { message: 'The deadline passed before the call was dispatched.', details: { deadline_unix_ms: req.constraints.deadline_unix_ms, phase: 'dispatch' } });
-  }
-  if (limits.maxMemoryPages < tool.minMemoryPages) {
-    const needMb = Math.ceil((tool.minMemoryPages * WASM_PAGE_BYTES) / (1024 * 1024));
-    throw new HelixError('I-REQ-ENVELOPE', {
-      message: `constraints.memory_mb_limit is below the ${needMb} MiB the module needs to start.`,
-      details: { violations: [{ path: '/constraints/memory_mb_limit', message: `must be at least ${needMb}` }] },
-    });
-  }
+  const requested = { timeoutMs: req.constraints.timeout_ms, deadlineUnixMs: req.constraints.deadline_unix_ms, memoryMbLimit: req.constraints.memory_mb_limit };
+  const now = ctx.now();
+  checkRequested(tool, callLimits(tool.limits, requested, now), req);
   const inputBytes = encoder.encode(JSON.stringify(req.input));
-  if (inputBytes.length > limits.maxInputBytes) {
-    throw new HelixError('I-REQ-INPUT-SIZE', { message: `The input is ${inputBytes.length} bytes; "${tool.id}" accepts at most ${limits.maxInputBytes}.`, details: { input_bytes: inputBytes.length, max_input_bytes: limits.maxInputBytes } });
+  if (inputBytes.length > tool.limits.maxInputBytes) {
+    throw new HelixError('I-REQ-INPUT-SIZE', { message: `The input is ${inputBytes.length} bytes; "${tool.id}" accepts at most ${tool.limits.maxInputBytes}.`, details: { input_bytes: inputBytes.length, max_input_bytes: tool.limits.maxInputBytes } });
   }
   const { violations, artifacts } = tool.validateInput(req.input);
   if (violations.length > 0) {
     throw new HelixError('I-REQ-INPUT', { message: `The input has ${violations.length} schema violation${violations.length === 1 ? '' : 's'}.`, details: { violations } });
   }
   // Input linking: every referenced artifact must exist; its content hash enters
-  // the run's identity, so identical bytes identify identical work.
-  const inputs: RunLink[] = artifacts.map((ref) => ({ role: ref.path.slice(1) || 'input', artifact_id: ref.artifact_id, sha256: getArtifact(ctx.store, ref.artifact_id).sha256 }));
+  // the run's identity, so identical bytes identify identical work, and its size the budget.
+  const records = artifacts.map((ref) => getArtifact(ctx.store, ref.artifact_id));
+  const inputs: RunLink[] = artifacts.map((ref, i) => ({ role: ref.path.slice(1) || 'input', artifact_id: ref.artifact_id, sha256: records[i]!.sha256 }));
+  const scaled = scaledLimits(tool.limits, ctx.policy.policy, ctx.policy.source, tool.id, inputBytesOf(records));
+  const limits = callLimits(scaled, requested, now);
   const boundary = tool.snapshotBoundary?.(ctx.store, req.input);
   const identity = runIdentity(
     {
@@ -230,6 +226,20 @@ function prepare(ctx: CallContext, tool: Tool, req: RequestEnvelope): Prepared {
     call_id: req.call_id ?? '',
   };
   return { start, limits, inputBytes, boundary };
+}
+
+/** Refuses a request whose deadline has passed or whose memory cap is below what the module needs to start. */
+function checkRequested(tool: Tool, limits: EffectiveLimits, req: RequestEnvelope): void {
+  if (limits.timeoutMs <= 0) {
+    throw new HelixError('R-TIMEOUT-001', { message: 'The deadline passed before the call was dispatched.', details: { deadline_unix_ms: req.constraints.deadline_unix_ms, phase: 'dispatch' } });
+  }
+  if (limits.maxMemoryPages < tool.minMemoryPages) {
+    const needMb = Math.ceil((tool.minMemoryPages * WASM_PAGE_BYTES) / (1024 * 1024));
+    throw new HelixError('I-REQ-ENVELOPE', {
+      message: `constraints.memory_mb_limit is below the ${needMb} MiB the module needs to start.`,
+      details: { violations: [{ path: '/constraints/memory_mb_limit', message: `must be at least ${needMb}` }] },
+    });
+  }
 }
 
 /** The policy's refusal of this tool, if any. */

@@ -3,7 +3,7 @@
 // anywhere and the host does not start.
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import { type EffectiveLimits, HelixError, MANIFEST_MAX_BYTES, MODULE_FILE_MAX_BYTES, type Policy, type ToolManifest, ToolManifestSchema } from '../../abi/index.js';
+import { HelixError, MANIFEST_MAX_BYTES, MODULE_FILE_MAX_BYTES, type Policy, type ToolLimits, type ToolManifest, ToolManifestSchema } from '../../abi/index.js';
 import { CAPABILITIES, findCapability } from '../../capabilities/index.js';
 import { toolLimits } from '../policy/rules.js';
 import type { DocumentProblem } from '../files/documents.js';
@@ -22,8 +22,8 @@ export interface LoadedTool {
   readonly manifest: ToolManifest;
   readonly manifestPath: string;
   readonly modulePath: string;
-  /** The manifest's limits capped by the policy. */
-  readonly limits: EffectiveLimits;
+  /** The manifest's limits capped by the policy, with its per-MiB rates. */
+  readonly limits: ToolLimits;
   readonly inputSchema: JsonSchema;
   readonly outputSchema: JsonSchema;
   readonly validateInput: Validator;

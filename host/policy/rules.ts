@@ -1,6 +1,7 @@
 // Policy decisions: which tools run, which capabilities are granted, and the effective limits
-// of a call (the smallest of manifest, request and policy wins).
-import { PRIVILEGED_CAPABILITY_FAMILIES, WASM_PAGE_BYTES, type EffectiveLimits, type Policy, type SecretWriteAction, type ToolManifest } from '../../abi/index.js';
+// of a call (the smallest of manifest, request and policy wins; budgets grow with the input
+// under ceilings that grow too, ABI-BUDGET-*).
+import { PRIVILEGED_CAPABILITY_FAMILIES, WASM_PAGE_BYTES, type EffectiveLimits, type Policy, type SecretWriteAction, type ToolLimits, type ToolManifest } from '../../abi/index.js';
 
 /** Whether a tool pattern (`*`, `seq.*`, exact id) matches a tool id. */
 export function toolPatternMatches(pattern: string, toolId: string): boolean {
@@ -45,11 +46,12 @@ export interface RequestedLimits {
   readonly memoryMbLimit?: number | undefined;
 }
 
-/** The manifest's limits capped by the policy's ceilings (load-time view, no request). */
-export function toolLimits(policy: Policy, manifest: ToolManifest): EffectiveLimits {
+/** The manifest's limits capped by the policy's ceilings (load-time view, no input, no request). */
+export function toolLimits(policy: Policy, manifest: ToolManifest): ToolLimits {
   const c = policy.ceilings;
   const l = manifest.limits;
   return {
+    perInputMiB: l.perInputMiB ?? null,
     fuel: Math.min(l.fuel ?? c.fuel, c.fuel),
     maxMemoryPages: Math.min(l.maxMemoryPages ?? c.maxMemoryPages, c.maxMemoryPages),
     timeoutMs: Math.min(manifest.timeoutMs, c.timeoutMs),

@@ -10,7 +10,7 @@ import { verifyRun } from '../runs/verify.js';
 import type { Store } from '../store/open-store.js';
 import { compileJsonSchema, type RefValidator, type Validator } from '../loader/json-schema.js';
 import type { JsonSchema } from '../loader/schema-bundle.js';
-import type { EffectiveLimits } from '../../abi/index.js';
+import type { ToolLimits } from '../../abi/index.js';
 import type { Tool, ToolOutcome, ToolRunContext } from './tool.js';
 
 /** The prefix of built-in tool ids; toolpacks may not use it. */
@@ -178,7 +178,8 @@ function compile(schema: JsonSchema): { validate: Validator; validateWithRefs: R
 /** The built-in tools under `policy`'s ceilings. */
 export function builtinTools(policy: Policy): Tool[] {
   const c = policy.ceilings;
-  const limits: EffectiveLimits = {
+  const limits: ToolLimits = {
+    perInputMiB: null,
     fuel: 0,
     maxMemoryPages: 0,
     timeoutMs: Math.min(30_000, c.timeoutMs),

@@ -62,6 +62,9 @@ export function toolContract(manifest: ToolManifest, inputSchema: JsonSchema, ou
       fuel: l.fuel ?? null,
       max_memory_pages: l.maxMemoryPages ?? null,
       max_capability_calls: l.maxCapabilityCalls ?? null,
+      // Only when declared, so a manifest without it keeps its digest (and its runs replay).
+      // The deadline's rate stays out, as timeoutMs does (ABI-RUNID-003).
+      ...(l.perInputMiB === undefined ? {} : { per_input_mib: { fuel: l.perInputMiB.fuel ?? null, max_capability_calls: l.perInputMiB.maxCapabilityCalls ?? null } }),
     },
     capabilities: {
       abi_version: manifest.capabilities.abiVersion,

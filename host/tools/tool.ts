@@ -6,7 +6,7 @@ import type { RunEffects } from '../broker/broker.js';
 import type { RefValidator, Validator } from '../loader/json-schema.js';
 import type { JsonSchema } from '../loader/schema-bundle.js';
 import type { LoadedPolicy } from '../policy/load-policy.js';
-import type { EffectiveLimits } from '../../abi/index.js';
+import type { EffectiveLimits, ToolLimits } from '../../abi/index.js';
 import type { Store } from '../store/open-store.js';
 
 /** What the pipeline knows of a tool before running it. */
@@ -25,8 +25,8 @@ export interface ToolDescriptor {
   readonly moduleDigest: string | null;
   /** A toolpack's contract digest (host/tools/contract-digest.ts), in every run's identity; absent for a built-in. */
   readonly contractDigest?: string;
-  /** The tool's limits, capped by the policy. */
-  readonly limits: EffectiveLimits;
+  /** The tool's limits, capped by the policy, and what they grow by per MiB of input (ABI-BUDGET-*). */
+  readonly limits: ToolLimits;
   /** Pages of memory the tool needs to start; a request may not cap memory below this. */
   readonly minMemoryPages: number;
   readonly inputSchema: JsonSchema;
