@@ -10,6 +10,7 @@ import { FUEL_EXPORT, START_EXPORT } from '../wasm/index.js';
 import { GuestLink, type BrokerLink, type Phase } from './capability-import.js';
 import { GuestAbort, isGuestException, UNCAUGHT_EXCEPTION, uncaughtMessage } from './decision.js';
 import { inBounds, pagesOf, readBytes, unpackPtrLen, writeBytes } from './guest-memory.js';
+import { restoreSnapshot, takeSnapshot, type Snapshot } from './instance-snapshot.js';
 import type { ExecuteFault, ExecuteOutput, ExecuteResult, RunnableTask } from './protocol.js';
 import { authorFunction, exportNamesOf, panicLocation, siteDetails, siteText, trapSite } from './trap-site.js';
 
@@ -24,7 +25,7 @@ interface Slot {
   readonly link: GuestLink;
   startFuel: number;
   readonly globalExports: readonly string[];
-  snapshot?: { memory: Uint8Array; globals: unknown[] };
+  snapshot?: Snapshot;
   dirty: boolean;
 }
 
@@ -120,23 +121,16 @@ function instantiate(task: RunnableTask, budget: bigint, broker: BrokerLink): Sl
   if (remaining < 0n) return classify(new FuelExhausted(), slot, task, budget, false);
   slot.startFuel = Number(budget - remaining);
   if (task.recyclable) {
-    slot.snapshot = { memory: new Uint8Array(memory.buffer).slice(), globals: task.globalExports.map((g) => (exports[g] as WebAssembly.Global).value) };
+    slot.snapshot = takeSnapshot(instance, memory, task.globalExports);
   }
   return slot;
 }
 
 /** Puts a used instance back in its post-start state; false when that is impossible. */
 function restore(slot: Slot): boolean {
-  const snap = slot.snapshot;
-  if (snap === undefined) return false;
+  if (slot.snapshot === undefined) return false;
   if (!slot.dirty) return true;
-  // Memory cannot shrink: a call that grew it leaves an instance no snapshot can restore.
-  if (slot.memory.buffer.byteLength !== snap.memory.length) return false;
-  new Uint8Array(slot.memory.buffer).set(snap.memory);
-  const exports = slot.instance.exports;
-  slot.globalExports.forEach((name, i) => {
-    (exports[name] as WebAssembly.Global).value = snap.globals[i];
-  });
+  if (!restoreSnapshot(slot.snapshot, slot.instance, slot.memory, slot.globalExports)) return false;
   slot.dirty = false;
   return true;
 }
