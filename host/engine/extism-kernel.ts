@@ -2,7 +2,8 @@
 // a sandbox worker: memory blocks addressed as `index << 48 | offset`, the call's input, output and
 // error, variables and config, logging. The semantics are those of @extism/extism 2.0.0-rc13's
 // CallContext, the reference the conformance test holds this to (ABI-EXTISM-011), with one
-// difference: a block past the memory cap is never allocated (the SDK allocates it, then refuses).
+// difference: a block past the memory cap is never allocated (the SDK allocates it, then refuses
+// it, and counts its size until the call ends, as this kernel does).
 // Its state belongs to one call: `begin` clears it, so no block or variable outlives a call
 // (ABI-EXTISM-006).
 
@@ -84,7 +85,9 @@ export class ExtismKernel {
     const n = Number(size);
     const index = this.#blocks.length;
     if (this.#bytes + n > this.#maxBytes) {
+      // The SDK keeps the refused block, unreachable, and counts it: so does this kernel.
       this.#blocks.push(null);
+      this.#bytes += n;
       return 0n;
     }
     this.#blocks.push(new Block(new Uint8Array(n)));

@@ -185,11 +185,12 @@ function instantiate(task: RunnableTask, broker: BrokerLink): Slot | ExecuteResu
 
 /** The kernel's functions, each noting on `link` when it is called while the start function runs. */
 function watched(env: ExtismKernel['env'], link: ExtismLink): WebAssembly.ModuleImports {
-  const out: Record<string, (...args: never[]) => unknown> = {};
-  for (const [name, fn] of Object.entries(env)) {
-    out[name] = (...args: never[]) => {
+  const out: Record<string, (a: never, b: never) => unknown> = {};
+  // Two parameters, the most a kernel function takes: no rest parameters on the call path.
+  for (const [name, fn] of Object.entries(env) as Array<[string, (a: never, b: never) => unknown]>) {
+    out[name] = (a, b) => {
       if (link.starting) link.touched = true;
-      return fn(...args);
+      return fn(a, b);
     };
   }
   return out;
