@@ -11,7 +11,7 @@ import { GuestAbort } from './decision.js';
 import { ExtismKernel } from './extism-kernel.js';
 import { classify, type Report } from './extism-outcome.js';
 import { pagesOf } from './guest-memory.js';
-import { restoreSnapshot, takeSnapshot, type Snapshot } from './instance-snapshot.js';
+import { KeptInstances, restore, takeSnapshot, type Snapshot } from './instance-snapshot.js';
 import type { ExecuteResult, RunnableTask } from './protocol.js';
 import { exportNamesOf } from './trap-site.js';
 
@@ -87,15 +87,14 @@ class ExtismLink {
 
 /** Runs extism/v1 calls; keeps at most one recyclable instance per plugin (ABI-ALLOC-008). */
 export class ExtismSandbox {
-  readonly #slots = new Map<string, Slot>();
+  readonly #slots = new KeptInstances<Slot>();
 
   constructor(private readonly broker: BrokerLink) {}
 
   /** Runs one call. Never throws for anything the plugin does. */
   run(task: RunnableTask): ExecuteResult {
     const budget = BigInt(task.fuel);
-    let slot = this.#slots.get(task.key);
-    this.#slots.delete(task.key); // reinstated only after a clean call
+    let slot = this.#slots.take(task.key);
     let recycled = false;
     if (slot !== undefined && slot.startFuel <= task.fuel && restore(slot)) {
       recycled = true;
@@ -138,26 +137,19 @@ export class ExtismSandbox {
     const result = classify({ output, pluginError: error, failure, decision: decision?.error, report, limits, entrypoint: task.entrypoint, exportName: exportNamesOf(instance.exports) });
     if (result.kind === 'output' && slot.snapshot !== undefined) {
       slot.dirty = true;
-      this.#keep(task.key, slot);
+      this.#slots.keep(task.key, slot);
     }
     return { ...result, recycled };
   }
 
   /** Drops the instance kept under `key`: the engine gave its variant up (ABI-ALLOC-010). */
   forget(key: string): void {
-    this.#slots.delete(key);
+    this.#slots.forget(key);
   }
 
   /** Keys of the instances kept for recycling. */
   kept(): string[] {
-    return [...this.#slots.keys()];
-  }
-
-  /** Keeps `slot` under `key` and drops one kept for the same plugin under another cap (ABI-ALLOC-008). */
-  #keep(key: string, slot: Slot): void {
-    const module = (k: string) => k.slice(0, k.lastIndexOf(':'));
-    for (const other of this.#slots.keys()) if (module(other) === module(key)) this.#slots.delete(other);
-    this.#slots.set(key, slot);
+    return this.#slots.keys();
   }
 }
 
@@ -194,13 +186,4 @@ function watched(env: ExtismKernel['env'], link: ExtismLink): WebAssembly.Module
     };
   }
   return out;
-}
-
-/** Puts a used instance back in its post-start state; false when that is impossible. */
-function restore(slot: Slot): boolean {
-  if (slot.snapshot === undefined) return false;
-  if (!slot.dirty) return true;
-  if (!restoreSnapshot(slot.snapshot, slot.instance, slot.memory, slot.globalExports)) return false;
-  slot.dirty = false;
-  return true;
 }

@@ -10,7 +10,7 @@ import { FUEL_EXPORT, START_EXPORT } from '../wasm/index.js';
 import { GuestLink, type BrokerLink, type Phase } from './capability-import.js';
 import { GuestAbort, isGuestException, UNCAUGHT_EXCEPTION, uncaughtMessage } from './decision.js';
 import { inBounds, pagesOf, readBytes, unpackPtrLen, writeBytes } from './guest-memory.js';
-import { restoreSnapshot, takeSnapshot, type Snapshot } from './instance-snapshot.js';
+import { KeptInstances, restore, takeSnapshot, type Snapshot } from './instance-snapshot.js';
 import type { ExecuteFault, ExecuteOutput, ExecuteResult, RunnableTask } from './protocol.js';
 import { authorFunction, exportNamesOf, panicLocation, siteDetails, siteText, trapSite } from './trap-site.js';
 
@@ -39,7 +39,7 @@ const PANIC_FUEL = 1_000_000n;
 
 /** A sandbox holds at most one recyclable instance per module, whatever the memory caps it ran under. */
 export class Sandbox {
-  readonly #slots = new Map<string, Slot>();
+  readonly #slots = new KeptInstances<Slot>();
 
   /** `broker` answers the guests' capability calls (in a worker: through the lane). */
   constructor(private readonly broker: BrokerLink) {}
@@ -47,8 +47,7 @@ export class Sandbox {
   /** Runs one call. Never throws for anything the guest does. */
   run(task: RunnableTask): ExecuteResult {
     const budget = BigInt(task.fuel);
-    let slot = this.#slots.get(task.key);
-    this.#slots.delete(task.key); // a slot is reinstated only after a clean call
+    let slot = this.#slots.take(task.key);
     let recycled = false;
     try {
       if (slot !== undefined && slot.startFuel <= task.fuel && restore(slot)) {
@@ -64,7 +63,7 @@ export class Sandbox {
       const result = call(slot, task);
       if (result.kind === 'output' && task.recyclable) {
         slot.dirty = true;
-        this.#keep(task.key, slot);
+        this.#slots.keep(task.key, slot);
       }
       return { ...result, recycled };
     } catch (err) {
@@ -74,23 +73,12 @@ export class Sandbox {
 
   /** Drops the instance kept under `key`, if any: the engine gave its module up (ABI-ALLOC-010). */
   forget(key: string): void {
-    this.#slots.delete(key);
+    this.#slots.forget(key);
   }
 
   /** Keys of the instances kept for recycling (for a worker's census). */
   kept(): string[] {
-    return [...this.#slots.keys()];
-  }
-
-  /**
-   * Keeps `slot` under `key` (`digest:cap`, see protocol.ts) and drops the instance kept for the
-   * same module under another cap: a client varying memory_mb_limit must not make a worker keep
-   * an instance and its memory snapshot per cap (ABI-ALLOC-008).
-   */
-  #keep(key: string, slot: Slot): void {
-    const module = (k: string) => k.slice(0, k.lastIndexOf(':'));
-    for (const other of this.#slots.keys()) if (module(other) === module(key)) this.#slots.delete(other);
-    this.#slots.set(key, slot);
+    return this.#slots.keys();
   }
 }
 
@@ -124,15 +112,6 @@ function instantiate(task: RunnableTask, budget: bigint, broker: BrokerLink): Sl
     slot.snapshot = takeSnapshot(instance, memory, task.globalExports);
   }
   return slot;
-}
-
-/** Puts a used instance back in its post-start state; false when that is impossible. */
-function restore(slot: Slot): boolean {
-  if (slot.snapshot === undefined) return false;
-  if (!slot.dirty) return true;
-  if (!restoreSnapshot(slot.snapshot, slot.instance, slot.memory, slot.globalExports)) return false;
-  slot.dirty = false;
-  return true;
 }
 
 function call(slot: Slot, task: RunnableTask): Unmeasured {
