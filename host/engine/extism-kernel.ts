@@ -17,11 +17,11 @@ export function blockAddress(index: number): bigint {
 }
 
 function indexOf(addr: bigint): number {
-  return Number(BigInt(addr) >> 48n);
+  return Number(addr >> 48n);
 }
 
 function offsetOf(addr: bigint): number {
-  return Number(BigInt(addr) & OFFSET_MASK);
+  return Number(addr & OFFSET_MASK);
 }
 
 /** One block of kernel memory. */
