@@ -12,10 +12,10 @@ import { Sandbox } from './sandbox.js';
 /** piscina's entry point: serves the lane until told to shut down. */
 export default function serve({ control, port }: LaneStart): string {
   const words = new Int32Array(control);
-  const link = (request: Uint8Array) => forward(words, port, request);
-  const sandbox = new Sandbox(link);
-  const extism = new ExtismSandbox(link);
+  const sandbox = new Sandbox((request) => forward(words, port, request));
   const modules = new Map<string, WebAssembly.Module>();
+  // Extism plugins run on the same lane, in a sandbox of their own (extism-sandbox.ts).
+  const extism = new ExtismSandbox((request) => forward(words, port, request));
   const execute = (task: ExecuteTask): LaneReply => {
     if (task.module !== undefined) modules.set(task.key, task.module);
     const module = modules.get(task.key);
