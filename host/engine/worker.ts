@@ -6,8 +6,8 @@
 import { performance } from 'node:perf_hooks';
 import { receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import { LANE_ANSWER_WORD, LANE_ANSWERED, LANE_CAPABILITY, LANE_CONTROL_WORD, LANE_REPLY, LANE_REQUEST, LANE_SHUTDOWN, LANE_STATUS_WORD, type BrokerAnswer, type CapabilityForward, type EvictMessage, type ExecuteTask, type LaneReply, type LaneStart, type LaneTask } from './protocol.js';
-import { ExtismSandbox } from './extism-sandbox.js';
 import { Sandbox } from './sandbox.js';
+import { ExtismSandbox } from './extism-sandbox.js';
 
 /** piscina's entry point: serves the lane until told to shut down. */
 export default function serve({ control, port }: LaneStart): string {
