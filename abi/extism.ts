@@ -2,7 +2,7 @@
 // loader, which refuses anything else, and the Extism runner, which provides it.
 import type { Signature } from './constants.js';
 
-/** The Extism kernel's namespace; @extism/extism provides these functions itself. */
+/** The Extism kernel's namespace; the engine provides these functions (ABI-EXTISM-011). */
 export const EXTISM_ENV_MODULE = 'extism:host/env';
 
 /** The namespace of user host functions, and the one Helix offers there: the broker. */
@@ -48,8 +48,8 @@ export const EXTISM_KERNEL_IMPORTS: Readonly<Record<string, Signature>> = {
 
 /**
  * Exports Extism runs while it instantiates a plugin (WASI command and reactor entry points,
- * GHC's initialiser): outside a call, unmetered, and in Extism's worker an instantiation failure
- * is an uncaught exception of the host. A module's start section is fine: the instrumenter
+ * GHC's initialiser): outside a call and unmetered; Helix refuses them so that a plugin behaves
+ * the same on the engine and on @extism/extism. A module's start section is fine: the instrumenter
  * turns it into an export that the metering shim runs at the beginning of each call.
  */
 export const EXTISM_REFUSED_EXPORTS = ['_start', '_initialize', 'hs_init'] as const;

@@ -1,11 +1,11 @@
 // Extism plugins (abi: extism/v1) end to end: the bundled fasta.headers (built with
-// @extism/as-pdk) and WAT plugins run on the real @extism/extism in worker mode, through the
+// @extism/as-pdk) and WAT plugins run on the engine's lanes with its Extism kernel, through the
 // real host, broker, LMDB store and loader; their limits, errors, journal and verify are checked
 // against what helix/v1 tools get.
 import { cpSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PolicySchema, ResponseEnvelopeSchema, type EffectiveLimits, type ResponseEnvelope } from '../abi/index.js';
 import { importInline } from '../host/artifacts/index.js';
 import { engineModule } from '../host/engine/engine.js';
@@ -28,7 +28,7 @@ import { pluginsDir, tempDir, writeToolpack, type ToolpackSpec } from './helpers
  * Sends its input (a request envelope) to the broker `times` times and outputs the last answer:
  * the guest side of a capability call, as plain as it gets.
  */
-function forwarder(times: number): string {
+function forwarder(times: number, tail = ''): string {
   return extismWat(`
     (local $n i64) (local $req i64) (local $i i64) (local $resp i64) (local $k i32)
     (local.set $n (call $input_length))
@@ -43,6 +43,7 @@ function forwarder(times: number): string {
       (local.set $k (i32.add (local.get $k) (i32.const 1)))
       (br_if $again (i32.lt_u (local.get $k) (i32.const ${times}))))
     (call $output_set (local.get $resp) (call $length (local.get $resp)))
+    ${tail}
     (i32.const 0)`);
 }
 
@@ -79,6 +80,13 @@ const COUNTER = `(module ${KERNEL}
     (i32.store8 (i32.const 17) (i32.add (i32.const 48) (local.get $v)))
     (call $output_set (call $emit (i32.const 0) (i32.const 19)) (i64.const 19))
     (i32.const 0)))`;
+/** COUNTER with a start function that counts too, touching no host function: g is 2 every call. */
+const COUNTER_START = COUNTER.replace('(global $g (mut i32) (i32.const 0))', '(global $g (mut i32) (i32.const 0)) (start $init) (func $init (global.set $g (i32.add (global.get $g) (i32.const 1))))');
+/** A start function that reads the input's length from the kernel; run outputs it as {"n":N}. */
+const START_INPUT = extismWat(`
+    (i32.store8 (i32.const 5) (i32.add (i32.const 48) (global.get $n)))
+    (call $output_set (call $emit (i32.const 0) (i32.const 7)) (i64.const 7))
+    (i32.const 0)`, { data: '{\\"n\\":0}', extra: '(global $n (mut i32) (i32.const 0)) (start $init) (func $init (global.set $n (i32.wrap_i64 (call $input_length))))' });
 const NOT_JSON = extismWat('(call $output_set (call $emit (i32.const 0) (i32.const 5)) (i64.const 5)) (i32.const 0)', { data: 'hello' });
 
 const limits = { maxInputBytes: 65_536, maxOutputBytes: 65_536, fuel: 100_000_000, maxMemoryPages: 16, maxCapabilityCalls: 10 };
@@ -103,6 +111,9 @@ beforeAll(async () => {
     extism('x.return_7', RETURN_7),
     extism('x.not_json', NOT_JSON),
     extism('x.counter', COUNTER),
+    extism('x.counter_start', COUNTER_START),
+    extism('x.start_input', START_INPUT),
+    extism('x.forward_spin', forwarder(1, '(loop $spin (br $spin))'), { timeoutMs: 60_000, limits: { ...limits, fuel: 10_000_000_000 }, capabilities: { abiVersion: 1, allow: ['clock.now_unix'] } }),
     extism('x.spin_long', SPIN, { timeoutMs: 60_000, limits: { ...limits, fuel: 10_000_000_000 } }),
     // The same script guest as the broker tests, as helix/v1: the reference for refusals.
     { id: 'h.script', module: await compileGuest('script.ts'), manifest: { limits: { ...limits, maxMemoryPages: 64 }, capabilities: { abiVersion: 1, allow: ['clock.now_unix', 'kv.get'] } } },
@@ -349,7 +360,7 @@ describe('the loader on extism/v1 modules', () => {
   });
 });
 
-describe('pre-warmed plugins (spares)', () => {
+describe('Extism plugins on the lanes: fresh state per call (ABI-EXTISM-006)', () => {
   const policy = PolicySchema.parse({ version: 1, tools: { allow: ['*'] } });
   let tools: Map<string, LoadedTool>;
   const engines: ExtismEngine[] = [];
@@ -361,8 +372,8 @@ describe('pre-warmed plugins (spares)', () => {
     await Promise.all(engines.map((e) => e.close()));
   });
 
-  const newEngine = (options: { maxThreads?: number; spareIdleMs?: number } = {}): ExtismEngine => {
-    const engine = createExtismEngine({ maxThreads: options.maxThreads ?? 2, maxQueue: 100, ...(options.spareIdleMs === undefined ? {} : { spareIdleMs: options.spareIdleMs }) });
+  const newEngine = (options: { maxThreads?: number } = {}): ExtismEngine => {
+    const engine = createExtismEngine({ maxThreads: options.maxThreads ?? 2, maxQueue: 100 });
     engines.push(engine);
     return engine;
   };
@@ -377,74 +388,70 @@ describe('pre-warmed plugins (spares)', () => {
     return r.output;
   };
 
-  it('serves each call on a plugin used once: globals, memory and vars written by one call are unseen by the next', async () => {
-    const engine = newEngine();
-    const first = await exec(engine, 'x.counter');
-    expect(output(first)).toEqual({ status: 'ok', output: { g: 1, m: 1, v: 1 } });
-    expect(engine.stats()).toMatchObject({ cold: 1, warm: 0 });
-    for (let i = 0; i < 3; i++) {
-      await engine.settled();
-      const next = await exec(engine, 'x.counter');
-      expect(output(next)).toEqual({ status: 'ok', output: { g: 1, m: 1, v: 1 } });
+  it('restores the instance between calls: globals, memory and vars written by one call are unseen by the next', async () => {
+    const engine = newEngine({ maxThreads: 1 });
+    const results = [];
+    for (let i = 0; i < 4; i++) results.push(await exec(engine, 'x.counter'));
+    for (const r of results) expect(output(r)).toEqual({ status: 'ok', output: { g: 1, m: 1, v: 1 } });
+    // The first call made the instance; the later ones ran on it, restored from its snapshot.
+    expect(results.map((r) => r.recycled)).toEqual([false, true, true, true]);
+  }, 60_000);
+
+  it('charges the same fuel on a restored instance as on a new one, its start function included', async () => {
+    const engine = newEngine({ maxThreads: 1 });
+    for (const id of ['x.counter', 'x.counter_start']) {
+      const fresh = await exec(engine, id);
+      const restored = await exec(engine, id);
+      expect([fresh.recycled, restored.recycled]).toEqual([false, true]);
+      expect(fresh.fuelUsed).toBeGreaterThan(0);
+      expect(restored.fuelUsed).toBe(fresh.fuelUsed);
+      expect(restored.memoryPages).toBe(fresh.memoryPages);
+      // The start function ran once per call's worth of state: its count is the same every call.
+      expect(output(restored)).toEqual(output(fresh));
     }
-    // The later calls ran on spares made ahead of them.
-    expect(engine.stats()).toMatchObject({ cold: 1, warm: 3 });
+    expect(output(await exec(engine, 'x.counter_start'))).toEqual({ status: 'ok', output: { g: 2, m: 1, v: 1 } });
   }, 60_000);
 
-  it('charges the same fuel on a warm spare as on a plugin made for the call', async () => {
-    const engine = newEngine();
-    const cold = await exec(engine, 'x.counter');
-    await engine.settled();
-    const warm = await exec(engine, 'x.counter');
-    expect(engine.stats()).toMatchObject({ cold: 1, warm: 1 });
-    expect(cold.fuelUsed).toBeGreaterThan(0);
-    expect(warm.fuelUsed).toBe(cold.fuelUsed);
-    expect(warm.memoryPages).toBe(cold.memoryPages);
+  it('never keeps an instance whose start function used the kernel: each call sees its own input', async () => {
+    const engine = newEngine({ maxThreads: 1 });
+    const inputs = [{}, { a: 1 }, {}, { ab: 12 }];
+    for (const input of inputs) {
+      const r = await exec(engine, 'x.start_input', input);
+      expect(output(r)).toEqual({ status: 'ok', output: { n: JSON.stringify(input).length } });
+      expect(r.recycled).toBe(false);
+    }
   }, 60_000);
 
-  it('routes a spare\'s host function to the broker of the call that took it', async () => {
-    const engine = newEngine();
+  it("binds the host function to the broker of the call it serves", async () => {
+    const engine = newEngine({ maxThreads: 1 });
     const answering = (who: string): CapabilityBroker => async () => ({ kind: 'answer', response: new TextEncoder().encode(JSON.stringify({ who })), fuel: 1000 });
     const request = { abi_version: 1, name: 'clock.now_unix', args: {} };
     expect(output(await exec(engine, 'x.forward', request, { broker: answering('first') }))).toEqual({ status: 'ok', output: { who: 'first' } });
-    await engine.settled();
-    expect(output(await exec(engine, 'x.forward', request, { broker: answering('second') }))).toEqual({ status: 'ok', output: { who: 'second' } });
-    expect(engine.stats()).toMatchObject({ cold: 1, warm: 1 });
+    const second = await exec(engine, 'x.forward', request, { broker: answering('second') });
+    expect(output(second)).toEqual({ status: 'ok', output: { who: 'second' } });
+    expect(second.recycled).toBe(true);
   }, 60_000);
 
-  it('never gives one tool, or one memory cap, a spare made for another', async () => {
+  it('never gives one memory cap an instance made for another', async () => {
     const engine = newEngine({ maxThreads: 1 });
-    await exec(engine, 'x.counter');
-    await engine.settled();
-    const other = await exec(engine, 'x.return_7');
-    expect(other).toMatchObject({ kind: 'fault', code: 'S-TOOL-EXTISM-ERROR', details: { return_code: 7 } });
-    expect(engine.stats()).toMatchObject({ cold: 2, warm: 0 });
-    // One spare at most with maxThreads 1: x.counter's gave way to x.return_7's.
-    await engine.settled();
-    expect(engine.stats().spares).toBe(1);
-    expect(output(await exec(engine, 'x.counter'))).toEqual({ status: 'ok', output: { g: 1, m: 1, v: 1 } });
-    expect(engine.stats()).toMatchObject({ cold: 3, warm: 0 });
-    // x.grow at its own cap, then with a smaller cap: the second must not run on the first's spare.
     expect(await exec(engine, 'x.grow')).toMatchObject({ code: 'S-TOOL-TRAP', details: { memory_pages: 32, max_memory_pages: 32 } });
-    await engine.settled();
     expect(await exec(engine, 'x.grow', {}, { limits: { maxMemoryPages: 16 } })).toMatchObject({ code: 'S-TOOL-TRAP', details: { memory_pages: 16, max_memory_pages: 16 } });
-    await engine.settled();
-    expect(await exec(engine, 'x.grow', {}, { limits: { maxMemoryPages: 16 } })).toMatchObject({ code: 'S-TOOL-TRAP', details: { memory_pages: 16, max_memory_pages: 16 } });
-    expect(engine.stats()).toMatchObject({ cold: 5, warm: 1 });
+    expect(await exec(engine, 'x.grow')).toMatchObject({ code: 'S-TOOL-TRAP', details: { memory_pages: 32, max_memory_pages: 32 } });
+    const small = await exec(engine, 'x.counter', {}, { limits: { maxMemoryPages: 4 } });
+    const own = await exec(engine, 'x.counter');
+    expect([small.recycled, own.recycled]).toEqual([false, false]);
+    expect(output(own)).toEqual({ status: 'ok', output: { g: 1, m: 1, v: 1 } });
   }, 60_000);
 
-  it('stops a warm call at its deadline and keeps serving', async () => {
+  it('stops a call at its deadline and keeps serving', async () => {
     const engine = newEngine();
-    await exec(engine, 'x.spin', {}, { limits: { timeoutMs: 200 } });
-    await engine.settled();
-    const warm = await exec(engine, 'x.spin', {}, { limits: { timeoutMs: 200 } });
-    expect(warm).toMatchObject({ kind: 'fault', code: 'R-TIMEOUT-001', details: { timeout_ms: 200, phase: 'run' } });
-    expect(engine.stats()).toMatchObject({ cold: 1, warm: 1 });
+    const stopped = await exec(engine, 'x.spin', {}, { limits: { timeoutMs: 200 } });
+    expect(stopped).toMatchObject({ kind: 'fault', code: 'R-TIMEOUT-001', details: { timeout_ms: 200, phase: 'run' } });
     expect(output(await exec(engine, 'x.counter'))).toEqual({ status: 'ok', output: { g: 1, m: 1, v: 1 } });
   }, 60_000);
 
   it('ends a call in flight when the engine closes, with R-TIMEOUT-CANCELLED, not at its deadline', async () => {
-    const engine = newEngine();
+    const request = { abi_version: 1, name: 'clock.now_unix', args: {} };
     let reached!: () => void;
     const inBroker = new Promise<void>((resolve) => (reached = resolve));
     // The broker never answers: the call is certainly in flight, inside its capability call.
@@ -452,37 +459,23 @@ describe('pre-warmed plugins (spares)', () => {
       reached();
       return new Promise(() => {});
     };
-    const pending = exec(engine, 'x.forward', { abi_version: 1, name: 'clock.now_unix', args: {} }, { broker: hanging, limits: { timeoutMs: 600_000 } });
+    const engine = newEngine();
+    const pending = exec(engine, 'x.forward', request, { broker: hanging, limits: { timeoutMs: 600_000 } });
     await inBroker;
     await engine.close();
     expect(await pending).toMatchObject({ kind: 'fault', code: 'R-TIMEOUT-CANCELLED', details: { phase: 'run', reason: 'engine_closed' } });
-    // A guest in an endless loop is ended the same way.
+    // A guest in an endless loop (after one answered capability call, so it has certainly started) is ended the same way.
+    let answered!: () => void;
+    const started = new Promise<void>((resolve) => (answered = resolve));
+    const answering: CapabilityBroker = async () => {
+      answered();
+      return { kind: 'answer', response: new TextEncoder().encode('{}'), fuel: 0 };
+    };
     const spinning = newEngine();
-    const spin = exec(spinning, 'x.spin_long');
-    // The call started (it began making the spare that will follow it) before close().
-    await vi.waitFor(() => expect(spinning.stats().cold).toBe(1));
+    const spin = exec(spinning, 'x.forward_spin', request, { broker: answering });
+    await started;
     await spinning.close();
     expect(await spin).toMatchObject({ kind: 'fault', code: 'R-TIMEOUT-CANCELLED', details: { phase: 'run' } });
-    expect(spinning.stats().spares).toBe(0);
-    expect(await exec(spinning, 'x.counter')).toMatchObject({ kind: 'fault', code: 'S-TOOL-WORKER-LOST' });
-  }, 60_000);
-
-  it('closes while a spare is being made: close() waits for it and keeps none', async () => {
-    const engine = newEngine();
-    expect(output(await exec(engine, 'x.counter'))).toEqual({ status: 'ok', output: { g: 1, m: 1, v: 1 } });
-    // The call ordered its successor; it is listed but not made yet.
-    expect(engine.stats().spares).toBe(1);
-    await engine.close();
-    expect(engine.stats().spares).toBe(0);
-    await engine.settled();
-    expect(await exec(engine, 'x.counter')).toMatchObject({ kind: 'fault', code: 'S-TOOL-WORKER-LOST', message: 'The engine is closed.' });
-  }, 60_000);
-
-  it('closes a spare left unused past spareIdleMs', async () => {
-    const engine = newEngine({ spareIdleMs: 50 });
-    await exec(engine, 'x.counter');
-    await vi.waitFor(() => expect(engine.stats().spares).toBe(0), { timeout: 20_000, interval: 20 });
-    await exec(engine, 'x.counter');
-    expect(engine.stats()).toMatchObject({ cold: 2, warm: 0 });
+    expect(await exec(spinning, 'x.counter')).toMatchObject({ kind: 'fault', code: 'S-TOOL-WORKER-LOST', message: 'The engine is closed.' });
   }, 60_000);
 });

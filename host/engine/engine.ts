@@ -1,6 +1,7 @@
-// The engine: one scheduler (scheduler.ts) per kind of module, each over its runner: helix/v1
-// modules on lanes (lane-runner.ts), extism/v1 modules on @extism/extism (extism.ts), which starts
-// only when the first such call comes. Both share the bounded cache of variants (ABI-ALLOC-009).
+// The engine: one scheduler (scheduler.ts) per kind of module, each over lanes (lane-runner.ts):
+// helix/v1 modules, and extism/v1 plugins with the engine's Extism kernel (extism.ts), whose
+// workers start only when the first such call comes. Both share the bounded cache of variants
+// (ABI-ALLOC-009).
 import { availableParallelism } from 'node:os';
 import { createExtismEngine, type ExtismEngine, type ExtismStats } from './extism.js';
 import { createLaneRunner } from './lane-runner.js';
@@ -48,7 +49,7 @@ export interface EngineStats {
   readonly workers: readonly WorkerCensus[];
   /** Workers replaced so far because they had dropped many variants (ABI-ALLOC-010). */
   readonly retired: number;
-  /** The extism/v1 runtime's plugin counts, once it has started. */
+  /** What the extism/v1 runtime's idle workers hold, once it has started. */
   readonly extism: ExtismStats | undefined;
 }
 
@@ -92,20 +93,20 @@ export function createEngine(options: EngineOptions = {}): Engine {
   const config = resolveEngineConfig(options);
   const variants = new VariantCache();
   const lanes = createScheduler(createLaneRunner({ ...config, variants }), { maxWorkers: config.maxThreads, minWorkers: config.minThreads, maxQueue: config.maxQueue });
-  // Extism plugins bring their own workers; the engine starts that runtime only when needed.
+  // Extism plugins get workers of their own, started only when needed.
   let extism: ExtismEngine | undefined;
   let closed = false;
   return {
     config,
     async execute(request) {
-      // Once closed, the lanes' scheduler answers every call (S-TOOL-WORKER-LOST), and no Extism runtime starts.
+      // Once closed, the lanes' scheduler answers every call (S-TOOL-WORKER-LOST), and no Extism workers start.
       if (closed || request.module.abi !== 'extism/v1') return lanes.execute(request);
       extism ??= createExtismEngine({ ...config, variants });
       return extism.execute(request);
     },
     async stats() {
       const workers = await lanes.withIdleWorkers((idle) => Promise.all(idle.map((worker) => worker.census())));
-      return { variants: variants.stats(), workers: workers.filter((w) => w !== undefined), retired: lanes.retired, extism: extism?.stats() };
+      return { variants: variants.stats(), workers: workers.filter((w) => w !== undefined), retired: lanes.retired, extism: await extism?.stats() };
     },
     async close() {
       if (closed) return;

@@ -1,58 +1,67 @@
 // How an Extism plugin's call ended, mapped onto the taxonomy (ABI-EXTISM-006 to 008): the host
 // function's decision first (ABI-FINAL-006), then fuel, what escaped the plugin (a trap, a stack
-// overflow, its own uncaught exception, an error it set), its return code and its output.
+// overflow, its own uncaught exception, a kernel function's error), an error it set, its return
+// code and its output. Runs in the worker, beside the plugin (extism-sandbox.ts).
 import { createHash } from 'node:crypto';
 import { GuestOutputSchema, scanJsonText, type EffectiveLimits, type GuestOutput, type JsonViolation } from '../../abi/index.js';
 import { jsonRefusal } from '../json-entry.js';
 import { isGuestException, UNCAUGHT_EXCEPTION, uncaughtMessage, type GuestAbort } from './decision.js';
-import type { ShimReport } from './extism-shim.js';
 import type { ExecuteFault, ExecuteResult } from './protocol.js';
 import { fault } from './runner.js';
 import { siteDetails, siteText, trapSite } from './trap-site.js';
 
 /** Most bytes of a plugin's error message kept in a fault's details. */
 const PLUGIN_ERROR_MAX = 1024;
-const PLUGIN_ERROR_PREFIX = 'Plugin-originated error: ';
+
+/** The plugin's counters when its call ended. */
+export interface Report {
+  /** The fuel counter (when a decision was made, at that moment); negative when the budget ran out. */
+  readonly remaining: bigint;
+  /** The entry function's i32 result, or null when it did not return (trap, decision). */
+  readonly returnCode: number | null;
+  readonly memoryPages: number;
+}
 
 /** Everything known when a plugin's call has ended. */
 export interface Ending {
+  /** The output block's bytes, or null when none was set. */
   readonly output: Uint8Array | null;
+  /** The error block's bytes (`error_set`), or null when none was set. */
+  readonly pluginError: Uint8Array | null;
+  /** What escaped the plugin's start or entry function, if anything. */
   readonly failure: unknown;
   /** The first exit the host function threw, if any: it wins over everything else. */
   readonly decision: GuestAbort | undefined;
-  readonly report: ShimReport | null;
-  readonly capabilityFuel: number;
-  readonly limits: EffectiveLimits;
+  readonly report: Report;
+  readonly limits: Pick<EffectiveLimits, 'fuel' | 'maxMemoryPages' | 'maxOutputBytes'>;
   readonly entrypoint: string;
   /** The export a function index belongs to, for plugins without a name section. */
   readonly exportName?: (index: number) => string | undefined;
 }
 
 /** Maps how a plugin call ended onto the taxonomy (ABI-EXTISM-006..008). */
-export function classify({ output, failure, decision, report, capabilityFuel, limits, entrypoint, exportName }: Ending): ExecuteResult {
-  const guestFuel = report === null ? 0 : limits.fuel - Number(report.remaining);
-  const fuelUsed = guestFuel + capabilityFuel;
-  const pages = report?.memoryPages ?? 0;
+export function classify({ output, pluginError: errorBytes, failure, decision, report, limits, entrypoint, exportName }: Ending): ExecuteResult {
+  const fuelUsed = limits.fuel - Number(report.remaining);
+  const pages = report.memoryPages;
   if (decision !== undefined) return fault(decision.code, decision.message, decision.details, fuelUsed, pages);
-  if ((report !== null && report.remaining < 0n) || fuelUsed > limits.fuel) {
+  if (report.remaining < 0n) {
     return fault('S-TOOL-FUEL-EXHAUSTED', `The tool used up its fuel budget of ${limits.fuel}.`, { fuel_limit: limits.fuel, fuel_used: fuelUsed, phase: 'execute' }, fuelUsed, pages);
   }
   if (failure !== undefined) {
     const { name, message } = describe(failure);
-    if (message.startsWith(PLUGIN_ERROR_PREFIX)) return pluginError(message.slice(PLUGIN_ERROR_PREFIX.length), fuelUsed, pages);
     if (name === 'RangeError' && /call stack/i.test(message)) return fault('S-TOOL-STACK-OVERFLOW', 'The tool exhausted its call stack.', { phase: 'execute' }, fuelUsed, pages);
     const atCap = pages >= limits.maxMemoryPages ? ` Memory is at its cap of ${limits.maxMemoryPages} pages, so a failed allocation is the likely cause.` : '';
     const memory = { memory_pages: pages, max_memory_pages: limits.maxMemoryPages };
-    if (uncaughtInWorker(failure)) {
+    if (isGuestException(failure)) {
       return fault('S-TOOL-TRAP', `${uncaughtMessage('execute')}.${atCap}`, { trap: UNCAUGHT_EXCEPTION, uncaught_exception: true, phase: 'execute', ...memory }, fuelUsed, pages);
     }
     if (name !== 'RuntimeError') return fault('S-TOOL-TRAP', `The tool trapped in the Extism kernel: ${message}.${atCap}`, { trap: message, phase: 'execute', ...memory }, fuelUsed, pages);
     // The export the host called, and the plugin's own function at the top of the trap's stack.
-    const site = trapSite((failure as { originalStack?: unknown; stack?: unknown }).originalStack ?? (failure as { stack?: unknown }).stack, exportName);
+    const site = trapSite((failure as { stack?: unknown }).stack, exportName);
     const at = site === undefined ? '' : `, at ${siteText(site)}`;
     return fault('S-TOOL-TRAP', `The tool trapped in ${entrypoint}: ${message}${at}.${atCap}`, { trap: message, phase: 'execute', export: entrypoint, ...siteDetails(site), ...memory }, fuelUsed, pages);
   }
-  if (report === null) return fault('S-TOOL-WORKER-LOST', 'The plugin ended without its fuel report.', {}, fuelUsed, pages);
+  if (errorBytes !== null) return pluginError(new TextDecoder().decode(errorBytes), fuelUsed, pages);
   if (report.returnCode !== 0) {
     return fault('S-TOOL-EXTISM-ERROR', `${entrypoint} returned ${report.returnCode} without setting an error.`, { return_code: report.returnCode, output_preview: preview(output) }, fuelUsed, pages);
   }
@@ -106,27 +115,9 @@ function outputRefusal(violation: JsonViolation, fuelUsed: number, pages: number
   return fault(r.code, r.message, r.details, fuelUsed, pages);
 }
 
-/**
- * Whether a plugin's failure is an exception the plugin threw with its own tag (ABI-FINAL-005).
- * Extism's worker sends what escaped the plugin as `{message, originalStack}`, read off the thrown
- * value: every JavaScript error (a trap, the kernel's own) has a message, and a WebAssembly
- * exception, the one other thing a plugin can throw, has none.
- */
-function uncaughtInWorker(failure: unknown): boolean {
-  if (isGuestException(failure)) return true;
-  if (failure instanceof Error || typeof failure !== 'object' || failure === null) return false;
-  return typeof (failure as { message?: unknown }).message !== 'string';
-}
-
-/** Extism's worker sends errors as `{message, originalStack}`; the stack's head names the class. */
-export function describe(err: unknown): { name: string; message: string } {
-  if (err instanceof Error) return { name: err.constructor.name, message: err.message };
-  if (typeof err === 'object' && err !== null) {
-    const { message, originalStack } = err as { message?: unknown; originalStack?: unknown };
-    const head = typeof originalStack === 'string' ? /^(\w+):/.exec(originalStack)?.[1] : undefined;
-    return { name: head ?? 'Error', message: typeof message === 'string' ? message : String(err) };
-  }
-  return { name: 'Error', message: String(err) };
+/** The class and message of what escaped a plugin. */
+function describe(err: unknown): { name: string; message: string } {
+  return err instanceof Error ? { name: err.constructor.name, message: err.message } : { name: 'Error', message: String(err) };
 }
 
 function preview(bytes: Uint8Array | null): string {

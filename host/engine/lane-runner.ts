@@ -1,5 +1,6 @@
-// The helix/v1 runner: each worker is a lane (lane.ts) on a piscina thread, which keeps compiled
-// modules and recyclable instances between calls (ABI-CALL-001, ABI-ALLOC-008). A module runs as
+// The lanes' runner, for helix/v1 modules and extism/v1 plugins alike: each worker is a lane
+// (lane.ts) on a piscina thread, which keeps compiled modules and recyclable instances between
+// calls (ABI-CALL-001, ABI-ALLOC-008, ABI-EXTISM-006). A module runs as
 // the loader compiled it for its manifest's memory cap, or as a variant for a smaller cap from the
 // bounded cache (ABI-ALLOC-009); a worker that has dropped many variants is unfit and replaced
 // when idle (ABI-ALLOC-010).
@@ -7,6 +8,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
+import type { AbiId } from '../../abi/index.js';
 import { packageRoot } from '../paths.js';
 import { instrumentModule } from '../wasm/index.js';
 import { Lane, type LaneOutcome } from './lane.js';
@@ -20,14 +22,18 @@ export interface LaneRunnerConfig {
   readonly maxThreads: number;
   readonly recycleInstances: boolean;
   readonly spinMicros: number;
-  /** The cache of variants, shared with the Extism runner. */
+  /** The cache of variants, shared by every runner of the engine. */
   readonly variants: VariantCache;
+  /** Whether close() stops the calls in flight (R-TIMEOUT-CANCELLED) rather than letting them finish; default false. */
+  readonly endsCallsOnClose?: boolean;
 }
 
-/** A helix/v1 module compiled for one memory cap, as a lane runs it. */
+/** A module compiled for one memory cap, as a lane runs it. */
 export interface LaneVariant {
   /** digest and memory cap. */
   readonly key: string;
+  /** helix/v1 runs in the worker's Sandbox, extism/v1 in its ExtismSandbox. */
+  readonly abi: AbiId;
   readonly module: WebAssembly.Module;
   readonly recyclable: boolean;
   readonly hasStart: boolean;
@@ -49,6 +55,7 @@ export class LaneWorker implements RunnerWorker<LaneVariant> {
     const { module, input, limits } = request;
     const task: ExecuteTask = {
       kind: 'execute',
+      ...(variant.abi === 'extism/v1' ? { abi: 'extism/v1' } : {}),
       key: variant.key,
       recyclable: variant.recyclable && this.config.recycleInstances,
       hasStart: variant.hasStart,
@@ -108,7 +115,7 @@ export function createLaneRunner(config: LaneRunnerConfig): Runner<LaneVariant, 
     for (const [worker, events] of lanes) if (worker.state === 'unfit') events.unfit();
   };
   return {
-    endsCallsOnClose: false,
+    endsCallsOnClose: config.endsCallsOnClose ?? false,
     // The loader compiled each module for the tool's own memory cap, and keeps it for the host's
     // life: that variant costs nothing more to keep, and is never evicted. A request asking for
     // less memory needs its own variant, from the bounded cache.
@@ -116,12 +123,12 @@ export function createLaneRunner(config: LaneRunnerConfig): Runner<LaneVariant, 
       const cap = limits.maxMemoryPages;
       const key = `${m.digest}:${cap}`;
       if (cap === m.cap) {
-        const own: LaneVariant = { key, module: m.compiled, recyclable: m.instrumented.recyclable, hasStart: m.instrumented.hasStart, globalExports: m.instrumented.globalExports };
+        const own: LaneVariant = { key, abi: m.abi, module: m.compiled, recyclable: m.instrumented.recyclable, hasStart: m.instrumented.hasStart, globalExports: m.instrumented.globalExports };
         return { value: Promise.resolve(own), ready: own, release: () => undefined };
       }
       return config.variants.acquire(key, () => {
         const inst = instrumentModule(m.bytes, { maxMemoryPages: cap });
-        const value = WebAssembly.compile(inst.bytes).then((module): LaneVariant => ({ key, module, recyclable: inst.recyclable, hasStart: inst.hasStart, globalExports: inst.globalExports }));
+        const value = WebAssembly.compile(inst.bytes).then((module): LaneVariant => ({ key, abi: m.abi, module, recyclable: inst.recyclable, hasStart: inst.hasStart, globalExports: inst.globalExports }));
         return { value, bytes: inst.bytes.length, evicted: () => forget(key, inst.bytes.length) };
       });
     },

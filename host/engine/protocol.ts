@@ -10,6 +10,8 @@ import type { ErrorCode, GuestOutput } from '../../abi/index.js';
 /** Run one call of a compiled module in a fresh (or provably equivalent recycled) instance. */
 export interface ExecuteTask {
   readonly kind: 'execute';
+  /** Set for an Extism plugin, which runs in the worker's Extism sandbox (extism-sandbox.ts). */
+  readonly abi?: 'extism/v1';
   /** Cache key of the compiled module: digest and memory cap. */
   readonly key: string;
   /** Sent only the first time a worker sees `key`; the worker keeps it. */

@@ -1,7 +1,7 @@
 // What the scheduler (scheduler.ts) asks of each kind of module it runs: a runner prepares what a
 // call needs (a compiled variant, an image), starts workers, and runs one call at a time on each.
-// helix/v1 modules run on lanes (lane-runner.ts), extism/v1 modules on @extism/extism
-// (extism.ts); nothing here assumes WebAssembly. Queueing, deadlines, cancellation and worker
+// helix/v1 modules and extism/v1 plugins run on lanes (lane-runner.ts, extism.ts); nothing here
+// assumes WebAssembly. Queueing, deadlines, cancellation and worker
 // replacement belong to the scheduler alone.
 import { DEFAULT_ENTRYPOINT, type AbiId, type EffectiveLimits, type ErrorCode } from '../../abi/index.js';
 import type { LoadedTool } from '../loader/load-toolpacks.js';
@@ -12,7 +12,7 @@ import type { VariantLease } from './variant-cache.js';
 /** A module as the engine runs it: checked, instrumented for one memory cap, compiled. */
 export interface EngineModule {
   readonly digest: string;
-  /** helix/v1 runs on the engine's lanes, extism/v1 on @extism/extism (extism.ts). */
+  /** helix/v1 runs in the workers' Sandbox, extism/v1 in their ExtismSandbox. */
   readonly abi: AbiId;
   readonly entrypoint: string;
   /** The module as built, for instrumenting variants with a smaller memory cap. */

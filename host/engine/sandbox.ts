@@ -10,6 +10,7 @@ import { FUEL_EXPORT, START_EXPORT } from '../wasm/index.js';
 import { GuestLink, type BrokerLink, type Phase } from './capability-import.js';
 import { GuestAbort, isGuestException, UNCAUGHT_EXCEPTION, uncaughtMessage } from './decision.js';
 import { inBounds, pagesOf, readBytes, unpackPtrLen, writeBytes } from './guest-memory.js';
+import { KeptInstances, restore, takeSnapshot, type Snapshot } from './instance-snapshot.js';
 import type { ExecuteFault, ExecuteOutput, ExecuteResult, RunnableTask } from './protocol.js';
 import { authorFunction, exportNamesOf, panicLocation, siteDetails, siteText, trapSite } from './trap-site.js';
 
@@ -24,7 +25,7 @@ interface Slot {
   readonly link: GuestLink;
   startFuel: number;
   readonly globalExports: readonly string[];
-  snapshot?: { memory: Uint8Array; globals: unknown[] };
+  snapshot?: Snapshot;
   dirty: boolean;
 }
 
@@ -38,7 +39,7 @@ const PANIC_FUEL = 1_000_000n;
 
 /** A sandbox holds at most one recyclable instance per module, whatever the memory caps it ran under. */
 export class Sandbox {
-  readonly #slots = new Map<string, Slot>();
+  readonly #slots = new KeptInstances<Slot>();
 
   /** `broker` answers the guests' capability calls (in a worker: through the lane). */
   constructor(private readonly broker: BrokerLink) {}
@@ -46,8 +47,7 @@ export class Sandbox {
   /** Runs one call. Never throws for anything the guest does. */
   run(task: RunnableTask): ExecuteResult {
     const budget = BigInt(task.fuel);
-    let slot = this.#slots.get(task.key);
-    this.#slots.delete(task.key); // a slot is reinstated only after a clean call
+    let slot = this.#slots.take(task.key);
     let recycled = false;
     try {
       if (slot !== undefined && slot.startFuel <= task.fuel && restore(slot)) {
@@ -63,7 +63,7 @@ export class Sandbox {
       const result = call(slot, task);
       if (result.kind === 'output' && task.recyclable) {
         slot.dirty = true;
-        this.#keep(task.key, slot);
+        this.#slots.keep(task.key, slot);
       }
       return { ...result, recycled };
     } catch (err) {
@@ -73,23 +73,12 @@ export class Sandbox {
 
   /** Drops the instance kept under `key`, if any: the engine gave its module up (ABI-ALLOC-010). */
   forget(key: string): void {
-    this.#slots.delete(key);
+    this.#slots.forget(key);
   }
 
   /** Keys of the instances kept for recycling (for a worker's census). */
   kept(): string[] {
-    return [...this.#slots.keys()];
-  }
-
-  /**
-   * Keeps `slot` under `key` (`digest:cap`, see protocol.ts) and drops the instance kept for the
-   * same module under another cap: a client varying memory_mb_limit must not make a worker keep
-   * an instance and its memory snapshot per cap (ABI-ALLOC-008).
-   */
-  #keep(key: string, slot: Slot): void {
-    const module = (k: string) => k.slice(0, k.lastIndexOf(':'));
-    for (const other of this.#slots.keys()) if (module(other) === module(key)) this.#slots.delete(other);
-    this.#slots.set(key, slot);
+    return this.#slots.keys();
   }
 }
 
@@ -120,25 +109,9 @@ function instantiate(task: RunnableTask, budget: bigint, broker: BrokerLink): Sl
   if (remaining < 0n) return classify(new FuelExhausted(), slot, task, budget, false);
   slot.startFuel = Number(budget - remaining);
   if (task.recyclable) {
-    slot.snapshot = { memory: new Uint8Array(memory.buffer).slice(), globals: task.globalExports.map((g) => (exports[g] as WebAssembly.Global).value) };
+    slot.snapshot = takeSnapshot(instance, memory, task.globalExports);
   }
   return slot;
-}
-
-/** Puts a used instance back in its post-start state; false when that is impossible. */
-function restore(slot: Slot): boolean {
-  const snap = slot.snapshot;
-  if (snap === undefined) return false;
-  if (!slot.dirty) return true;
-  // Memory cannot shrink: a call that grew it leaves an instance no snapshot can restore.
-  if (slot.memory.buffer.byteLength !== snap.memory.length) return false;
-  new Uint8Array(slot.memory.buffer).set(snap.memory);
-  const exports = slot.instance.exports;
-  slot.globalExports.forEach((name, i) => {
-    (exports[name] as WebAssembly.Global).value = snap.globals[i];
-  });
-  slot.dirty = false;
-  return true;
 }
 
 function call(slot: Slot, task: RunnableTask): Unmeasured {

@@ -1,5 +1,5 @@
 // The scheduler behind both runners, on real workers and real modules: a helix/v1 guest on the
-// lanes and an extism/v1 plugin on @extism/extism, each making one capability call first, so a
+// lanes and an extism/v1 plugin on the Extism lanes, each making one capability call first, so a
 // broker that holds its answer keeps a call running for as long as a test needs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EffectiveLimits } from '../../abi/index.js';

@@ -22,9 +22,8 @@ const MAX_FRAMES = 8;
 const WASM_FRAME = /^\s*at (?:(.+?) \()?wasm:\/\/wasm\/([^:]+):wasm-function\[(\d+)\]:0x[0-9a-f]+\)?\s*$/;
 
 /**
- * The trap's site from a stack (an Error's `stack`, or the `originalStack` Extism's worker
- * sends): frames of the module that trapped, the first wasm frame's module, only (a wrapper
- * such as the Extism metering shim is another module). `exportName` names a function the
+ * The trap's site from a stack (an Error's `stack`): frames of the module that trapped, the
+ * first wasm frame's module, only (a wrapper module would be another). `exportName` names a function the
  * module exports, for modules without a name section. Undefined when the stack has no wasm frame.
  */
 export function trapSite(stack: unknown, exportName: (index: number) => string | undefined = () => undefined): TrapSite | undefined {

@@ -7,6 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import { LANE_ANSWER_WORD, LANE_ANSWERED, LANE_CAPABILITY, LANE_CONTROL_WORD, LANE_REPLY, LANE_REQUEST, LANE_SHUTDOWN, LANE_STATUS_WORD, type BrokerAnswer, type BulkPart, type BulkWire, type CapabilityForward, type EvictMessage, type ExecuteTask, type LaneReply, type LaneAnswer, type LaneStart, type LaneTask } from './protocol.js';
 import { Sandbox } from './sandbox.js';
+import { ExtismSandbox } from './extism-sandbox.js';
 
 /** piscina's entry point: serves the lane until told to shut down. */
 export default function serve({ control, port, bulk: area }: LaneStart): string {
@@ -14,10 +15,12 @@ export default function serve({ control, port, bulk: area }: LaneStart): string 
   const bulk = new Uint8Array(area);
   const sandbox = new Sandbox((request, part) => forward(words, port, bulk, request, part));
   const modules = new Map<string, WebAssembly.Module>();
+  // Extism plugins run on the same lane, in a sandbox of their own (extism-sandbox.ts).
+  const extism = new ExtismSandbox((request) => forward(words, port, request));
   const execute = (task: ExecuteTask): LaneReply => {
     if (task.module !== undefined) modules.set(task.key, task.module);
     const module = modules.get(task.key);
-    return module === undefined ? { kind: 'host-error', message: `worker has no module for ${task.key}` } : sandbox.run({ ...task, module });
+    return module === undefined ? { kind: 'host-error', message: `worker has no module for ${task.key}` } : (task.abi === 'extism/v1' ? extism : sandbox).run({ ...task, module });
   };
   for (;;) {
     awaitRequest(words);
@@ -33,12 +36,13 @@ export default function serve({ control, port, bulk: area }: LaneStart): string 
         for (const key of message.keys) {
           modules.delete(key);
           sandbox.forget(key);
+          extism.forget(key);
         }
         continue;
       }
       let reply: LaneReply;
       try {
-        reply = message.kind === 'census' ? { kind: 'census', modules: [...modules.keys()], instances: sandbox.kept() } : execute(message);
+        reply = message.kind === 'census' ? { kind: 'census', modules: [...modules.keys()], instances: [...sandbox.kept(), ...extism.kept()] } : execute(message);
       } catch (err) {
         reply = { kind: 'host-error', message: err instanceof Error ? (err.stack ?? err.message) : String(err) };
       }

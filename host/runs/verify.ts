@@ -57,7 +57,7 @@ export async function verifyRun(store: Store, runId: string, timeoutMs = 600_000
   const input = await readBlobBytes(store, run.input_sha256!, 1 << 30);
   const instrumented = instrumentModule(moduleBytes, { maxMemoryPages: params.limits.max_memory_pages });
   const compiled = await WebAssembly.compile(instrumented.bytes);
-  // The store's module record says which runtime ran the module (extism/v1 runs on @extism/extism).
+  // The store's module record says which runtime ran the module (helix/v1 or extism/v1).
   const abi = readModuleRecord(store, run.module_digest!)?.abi === 'extism/v1' ? 'extism/v1' : 'helix/v1';
   // A run that received a secret has keyed hashes (ABI-SECRET-008): they need the store's key.
   const keyed = journal.some((e) => e.keyed === true);
