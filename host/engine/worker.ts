@@ -16,7 +16,7 @@ export default function serve({ control, port, bulk: area }: LaneStart): string 
   const sandbox = new Sandbox((request, part) => forward(words, port, bulk, request, part));
   const modules = new Map<string, WebAssembly.Module>();
   // Extism plugins run on the same lane, in a sandbox of their own (extism-sandbox.ts).
-  const extism = new ExtismSandbox((request) => forward(words, port, request));
+  const extism = new ExtismSandbox((request) => forward(words, port, bulk, request));
   const execute = (task: ExecuteTask): LaneReply => {
     if (task.module !== undefined) modules.set(task.key, task.module);
     const module = modules.get(task.key);
