@@ -73,8 +73,7 @@ export async function callCommand(toolId: string, opts: CallCommandOptions): Pro
   }
   let host;
   try {
-    // No worker starts ahead of the call: a replay or a refusal needs none.
-    host = await createHost({ pluginsDir: opts.plugins, policyFile: opts.policy, home: opts.home, engine: { minThreads: 0 } });
+    host = await createHost({ pluginsDir: opts.plugins, policyFile: opts.policy, home: opts.home });
   } catch (err) {
     printError(err);
     process.exitCode = EXIT.startup;
