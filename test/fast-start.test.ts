@@ -55,7 +55,8 @@ describe('helix call with a load cache', () => {
     }
     const large = await call('fast.large', '{"big":true}');
     expect(JSON.parse(large.stdout)).toMatchObject({ status: 'success', output: { big: true } });
-  });
+    // Four processes, each loading every toolpack: generous, for a loaded machine.
+  }, 300_000);
 
   it('refuses at its first call, before any of it runs, a cached module the engine will not compile (P-PRECOND-MODULE-REFUSED)', async () => {
     const plugins = await pluginsDir([{ id: 'fast.refused', module: echoModule() }]);
