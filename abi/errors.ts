@@ -197,6 +197,10 @@ export const ERROR_CODES = {
     message: 'The run cannot be verified.',
     hint: 'Only succeeded runs of toolpacks whose module and input are in the store can be verified.',
   },
+  'P-PRECOND-MODULE-REFUSED': {
+    message: "The tool's module was refused when it was compiled for its first call; nothing of it ran.",
+    hint: 'Run `helix validate` to check the toolpack in full, then `helix build` in its directory.',
+  },
   'P-PRECOND-HOST-CLOSED': {
     message: 'The host is closed.',
     hint: 'Create a new host; a closed host accepts no calls.',

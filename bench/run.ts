@@ -91,7 +91,7 @@ async function main(): Promise<void> {
   const refuse = async () => ({ kind: 'abort' as const, code: 'A-AUTH-FORBIDDEN' as const, message: 'no capabilities in the benchmark', details: {} });
   const sandboxed = async (tool: LoadedTool, options: EngineOptions, calls: { latency: number; throughput: number; warmup: number; paced?: number }) => {
     const engine = createEngine(options);
-    const module = engineModule(tool);
+    const module = engineModule(tool, await tool.module.prepare());
     const call = async () => {
       const r = await engine.execute({ module, input: encoder.encode(JSON.stringify(INPUT)), limits: tool.limits, broker: refuse });
       if (r.kind !== 'output' || r.output.status !== 'ok') throw new Error(`${tool.manifest.id} failed: ${JSON.stringify(r)}`);

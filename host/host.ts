@@ -7,6 +7,7 @@ import { createEngine, type Engine, type EngineOptions, type EngineStats } from 
 import { HelixError } from '../abi/index.js';
 import { canonicalJson } from './hashing.js';
 import { hostArtifacts, hostRuns, type HostArtifacts, type HostRuns } from './host-records.js';
+import { storeLoaderCache } from './loader/loader-cache.js';
 import { loadToolpacksOrThrow, type LoadedTool } from './loader/load-toolpacks.js';
 import { bundledPluginsDir } from './paths.js';
 import { loadPolicy, type LoadedPolicy } from './policy/load-policy.js';
@@ -87,11 +88,13 @@ function bindTools(policy: LoadedPolicy, toolpacks: readonly LoadedTool[], engin
 export async function createHost(options: HostOptions = {}): Promise<Host> {
   const policy = options.policy ?? loadPolicy(options.policyFile);
   const pluginsDir = options.pluginsDir ?? bundledPluginsDir();
-  const loaded = options.shared?.toolpacks ?? (await loadToolpacksOrThrow(pluginsDir, policy.policy));
   const now = options.now ?? Date.now;
+  // The store first: its load cache spares this start what an earlier one checked (ABI-LOAD-008).
   const store = openStore(resolveHome(options.home));
   let interrupted: string[];
+  let loaded: readonly LoadedTool[];
   try {
+    loaded = options.shared?.toolpacks ?? (await loadToolpacksOrThrow(pluginsDir, policy.policy, { cache: storeLoaderCache(store, now) }));
     interrupted = await recoverInterrupted(store, now());
     await recordModules(store, loaded, now());
   } catch (err) {

@@ -8,7 +8,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PolicySchema, ResponseEnvelopeSchema, type EffectiveLimits, type ResponseEnvelope } from '../abi/index.js';
 import { importInline } from '../host/artifacts/index.js';
-import { engineModule } from '../host/engine/engine.js';
+import { engineModule, type EngineModule } from '../host/engine/engine.js';
 import { createExtismEngine, type ExtismEngine } from '../host/engine/extism.js';
 import type { CapabilityBroker, ExecuteResult } from '../host/engine/protocol.js';
 import { readJournal } from '../host/broker/journal.js';
@@ -363,10 +363,12 @@ describe('the loader on extism/v1 modules', () => {
 describe('Extism plugins on the lanes: fresh state per call (ABI-EXTISM-006)', () => {
   const policy = PolicySchema.parse({ version: 1, tools: { allow: ['*'] } });
   let tools: Map<string, LoadedTool>;
+  let modules: Map<string, EngineModule>;
   const engines: ExtismEngine[] = [];
   beforeAll(async () => {
     const result = await loadToolpacks(plugins.dir, policy);
     tools = new Map(result.tools.map((t) => [t.manifest.id, t]));
+    modules = new Map(await Promise.all(result.tools.map(async (t) => [t.manifest.id, engineModule(t, await t.module.prepare())] as const)));
   }, 60_000);
   afterAll(async () => {
     await Promise.all(engines.map((e) => e.close()));
@@ -381,7 +383,7 @@ describe('Extism plugins on the lanes: fresh state per call (ABI-EXTISM-006)', (
   /** One call of `id` on `engine`, as the host would make it, with `limits` overriding the tool's. */
   const exec = (engine: ExtismEngine, id: string, input: unknown = {}, extra: { broker?: CapabilityBroker; limits?: Partial<EffectiveLimits> } = {}) => {
     const tool = tools.get(id)!;
-    return engine.execute({ module: engineModule(tool), input: new TextEncoder().encode(JSON.stringify(input)), limits: { ...tool.limits, ...extra.limits }, broker: extra.broker ?? noCapabilities });
+    return engine.execute({ module: modules.get(id)!, input: new TextEncoder().encode(JSON.stringify(input)), limits: { ...tool.limits, ...extra.limits }, broker: extra.broker ?? noCapabilities });
   };
   const output = (r: ExecuteResult): unknown => {
     if (r.kind !== 'output') throw new Error(`expected output, got ${r.code}: ${r.message}`);

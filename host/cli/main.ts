@@ -1,22 +1,15 @@
 #!/usr/bin/env node
 // The `helix` command line: validate toolpacks, list tools, call a tool, serve them over MCP,
 // the plugin author's loop (new, build, test), and the store's upkeep (gc, store check).
-// `helix --help` and `helix <command> --help` describe every option.
+// `helix --help` and `helix <command> --help` describe every option. Each command's module is
+// imported when that command runs, so `helix call` does not load the MCP SDK or the toolchain.
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { packageRoot } from '../paths.js';
 import { registerArtifactCommands } from './artifact-command.js';
-import { buildCommand } from './build-command.js';
-import { callCommand } from './call-command.js';
-import { devCommand } from './dev-command.js';
-import { newCommand, TEMPLATE_LANGS } from './new-command.js';
-import { registerRunsCommands, verifyCommand } from './runs-command.js';
-import { maxMessageBytesOption, serveCommand } from './serve-command.js';
+import { EXIT, TEMPLATE_LANGS } from './exit-codes.js';
+import { registerRunsCommands } from './runs-command.js';
 import { registerStoreCommands } from './store-command.js';
-import { testCommand } from './test-command.js';
-import { toolsCommand } from './tools-command.js';
-import { validateCommand } from './validate-command.js';
-import { EXIT } from './output.js';
 
 const version = (JSON.parse(readFileSync(`${packageRoot()}/package.json`, 'utf8')) as { version: string }).version;
 
@@ -32,6 +25,16 @@ export function positiveInt(name: string): (value: string) => number {
 /** Collects a repeatable option's values. */
 function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
+}
+
+/**
+ * An action that imports its command's module when it runs: `load` names the module, `pick`
+ * the function in it.
+ */
+function lazy<M, A extends unknown[]>(load: () => Promise<M>, pick: (m: M) => (...args: A) => Promise<void> | void): (...args: A) => Promise<void> {
+  return async (...args) => {
+    await pick(await load())(...args);
+  };
 }
 
 /** Options every command that loads toolpacks shares. */
@@ -50,11 +53,11 @@ const program = new Command()
     process.exit(err.exitCode === 0 ? EXIT.ok : EXIT.invalid);
   });
 
-hostOptions(program.command('validate').description('check every toolpack against the ABI; list all violations (exit 1 if any)')).action(validateCommand);
+hostOptions(program.command('validate').description('check every toolpack against the ABI; list all violations (exit 1 if any)')).action(lazy(() => import('./validate-command.js'), (m) => m.validateCommand));
 
 hostOptions(program.command('tools').description('list the loaded tools'))
   .option('--json', 'print the tools with their schemas and limits as JSON')
-  .action(toolsCommand);
+  .action(lazy(() => import('./tools-command.js'), (m) => m.toolsCommand));
 
 hostOptions(
   program
@@ -71,13 +74,26 @@ hostOptions(
   .option('--home <dir>', 'Helix home holding the store (default: $HELIX_HOME or ./.helix)')
   .option('--idempotency-key <key>', 'dedupe retries of this exact request (16+ characters)')
   .option('--compact', 'print the envelope on one line')
-  .action(callCommand);
+  .action(lazy(() => import('./call-command.js'), (m) => m.callCommand));
 
 hostOptions(program.command('serve').description('serve the tools to an MCP client (an agent) over stdio; stdout is the protocol, stderr the log (exit 3 if the host cannot start)'))
   .option('--home <dir>', 'Helix home holding the store (default: $HELIX_HOME or ./.helix)')
   .option('--progress-interval-ms <n>', 'how often a long call sends progress to a client that asked for it, ms (default: 1000)', positiveInt('--progress-interval-ms'))
-  .option('--max-message-bytes <n>', "longest MCP message (one stdin line) in bytes, 1024 to 268435456 (default: the policy's ceilings.maxInputBytes + 1 MiB, 17 MiB with the default policy)", maxMessageBytesOption)
-  .action(serveCommand);
+  .option('--max-message-bytes <n>', "longest MCP message (one stdin line) in bytes, 1024 to 268435456 (default: the policy's ceilings.maxInputBytes + 1 MiB, 17 MiB with the default policy)")
+  .action(async (raw: { maxMessageBytes?: string }, cmd: Command) => {
+    // Checked here rather than by an option parser, so that main.ts does not load the MCP modules.
+    const serve = await import('./serve-command.js');
+    let maxMessageBytes: number | undefined;
+    const { maxMessageBytes: given, ...opts } = raw;
+    if (given !== undefined) {
+      try {
+        maxMessageBytes = serve.maxMessageBytesOption(given);
+      } catch (err) {
+        cmd.error(`error: option '--max-message-bytes <n>' argument '${given}' is invalid. ${(err as Error).message}`, { exitCode: EXIT.invalid, code: 'commander.invalidArgument' });
+      }
+    }
+    await serve.serveCommand({ ...opts, ...(maxMessageBytes === undefined ? {} : { maxMessageBytes }) });
+  });
 
 program
   .command('new')
@@ -87,13 +103,13 @@ program
   .option('--id <id>', 'tool id (default from the name: hello-tool gives hello.tool)')
   .option('--dir <parent>', 'directory to create the pack in', '.')
   .option('--description <text>', "the manifest's description, which agents read to choose the tool")
-  .action(newCommand);
+  .action(lazy(() => import('./new-command.js'), (m) => m.newCommand));
 
 program
   .command('build')
   .description('compile the toolpack in DIR, or every toolpack under it, and write each module digest into its manifest (exit 1 with the compiler message on failure)')
   .argument('[dir]', 'a toolpack directory, or a directory holding toolpacks', '.')
-  .action(buildCommand);
+  .action(lazy(() => import('./build-command.js'), (m) => m.buildCommand));
 
 program
   .command('test')
@@ -103,7 +119,7 @@ program
   .option('--home <dir>', "keep each fixture's store in DIR/<tool id>/<fixture>/ (default: temporary stores, removed afterwards)")
   .option('--only <names>', 'run only these fixtures (file names, with or without .json; repeat or separate with commas), and the fixtures they continue', collect)
   .option('--json', 'print the results as JSON')
-  .action(testCommand);
+  .action(lazy(() => import('./test-command.js'), (m) => m.testCommand));
 
 program
   .command('dev')
@@ -111,7 +127,7 @@ program
   .argument('[dir]', 'a toolpack directory, or a directory holding toolpacks', '.')
   .option('--policy <file>', 'policy file (default: the bundled default policy)')
   .option('--only <names>', 'run only these fixtures, as helix test --only', collect)
-  .action(devCommand);
+  .action(lazy(() => import('./dev-command.js'), (m) => m.devCommand));
 
 registerRunsCommands(program);
 
@@ -120,7 +136,7 @@ program
   .description('re-execute a succeeded run offline against its journal; exit 0 when it reproduces the same output, 1 with the first difference')
   .argument('<run_id>')
   .option('--home <dir>', 'Helix home holding the store (default: $HELIX_HOME or ./.helix)')
-  .action(verifyCommand);
+  .action(lazy(() => import('./runs-command.js'), (m) => m.verifyCommand));
 
 registerArtifactCommands(program);
 

@@ -10,9 +10,9 @@ import { packageRoot } from '../paths.js';
 import { displayPath } from './build-command.js';
 import { EXIT, printError } from './output.js';
 
-/** The languages with a template: AssemblyScript (helix/v1), C (helix/v1), an Extism plugin in AssemblyScript (extism/v1). */
-export const TEMPLATE_LANGS = ['as', 'c', 'extism'] as const;
-export type TemplateLang = (typeof TEMPLATE_LANGS)[number];
+import { TEMPLATE_LANGS, type TemplateLang } from './exit-codes.js';
+
+export { TEMPLATE_LANGS, type TemplateLang };
 
 const LANG_NAMES: Record<TemplateLang, string> = { as: 'AssemblyScript', c: 'C', extism: 'Extism' };
 

@@ -1,17 +1,9 @@
 // How the CLI reports: JSON on stdout, human messages on stderr, stable exit codes.
 import type { ResponseEnvelope } from '../../abi/index.js';
 import { HelixError } from '../../abi/index.js';
+import { EXIT } from './exit-codes.js';
 
-/** Exit codes of every helix command. */
-export const EXIT = {
-  ok: 0,
-  /** The call ended in retryable_error or terminal_error; `helix validate` found violations. */
-  failed: 1,
-  /** invalid_request, or bad command-line usage. */
-  invalid: 2,
-  /** The host could not start (fail-closed: invalid toolpacks or policy). */
-  startup: 3,
-} as const;
+export { EXIT };
 
 /** The exit code for a response envelope's status. */
 export function exitCodeFor(response: ResponseEnvelope): number {

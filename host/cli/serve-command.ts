@@ -94,6 +94,9 @@ export async function serveCommand(opts: ServeOptions): Promise<void> {
   const started = await start(opts);
   if (started === undefined) return;
   const { host, mcp } = started;
+  // A server compiles every module in the background (ABI-LOAD-008), so that a first call need
+  // not wait for it; a module the engine refuses fails its calls (P-PRECOND-MODULE-REFUSED).
+  for (const tool of host.tools()) if (tool.kind === 'wasm') (tool as WasmTool).loaded.module.prepare().catch(() => undefined);
   const extraArgs = [
     ...(opts.progressIntervalMs === undefined ? [] : ['--progress-interval-ms', String(opts.progressIntervalMs)]),
     ...(opts.maxMessageBytes === undefined ? [] : ['--max-message-bytes', String(opts.maxMessageBytes)]),

@@ -2,7 +2,7 @@
 // store holds. A report for people on stdout, or JSON with --json; exit 0 clean, 1 otherwise.
 import type { Command } from 'commander';
 import { HelixError } from '../../abi/index.js';
-import { compactHome, type CheckReport, type CompactReport, type GcReport } from '../store-upkeep.js';
+import type { CheckReport, CompactReport, GcReport } from '../store-upkeep.js';
 import { humanSize } from './artifact-command.js';
 import { EXIT, printError, printJson } from './output.js';
 import { withUpkeep } from './with-store.js';
@@ -51,7 +51,7 @@ async function gcCommand(opts: GcOptions): Promise<void> {
   let failure: unknown;
   if (opts.compact) {
     // The store is closed again here: compaction needs every process out, this one included.
-    compaction = await compactHome(opts.home).catch((err: unknown) => ((failure = err), undefined));
+    compaction = await (await import('../store-upkeep.js')).compactHome(opts.home).catch((err: unknown) => ((failure = err), undefined));
   }
   if (opts.json) printJson({ ...report, ...(compaction === undefined ? {} : { compaction }) });
   else process.stdout.write(gcText(report, compaction));

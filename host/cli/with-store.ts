@@ -1,11 +1,11 @@
 // Shared by the store commands (artifact, runs, gc, store check): load the policy, open the store
 // named by --home / HELIX_HOME, run the body, always close the store, report failures with an
-// exit code.
+// exit code. The store's code is imported when a command runs, not when the command line starts.
 import type { Policy } from '../../abi/index.js';
 import { HelixError } from '../../abi/index.js';
-import { openRecords, type StoreRecords } from '../host-records.js';
+import type { StoreRecords } from '../host-records.js';
 import { loadPolicy } from '../policy/load-policy.js';
-import { openUpkeep, type StoreUpkeep } from '../store-upkeep.js';
+import type { StoreUpkeep } from '../store-upkeep.js';
 import { EXIT, printError } from './output.js';
 
 /** Options every store command takes. */
@@ -31,11 +31,11 @@ export function exitCodeOf(err: unknown): number {
  * store with `open`, runs `body`, and always closes the store; failures are printed with their
  * exit code.
  */
-async function withOpened<T extends { close(): Promise<void> }>(opts: StoreCommandOptions, open: (policy: Policy) => T, body: (opened: T, policy: Policy) => Promise<void> | void): Promise<void> {
+async function withOpened<T extends { close(): Promise<void> }>(opts: StoreCommandOptions, open: (policy: Policy) => Promise<T>, body: (opened: T, policy: Policy) => Promise<void> | void): Promise<void> {
   let opened: T | undefined;
   try {
     const { policy } = loadPolicy(opts.policy);
-    opened = open(policy);
+    opened = await open(policy);
     await body(opened, policy);
   } catch (err) {
     printError(err);
@@ -47,10 +47,10 @@ async function withOpened<T extends { close(): Promise<void> }>(opts: StoreComma
 
 /** Runs `body` over the artifacts and runs of the store (artifact and runs commands). */
 export function withRecords(opts: StoreCommandOptions, body: (records: StoreRecords, policy: Policy) => Promise<void> | void): Promise<void> {
-  return withOpened(opts, (policy) => openRecords({ ...(opts.home === undefined ? {} : { home: opts.home }), policy }), body);
+  return withOpened(opts, async (policy) => (await import('../host-records.js')).openRecords({ ...(opts.home === undefined ? {} : { home: opts.home }), policy }), body);
 }
 
 /** Runs `body` over the store's upkeep (gc, store check). */
 export function withUpkeep(opts: StoreCommandOptions, body: (upkeep: StoreUpkeep) => Promise<void> | void): Promise<void> {
-  return withOpened(opts, () => openUpkeep(opts.home), body);
+  return withOpened(opts, async () => (await import('../store-upkeep.js')).openUpkeep(opts.home), body);
 }

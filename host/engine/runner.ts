@@ -5,6 +5,7 @@
 // replacement belong to the scheduler alone.
 import { DEFAULT_ENTRYPOINT, type AbiId, type EffectiveLimits, type ErrorCode } from '../../abi/index.js';
 import type { LoadedTool } from '../loader/load-toolpacks.js';
+import type { PreparedModule } from '../loader/module-check.js';
 import type { InstrumentResult } from '../wasm/index.js';
 import type { CapabilityBroker, ExecuteFault, ExecuteResult } from './protocol.js';
 import type { VariantLease } from './variant-cache.js';
@@ -23,9 +24,9 @@ export interface EngineModule {
   readonly cap: number;
 }
 
-/** The engine's view of a loaded toolpack. */
-export function engineModule(tool: LoadedTool): EngineModule {
-  return { digest: tool.manifest.digest, abi: tool.manifest.abi, entrypoint: tool.manifest.entrypoint ?? DEFAULT_ENTRYPOINT, bytes: tool.module.bytes, instrumented: tool.module.instrumented, compiled: tool.module.compiled, cap: tool.limits.maxMemoryPages };
+/** The engine's view of a loaded toolpack, once its module is prepared (`tool.module.prepare()`). */
+export function engineModule(tool: LoadedTool, prepared: PreparedModule): EngineModule {
+  return { digest: tool.manifest.digest, abi: tool.manifest.abi, entrypoint: tool.manifest.entrypoint ?? DEFAULT_ENTRYPOINT, bytes: tool.module.bytes, instrumented: prepared.instrumented, compiled: prepared.compiled, cap: tool.limits.maxMemoryPages };
 }
 
 /** One call for the engine. */

@@ -8,7 +8,7 @@ import { extismWat } from '../../test/helpers/extism-wat.js';
 import { pluginsDir } from '../../test/helpers/toolpack.js';
 import { loadToolpacks, type LoadedTool } from '../loader/load-toolpacks.js';
 import { loadPolicy } from '../policy/load-policy.js';
-import { createEngine, engineModule, type Engine } from './engine.js';
+import { createEngine, engineModule, type Engine, type EngineModule } from './engine.js';
 import type { CapabilityBroker, ExecuteResult } from './protocol.js';
 
 const limits = { maxInputBytes: 65_536, maxOutputBytes: 65_536, fuel: 10_000_000_000, maxMemoryPages: 16, maxCapabilityCalls: 5 };
@@ -16,6 +16,7 @@ const capabilities = { abiVersion: 1, allow: ['clock.now_unix'] };
 const plugin = stormPlugin(1);
 
 let tools: Map<string, LoadedTool>;
+let modules: Map<string, EngineModule>;
 let cleanup: () => void;
 const engines: Engine[] = [];
 
@@ -27,6 +28,7 @@ beforeAll(async () => {
   cleanup = dir.cleanup;
   const loaded = await loadToolpacks(dir.dir, loadPolicy(undefined).policy);
   tools = new Map(loaded.tools.map((t) => [t.manifest.id, t]));
+  modules = new Map(await Promise.all(loaded.tools.map(async (t) => [t.manifest.id, engineModule(t, await t.module.prepare())] as const)));
 }, 60_000);
 afterAll(async () => {
   await Promise.all(engines.map((e) => e.close()));
@@ -66,7 +68,7 @@ describe.each([['helix/v1', 's.helix'], ['extism/v1', 's.extism']])('the schedul
   const exec = (engine: Engine, broker: CapabilityBroker, extra: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<ExecuteResult> => {
     const tool = tools.get(id)!;
     const callLimits: EffectiveLimits = { ...tool.limits, timeoutMs: extra.timeoutMs ?? 60_000 };
-    return engine.execute({ module: engineModule(tool), input: new TextEncoder().encode('{}'), limits: callLimits, broker, ...(extra.signal === undefined ? {} : { signal: extra.signal }) });
+    return engine.execute({ module: modules.get(id)!, input: new TextEncoder().encode('{}'), limits: callLimits, broker, ...(extra.signal === undefined ? {} : { signal: extra.signal }) });
   };
 
   /** Starts a call that holds the engine's one worker until `release()`. */

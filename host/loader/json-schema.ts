@@ -1,16 +1,32 @@
-// JSON Schema checking and validation with ajv: tool schemas are compiled once at load (a bad
-// schema is a load violation, in words at its JSON pointer) and every validation lists all
-// violations in words (schema-words.ts), never just the first.
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import AjvDraft7 from 'ajv';
+// JSON Schema checking and validation with ajv: tool schemas are checked at load (a bad schema
+// is a load violation, in words at its JSON pointer) and every validation lists all violations
+// in words (schema-words.ts), never just the first. ajv is loaded only when a schema is compiled:
+// a schema the load cache knows as checked (ABI-LOAD-008) is compiled on its first use.
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
+import { HelixError } from '../../abi/index.js';
+import { canonicalJson, sha256Digest } from '../hashing.js';
 import type { JsonSchema } from './schema-bundle.js';
 import { describeErrors } from './schema-words.js';
 
-// ajv-formats ships CommonJS; its default export is the plugin function.
-const addFormats = addFormatsModule as unknown as (ajv: object) => void;
-const Draft7 = AjvDraft7 as unknown as typeof Ajv2020;
+type AjvClass = typeof Ajv2020;
+const require = createRequire(import.meta.url);
+let ajvModules: { Draft2020: AjvClass; Draft7: AjvClass; addFormats: (ajv: object) => void } | undefined;
+
+// ajv and ajv-formats ship CommonJS, so they load synchronously here, once, on first need.
+function ajvLib(): NonNullable<typeof ajvModules> {
+  ajvModules ??= {
+    Draft2020: (require('ajv/dist/2020.js') as { Ajv2020: AjvClass }).Ajv2020,
+    Draft7: require('ajv') as AjvClass,
+    addFormats: require('ajv-formats') as (ajv: object) => void,
+  };
+  return ajvModules;
+}
+
+/** Raise it when what compileJsonSchema accepts changes (options, keywords, formats). */
+const SCHEMA_CHECK_VERSION = 1;
 
 /** One violation of a JSON Schema by a value. */
 export interface SchemaViolation {
@@ -44,9 +60,10 @@ let collected: ArtifactRef[] | undefined;
 const DRAFT_2020 = 'https://json-schema.org/draft/2020-12/schema';
 const DRAFT_07 = /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/;
 
-function makeAjv(draft7: boolean): Ajv2020 {
-  const options = { allErrors: true, strict: true, strictTypes: false, strictTuples: false, strictRequired: false, logger: false as const, validateFormats: true };
-  const ajv = draft7 ? new Draft7(options) : new Ajv2020(options);
+function makeAjv(draft7: boolean, validateSchema = true): Ajv2020 {
+  const options = { allErrors: true, strict: true, strictTypes: false, strictTuples: false, strictRequired: false, logger: false as const, validateFormats: true, validateSchema };
+  const { Draft2020, Draft7, addFormats } = ajvLib();
+  const ajv = draft7 ? new Draft7(options) : new Draft2020(options);
   addFormats(ajv);
   ajv.addKeyword({
     keyword: ARTIFACT_KEYWORD,
@@ -91,7 +108,15 @@ export function compileJsonSchema(schema: JsonSchema): { ok: true; validate: Val
   } catch (err) {
     return refuse(compileProblems(err, schema, ajv));
   }
-  const validate: Validator = (value) => (fn(value) ? [] : describeErrors(fn.errors ?? [], value).map((f) => ({ path: f.pointer, message: f.reason, keyword: f.keyword })));
+  return { ok: true, ...validators(() => fn) };
+}
+
+/** The validators over a compiled function, which `compiled` gives on first use. */
+function validators(compiled: () => ValidateFunction): { validate: Validator; validateWithRefs: RefValidator } {
+  const validate: Validator = (value) => {
+    const fn = compiled();
+    return fn(value) ? [] : describeErrors(fn.errors ?? [], value).map((f) => ({ path: f.pointer, message: f.reason, keyword: f.keyword }));
+  };
   const validateWithRefs: RefValidator = (value) => {
     collected = [];
     try {
@@ -104,7 +129,36 @@ export function compileJsonSchema(schema: JsonSchema): { ok: true; validate: Val
       collected = undefined;
     }
   };
-  return { ok: true, validate, validateWithRefs };
+  return { validate, validateWithRefs };
+}
+
+/**
+ * The load cache's key for `schema` checked by this checker: the schema's sha256 (canonical
+ * JSON), the checker's version and ajv's.
+ */
+export function schemaCheckKey(schema: JsonSchema): string {
+  // No ajv here: its version is read from its package file, without loading it.
+  ajvVersion ??= (JSON.parse(readFileSync(require.resolve('ajv/package.json'), 'utf8')) as { version: string }).version;
+  return `schema:${sha256Digest(canonicalJson(schema))}:c${SCHEMA_CHECK_VERSION}:ajv-${ajvVersion}`;
+}
+let ajvVersion: string | undefined;
+
+/**
+ * Validators for a schema that already passed compileJsonSchema (the load cache says so):
+ * compiled on first use, without checking it against the meta-schema again.
+ */
+export function lazyJsonSchema(schema: JsonSchema): { validate: Validator; validateWithRefs: RefValidator } {
+  let fn: ValidateFunction | undefined;
+  return validators(() => {
+    if (fn !== undefined) return fn;
+    const declared = schema.$schema;
+    try {
+      fn = makeAjv(typeof declared === 'string' && DRAFT_07.test(declared), false).compile(schema);
+    } catch (err) {
+      throw new HelixError('P-PRECOND-MANIFEST-INVALID', { message: `A tool schema checked at an earlier start no longer compiles: ${(err as Error).message}. Run \`helix validate\`.`, details: { reason: (err as Error).message } });
+    }
+    return fn;
+  });
 }
 
 // Ajv's compile errors carry no place (unknown keyword), or one in its own form: each is found

@@ -26,8 +26,9 @@ describe('loadToolpacks', () => {
     const t = tools[0]!;
     expect(t.manifest.id).toBe('test.echo');
     expect(t.limits.maxMemoryPages).toBe(64);
-    expect(t.module.compiled).toBeInstanceOf(WebAssembly.Module);
-    expect(WebAssembly.Module.exports(t.module.compiled).map((e) => e.name)).toContain('__helix_fuel');
+    const { compiled } = await t.module.prepare();
+    expect(compiled).toBeInstanceOf(WebAssembly.Module);
+    expect(WebAssembly.Module.exports(compiled).map((e) => e.name)).toContain('__helix_fuel');
   });
 
   it('lists every violation of a bad manifest directory at once, as file: field: reason', async () => {

@@ -8,7 +8,8 @@ import { CAPABILITIES, findCapability } from '../../capabilities/index.js';
 import { toolLimits } from '../policy/rules.js';
 import type { DocumentProblem } from '../files/documents.js';
 import { MANIFEST_SUFFIX, searchManifests } from './find-manifests.js';
-import { compileJsonSchema, type RefValidator, type Validator } from './json-schema.js';
+import { compileJsonSchema, lazyJsonSchema, schemaCheckKey, type RefValidator, type Validator } from './json-schema.js';
+import type { LoaderCache } from './loader-cache.js';
 import { checkModule, type CheckedModule } from './module-check.js';
 import { readPackFile, readRegularFile, realDir, resolveInPack, shown as display } from '../files/pack-files.js';
 import { bundleSchema, fromPointer, schemaFiles, type JsonSchema } from './schema-bundle.js';
@@ -39,8 +40,17 @@ export interface LoadResult {
   readonly violations: Violation[];
 }
 
+/** Options of loadToolpacks. */
+export interface LoadOptions {
+  /**
+   * The store's load cache (ABI-LOAD-008): modules instrumented and schemas checked before are
+   * taken from it, what is checked now is written to it.
+   */
+  readonly cache?: LoaderCache;
+}
+
 /** Loads every toolpack under `dir`, checking each against the ABI and `policy`'s ceilings. */
-export async function loadToolpacks(dir: string, policy: Policy): Promise<LoadResult> {
+export async function loadToolpacks(dir: string, policy: Policy, options: LoadOptions = {}): Promise<LoadResult> {
   const root = path.resolve(dir);
   try {
     if (!statSync(root).isDirectory()) throw new Error('not a directory');
@@ -53,18 +63,19 @@ export async function loadToolpacks(dir: string, policy: Policy): Promise<LoadRe
     violations.push({ file: display(root), field: '-', reason: `no *${MANIFEST_SUFFIX} manifests found` });
   }
   for (const file of manifests) {
-    const result = await loadOne(file, policy);
+    const result = await loadOne(file, policy, options.cache);
     violations.push(...result.violations);
     if (result.tool !== undefined) tools.push(result.tool);
   }
   violations.push(...duplicateViolations(tools));
+  await options.cache?.flush();
   tools.sort((a, b) => a.manifest.id.localeCompare(b.manifest.id) || a.manifest.version.localeCompare(b.manifest.version));
   return { tools, violations };
 }
 
 /** Loads like loadToolpacks, but throws P-PRECOND-MANIFEST-INVALID listing every violation (fail-closed). */
-export async function loadToolpacksOrThrow(dir: string, policy: Policy): Promise<LoadedTool[]> {
-  const { tools, violations } = await loadToolpacks(dir, policy);
+export async function loadToolpacksOrThrow(dir: string, policy: Policy, options: LoadOptions = {}): Promise<LoadedTool[]> {
+  const { tools, violations } = await loadToolpacks(dir, policy, options);
   if (violations.length > 0) {
     throw new HelixError('P-PRECOND-MANIFEST-INVALID', {
       message: `${violations.length} toolpack violation${violations.length === 1 ? '' : 's'} under ${display(dir)}; the host refuses to start.`,
@@ -74,7 +85,7 @@ export async function loadToolpacksOrThrow(dir: string, policy: Policy): Promise
   return tools;
 }
 
-async function loadOne(file: string, policy: Policy): Promise<{ tool?: LoadedTool; violations: Violation[] }> {
+async function loadOne(file: string, policy: Policy, cache: LoaderCache | undefined): Promise<{ tool?: LoadedTool; violations: Violation[] }> {
   const shown = display(file);
   const violations: Violation[] = [];
   // The toolpack directory, symlinks resolved: nothing outside it is read (ABI-FILE-001).
@@ -133,7 +144,10 @@ async function loadOne(file: string, policy: Policy): Promise<{ tool?: LoadedToo
       }
       continue;
     }
-    const compiled = compileJsonSchema(bundled.schema);
+    // A schema this checker passed at an earlier start is compiled on its first use (ABI-LOAD-008).
+    const checkKey = cache === undefined ? undefined : schemaCheckKey(bundled.schema);
+    const compiled = checkKey !== undefined && cache!.schemaChecked(checkKey) ? { ok: true as const, ...lazyJsonSchema(bundled.schema) } : compileJsonSchema(bundled.schema);
+    if (compiled.ok && checkKey !== undefined) cache!.putSchema(checkKey);
     if (!compiled.ok) {
       // Each problem at its place: in the manifest's schema, or in the schema file it came from.
       for (const issue of compiled.issues) {
@@ -169,7 +183,7 @@ async function loadOne(file: string, policy: Policy): Promise<{ tool?: LoadedToo
   }
   let checked: CheckedModule | undefined;
   if (moduleBytes !== undefined) {
-    const result = await checkModule(moduleBytes, manifest, limits.maxMemoryPages);
+    const result = await checkModule(moduleBytes, manifest, limits.maxMemoryPages, cache);
     if (result.ok) checked = result.module;
     else for (const p of result.problems) violations.push(at(p.field === 'module' ? ['module'] : p.field.split('.'), p.reason));
   }

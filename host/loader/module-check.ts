@@ -1,57 +1,44 @@
-// Checks a toolpack's module against its ABI: digest, decodable instruction set, required
-// exports with exact signatures, permitted imports, memory rules (helix/v1, or extism/v1 with
-// the Extism kernel and the broker's host function), size bounds; then instruments it (fuel,
-// memory cap, table ceiling) and compiles it, so a module that loads will run.
-import {
-  CAPABILITY_CALL_BULK_SIGNATURE,
-  CAPABILITY_CALL_SIGNATURE,
-  DEFAULT_ENTRYPOINT,
-  EXTISM_CAPABILITY_CALL,
-  EXTISM_CAPABILITY_CALL_SIGNATURE,
-  EXTISM_ENTRY_SIGNATURE,
-  EXTISM_ENV_MODULE,
-  EXTISM_KERNEL_IMPORTS,
-  EXTISM_REFUSED_EXPORTS,
-  EXTISM_USER_MODULE,
-  HOST_IMPORT_CAPABILITY_CALL,
-  HOST_IMPORT_CAPABILITY_CALL_BULK,
-  HOST_IMPORT_MODULE,
-  MAX_MODULE_BYTES,
-  MEMORY_EXPORT,
-  PANIC_EXPORT,
-  PANIC_EXPORT_SIGNATURE,
-  REQUIRED_FUNCTION_EXPORTS,
-  RESERVED_EXPORT_PREFIX,
-  type Signature,
-  type ToolManifest,
-} from '../../abi/index.js';
+// Checks a toolpack's module against its ABI, fail-closed: size bound, digest, a complete decode,
+// the rules of its ABI (module-rules.ts), instrumentation (fuel, memory cap, table ceiling) and
+// the engine's own validation. What a module needs only to run (its compiled form) is made on
+// its first call (prepare); what was checked once is kept in the load cache (ABI-LOAD-008).
+import { HelixError, MAX_MODULE_BYTES, type ToolManifest } from '../../abi/index.js';
 import { sha256Digest } from '../hashing.js';
-import { decodeModule, instrumentModule, MemoryCapError, TableCeilingError, WasmDecodeError, type FuncType, type InstrumentResult, type ModuleInfo } from '../wasm/index.js';
+import { decodeModule, instrumentModule, MemoryCapError, TableCeilingError, WasmDecodeError, type InstrumentResult, type ModuleInfo } from '../wasm/index.js';
+import { cachedInstrumented, type LoaderCache } from './loader-cache.js';
+import { moduleRuleProblems, stubImports, type ModuleProblem } from './module-rules.js';
 
-/** A problem with the module, attributed to a manifest field. */
-export interface ModuleProblem {
-  readonly field: string;
-  readonly reason: string;
-}
+export type { ModuleProblem } from './module-rules.js';
 
-/** A module that passed every check, ready for the engine. */
-export interface CheckedModule {
-  /** The module as built (its sha256 is the manifest's digest). */
-  readonly bytes: Uint8Array;
-  readonly info: ModuleInfo;
+/** A module ready for the engine: instrumented for its tool's memory cap and compiled. */
+export interface PreparedModule {
   readonly instrumented: InstrumentResult;
   readonly compiled: WebAssembly.Module;
 }
 
+/** A module that passed every check of loading. */
+export interface CheckedModule {
+  /** The module as built (its sha256 is the manifest's digest). */
+  readonly bytes: Uint8Array;
+  readonly info: ModuleInfo;
+  /** Of the instrumented module: its sha256 (hex) and whether its instances can be recycled. */
+  readonly instrumented: { readonly sha256: string; readonly recyclable: boolean };
+  /**
+   * The module instrumented and compiled, made once on first use (a CLI call compiles only the
+   * module it calls). Throws P-PRECOND-MODULE-REFUSED when the engine refuses it: nothing of it runs.
+   */
+  prepare(): Promise<PreparedModule>;
+}
+
+type Checked = { ok: true; module: CheckedModule } | { ok: false; problems: ModuleProblem[] };
+
 /**
- * Checks, instruments and compiles `bytes` for `manifest` with memory capped at `maxMemoryPages`
- * and tables at MAX_TABLE_ELEMENTS (ABI-ALLOC-001); a module over MAX_MODULE_BYTES is refused before decoding.
+ * Checks `bytes` for `manifest` with memory capped at `maxMemoryPages` and tables at
+ * MAX_TABLE_ELEMENTS (ABI-ALLOC-001); a module over MAX_MODULE_BYTES is refused before decoding.
+ * With a `cache`, a module instrumented before (same digest, cap, instrumenter and engine) is
+ * not decoded and instrumented again: its kept description is checked against the ABI's rules.
  */
-export async function checkModule(
-  bytes: Uint8Array,
-  manifest: ToolManifest,
-  maxMemoryPages: number,
-): Promise<{ ok: true; module: CheckedModule } | { ok: false; problems: ModuleProblem[] }> {
+export async function checkModule(bytes: Uint8Array, manifest: ToolManifest, maxMemoryPages: number, cache?: LoaderCache): Promise<Checked> {
   const problems: ModuleProblem[] = [];
   if (bytes.length > MAX_MODULE_BYTES) {
     // Decoding, instrumenting and compiling cost memory in proportion to the size: not begun.
@@ -62,6 +49,27 @@ export async function checkModule(
   if (digest !== manifest.digest) {
     problems.push({ field: 'digest', reason: `D-DATA-DIGEST-MISMATCH: the module's digest is ${digest}, the manifest says ${manifest.digest}; run "helix build" in the toolpack directory, or restore the module the manifest names` });
   }
+  const cached = problems.length === 0 ? cache?.module(digest, maxMemoryPages) : undefined;
+  if (cached !== undefined) {
+    const ruled = moduleRuleProblems(cached.info, manifest);
+    if (ruled.length > 0) return { ok: false, problems: ruled };
+    let ready: Promise<PreparedModule> | undefined;
+    const prepare = (): Promise<PreparedModule> => {
+      ready ??= (async () => {
+        // Cached bytes are used only when they hash to what the entry recorded; else made again.
+        let instrumented = cachedInstrumented(cached);
+        if (instrumented === undefined) {
+          instrumented = instrumentModule(bytes, { maxMemoryPages });
+          cache!.putModule(digest, maxMemoryPages, instrumented, `the instrumented bytes do not hash to ${cached.bytesDigest}`);
+          await cache!.flush().catch(() => undefined);
+        }
+        return { instrumented, compiled: await compileFor(manifest, instrumented) };
+      })();
+      return ready;
+    };
+    return { ok: true, module: { bytes, info: cached.info, instrumented: { sha256: cached.bytesDigest.slice('sha256:'.length), recyclable: cached.recyclable }, prepare } };
+  }
+
   let info: ModuleInfo;
   try {
     info = decodeModule(bytes);
@@ -72,9 +80,7 @@ export async function checkModule(
     }
     throw err;
   }
-  if (manifest.abi === 'extism/v1') problems.push(...checkExtism(info, manifest.entrypoint));
-  else problems.push(...checkExports(info, manifest.entrypoint ?? DEFAULT_ENTRYPOINT), ...checkImports(info, manifest.capabilities.abiVersion));
-  problems.push(...checkMemory(info));
+  problems.push(...moduleRuleProblems(info, manifest));
   if (problems.length > 0) return { ok: false, problems };
 
   let instrumented: InstrumentResult;
@@ -91,145 +97,47 @@ export async function checkModule(
     } else throw err;
     return { ok: false, problems };
   }
+  // The engine validates without compiling; only a module it refuses is compiled here, for the reason.
+  let compiled: Promise<WebAssembly.Module> | undefined;
+  if (manifest.abi === 'extism/v1' || !WebAssembly.validate(instrumented.bytes)) {
+    try {
+      compiled = Promise.resolve(await compileFor(manifest, instrumented));
+    } catch (err) {
+      return { ok: false, problems: [{ field: 'module', reason: (err as HelixError).details.reason as string }] };
+    }
+  }
+  cache?.putModule(digest, maxMemoryPages, instrumented);
+  let ready: Promise<PreparedModule> | undefined;
+  const prepare = (): Promise<PreparedModule> => (ready ??= (compiled ?? compileFor(manifest, instrumented)).then((c) => ({ instrumented, compiled: c })));
+  return { ok: true, module: { bytes, info, instrumented: { sha256: sha256Digest(instrumented.bytes).slice('sha256:'.length), recyclable: instrumented.recyclable }, prepare } };
+}
+
+/**
+ * Compiles an instrumented module; an extism/v1 one is also instantiated inertly (ABI-EXTISM-001):
+ * Extism instantiates the plugin in its own worker, where a failure (a data segment out of
+ * bounds, say) is an uncaught exception of the host process, so it is found here instead. No
+ * guest code runs: the start function is an export after instrumentation.
+ */
+async function compileFor(manifest: ToolManifest, instrumented: InstrumentResult): Promise<WebAssembly.Module> {
   let compiled: WebAssembly.Module;
   try {
     compiled = await WebAssembly.compile(instrumented.bytes);
   } catch (err) {
-    problems.push({ field: 'module', reason: `ABI-MODULE-001: the engine refuses the module: ${(err as Error).message}` });
-    return { ok: false, problems };
+    throw refused(manifest, `ABI-MODULE-001: the engine refuses the module: ${(err as Error).message}`);
   }
   if (manifest.abi === 'extism/v1') {
-    // Extism instantiates the plugin in its own worker, where a failure (a data segment out of
-    // bounds, say) is an uncaught exception of the host process: find it here instead. No guest
-    // code runs: the start function is an export after instrumentation.
     try {
-      new WebAssembly.Instance(compiled, stubImports(info));
+      new WebAssembly.Instance(compiled, stubImports(instrumented.info));
     } catch (err) {
-      problems.push({ field: 'module', reason: `ABI-EXTISM-001: the module cannot be instantiated: ${(err as Error).message}` });
-      return { ok: false, problems };
+      throw refused(manifest, `ABI-EXTISM-001: the module cannot be instantiated: ${(err as Error).message}`);
     }
   }
-  return { ok: true, module: { bytes, info, instrumented, compiled } };
+  return compiled;
 }
 
-function sameSignature(actual: FuncType | undefined, expected: Signature): boolean {
-  if (actual === undefined) return false;
-  return (
-    actual.params.length === expected.params.length &&
-    actual.results.length === expected.results.length &&
-    actual.params.every((p, i) => p === expected.params[i]) &&
-    actual.results.every((r, i) => r === expected.results[i])
-  );
-}
-
-function render(sig: Signature | FuncType | undefined): string {
-  if (sig === undefined) return '(unknown)';
-  return `(${sig.params.join(', ')}) -> (${sig.results.join(', ')})`;
-}
-
-function checkExports(info: ModuleInfo, entrypoint: string): ModuleProblem[] {
-  const problems: ModuleProblem[] = [];
-  const byName = new Map(info.exports.map((e) => [e.name, e]));
-  const memory = byName.get(MEMORY_EXPORT);
-  if (memory === undefined || memory.kind !== 'memory') {
-    problems.push({ field: 'module', reason: `ABI-EXPORT-001: the module must export its linear memory as "${MEMORY_EXPORT}"` });
-  }
-  const required: Array<[string, Signature, string]> = [
-    ['alloc', REQUIRED_FUNCTION_EXPORTS.alloc!, 'ABI-EXPORT-002'],
-    ['dealloc', REQUIRED_FUNCTION_EXPORTS.dealloc!, 'ABI-EXPORT-003'],
-    [entrypoint, REQUIRED_FUNCTION_EXPORTS.execute!, 'ABI-EXPORT-004'],
-  ];
-  for (const [name, sig, id] of required) {
-    const exp = byName.get(name);
-    if (exp === undefined || exp.kind !== 'func') {
-      problems.push({ field: name === entrypoint ? 'entrypoint' : 'module', reason: `${id}: the module must export a function "${name}" ${render(sig)}` });
-    } else if (!sameSignature(exp.type, sig)) {
-      problems.push({ field: 'module', reason: `${id}: export "${name}" has signature ${render(exp.type)}, the ABI requires ${render(sig)}` });
-    }
-  }
-  const panic = byName.get(PANIC_EXPORT);
-  if (panic !== undefined && (panic.kind !== 'func' || !sameSignature(panic.type, PANIC_EXPORT_SIGNATURE))) {
-    problems.push({ field: 'module', reason: `ABI-EXPORT-006: optional export "${PANIC_EXPORT}" must be a function ${render(PANIC_EXPORT_SIGNATURE)}` });
-  }
-  for (const e of info.exports) {
-    if (e.name.startsWith(RESERVED_EXPORT_PREFIX)) {
-      problems.push({ field: 'module', reason: `ABI-EXPORT-007: export "${e.name}" uses the reserved prefix ${RESERVED_EXPORT_PREFIX}` });
-    }
-  }
-  return problems;
-}
-
-/** helix/v1 imports (ABI-IMPORT-001/-002): capability_call, and capability_call_bulk under capability ABI 2 only. */
-function checkImports(info: ModuleInfo, abiVersion: 1 | 2): ModuleProblem[] {
-  const problems: ModuleProblem[] = [];
-  const allowed = abiVersion === 2 ? `${HOST_IMPORT_MODULE}.${HOST_IMPORT_CAPABILITY_CALL} and ${HOST_IMPORT_MODULE}.${HOST_IMPORT_CAPABILITY_CALL_BULK}` : `${HOST_IMPORT_MODULE}.${HOST_IMPORT_CAPABILITY_CALL}`;
-  for (const imp of info.imports) {
-    const name = imp.module === HOST_IMPORT_MODULE ? imp.name : undefined;
-    const signature = name === HOST_IMPORT_CAPABILITY_CALL ? CAPABILITY_CALL_SIGNATURE : name === HOST_IMPORT_CAPABILITY_CALL_BULK ? CAPABILITY_CALL_BULK_SIGNATURE : undefined;
-    if (signature === undefined) {
-      const hint = imp.module === 'env' && imp.name === 'abort' ? ' (AssemblyScript: build with --use abort=... as the guest SDK does)' : '';
-      problems.push({ field: 'module', reason: `ABI-IMPORT-001: import ${imp.module}.${imp.name} (${imp.kind}) is not allowed; the only permitted imports are ${allowed}${hint}` });
-    } else if (name === HOST_IMPORT_CAPABILITY_CALL_BULK && abiVersion !== 2) {
-      problems.push({ field: 'capabilities.abiVersion', reason: `ABI-IMPORT-001: the module imports ${HOST_IMPORT_MODULE}.${HOST_IMPORT_CAPABILITY_CALL_BULK}, the bulk path of capability ABI 2, but the manifest says capabilities.abiVersion: ${abiVersion}; set capabilities.abiVersion: 2 in the manifest (ABI-BULK-001)` });
-    } else if (imp.kind !== 'func' || !sameSignature(imp.type, signature)) {
-      problems.push({ field: 'module', reason: `ABI-IMPORT-002: ${HOST_IMPORT_MODULE}.${name} must be imported as a function ${render(signature)}, found ${imp.kind} ${render(imp.type)}` });
-    }
-  }
-  return problems;
-}
-
-function checkMemory(info: ModuleInfo): ModuleProblem[] {
-  const problems: ModuleProblem[] = [];
-  for (const [i, m] of info.memories.entries()) {
-    if (m.memory64) problems.push({ field: 'module', reason: `ABI-MEMORY-001: memory ${i} is 64-bit; guest pointers are i32` });
-  }
-  return problems;
-}
-
-/** The extism/v1 rules (ABI-EXTISM-001..003, 005): kernel and broker imports only, the entry, no instantiation-time exports. */
-function checkExtism(info: ModuleInfo, entrypoint: string | undefined): ModuleProblem[] {
-  const problems: ModuleProblem[] = [];
-  const byName = new Map(info.exports.map((e) => [e.name, e]));
-  const memory = byName.get(MEMORY_EXPORT);
-  if (memory === undefined || memory.kind !== 'memory') {
-    problems.push({ field: 'module', reason: `ABI-EXTISM-001: the module must export its linear memory as "${MEMORY_EXPORT}" (every Extism PDK does)` });
-  }
-  if (entrypoint === undefined) {
-    problems.push({ field: 'entrypoint', reason: `ABI-EXTISM-003: extism/v1 toolpacks must name their entry function in entrypoint` });
-  } else {
-    const entry = byName.get(entrypoint);
-    if (entry === undefined || entry.kind !== 'func') {
-      problems.push({ field: 'entrypoint', reason: `ABI-EXTISM-003: the module must export a function "${entrypoint}" ${render(EXTISM_ENTRY_SIGNATURE)}` });
-    } else if (!sameSignature(entry.type, EXTISM_ENTRY_SIGNATURE)) {
-      problems.push({ field: 'entrypoint', reason: `ABI-EXTISM-003: export "${entrypoint}" has signature ${render(entry.type)}, an Extism entry must be ${render(EXTISM_ENTRY_SIGNATURE)}` });
-    }
-  }
-  for (const name of EXTISM_REFUSED_EXPORTS) {
-    if (byName.has(name)) problems.push({ field: 'module', reason: `ABI-EXTISM-005: export "${name}" is not allowed: Extism would run it at instantiation, outside the call's fuel and error handling; use a start function or do the work in the entry` });
-  }
-  for (const e of info.exports) {
-    if (e.name.startsWith(RESERVED_EXPORT_PREFIX)) problems.push({ field: 'module', reason: `ABI-EXPORT-007: export "${e.name}" uses the reserved prefix ${RESERVED_EXPORT_PREFIX}` });
-  }
-  for (const imp of info.imports) {
-    const where = `${imp.module}.${imp.name}`;
-    const expected = imp.module === EXTISM_ENV_MODULE ? EXTISM_KERNEL_IMPORTS[imp.name] : imp.module === EXTISM_USER_MODULE && imp.name === EXTISM_CAPABILITY_CALL ? EXTISM_CAPABILITY_CALL_SIGNATURE : undefined;
-    if (expected === undefined) {
-      const network = imp.module === EXTISM_ENV_MODULE && imp.name.startsWith('http_') ? ' (network access goes through the broker: call http.request with helix_capability_call)' : '';
-      problems.push({ field: 'module', reason: `ABI-EXTISM-002: import ${where} (${imp.kind}) is not allowed; an extism/v1 module may import the Extism kernel (${EXTISM_ENV_MODULE}) and ${EXTISM_USER_MODULE}.${EXTISM_CAPABILITY_CALL} only${network}` });
-    } else if (imp.kind !== 'func' || !sameSignature(imp.type, expected)) {
-      problems.push({ field: 'module', reason: `ABI-EXTISM-002: ${where} must be imported as a function ${render(expected)}, found ${imp.kind} ${render(imp.type)}` });
-    }
-  }
-  return problems;
-}
-
-/** Imports that satisfy the module's (already checked) function imports without running anything. */
-function stubImports(info: ModuleInfo): WebAssembly.Imports {
-  const imports: Record<string, Record<string, () => never>> = {};
-  for (const imp of info.imports) {
-    (imports[imp.module] ??= {})[imp.name] = () => {
-      throw new Error('not callable while loading');
-    };
-  }
-  return imports;
+function refused(manifest: ToolManifest, reason: string): HelixError {
+  return new HelixError('P-PRECOND-MODULE-REFUSED', {
+    message: `The module of ${manifest.id}@${manifest.version} was refused when it was compiled: ${reason}.`,
+    details: { tool_id: manifest.id, tool_version: manifest.version, digest: manifest.digest, reason },
+  });
 }

@@ -43,6 +43,8 @@ export interface StoreDatabases {
   readonly idempotency: Database<string, string>;
   /** [write id, ''] -> owner of an in-progress write; [write id, chunk sha256] -> chunks it relies on (pending.ts). */
   readonly pending: Database<unknown, [string, string]>;
+  /** what the loader checked once (an instrumented module, a checked schema) -> a sealed entry (load-cache.ts). */
+  readonly loadCache: Database<unknown, string>;
 }
 
 /** A named database of the store. */
@@ -66,5 +68,6 @@ export const STORE_DATABASES: Readonly<Record<StoreDatabaseName, { readonly name
   kv: { name: 'kv' },
   idempotency: { name: 'idempotency', encoding: 'string' },
   pending: { name: 'pending_writes' },
+  loadCache: { name: 'load_cache' },
 };
 

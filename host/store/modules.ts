@@ -1,7 +1,6 @@
 // Compiled-module metadata by digest (README "Runs, artifacts and provenance"): what each module
 // loaded into this store was (size, exports, imports, proposals used, its instrumented form), so an
 // operator can tell which exact build a run's module_digest names, long after the file is gone.
-import { createHash } from 'node:crypto';
 import { isHelixError } from '../../abi/index.js';
 import { appendAudit } from './audit.js';
 import { commitBlob, writeChunks } from './blobs.js';
@@ -21,7 +20,8 @@ export interface ModuleToRecord {
       readonly imports: ReadonlyArray<{ readonly kind: string; readonly module: string; readonly name: string }>;
       readonly features: readonly string[];
     };
-    readonly instrumented: { readonly bytes: Uint8Array; readonly recyclable: boolean };
+    /** The instrumented module's sha256 (hex) and whether its instances can be recycled. */
+    readonly instrumented: { readonly sha256: string; readonly recyclable: boolean };
   };
   readonly limits: { readonly maxMemoryPages: number };
 }
@@ -70,7 +70,7 @@ export async function recordModules(store: Store, tools: readonly ModuleToRecord
         exports: info.exports.map((e) => `${e.kind} ${e.name}`),
         imports: info.imports.map((i) => `${i.kind} ${i.module}.${i.name}`),
         features: info.features,
-        instrumented: { sha256: createHash('sha256').update(t.module.instrumented.bytes).digest('hex'), max_memory_pages: t.limits.maxMemoryPages, recyclable: t.module.instrumented.recyclable },
+        instrumented: { sha256: t.module.instrumented.sha256, max_memory_pages: t.limits.maxMemoryPages, recyclable: t.module.instrumented.recyclable },
         first_loaded_at: previous?.first_loaded_at ?? now,
         last_loaded_at: now,
       });

@@ -54,6 +54,8 @@ export const RECORD_SCHEMAS = {
   idempotency: z.string().regex(RUN_ID_PATTERN),
   // A pending write's header, or the mark of a chunk it relies on.
   pending: z.union([PendingRecordSchema, z.literal(true)]),
+  // Sealed entries, checked by load-cache.ts: a damaged one is rebuilt, not an error.
+  loadCache: z.unknown(),
 } satisfies Record<StoreDatabaseName, z.ZodType>;
 
 /** The key type of a database. */

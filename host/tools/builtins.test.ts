@@ -7,7 +7,7 @@ import { tempDir } from '../../test/helpers/toolpack.js';
 import { importInline } from '../artifacts/index.js';
 import { loadPolicy } from '../policy/load-policy.js';
 import { openStore, type Store } from '../store/open-store.js';
-import { builtinTools } from './builtins.js';
+import { builtinSchemaProblems, builtinTools } from './builtins.js';
 import type { Tool } from './tool.js';
 
 const tools = builtinTools(PolicySchema.parse({ version: 1, tools: { allow: [] } }));
@@ -70,5 +70,11 @@ describe('built-in record schema', () => {
     expect(Object.keys(output)).toEqual(SUMMARY_FIELDS);
     expect(output).toMatchObject({ id: record.id, sha256: record.sha256, size: 9, type: 'fasta', compression: null, label: 'reads' });
     expect(get.validateOutput(output)).toEqual([]);
+  });
+});
+
+describe('the built-in tools', () => {
+  it('have schemas that pass the JSON Schema check, so the host compiles them on first use unchecked', () => {
+    expect(builtinSchemaProblems()).toEqual([]);
   });
 });

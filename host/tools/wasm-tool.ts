@@ -1,9 +1,9 @@
 // A WebAssembly toolpack as a Tool: its manifest is the descriptor, the engine runs it, and a
 // broker per run answers its capability calls (and a terminal capability_call output).
-import { DEFAULT_ENTRYPOINT, ERROR_CODES, type GuestOutput } from '../../abi/index.js';
+import { DEFAULT_ENTRYPOINT, ERROR_CODES, type GuestOutput, isHelixError } from '../../abi/index.js';
 import { createBroker } from '../broker/broker.js';
 import { RunOutputs } from '../broker/outputs.js';
-import { engineModule, type Engine } from '../engine/engine.js';
+import { engineModule, type Engine, type EngineModule } from '../engine/engine.js';
 import type { LoadedTool } from '../loader/load-toolpacks.js';
 import { contractDigest } from './contract-digest.js';
 import type { Tool, ToolOutcome } from './tool.js';
@@ -17,7 +17,8 @@ export interface WasmTool extends Tool {
 /** Wraps a loaded toolpack. */
 export function wasmTool(loaded: LoadedTool, engine: Engine): WasmTool {
   const m = loaded.manifest;
-  const module = engineModule(loaded);
+  // Compiled on the first call, not at load (ABI-LOAD-008): a CLI call compiles only its tool.
+  let module: EngineModule | undefined;
   return {
     kind: 'wasm',
     loaded,
@@ -39,6 +40,15 @@ export function wasmTool(loaded: LoadedTool, engine: Engine): WasmTool {
     validateInput: loaded.validateInputRefs,
     validateOutput: loaded.validateOutput,
     async execute(ctx): Promise<ToolOutcome> {
+      if (module === undefined) {
+        try {
+          module = engineModule(loaded, await loaded.module.prepare());
+        } catch (err) {
+          // The engine refused the module: the call fails before any of it runs.
+          if (!isHelixError(err)) throw err;
+          return { kind: 'fault', error: err.toWire(), fuelUsed: 0, memoryPages: 0 };
+        }
+      }
       const outputs = new RunOutputs(ctx.store, ctx.runId, m.declaredOutputs, ctx.policy.policy.ceilings.maxImportBytes);
       const broker = createBroker({
         store: ctx.store,

@@ -17,3 +17,4 @@ export { MemoryCapError, TableCeilingError, WasmDecodeError } from './errors.js'
 export { decodeModule } from './decode.js';
 export { instrumentModule } from './instrument.js';
 export { COSTS, FUEL_EXPORT, GLOBAL_EXPORT_PREFIX, START_EXPORT } from './costs.js';
+export { INSTRUMENTER_VERSION, instrumenterKey } from './version.js';

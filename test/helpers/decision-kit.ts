@@ -62,5 +62,6 @@ export async function abortThenCancel(engine: { execute(request: ExecuteRequest)
     void Promise.resolve().then(() => undefined).then(() => undefined).then(() => controller.abort());
     return RACED_ABORT;
   };
-  return engine.execute({ module: engineModule(tool), input: new TextEncoder().encode('{}'), limits: tool.limits, broker, signal: controller.signal });
+  const module = engineModule(tool, await tool.module.prepare());
+  return engine.execute({ module, input: new TextEncoder().encode('{}'), limits: tool.limits, broker, signal: controller.signal });
 }
