@@ -47,7 +47,7 @@ function handle(input: JSONObject): Result {
   if (!info.ok) return info.toResult("artifact.stat " + id);
 
   prepareCodes();
-  resetTable();
+  resetTable(k);
   const reader = new SeqReader(new ArtifactReader(id, info.isGzip));
   for (let part = reader.next(); part != SeqPart.END; part = reader.next()) {
     if (part == SeqPart.SEQUENCE) {

@@ -12,6 +12,13 @@ export const MAX_DISTINCT: i32 = (1 << MAX_BITS) / 4 * 3;
 // Keys are stored plus one, so 0 marks an empty slot (a 31-mer is below 2^62).
 let keys: usize = 0;
 let counts: usize = 0;
+// For k <= DIRECT_MAX_K: a count per possible k-mer, indexed by its 2-bit code, instead of the
+// hash table (a load and a store per k-mer, against a hash, a probe loop and a compare).
+// 4^9 counts are 1 MiB; every 9-mer fits the hash table too, so the results are the same.
+let direct: usize = 0;
+let directSlots: usize = 0;
+/** Largest k counted in a direct array. */
+export const DIRECT_MAX_K: i32 = 9;
 let bits: i32 = 0;
 let mask: u64 = 0;
 /** Distinct k-mers in the table. */
@@ -33,14 +40,26 @@ function allocate(tableBits: i32): void {
   mask = (<u64>1 << tableBits) - 1;
 }
 
-/** Starts an empty table. */
-export function resetTable(): void {
-  allocate(INITIAL_BITS);
+/** Starts an empty table for k-mers of length `k`. */
+export function resetTable(k: i32): void {
   distinct = 0;
+  if (k <= DIRECT_MAX_K) {
+    directSlots = <usize>1 << (<usize>k << 1);
+    direct = heap.alloc(directSlots << 2);
+    memory.fill(direct, 0, directSlots << 2);
+    return;
+  }
+  direct = 0;
+  allocate(INITIAL_BITS);
 }
 
 /** Adds one occurrence of `kmer`; false when it is new and the table is full (MAX_DISTINCT). */
 export function addKmer(kmer: u64): bool {
+  if (direct != 0) {
+    const at = direct + (<usize>kmer << 2);
+    store<u32>(at, load<u32>(at) + 1);
+    return true;
+  }
   const key = kmer + 1;
   const shift = <u64>(64 - bits);
   let slot = slotOf(key, shift);
@@ -87,6 +106,7 @@ function grow(): void {
  * this) and returns their number; `keyAt`/`countAt` then read entry i, k-mer without the +1.
  */
 export function compact(): i32 {
+  if (direct != 0) return compactDirect();
   const slots = <usize>1 << bits;
   let n: usize = 0;
   for (let i: usize = 0; i < slots; i++) {
@@ -96,6 +116,26 @@ export function compact(): i32 {
     store<u32>(counts + (n << 2), load<u32>(counts + (i << 2)));
     n++;
   }
+  return <i32>n;
+}
+
+// compact() for the direct array: the k-mers counted, in k-mer order, into entry arrays.
+function compactDirect(): i32 {
+  let n: usize = 0;
+  for (let i: usize = 0; i < directSlots; i++) if (load<u32>(direct + (i << 2)) != 0) n++;
+  keys = heap.alloc(max(n, 1) << 3);
+  counts = heap.alloc(max(n, 1) << 2);
+  let at: usize = 0;
+  for (let i: usize = 0; i < directSlots; i++) {
+    const count = load<u32>(direct + (i << 2));
+    if (count == 0) continue;
+    store<u64>(keys + (at << 3), <u64>i);
+    store<u32>(counts + (at << 2), count);
+    at++;
+  }
+  heap.free(direct);
+  direct = 0;
+  distinct = <i32>n;
   return <i32>n;
 }
 
