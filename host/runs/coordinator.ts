@@ -33,9 +33,14 @@ export class RunCoordinator {
   /** Runs of this process executing now: a finishing transaction waits briefly to share their commit. */
   #executing = 0;
 
+  /**
+   * `beginAfterMs`: how long a run executes before its start is committed on its own
+   * (default BEGIN_AFTER_MS, ABI-STORE-034).
+   */
   constructor(
     private readonly store: Store,
     private readonly now: () => number,
+    private readonly beginAfterMs: number = BEGIN_AFTER_MS,
   ) {}
 
   /**
@@ -68,12 +73,12 @@ export class RunCoordinator {
     if (isRunningElsewhere(existing)) return { record: await this.#waitForOther(start.run_id, deadlineMs), replayed: false, joined: true };
     const attempt: RunAttempt = { startedAt: this.now(), durable: false };
     const started = startedEvent(start, existing, attempt.startedAt);
-    // A run still executing after BEGIN_AFTER_MS commits its start, so other processes see it
+    // A run still executing after beginAfterMs commits its start, so other processes see it
     // running and join it, and a crash leaves it to be recorded interrupted (ABI-STORE-034).
     const timer = setTimeout(() => {
       // Not committed, it stays to the finishing transaction, which records the start with the end.
       beginRun(this.store, start, attempt).catch(() => undefined);
-    }, BEGIN_AFTER_MS);
+    }, this.beginAfterMs);
     const expected = (): number => this.#executing;
     let finish: RunFinisher;
     this.#executing += 1;
