@@ -1,12 +1,11 @@
 // Making artifacts on a real LMDB store: previews, visibility only after commit, dedupe, and
 // the refusals of bad metadata.
 import { randomBytes } from 'node:crypto';
-import { closeSync, openSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ArtifactRecordSchema } from '../../abi/index.js';
 import { tempDir } from '../../test/helpers/toolpack.js';
-import { newestCommit, pageSizeOf } from '../store/header.js';
+import { newestCommitIn } from '../store/header.js';
 import { openStore, type Store } from '../store/open-store.js';
 import { rawDatabases } from '../store/raw-access.js';
 import { commitArtifact, importInline, prepareArtifact } from './prepare-artifact.js';
@@ -162,14 +161,7 @@ describe('prepareArtifact and commitArtifact', () => {
 
 describe('storing chunks', () => {
   it('stores a 20 MiB artifact in 8 MiB transactions: four commits, not one per chunk (ABI-STORE-036)', async () => {
-    const commits = (): number => {
-      const fd = openSync(store.path, 'r');
-      try {
-        return newestCommit(fd, pageSizeOf(fd));
-      } finally {
-        closeSync(fd);
-      }
-    };
+    const commits = (): number => newestCommitIn(store.path);
     const data = randomBytes(20 * 1024 * 1024);
     const before = commits();
     const record = await importInline(store, data, { maxBytes: data.length });

@@ -2,11 +2,10 @@
 // a long one's start committed while it executes, runs ending together in one commit, and an
 // attempt another coordinator recorded first left to that record.
 import { createHash } from 'node:crypto';
-import { closeSync, openSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../../test/helpers/toolpack.js';
 import type { RunEvent } from '../../abi/index.js';
-import { newestCommit, pageSizeOf } from '../store/header.js';
+import { newestCommitIn } from '../store/header.js';
 import { openStore, type Store } from '../store/open-store.js';
 import { readActiveRuns } from '../store/runs.js';
 import { RunCoordinator } from './coordinator.js';
@@ -25,14 +24,7 @@ afterEach(async () => {
   t.cleanup();
 });
 
-function commits(): number {
-  const fd = openSync(store.path, 'r');
-  try {
-    return newestCommit(fd, pageSizeOf(fd));
-  } finally {
-    closeSync(fd);
-  }
-}
+const commits = (): number => newestCommitIn(store.path);
 
 const sha = (text: string): string => `sha256:${createHash('sha256').update(text).digest('hex')}`;
 

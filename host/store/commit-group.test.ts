@@ -1,10 +1,9 @@
 // Shared commits (ABI-STORE-035) on a real store: transactions queued together commit as one LMDB
 // commit, one that throws fails alone, and closing the store commits what is still queued.
-import { closeSync, openSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../../test/helpers/toolpack.js';
 import { groupedTransaction } from './commit-group.js';
-import { newestCommit, pageSizeOf } from './header.js';
+import { newestCommitIn } from './header.js';
 import { openStore, type Store } from './open-store.js';
 import { rawDatabases } from './raw-access.js';
 
@@ -21,15 +20,7 @@ afterEach(async () => {
   t.cleanup();
 });
 
-/** The id of the newest commit, from the store file's meta pages. */
-function commits(): number {
-  const fd = openSync(store.path, 'r');
-  try {
-    return newestCommit(fd, pageSizeOf(fd));
-  } finally {
-    closeSync(fd);
-  }
-}
+const commits = (): number => newestCommitIn(store.path);
 
 const put = (key: string): (() => string) => () => {
   rawDatabases(store).kv.putSync(['group', key], { value: key });
