@@ -132,8 +132,8 @@ let n = 0;
 await Promise.all(Array.from({ length: 16 }, async () => {
   for (;;) {
     const r = await host.call({ tool_id: 'c.echo', input: { n: n++ } });
-    if (r.status !== 'success') throw new Error(JSON.stringify(r));
-    process.stdout.write(r.run_id + '\\n');
+    // A call a loaded machine times out is a failed run, as whole as a succeeded one.
+    if (r.run_id !== null) process.stdout.write(r.run_id + '\\n');
   }
 }));
 `,
@@ -151,9 +151,9 @@ await Promise.all(Array.from({ length: 16 }, async () => {
       const ids = new Set(runs.map((r) => r.run_id));
       for (const id of reported) expect(ids.has(id), `reported run ${id} is in the store`).toBe(true);
       for (const run of runs) {
-        // Whole: succeeded with its log, or (its start committed, the process then killed) interrupted.
-        expect(['succeeded', 'interrupted'], run.run_id).toContain(run.status);
-        if (run.status === 'succeeded') {
+        // Whole: ended with its log, or (its start committed, the process then killed) interrupted.
+        expect(['succeeded', 'failed', 'interrupted'], run.run_id).toContain(run.status);
+        if (run.status !== 'interrupted') {
           expect(run.log_artifact_id, run.run_id).not.toBeNull();
           expect(runEvents(store, run.run_id).map((e) => e.kind)).toEqual(['started', 'finished']);
         }
