@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { types } from 'node:util';
 import { performance } from 'node:perf_hooks';
-import { type CallMetrics, checkJsonValue, type EffectiveLimits, ERROR_CODES, errorClassOf, HelixError, inputBytesOf, type RequestEnvelope, RequestEnvelopeSchema, type ResponseEnvelope, type RunLink, type RunRecord, type RunResult, statusForCode, WASM_PAGE_BYTES, type WireError } from '../abi/index.js';
+import { type CallMetrics, checkJsonValue, type EffectiveLimits, ERROR_CODES, errorClassOf, HelixError, inputBytesOf, type RequestEnvelope, RequestEnvelopeSchema, type ResponseEnvelope, type RunEvent, type RunLink, type RunRecord, type RunResult, statusForCode, WASM_PAGE_BYTES, type WireError } from '../abi/index.js';
 import { getArtifact } from './artifacts/index.js';
 import { jsonRefusal } from './json-entry.js';
 import type { LoadedPolicy } from './policy/load-policy.js';
@@ -16,7 +16,7 @@ import { errorResponse, successResponse, ZERO_METRICS, type Provenance } from '.
 import type { RunCoordinator } from './runs/coordinator.js';
 import { runIdentity } from './runs/identity.js';
 import { prepareRunEnding } from './runs/run-ending.js';
-import type { RunFinish, RunStart } from './runs/run-store.js';
+import type { RunFinisher, RunStart } from './runs/run-store.js';
 import type { Store } from './store/open-store.js';
 import type { Tool, ToolOutcome } from './tools/tool.js';
 
@@ -96,7 +96,7 @@ export async function performCall(ctx: CallContext, raw: unknown, options: CallO
 
     const t = tool;
     options.onRunStarted?.(runId);
-    const outcome = await ctx.coordinator.run(prepared.start, ctx.now() + prepared.limits.timeoutMs, () => execute(ctx, t, req, prepared, callId, elapsed, options));
+    const outcome = await ctx.coordinator.run(prepared.start, ctx.now() + prepared.limits.timeoutMs, (unstoredEvents) => execute(ctx, t, req, prepared, callId, elapsed, options, unstoredEvents));
     const r = outcome.record.result;
     const run = { run_id: outcome.record.run_id, replayed: outcome.replayed };
     const metrics: CallMetrics = outcome.replayed || outcome.joined ? { ...ZERO_METRICS, duration_ms: elapsed() } : (outcome.record.metrics ?? { ...ZERO_METRICS, duration_ms: elapsed() });
@@ -115,7 +115,7 @@ export async function performCall(ctx: CallContext, raw: unknown, options: CallO
 }
 
 /** Runs the tool and returns how to finish its run (inside the finishing transaction). */
-async function execute(ctx: CallContext, tool: Tool, req: RequestEnvelope, prepared: Prepared, callId: string, elapsed: () => number, options: CallOptions): Promise<(record: RunRecord) => RunFinish> {
+async function execute(ctx: CallContext, tool: Tool, req: RequestEnvelope, prepared: Prepared, callId: string, elapsed: () => number, options: CallOptions, unstoredEvents: () => RunEvent[]): Promise<RunFinisher> {
   const runId = prepared.start.run_id;
   const deadlineMs = ctx.now() + prepared.limits.timeoutMs;
   // Capabilities stop their own waits (HTTP) when the call's deadline passes or it is cancelled.
@@ -161,6 +161,7 @@ async function execute(ctx: CallContext, tool: Tool, req: RequestEnvelope, prepa
     effects: result.effects,
     guestInput: tool.kind === 'wasm' ? prepared.inputBytes : undefined,
     outputSha256: result.kind === 'output' ? result.outputSha256 : undefined,
+    unstoredEvents,
   });
 }
 

@@ -1,8 +1,10 @@
 // Crash safety with kill -9 on real child processes: mid-import leaves no partial artifact,
-// mid-run leaves a run the next start marks interrupted, and completed runs are never lost.
+// mid-run leaves a run the next start marks interrupted, completed runs are never lost, and runs
+// killed before their one commit (ABI-STORE-034) leave nothing behind.
 import { spawn } from 'node:child_process';
 import { randomFillSync } from 'node:crypto';
 import { openSync, writeSync, closeSync, writeFileSync, readFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportArtifact, importFile, listArtifacts } from '../host/artifacts/index.js';
@@ -10,7 +12,7 @@ import { hostStore } from '../host/host.js';
 import { createHost } from '../host/index.js';
 import { packageRoot } from '../host/paths.js';
 import { loadPolicy } from '../host/policy/load-policy.js';
-import { getRun } from '../host/runs/run-store.js';
+import { getRun, listRuns, runEvents } from '../host/runs/run-store.js';
 import { openStore } from '../host/store/open-store.js';
 import { rawDatabases } from '../host/store/raw-access.js';
 import { readActiveRuns } from '../host/store/runs.js';
@@ -116,4 +118,54 @@ describe('kill -9', () => {
       await after.close();
     }
   }, 60_000);
+
+  it('amid many short runs sharing commits leaves every run whole or absent, and every reported run stored', async () => {
+    const home = temp();
+    const dir = temp();
+    // A process making short runs 16 at a time, printing each run id once its call has returned.
+    const script = path.join(dir, 'many-runs.mjs');
+    writeFileSync(
+      script,
+      `import { createHost } from ${JSON.stringify(pathToFileURL(path.join(packageRoot(), 'dist', 'host', 'index.js')).href)};
+const host = await createHost({ pluginsDir: ${JSON.stringify(plugins.dir)}, home: ${JSON.stringify(home)} });
+let n = 0;
+await Promise.all(Array.from({ length: 16 }, async () => {
+  for (;;) {
+    const r = await host.call({ tool_id: 'c.echo', input: { n: n++ } });
+    // A call a loaded machine times out is a failed run, as whole as a succeeded one.
+    if (r.run_id !== null) process.stdout.write(r.run_id + '\\n');
+  }
+}));
+`,
+    );
+    const child = spawn(process.execPath, [script], { cwd: dir, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => (out += c.toString('utf8')));
+    await until('200 runs to be reported', () => out.split('\n').length > 200, 180_000);
+    await kill9(child);
+    const reported = out.split('\n').filter((l) => /^run_[0-9a-f]{32}$/.test(l));
+
+    const store = openStore(home);
+    try {
+      const runs = listRuns(store);
+      const ids = new Set(runs.map((r) => r.run_id));
+      for (const id of reported) expect(ids.has(id), `reported run ${id} is in the store`).toBe(true);
+      for (const run of runs) {
+        // Whole: ended with its log, or (its start committed, the process then killed) interrupted.
+        expect(['succeeded', 'failed', 'interrupted'], run.run_id).toContain(run.status);
+        if (run.status !== 'interrupted') {
+          expect(run.log_artifact_id, run.run_id).not.toBeNull();
+          expect(runEvents(store, run.run_id).map((e) => e.kind)).toEqual(['started', 'finished']);
+        }
+      }
+    } finally {
+      await store.close();
+    }
+    const check = spawn(process.execPath, [cli, 'store', 'check', '--home', home], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let report = '';
+    check.stdout!.on('data', (c: Buffer) => (report += c.toString('utf8')));
+    check.stderr!.on('data', (c: Buffer) => (report += c.toString('utf8')));
+    expect(await new Promise((resolve) => check.on('close', resolve)), report).toBe(0);
+  }, 300_000);
 });
+

@@ -92,6 +92,8 @@ export async function importFile(store: Store, policy: Policy, filePath: string,
     try {
       prepared = await prepareArtifact(store, stream, {
         maxBytes,
+        // A read stream hands out a new buffer for every read.
+        ownedPieces: true,
         label: meta.label,
         type: meta.type,
         source: { kind: 'import', path: real, mtime_ms: opened.mtimeMs },

@@ -5,6 +5,7 @@ import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ArtifactRecordSchema } from '../../abi/index.js';
 import { tempDir } from '../../test/helpers/toolpack.js';
+import { newestCommitIn } from '../store/header.js';
 import { openStore, type Store } from '../store/open-store.js';
 import { rawDatabases } from '../store/raw-access.js';
 import { commitArtifact, importInline, prepareArtifact } from './prepare-artifact.js';
@@ -155,5 +156,18 @@ describe('prepareArtifact and commitArtifact', () => {
     await expect(prepareArtifact(store, failing(), { maxBytes: 100, source: { kind: 'inline' } })).rejects.toThrow('source broke');
     expect(rawDatabases(store).blobs.getKeysCount()).toBe(0);
     expect(rawDatabases(store).artifacts.getKeysCount()).toBe(0);
+  });
+});
+
+describe('storing chunks', () => {
+  it('stores a 20 MiB artifact in 8 MiB transactions: four commits, not one per chunk (ABI-STORE-036)', async () => {
+    const commits = (): number => newestCommitIn(store.path);
+    const data = randomBytes(20 * 1024 * 1024);
+    const before = commits();
+    const record = await importInline(store, data, { maxBytes: data.length });
+    // Three batches of chunks (8, 8 and 4 MiB) and the artifact's own transaction.
+    expect(commits()).toBe(before + 4);
+    expect(record.size).toBe(data.length);
+    expect(rawDatabases(store).chunks.getKeysCount()).toBe(20);
   });
 });

@@ -29,6 +29,8 @@ export interface PrepareOptions extends ArtifactMeta {
   readonly createdByRun?: string | null;
   /** Hold the bytes for commitArtifact's transaction (small data only; see writeChunks). */
   readonly deferChunks?: boolean;
+  /** The source never reuses a piece it yielded (a file read stream): pieces are stored without a copy. */
+  readonly ownedPieces?: boolean;
 }
 
 /** Bytes stored as chunks and inspected, not yet visible: commitArtifact makes them an artifact. */
@@ -73,7 +75,7 @@ export async function prepareArtifact(store: Store, source: AsyncIterable<Uint8A
   }
   const inspector = new ContentInspector(typeOverride);
   try {
-    const blob = await writeChunks(store, observed(source, inspector), maxBytes, { defer: opts.deferChunks === true });
+    const blob = await writeChunks(store, observed(source, inspector), maxBytes, { defer: opts.deferChunks === true, ownedPieces: opts.ownedPieces === true });
     const { detected, preview } = await inspector.end();
     return { blob, ...detected, label, source: parsedSource.data, created_by_run: createdByRun, preview };
   } finally {

@@ -1,13 +1,13 @@
 // Replay and idempotency (README "Runs, artifacts and provenance"): a call whose run already succeeded
 // returns the stored result without executing; a call whose run is in flight, here or in
-// another process sharing the store, joins it, so both callers get one outcome and the work
-// runs once.
-import type { RunRecord } from '../../abi/index.js';
+// another process sharing the store, joins it, so both callers get one outcome. A run commits
+// once, when it ends, unless it is still executing after BEGIN_AFTER_MS (ABI-STORE-034).
+import type { RunEvent, RunRecord } from '../../abi/index.js';
 import { HelixError } from '../../abi/index.js';
 import { idempotencyRun } from '../store/documents.js';
 import type { Store } from '../store/open-store.js';
 import { isOtherLiveOwner } from '../store/owner.js';
-import { beginRun, blockRun, finishRun, getRun, type RunFinish, type RunStart } from './run-store.js';
+import { beginRun, BEGIN_AFTER_MS, blockRun, endRun, getRun, isRunningElsewhere, startedEvent, type RunAttempt, type RunFinisher, type RunStart } from './run-store.js';
 
 /** How a coordinated run ended for this caller. */
 export interface RunOutcome {
@@ -18,31 +18,44 @@ export interface RunOutcome {
   readonly joined: boolean;
 }
 
+/**
+ * Executes a run: `unstoredEvents` gives, at the moment it is called, the events of this attempt
+ * not yet in the store (its `started` event until the start is committed), for the run's log.
+ */
+export type ExecuteRun = (unstoredEvents: () => RunEvent[]) => Promise<RunFinisher>;
+
 /** How often a caller waiting on another process's run looks at the store. */
 const POLL_MS = 25;
 
 /** Coordinates runs of one store within this process. */
 export class RunCoordinator {
   readonly #inflight = new Map<string, Promise<RunRecord>>();
+  /** Runs of this process executing now: a finishing transaction waits briefly to share their commit. */
+  #executing = 0;
 
+  /**
+   * `beginAfterMs`: how long a run executes before its start is committed on its own
+   * (default BEGIN_AFTER_MS, ABI-STORE-034).
+   */
   constructor(
     private readonly store: Store,
     private readonly now: () => number,
+    private readonly beginAfterMs: number = BEGIN_AFTER_MS,
   ) {}
 
   /**
    * Runs `execute` under the identity in `start`, unless the run already succeeded (replay)
-   * or is in flight (join). `execute` returns how the run ended; `commit` runs inside the
-   * finishing transaction (for output and log artifacts).
+   * or is in flight (join). `execute` returns how the run ended, applied inside the finishing
+   * transaction (for output and log artifacts).
    */
-  async run(start: RunStart, deadlineMs: number, execute: () => Promise<(record: RunRecord) => RunFinish>): Promise<RunOutcome> {
+  async run(start: RunStart, deadlineMs: number, execute: ExecuteRun): Promise<RunOutcome> {
     this.#checkIdempotency(start);
     const existing = getRun(this.store, start.run_id);
     if (existing?.status === 'succeeded') return { record: existing, replayed: true, joined: false };
     const inflight = this.#inflight.get(start.run_id);
     if (inflight !== undefined) return { record: await inflight, replayed: false, joined: true };
 
-    const promise = this.#start(start, deadlineMs, execute);
+    const promise = this.#start(start, existing, deadlineMs, execute);
     this.#inflight.set(start.run_id, promise.then((o) => o.record));
     try {
       return await promise;
@@ -56,23 +69,34 @@ export class RunCoordinator {
     return blockRun(this.store, start, result, this.now());
   }
 
-  async #start(start: RunStart, deadlineMs: number, execute: () => Promise<(record: RunRecord) => RunFinish>): Promise<RunOutcome> {
-    const begun = await beginRun(this.store, start, this.now());
-    if (!begun.started) {
-      if (begun.record.status === 'succeeded') return { record: begun.record, replayed: true, joined: false };
-      return { record: await this.#waitForOther(start.run_id, deadlineMs), replayed: false, joined: true };
-    }
-    let finish: (record: RunRecord) => RunFinish;
+  async #start(start: RunStart, existing: RunRecord | undefined, deadlineMs: number, execute: ExecuteRun): Promise<RunOutcome> {
+    if (isRunningElsewhere(existing)) return { record: await this.#waitForOther(start.run_id, deadlineMs), replayed: false, joined: true };
+    const attempt: RunAttempt = { startedAt: this.now(), durable: false };
+    const started = startedEvent(start, existing, attempt.startedAt);
+    // A run still executing after beginAfterMs commits its start, so other processes see it
+    // running and join it, and a crash leaves it to be recorded interrupted (ABI-STORE-034).
+    const timer = setTimeout(() => {
+      // Not committed, it stays to the finishing transaction, which records the start with the end.
+      beginRun(this.store, start, attempt).catch(() => undefined);
+    }, this.beginAfterMs);
+    const expected = (): number => this.#executing;
+    let finish: RunFinisher;
+    this.#executing += 1;
     try {
-      finish = await execute();
+      finish = await execute(() => (attempt.durable ? [] : [started]));
     } catch (err) {
+      this.#executing -= 1;
+      clearTimeout(timer);
       // A host bug while running: record the run as failed rather than leave it `running`.
       const message = err instanceof Error ? err.message : String(err);
       finish = () => ({ status: 'failed', result: { status: 'terminal_error', error: { code: 'S-TOOL-WORKER-LOST', message, details: {} }, warnings: [] }, metrics: { duration_ms: 0, fuel_used: 0, memory_peak_pages: 0 }, outputs: [], log_artifact_id: null });
-      await finishRun(this.store, start.run_id, finish, this.now());
+      await endRun(this.store, start, attempt, finish, this.now(), expected);
       throw err;
     }
-    return { record: await finishRun(this.store, start.run_id, finish, this.now()), replayed: false, joined: false };
+    this.#executing -= 1;
+    clearTimeout(timer);
+    const ended = await endRun(this.store, start, attempt, finish, this.now(), expected);
+    return { record: ended.record, replayed: false, joined: ended.joined };
   }
 
   /** Waits for a run another live process is executing, until it ends or the deadline. */

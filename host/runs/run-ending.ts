@@ -1,14 +1,14 @@
 // How a run that executed ends up in the store: its result checked against the declared outputs
 // and sealed (secrets redacted), the input a guest saw kept for `helix verify`, and its log,
 // output artifacts and capability journal committed inside the run's finishing transaction.
-import { HelixError, type CallMetrics, type RunLink, type RunRecord, type RunResult } from '../../abi/index.js';
+import { HelixError, type CallMetrics, type RunEvent, type RunLink, type RunResult } from '../../abi/index.js';
 import { commitArtifact } from '../artifacts/index.js';
 import type { RunEffects } from '../broker/broker.js';
 import { writeJournal } from '../broker/journal.js';
 import { commitBlob, discardBlob, writeChunks } from '../store/blobs.js';
 import type { Store } from '../store/open-store.js';
 import { buildRunLog } from './run-log.js';
-import type { RunFinish } from './run-store.js';
+import type { RunFinisher } from './run-store.js';
 
 /** What a tool's execution left for its run to record. */
 export interface ExecutedRun {
@@ -25,14 +25,17 @@ export interface ExecutedRun {
   readonly guestInput: Uint8Array | undefined;
   /** SHA-256 of the guest's output bytes, when it produced output. */
   readonly outputSha256: string | undefined;
+  /** The run's events not yet in the store, for its log (the coordinator's ExecuteRun). */
+  readonly unstoredEvents?: () => RunEvent[];
 }
 
 /**
  * Writes what can be written before the run's finishing transaction (the input's and the log's
  * chunks, deferred) and returns the finish that transaction applies: commit those, commit the
  * outputs of a succeeded run (a failed run's outputs go to gc, ABI-STORE-050), write the journal.
+ * Its `abandon`, for a run another process recorded first, gives the outputs up to gc likewise.
  */
-export async function prepareRunEnding(store: Store, now: () => number, run: ExecutedRun): Promise<(record: RunRecord) => RunFinish> {
+export async function prepareRunEnding(store: Store, now: () => number, run: ExecutedRun): Promise<RunFinisher> {
   const { effects } = run;
   let result = run.result;
   if (effects !== undefined && result.status === 'success' && effects.outputProblems.length > 0) {
@@ -42,11 +45,14 @@ export async function prepareRunEnding(store: Store, now: () => number, run: Exe
   if (effects !== undefined) result = effects.seal(result);
   const succeeded = result.status === 'success';
   const inputBlob = run.guestInput === undefined ? undefined : await writeChunks(store, once(run.guestInput), Number.MAX_SAFE_INTEGER, { defer: true });
-  const log = await buildRunLog(store, run.runId, { call_id: run.callId, tool_id: run.toolId, tool_version: run.toolVersion, result, metrics: run.metrics, lines: effects?.log ?? [], dropped: effects?.logDropped ?? 0 });
-  return () => {
+  const log = await buildRunLog(store, run.runId, { unstoredEvents: run.unstoredEvents, call_id: run.callId, tool_id: run.toolId, tool_version: run.toolVersion, result, metrics: run.metrics, lines: effects?.log ?? [], dropped: effects?.logDropped ?? 0 });
+  const abandon = (): void => {
+    for (const o of effects?.outputs ?? []) discardBlob(store, o.prepared.blob);
+  };
+  const finish = () => {
     if (inputBlob !== undefined) commitBlob(store, inputBlob);
     const outputs: RunLink[] = succeeded ? (effects?.outputs ?? []).map((o) => ({ role: o.role, artifact_id: commitArtifact(store, o.prepared, now(), o.id).id, sha256: o.prepared.blob.sha256 })) : [];
-    if (!succeeded) for (const o of effects?.outputs ?? []) discardBlob(store, o.prepared.blob);
+    if (!succeeded) abandon();
     if (effects !== undefined) writeJournal(store, run.runId, effects.journal);
     return {
       status: succeeded ? 'succeeded' : 'failed',
@@ -57,8 +63,9 @@ export async function prepareRunEnding(store: Store, now: () => number, run: Exe
       input_sha256: inputBlob?.sha256 ?? null,
       output_sha256: succeeded && run.outputSha256 !== undefined ? (effects?.outputDigest(run.outputSha256) ?? run.outputSha256) : null,
       journal: { entries: effects?.journal.length ?? 0, head: effects?.journalHead ?? null },
-    };
+    } as const;
   };
+  return Object.assign(finish, { abandon });
 }
 
 async function* once(bytes: Uint8Array): AsyncGenerator<Uint8Array> {

@@ -1,7 +1,7 @@
 // The JSONL log artifact of a run (the `log` role is produced by the host): what the
 // run was, how it ended, and (once capabilities land) the guest's log lines. Its bytes are
 // stored before the finishing transaction; the artifact becomes visible inside it.
-import type { CallMetrics, RunResult } from '../../abi/index.js';
+import type { CallMetrics, RunEvent, RunResult } from '../../abi/index.js';
 import { commitArtifact, prepareArtifact } from '../artifacts/index.js';
 import type { Store } from '../store/open-store.js';
 import { runEvents } from './run-store.js';
@@ -12,6 +12,8 @@ export interface RunLogSummary {
   readonly lines?: ReadonlyArray<{ at: number; level: string; event: string; fields: Record<string, unknown> }>;
   /** Lines the guest emitted past the per-run limit. */
   readonly dropped?: number;
+  /** Events of the run not yet in the store (a start not yet committed, ABI-STORE-034). */
+  readonly unstoredEvents?: () => RunEvent[];
   readonly call_id: string;
   readonly tool_id: string;
   readonly tool_version: string;
@@ -25,7 +27,7 @@ const MAX_LOG_BYTES = 16 * 1024 * 1024;
 /** Stores the log's bytes; `commit()` (inside the finishing transaction) makes it visible and returns its id. */
 export async function buildRunLog(store: Store, runId: string, summary: RunLogSummary): Promise<{ commit: () => string }> {
   const lines = [
-    ...runEvents(store, runId).map((e) => ({ at: e.at, event: e.kind, ...e.detail })),
+    ...[...runEvents(store, runId), ...(summary.unstoredEvents?.() ?? [])].map((e) => ({ at: e.at, event: e.kind, ...e.detail })),
     ...(summary.lines ?? []).map((l) => ({ at: l.at, level: l.level, event: `guest.${l.event}`, fields: l.fields })),
     ...(summary.dropped ? [{ at: Date.now(), event: 'guest.log_truncated', dropped: summary.dropped }] : []),
     {

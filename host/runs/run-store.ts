@@ -6,6 +6,7 @@ import { appendAudit } from '../store/audit.js';
 import { bindIdempotencyKey, keepRunDocuments } from '../store/documents.js';
 import type { Store } from '../store/open-store.js';
 import { currentOwner, isOtherLiveOwner, type Owner } from '../store/owner.js';
+import { groupedTransaction } from '../store/commit-group.js';
 import { appendRunEvent, putActiveRun, putRun, readActiveRun, readActiveRuns, readAllRuns, readRun, readRunEvents, removeActiveRun } from '../store/runs.js';
 
 /** Reads a run as stored, checked against its schema; undefined when absent. */
@@ -89,31 +90,64 @@ function putShared(store: Store, start: RunStart): void {
   if (start.idempotency_key !== null) bindIdempotencyKey(store, start.idempotency_key, start.run_id);
 }
 
+/** How long a run executes before its start is committed on its own (ABI-STORE-034). */
+export const BEGIN_AFTER_MS = 200;
+
+/** One execution of a run by this process: when it began, and whether its start is committed yet. */
+export interface RunAttempt {
+  readonly startedAt: number;
+  /** Set by beginRun when it writes the start (a run still executing after BEGIN_AFTER_MS). */
+  durable: boolean;
+}
+
+/** How a run ended, applied inside its finishing transaction; `abandon` gives up what it holds when the run is not recorded. */
+export type RunFinisher = ((record: RunRecord) => RunFinish) & { readonly abandon?: () => void };
+
+/** The `started` event of the next attempt at a run. */
+export function startedEvent(start: RunStart, existing: RunRecord | undefined, at: number): RunEvent {
+  return { at, kind: 'started', detail: { attempt: (existing?.attempts ?? 0) + 1, call_id: start.call_id, pid: currentOwner().pid } };
+}
+
+/** Whether a stored run is being executed by another live process (a caller joins it). */
+export function isRunningElsewhere(run: RunRecord | undefined): boolean {
+  return run?.status === 'running' && run.owner !== null && isOtherLiveOwner(run.owner);
+}
+
 /**
- * Marks a run `running` (creating it, or re-running a failed, blocked or interrupted one) in one
- * transaction with its params, policy, input links, owner and a `started` event. Returns the
- * record, or the existing record unchanged when another process got there first.
+ * Writes the start of a new attempt: the record `running` under `owner`, params, policy, input
+ * links and its `started` event; call inside a transaction. A run left running by a dead owner is
+ * first recorded interrupted; one a live process is executing too (it began after this attempt,
+ * which had not committed its start, ABI-STORE-034) is taken over, since this attempt ends first.
  */
-export async function beginRun(store: Store, start: RunStart, now: number): Promise<{ started: boolean; record: RunRecord }> {
+function writeAttempt(store: Store, start: RunStart, existing: RunRecord | undefined, at: number, owner: Owner): RunRecord {
+  let from = existing?.status;
+  if (existing?.status === 'running') {
+    if (!isRunningElsewhere(existing)) appendRunEvent(store, start.run_id, { at, kind: 'interrupted', detail: { owner: existing.owner } });
+    from = 'interrupted';
+  }
+  checkTransition(from, 'running');
+  const record = baseRecord(start, existing, at);
+  const next: RunRecord = { ...record, status: 'running', attempts: record.attempts + 1, started_at: at, finished_at: null, owner: { ...owner } };
+  putShared(store, start);
+  putRun(store, next);
+  appendRunEvent(store, start.run_id, startedEvent(start, existing, at));
+  return next;
+}
+
+/**
+ * Commits the start of a run still executing after BEGIN_AFTER_MS (ABI-STORE-034): `running`
+ * under this process, in the index of running runs, so other processes join it and a crash
+ * leaves it to be recorded `interrupted`; `attempt.durable` is set with it. Writes nothing when
+ * another process has meanwhile begun or finished the run. Shares its commit (ABI-STORE-035).
+ */
+export function beginRun(store: Store, start: RunStart, attempt: RunAttempt): Promise<void> {
   const owner: Owner = currentOwner();
-  return store.transaction(() => {
+  return groupedTransaction(store, () => {
     const existing = getRun(store, start.run_id);
-    if (existing !== undefined && (existing.status === 'succeeded' || (existing.status === 'running' && existing.owner !== null && isOtherLiveOwner(existing.owner)))) {
-      return { started: false, record: existing };
-    }
-    // A run still marked running by a dead owner was interrupted; record that before re-running.
-    if (existing?.status === 'running') {
-      appendRunEvent(store, start.run_id, { at: now, kind: 'interrupted', detail: { owner: existing.owner } });
-      existing.status = 'interrupted';
-    }
-    const record = baseRecord(start, existing, now);
-    checkTransition(existing?.status, 'running');
-    const next: RunRecord = { ...record, status: 'running', attempts: record.attempts + 1, started_at: now, finished_at: null, owner: { ...owner } };
-    putShared(store, start);
-    putRun(store, next);
+    if (existing?.status === 'succeeded' || isRunningElsewhere(existing)) return;
+    writeAttempt(store, start, existing, attempt.startedAt, owner);
     putActiveRun(store, start.run_id, owner);
-    appendRunEvent(store, start.run_id, { at: now, kind: 'started', detail: { attempt: next.attempts, call_id: start.call_id, pid: owner.pid } });
-    return { started: true, record: next };
+    attempt.durable = true;
   });
 }
 
@@ -129,35 +163,48 @@ export interface RunFinish {
   readonly journal?: { entries: number; head: string | null };
 }
 
+/** Writes the end of a running run: record, links, event, out of the running index; call inside a transaction. */
+function writeFinish(store: Store, current: RunRecord, finish: RunFinisher, now: number): RunRecord {
+  const f = finish(current);
+  checkTransition(current.status, f.status);
+  const next: RunRecord = {
+    ...current,
+    status: f.status,
+    finished_at: now,
+    owner: null,
+    metrics: f.metrics,
+    result: f.result,
+    outputs: [...f.outputs],
+    log_artifact_id: f.log_artifact_id,
+    input_sha256: f.input_sha256 ?? null,
+    output_sha256: f.output_sha256 ?? null,
+    journal: f.journal ?? { entries: 0, head: null },
+  };
+  putRun(store, next);
+  removeActiveRun(store, current.run_id);
+  appendRunEvent(store, current.run_id, { at: now, kind: 'finished', detail: { status: f.status, code: f.result.error?.code ?? null, duration_ms: f.metrics.duration_ms } });
+  return next;
+}
+
 /**
- * Ends a run: record, links, event and the removal from the active set in one transaction.
- * `commitArtifacts` runs inside the same transaction, so output and log artifacts become
- * visible exactly when the run does.
+ * Ends an attempt in one transaction, shared with the other runs ending now (ABI-STORE-035):
+ * the record, links, events, and through `finish` the output and log artifacts, become visible
+ * together. An attempt whose start was not committed (ABI-STORE-034) is begun and ended in this
+ * one transaction. When another process has meanwhile recorded the run as succeeded, that
+ * record stands: this attempt is abandoned and the caller gets the stored run (`joined`).
  */
-export async function finishRun(store: Store, runId: string, finish: (record: RunRecord) => RunFinish, now: number): Promise<RunRecord> {
-  return store.transaction(() => {
-    const current = getRun(store, runId);
-    if (current === undefined) throw new HelixError('P-PRECOND-RUN-NOT-FOUND', { message: `Run ${runId} vanished from the store ${store.home} before it finished.`, details: { run_id: runId } });
-    const f = finish(current);
-    checkTransition(current.status, f.status);
-    const next: RunRecord = {
-      ...current,
-      status: f.status,
-      finished_at: now,
-      owner: null,
-      metrics: f.metrics,
-      result: f.result,
-      outputs: [...f.outputs],
-      log_artifact_id: f.log_artifact_id,
-      input_sha256: f.input_sha256 ?? null,
-      output_sha256: f.output_sha256 ?? null,
-      journal: f.journal ?? { entries: 0, head: null },
-    };
-    putRun(store, next);
-    removeActiveRun(store, runId);
-    appendRunEvent(store, runId, { at: now, kind: 'finished', detail: { status: f.status, code: f.result.error?.code ?? null, duration_ms: f.metrics.duration_ms } });
-    return next;
-  });
+export function endRun(store: Store, start: RunStart, attempt: RunAttempt, finish: RunFinisher, now: number, expected: () => number = () => 0): Promise<{ record: RunRecord; joined: boolean }> {
+  return groupedTransaction(store, () => {
+    const current = getRun(store, start.run_id);
+    // Running under this process: its start was committed (one attempt per run id runs in a process).
+    if (current?.status === 'running' && current.owner !== null && isSelf(current.owner)) return { record: writeFinish(store, current, finish, now), joined: false };
+    if (current?.status === 'succeeded') {
+      finish.abandon?.();
+      return { record: current, joined: true };
+    }
+    const running = writeAttempt(store, start, current, attempt.startedAt, currentOwner());
+    return { record: writeFinish(store, running, finish, now), joined: false };
+  }, expected);
 }
 
 /** Records a run the policy refused (status `blocked`), with the refusal as its result. */

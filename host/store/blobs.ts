@@ -6,13 +6,15 @@ import { createHash } from 'node:crypto';
 import { HelixError } from '../../abi/index.js';
 import { type BlobRecord } from './databases.js';
 import { storeHandle, type Store } from './handle.js';
-import { endPending, newPendingWrite, putPendingChunk } from './pending.js';
+import { endPending, newPendingWrite, putPendingChunks } from './pending.js';
 import { readFailure, readRecord } from './records.js';
 
 /** Chunk size: big enough for few records per file, small enough to hold a few in memory. */
 export const CHUNK_BYTES = 1 << 20;
-/** Chunk writes in flight before the writer waits (bounds memory on fast sources). */
-const MAX_PENDING = 8;
+/** Chunks stored per transaction: one commit (one flush of the file) for each 8 MiB. */
+const BATCH_BYTES = 8 * CHUNK_BYTES;
+/** A batch not yet full commits this long after its first chunk (a source that stalls). */
+const BATCH_WAIT_MS = 20;
 
 /** A blob whose chunks are all stored (or, when deferred, held); commitBlob makes it visible. */
 export interface WrittenBlob {
@@ -33,41 +35,60 @@ export interface WriteChunksOptions {
    * one transaction instead of two. Do not use for data that may be large.
    */
   readonly defer?: boolean;
+  /** The source never reuses a piece it has yielded (a file read stream), so pieces are kept without a copy. */
+  readonly ownedPieces?: boolean;
 }
 
 const hex = (data: Uint8Array): string => createHash('sha256').update(data).digest('hex');
 
 /**
- * Streams `source` into chunks (awaiting their commits, so memory stays bounded). Unless
- * deferred, the chunks are held by a pending write registered with the first one
- * (ABI-STORE-050) and ended by commitBlob or discardBlob. Throws I-REQ-TOO-LARGE past
+ * Streams `source` into chunks, stored 8 MiB to a transaction (one flush of the file per batch;
+ * memory stays at about one batch). Unless deferred, the chunks are held by a pending write registered with the
+ * first ones (ABI-STORE-050) and ended by commitBlob or discardBlob. Throws I-REQ-TOO-LARGE past
  * `maxBytes`; on any failure the pending write ends, leaving its chunks to gc.
  */
 export async function writeChunks(store: Store, source: AsyncIterable<Uint8Array>, maxBytes = Number.MAX_SAFE_INTEGER, options: WriteChunksOptions = {}): Promise<WrittenBlob> {
   const whole = createHash('sha256');
-  const chunks: string[] = [];
-  const inFlight: Array<Promise<unknown>> = [];
-  const deferred: Array<[string, Uint8Array]> = [];
+  const keys: string[] = [];
+  const commits: Array<Promise<unknown>> = [];
+  const deferred: Array<[string, Buffer]> = [];
   const pending = options.defer ? undefined : newPendingWrite();
   // Pieces gather until a chunk is full; small data never allocates a whole chunk.
   let pieces: Uint8Array[] = [];
   let filled = 0;
   let size = 0;
+  let batch: Array<[string, Buffer]> = [];
+  let batchBytes = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const commitBatch = (): void => {
+    clearTimeout(timer);
+    timer = undefined;
+    const entries = batch;
+    batch = [];
+    batchBytes = 0;
+    if (entries.length === 0 || pending === undefined) return;
+    const put = putPendingChunks(store, pending, entries);
+    // Awaited below; the handler keeps a failure from being unhandled while another is awaited.
+    put.catch(() => undefined);
+    commits.push(put);
+  };
   const flush = async (): Promise<void> => {
     if (filled === 0) return;
-    const chunk = pieces.length === 1 ? Buffer.from(pieces[0]!) : Buffer.concat(pieces, filled);
+    const chunk = pieces.length === 1 ? Buffer.from(pieces[0]!.buffer, pieces[0]!.byteOffset, filled) : Buffer.concat(pieces, filled);
     pieces = [];
     filled = 0;
     const key = hex(chunk);
-    chunks.push(key);
-    if (pending === undefined) deferred.push([key, chunk]);
-    else {
-      const put = putPendingChunk(store, pending, key, chunk);
-      // Awaited below; the handler keeps a failure from being unhandled while another is awaited.
-      put.catch(() => undefined);
-      inFlight.push(put);
+    keys.push(key);
+    if (pending === undefined) {
+      deferred.push([key, chunk]);
+      return;
     }
-    if (inFlight.length >= MAX_PENDING) await inFlight.shift();
+    batch.push([key, chunk]);
+    batchBytes += chunk.length;
+    if (batchBytes >= BATCH_BYTES) commitBatch();
+    else timer ??= setTimeout(commitBatch, BATCH_WAIT_MS);
+    // Commits are synchronous (ABI-STORE-002); awaiting each keeps a failure from going unseen.
+    if (commits.length > 0) await commits.shift();
   };
   try {
     for await (const piece of source) {
@@ -77,21 +98,23 @@ export async function writeChunks(store: Store, source: AsyncIterable<Uint8Array
       let offset = 0;
       while (offset < piece.length) {
         const n = Math.min(piece.length - offset, CHUNK_BYTES - filled);
-        // Copied: a source may reuse its buffer once the piece is consumed.
-        pieces.push(piece.slice(offset, offset + n));
+        // Copied unless owned: a source may reuse its buffer once the piece is consumed.
+        pieces.push(options.ownedPieces ? piece.subarray(offset, offset + n) : piece.slice(offset, offset + n));
         filled += n;
         offset += n;
         if (filled === CHUNK_BYTES) await flush();
       }
     }
     await flush();
-    await Promise.all(inFlight);
+    commitBatch();
+    await Promise.all(commits);
   } catch (err) {
-    await Promise.allSettled(inFlight);
+    clearTimeout(timer);
+    await Promise.allSettled(commits);
     if (pending !== undefined) await store.transaction(() => endPending(store, pending.id)).catch(() => undefined);
     throw err;
   }
-  return { sha256: whole.digest('hex'), size, chunks, ...(pending === undefined ? { deferred } : { pending: pending.id }) };
+  return { sha256: whole.digest('hex'), size, chunks: keys, ...(pending === undefined ? { deferred } : { pending: pending.id }) };
 }
 
 /** Records the blob and ends its pending write; call inside the transaction that makes its artifact visible. */

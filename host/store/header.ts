@@ -115,6 +115,16 @@ export function newestCommit(fd: number, pageSize: number): number {
   return newest;
 }
 
+/** newestCommit of the store file at `file`: how many commits it has had (for tests and checks). */
+export function newestCommitIn(file: string): number {
+  const fd = openSync(file, 'r');
+  try {
+    return newestCommit(fd, pageSizeOf(fd));
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** The page size meta page 0 of the open file `fd` records. */
 export function pageSizeOf(fd: number): number {
   const psize = Buffer.alloc(4);

@@ -7,6 +7,7 @@ import { open, type RootDatabase } from 'lmdb';
 import { HelixError, isHelixError } from '../../abi/index.js';
 import { refuseWhileCompacting } from './compact.js';
 import { commitBase, type CommitBase } from './commit-base.js';
+import { commitGroup } from './commit-group.js';
 import { STORE_DATABASES, type StoreDatabases } from './databases.js';
 import { attachHandle, type Store } from './handle.js';
 import { checkStoreHeader } from './header.js';
@@ -82,6 +83,8 @@ export function openStore(home: string): Store {
     close() {
       openStores.delete(store);
       if (isClosed()) return Promise.resolve();
+      // Finishing transactions still queued for a shared commit go in before the store closes.
+      commitGroup(store);
       // The commit-base check's descriptors go once LMDB has closed the environment (ABI-STORE-007).
       const close = (): Promise<void> => {
         const closing = root.close();

@@ -39,19 +39,22 @@ export function newPendingWrite(now: number = Date.now()): PendingWriter {
 }
 
 /**
- * Marks `key` as relied on by `write` and stores the chunk unless it is already there, in one
- * transaction that also registers the write with its first chunk. The existence check and the
- * mark cannot be split by a gc in between, so a chunk found (deduplicated) is protected exactly
- * like one written, and no chunk is ever stored before the record that holds it.
+ * Marks each key as relied on by `write` and stores its chunk unless it is already there, in one
+ * transaction that also registers the write with its first chunks: one commit (one flush of the
+ * file) for all of them. The existence check and the mark cannot be split by a gc in between, so a
+ * chunk found (deduplicated) is protected exactly like one written, and no chunk is ever stored
+ * before the record that holds it.
  */
-export function putPendingChunk(store: Store, write: PendingWriter, key: string, bytes: Uint8Array): Promise<unknown> {
+export function putPendingChunks(store: Store, write: PendingWriter, chunks: ReadonlyArray<readonly [string, Uint8Array]>): Promise<unknown> {
   const { db } = storeHandle(store);
   const header = write.registered ? undefined : write.record;
   write.registered = true;
   return store.transaction(() => {
     if (header !== undefined) db.pending.putSync([write.id, PENDING_HEADER], header);
-    db.pending.putSync([write.id, key], true);
-    if (!db.chunks.doesExist(key)) db.chunks.putSync(key, bytes);
+    for (const [key, bytes] of chunks) {
+      db.pending.putSync([write.id, key], true);
+      if (!db.chunks.doesExist(key)) db.chunks.putSync(key, bytes);
+    }
   });
 }
 
