@@ -9,6 +9,8 @@ export interface BenchConfig {
   readonly mode: 'quick' | 'full' | 'big';
   /** Where results.json is written. */
   readonly out: string;
+  /** The sections to run (all when null): call, recorded, fuel, start, import, seq, big. */
+  readonly only: ReadonlySet<string> | null;
   /** The FASTQ of the sequence rows, and the larger one import's peak RSS is compared at. */
   readonly fastqBytes: number;
   readonly largeFastqBytes: number;
@@ -32,7 +34,11 @@ export interface BenchConfig {
   readonly computeRounds: number;
 }
 
-const USAGE = 'usage: npm run bench [-- --quick | --big] [--out FILE]   (or BENCH_QUICK=1, BENCH_BIG=1, BENCH_OUT=FILE)';
+/** The sections of a run, in the order they run. */
+export const SECTIONS = ['call', 'recorded', 'fuel', 'start', 'import', 'seq', 'big'] as const;
+
+const USAGE = `usage: npm run bench [-- --quick | --big] [--only SECTION,...] [--out FILE]   (or BENCH_QUICK=1, BENCH_BIG=1, BENCH_ONLY=..., BENCH_OUT=FILE)
+sections: ${SECTIONS.join(', ')}`;
 
 function envNumber(name: string, fallback: number): number {
   const text = process.env[name];
@@ -52,13 +58,19 @@ export function benchConfig(argv: readonly string[]): BenchConfig {
   let quick = process.env.BENCH_QUICK === '1';
   let big = process.env.BENCH_BIG === '1';
   let out = process.env.BENCH_OUT;
+  let only = process.env.BENCH_ONLY;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--quick') quick = true;
     else if (a === '--big') big = true;
     else if (a === '--out' && argv[i + 1] !== undefined) out = argv[++i];
+    else if (a === '--only' && argv[i + 1] !== undefined) only = argv[++i];
     else throw new Error(`unknown argument ${a}\n${USAGE}`);
   }
+  const sections = only === undefined || only === '' ? null : new Set(only.split(',').map((x) => x.trim()));
+  for (const x of sections ?? []) if (!(SECTIONS as readonly string[]).includes(x)) throw new Error(`--only: no section ${JSON.stringify(x)}\n${USAGE}`);
+  // Asking for the 4 GB rows by name is asking for the big mode.
+  if (sections?.has('big') === true) big = true;
   if (quick && big) throw new Error(`--quick and --big exclude each other: the quick mode never runs the 4 GB rows\n${USAGE}`);
   const mode = quick ? 'quick' : big ? 'big' : 'full';
   // The quick mode writes beside, never over, the results of a full run.
@@ -67,6 +79,7 @@ export function benchConfig(argv: readonly string[]): BenchConfig {
     return {
       mode,
       out: resultsFile,
+      only: sections,
       fastqBytes: envSize('BENCH_FASTQ_SIZE', 2 * 2 ** 20),
       largeFastqBytes: envSize('BENCH_LARGE_FASTQ_SIZE', 10 * 2 ** 20),
       bigFastqBytes: 0,
@@ -80,6 +93,7 @@ export function benchConfig(argv: readonly string[]): BenchConfig {
   return {
     mode,
     out: resultsFile,
+    only: sections,
     fastqBytes: envSize('BENCH_FASTQ_SIZE', 200 * 2 ** 20),
     largeFastqBytes: envSize('BENCH_LARGE_FASTQ_SIZE', 2 ** 30),
     bigFastqBytes: big ? envSize('BENCH_BIG_FASTQ_SIZE', 4 * 2 ** 30) : 0,

@@ -1,6 +1,6 @@
 // The benchmark's result rows: each figure beside its baseline, the ratio, the target and
 // whether it was met; the table `npm run bench` prints and the bench/results.json it writes.
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { writeFileSync } from 'node:fs';
 
 /** A target on a row's ratio (figure / baseline) or on its figure alone. */
@@ -123,8 +123,17 @@ export function thisMachine(): Machine {
 /** What bench/results.json holds. */
 export interface Results {
   readonly mode: 'quick' | 'full' | 'big';
+  /** The machine's 1, 5 and 15 minute load averages as the run began and as it ended: other jobs' share of the CPUs. */
+  readonly load_average: { readonly start: readonly number[]; readonly end: readonly number[] };
+  /** The sections run when --only chose some, else null (all of the mode's). */
+  readonly only: readonly string[] | null;
   readonly machine: Machine;
   readonly rows: readonly Row[];
+}
+
+/** The 1, 5 and 15 minute load averages now, to two decimals. */
+export function loadAverage(): number[] {
+  return loadavg().map((x) => Math.round(x * 100) / 100);
 }
 
 /** Writes the results as indented JSON. */

@@ -12,7 +12,7 @@ import { measureImport } from './interim-import.js';
 import { benchConfig, sizeText, type BenchConfig } from './options.js';
 import { requireCommand } from './processes.js';
 import { recordedRows } from './recorded-rows.js';
-import { failedRow, formatTable, makeRow, thisMachine, writeResults, type Row } from './rows.js';
+import { failedRow, formatTable, loadAverage, makeRow, thisMachine, writeResults, type Row } from './rows.js';
 import { sequenceRows } from './sequence-rows.js';
 import { startRows } from './start-rows.js';
 
@@ -42,8 +42,9 @@ async function importRows(config: BenchConfig, file: string, dir: string): Promi
   }
 }
 
-/** Runs one section; a section that throws leaves one failed row in its place. */
-async function section(rows: Row[], id: string, name: string, measure: () => Promise<Row[]> | Row[]): Promise<void> {
+/** Runs one section (unless --only leaves it out); a section that throws leaves one failed row in its place. */
+async function section(config: BenchConfig, rows: Row[], id: string, name: string, measure: () => Promise<Row[]> | Row[]): Promise<void> {
+  if (config.only !== null && !config.only.has(id)) return;
   process.stderr.write(`bench: ${name}...\n`);
   try {
     rows.push(...(await measure()));
@@ -57,23 +58,24 @@ async function main(): Promise<number> {
   requireCommand('seqkit', 'apt-get install seqkit');
   requireCommand('sha256sum', 'apt-get install coreutils');
   const machine = thisMachine();
+  const loadStart = loadAverage();
   const rows: Row[] = [];
   const data = mkdtempSync(path.join(tmpdir(), 'helix-bench-data-'));
   try {
-    await section(rows, 'call', 'the call path', () => callPathRows(config));
-    await section(rows, 'recorded', 'the recorded call', () => recordedRows(config));
-    await section(rows, 'fuel', 'fuel overhead', () => fuelRows(config));
-    await section(rows, 'start', 'start', () => startRows(config));
+    await section(config, rows, 'call', 'the call path', () => callPathRows(config));
+    await section(config, rows, 'recorded', 'the recorded call', () => recordedRows(config));
+    await section(config, rows, 'fuel', 'fuel overhead', () => fuelRows(config));
+    await section(config, rows, 'start', 'start', () => startRows(config));
     const file = path.join(data, 'reads.fq');
-    generateFastq(file, { bytes: config.fastqBytes, seed: 1 });
-    await section(rows, 'import', 'import', () => importRows(config, file, data));
+    if (config.only === null || config.only.has('import') || config.only.has('seq')) generateFastq(file, { bytes: config.fastqBytes, seed: 1 });
+    await section(config, rows, 'import', 'import', () => importRows(config, file, data));
     const label = sizeText(config.fastqBytes);
-    await section(rows, 'seq', `sequence tools on ${label}`, () => sequenceRows({ file, label, repeats: config.repeats, idPrefix: '', big: false }));
+    await section(config, rows, 'seq', `sequence tools on ${label}`, () => sequenceRows({ file, label, repeats: config.repeats, idPrefix: '', big: false }));
     rmSync(file, { force: true });
     if (config.bigFastqBytes > 0) {
       const big = path.join(data, 'big.fq');
       const bigLabel = sizeText(config.bigFastqBytes);
-      await section(rows, 'big', `sequence tools on ${bigLabel}`, () => {
+      await section(config, rows, 'big', `sequence tools on ${bigLabel}`, () => {
         generateFastq(big, { bytes: config.bigFastqBytes, seed: 3 });
         return sequenceRows({ file: big, label: bigLabel, repeats: 1, idPrefix: 'big.', big: true });
       });
@@ -82,18 +84,19 @@ async function main(): Promise<number> {
     rmSync(data, { recursive: true, force: true });
   }
 
+  const load = { start: loadStart, end: loadAverage() };
   const lines = [
     `# Helix benchmark, ${config.mode} mode (${machine.date})`,
     '',
-    `${machine.cpu}, ${machine.cores} CPUs, ${(machine.memory_bytes / 2 ** 30).toFixed(0)} GiB, Node ${machine.node}. Each ratio is figure / baseline within this run; figures are medians of the samples in bench/results.json.`,
+    `${machine.cpu}, ${machine.cores} CPUs, ${(machine.memory_bytes / 2 ** 30).toFixed(0)} GiB, Node ${machine.node}; load average ${load.start.join(' ')} at the start, ${load.end.join(' ')} at the end. Each ratio is figure / baseline within this run; figures are medians of the samples in bench/results.json.`,
     '',
     ...formatTable(rows),
   ];
   const notes = rows.filter((r) => r.note !== undefined);
   if (notes.length > 0) lines.push('', ...notes.map((r) => `- ${r.id}: ${r.note}`));
-  if (config.mode !== 'big') lines.push('', 'The 4 GB rows run only with --big (BENCH_BIG=1).');
+  if (config.mode !== 'big') lines.push('', 'The 4 GiB rows run only with --big (BENCH_BIG=1).');
   process.stdout.write(`${lines.join('\n')}\n`);
-  writeResults(config.out, { mode: config.mode, machine, rows });
+  writeResults(config.out, { mode: config.mode, load_average: load, only: config.only === null ? null : [...config.only], machine, rows });
   writeFileSync(`${config.out.replace(/\.json$/, '')}.md`, `${lines.join('\n')}\n`);
   process.stdout.write(`\nwrote ${config.out}\n`);
 

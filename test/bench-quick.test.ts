@@ -60,6 +60,8 @@ describe('npm run bench -- --quick', () => {
     expect(run.code, run.stderr).toBe(0);
     const results = JSON.parse(readFileSync(out, 'utf8')) as Record<string, any>;
     expect(results.mode).toBe('quick');
+    expect(results.only).toBeNull();
+    expect(results.load_average).toEqual({ start: [expect.any(Number), expect.any(Number), expect.any(Number)], end: [expect.any(Number), expect.any(Number), expect.any(Number)] });
     expect(results.machine).toEqual({
       cpu: expect.any(String),
       cores: expect.any(Number),
