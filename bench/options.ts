@@ -53,6 +53,19 @@ function envSize(name: string, fallback: number): number {
   return text === undefined || text === '' ? fallback : parseSize(text);
 }
 
+/** A mode's call counts, each overridden by its BENCH_*_CALLS variable. */
+function callCounts(d: BenchConfig['calls']): BenchConfig['calls'] {
+  return {
+    latency: envNumber('BENCH_LATENCY_CALLS', d.latency),
+    throughput: envNumber('BENCH_THROUGHPUT_CALLS', d.throughput),
+    extismLatency: envNumber('BENCH_EXTISM_LATENCY_CALLS', d.extismLatency),
+    extismThroughput: envNumber('BENCH_EXTISM_THROUGHPUT_CALLS', d.extismThroughput),
+    extismPaced: envNumber('BENCH_EXTISM_PACED_CALLS', d.extismPaced),
+    recorded: envNumber('BENCH_RECORDED_CALLS', d.recorded),
+    recordedThroughput: envNumber('BENCH_RECORDED_THROUGHPUT_CALLS', d.recordedThroughput),
+  };
+}
+
 /** Reads the mode from `argv` (`--quick`, `--big`, `--out FILE`) and BENCH_* variables. */
 export function benchConfig(argv: readonly string[]): BenchConfig {
   let quick = process.env.BENCH_QUICK === '1';
@@ -86,8 +99,8 @@ export function benchConfig(argv: readonly string[]): BenchConfig {
       repeats: envNumber('BENCH_REPEATS', 1),
       startRepeats: envNumber('BENCH_START_REPEATS', 2),
       coldModuleBytes: envSize('BENCH_COLD_MODULE_SIZE', 2 ** 18),
-      calls: { latency: 100, throughput: 400, extismLatency: 5, extismThroughput: 20, extismPaced: 3, recorded: 50, recordedThroughput: 200 },
-      computeRounds: 3000,
+      calls: callCounts({ latency: 100, throughput: 400, extismLatency: 5, extismThroughput: 20, extismPaced: 3, recorded: 50, recordedThroughput: 200 }),
+      computeRounds: envNumber('BENCH_COMPUTE_ROUNDS', 3000),
     };
   }
   return {
@@ -100,15 +113,7 @@ export function benchConfig(argv: readonly string[]): BenchConfig {
     repeats: envNumber('BENCH_REPEATS', 5),
     startRepeats: envNumber('BENCH_START_REPEATS', 20),
     coldModuleBytes: envSize('BENCH_COLD_MODULE_SIZE', 2 ** 20),
-    calls: {
-      latency: envNumber('BENCH_LATENCY_CALLS', 3000),
-      throughput: envNumber('BENCH_THROUGHPUT_CALLS', 20000),
-      extismLatency: envNumber('BENCH_EXTISM_LATENCY_CALLS', 200),
-      extismThroughput: envNumber('BENCH_EXTISM_THROUGHPUT_CALLS', 1000),
-      extismPaced: envNumber('BENCH_EXTISM_PACED_CALLS', 50),
-      recorded: envNumber('BENCH_RECORDED_CALLS', 1000),
-      recordedThroughput: envNumber('BENCH_RECORDED_THROUGHPUT_CALLS', 5000),
-    },
+    calls: callCounts({ latency: 3000, throughput: 20000, extismLatency: 200, extismThroughput: 1000, extismPaced: 50, recorded: 1000, recordedThroughput: 5000 }),
     computeRounds: envNumber('BENCH_COMPUTE_ROUNDS', 300000),
   };
 }
