@@ -45,3 +45,8 @@ export function medianMs(fn: () => unknown, runs: number): number {
   }
   return quantile(samples, 0.5);
 }
+
+/** The median of samples (NaN when there are none). */
+export function median(samples: readonly number[]): number {
+  return quantile(samples, 0.5);
+}
