@@ -82,7 +82,12 @@ describe('withDigest', () => {
 describe('readManifestFields', () => {
   it('defaults the entrypoint to execute and reads the digest', () => {
     const fields = readManifestFields(MANIFEST.replace(/^entrypoint:.*\n/m, ''), 'demo.tool.yaml');
-    expect(fields).toEqual({ id: 'seq.demo', abi: 'helix/v1', module: 'build/demo.wasm', entrypoint: 'execute', digest: DIGEST_A });
+    expect(fields).toEqual({ id: 'seq.demo', abi: 'helix/v1', module: 'build/demo.wasm', entrypoint: 'execute', digest: DIGEST_A, capabilityAbiVersion: 1 });
+  });
+
+  it('reads capabilities.abiVersion, which decides whether the module may import the bulk path', () => {
+    const fields = readManifestFields(`${MANIFEST}capabilities:\n  abiVersion: 2\n  allow: []\n`, 'demo.tool.yaml');
+    expect(fields.capabilityAbiVersion).toBe(2);
   });
 
   it('lists every missing or wrong field at once', () => {
