@@ -1811,24 +1811,29 @@ static helix_status helix__fail_status(const char *code, const char *message, co
 
 __attribute__((import_module("helix_v1"), import_name("capability_call_bulk"))) int64_t helix__host_capability_call_bulk(int32_t ptr, int32_t length, int32_t buf, int32_t buf_length);
 
-static helix_reply helix__call_capability(const char *name, const char *args_json, void *buf, int32_t buf_length, bool bulk);
+static helix_reply helix__reply_of(char *response, size_t length);
 
-helix_reply helix_call_capability(const char *name, const char *args_json) { return helix__call_capability(name, args_json, 0, 0, false); }
-
-/* One capability call; with `bulk`, through capability_call_bulk with the buffer [buf, buf+buf_length). */
-static helix_reply helix__call_capability(const char *name, const char *args_json, void *buf, int32_t buf_length, bool bulk) {
-  helix__buf b = helix__call_body(bulk ? "{\"abi_version\":2,\"name\":" : "{\"abi_version\":1,\"name\":", name, args_json);
+helix_reply helix_call_capability(const char *name, const char *args_json) {
+  helix__buf b = helix__call_body("{\"abi_version\":1,\"name\":", name, args_json);
   helix__append_char(&b, '}');
   size_t length;
-  char *response;
-  if (bulk) {
-    int64_t packed = helix__host_capability_call_bulk((int32_t)(uintptr_t)b.data, (int32_t)b.length, (int32_t)(uintptr_t)buf, buf_length);
-    length = (size_t)(uint32_t)packed;
-    response = (char *)(uintptr_t)((uint64_t)packed >> 32);
-  } else {
-    response = helix_capability_call_raw(b.data, b.length, &length);
-  }
+  char *response = helix_capability_call_raw(b.data, b.length, &length);
   helix_free(b.data);
+  return helix__reply_of(response, length);
+}
+
+/* One capability call through capability_call_bulk with the buffer [buf, buf+buf_length). A
+ * function of its own, so that only modules using the bulk path import it (ABI-BULK-001). */
+static helix_reply helix__call_capability_bulk(const char *name, const char *args_json, void *buf, int32_t buf_length) {
+  helix__buf b = helix__call_body("{\"abi_version\":2,\"name\":", name, args_json);
+  helix__append_char(&b, '}');
+  int64_t packed = helix__host_capability_call_bulk((int32_t)(uintptr_t)b.data, (int32_t)b.length, (int32_t)(uintptr_t)buf, buf_length);
+  helix_free(b.data);
+  return helix__reply_of((char *)(uintptr_t)((uint64_t)packed >> 32), (size_t)(uint32_t)packed);
+}
+
+/* The host's answer envelope as a reply: the result, or the error as a status. */
+static helix_reply helix__reply_of(char *response, size_t length) {
   helix_reply reply;
   __builtin_memset(&reply, 0, sizeof reply);
   if (!helix_json_parse_in_place(response, length, true, 0, &reply.doc) || reply.doc.root->kind != HELIX_OBJECT)
@@ -2229,7 +2234,7 @@ helix_status helix_artifact_read_into(const char *artifact_id, int64_t offset, v
   helix__arg_int(&args, "offset", offset);
   if (decompress) helix__arg_raw(&args, "decompress", "true");
   helix__args_end(&args);
-  helix_reply reply = helix__call_capability("artifact.read", args.data, buf, buf_len, true);
+  helix_reply reply = helix__call_capability_bulk("artifact.read", args.data, buf, buf_len);
   helix_free(args.data);
   if (!reply.status.ok) {
     helix_status s = helix__take(&reply);
@@ -2256,7 +2261,7 @@ helix_status helix_artifact_write_from(const char *role, const void *buf, size_t
   if (type && *type) helix__arg_string(&args, "type", type);
   if (label && *label) helix__arg_string(&args, "label", label);
   helix__args_end(&args);
-  helix_reply reply = helix__call_capability("artifact.write", args.data, (void *)buf, (int32_t)length, true);
+  helix_reply reply = helix__call_capability_bulk("artifact.write", args.data, (void *)buf, (int32_t)length);
   helix_free(args.data);
   if (!reply.status.ok) {
     helix_status s = helix__take(&reply);
