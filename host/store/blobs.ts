@@ -87,8 +87,9 @@ export async function writeChunks(store: Store, source: AsyncIterable<Uint8Array
     batchBytes += chunk.length;
     if (batchBytes >= BATCH_BYTES) commitBatch();
     else timer ??= setTimeout(commitBatch, BATCH_WAIT_MS);
-    // Commits are synchronous (ABI-STORE-002); awaiting each keeps a failure from going unseen.
-    if (commits.length > 0) await commits.shift();
+    // One batch commits while the next fills, so reading and hashing overlap the commit's sync;
+    // awaiting the older one keeps memory at two batches and a failure from going unseen.
+    if (commits.length > 1) await commits.shift();
   };
   try {
     for await (const piece of source) {
