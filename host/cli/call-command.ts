@@ -73,7 +73,9 @@ export async function callCommand(toolId: string, opts: CallCommandOptions): Pro
   }
   let host;
   try {
-    host = await createHost({ pluginsDir: opts.plugins, policyFile: opts.policy, home: opts.home });
+    // No worker starts until the call needs one: a replayed call runs nothing (ABI-DEADLINE-001:
+    // the thread's start does not count against the deadline).
+    host = await createHost({ pluginsDir: opts.plugins, policyFile: opts.policy, home: opts.home, engine: { minThreads: 0 } });
   } catch (err) {
     printError(err);
     process.exitCode = EXIT.startup;

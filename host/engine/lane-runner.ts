@@ -51,6 +51,10 @@ export class LaneWorker implements RunnerWorker<LaneVariant> {
     return this.lane.dead ? 'dead' : this.lane.stale ? 'unfit' : 'ready';
   }
 
+  get up(): Promise<void> | undefined {
+    return this.lane.isUp ? undefined : this.lane.up;
+  }
+
   run({ request, variant, broker, alone }: RunnerCall<LaneVariant>): Promise<ExecuteResult> {
     const { module, input, limits } = request;
     const task: ExecuteTask = {

@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
 import { BULK_MAX_PIECE, MAX_MODULE_VARIANT_BYTES, MAX_MODULE_VARIANTS } from '../../abi/index.js';
-import { LANE_ANSWER_WORD, LANE_ANSWERED, LANE_CAPABILITY, LANE_CONTROL_WORD, LANE_REPLY, LANE_REQUEST, LANE_SHUTDOWN, LANE_STATUS_WORD, type BrokerAnswer, type CapabilityBroker, type CapabilityForward, type EvictMessage, type ExecuteTask, type LaneReply, type LaneStart, type LaneAnswer, type LaneTask, type WorkerCensus } from './protocol.js';
+import { LANE_ANSWER_WORD, LANE_ANSWERED, LANE_CAPABILITY, LANE_CONTROL_WORD, LANE_REPLY, LANE_REQUEST, LANE_SHUTDOWN, LANE_STATUS_WORD, LANE_UP, LANE_UP_WORD, LANE_WORDS, type BrokerAnswer, type CapabilityBroker, type CapabilityForward, type EvictMessage, type ExecuteTask, type LaneReply, type LaneStart, type LaneAnswer, type LaneTask, type WorkerCensus } from './protocol.js';
 
 /** How a task sent on a lane ended. */
 export type LaneOutcome = { readonly kind: 'reply'; readonly reply: LaneReply } | { readonly kind: 'lost'; readonly message: string };
@@ -30,9 +30,12 @@ export class Lane {
   #dead = false;
   /** Settles when the worker has stopped, for whatever reason. */
   readonly ended: Promise<void>;
+  /** Settles when the worker's thread has started and serves the lane, or has stopped first. */
+  readonly up: Promise<void>;
+  #isUp = false;
 
   constructor(pool: Piscina<LaneStart, string>, onEnd: (lane: Lane) => void) {
-    const control = new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT);
+    const control = new SharedArrayBuffer(LANE_WORDS * Int32Array.BYTES_PER_ELEMENT);
     const { port1, port2 } = new MessageChannel();
     this.#words = new Int32Array(control);
     this.#port = port1;
@@ -43,6 +46,15 @@ export class Lane {
       (err: unknown) => this.#end(err instanceof Error ? err.message : String(err)),
     );
     void this.ended.then(() => onEnd(this));
+    const started = Atomics.waitAsync(this.#words, LANE_UP_WORD, 0);
+    this.up = Promise.race([started.async ? started.value : Promise.resolve(), this.ended]).then(() => {
+      this.#isUp = true;
+    });
+  }
+
+  /** Whether the worker's thread has started (or stopped): `up` has settled. */
+  get isUp(): boolean {
+    return this.#isUp || Atomics.load(this.#words, LANE_UP_WORD) === LANE_UP;
   }
 
   /** Whether the worker is gone (killed, crashed or shut down). */
@@ -119,6 +131,8 @@ export class Lane {
     // Release our own waiter so no promise is left parked on the control word.
     Atomics.store(this.#words, LANE_STATUS_WORD, LANE_REPLY);
     Atomics.notify(this.#words, LANE_STATUS_WORD);
+    Atomics.store(this.#words, LANE_UP_WORD, LANE_UP);
+    Atomics.notify(this.#words, LANE_UP_WORD);
     this.#abort.abort();
   }
 

@@ -146,7 +146,7 @@ export interface LaneStart {
   readonly bulk: SharedArrayBuffer;
 }
 
-// The lane's three shared words: an index names a word (…_WORD), every other constant is a value
+// The lane's four shared words: an index names a word (…_WORD), every other constant is a value
 // one word takes, and each value belongs to exactly one word.
 
 /** The main thread's word: 0 idle, LANE_REQUEST when a message waits on the port, LANE_SHUTDOWN to stop. */
@@ -160,3 +160,8 @@ export const LANE_CAPABILITY = 2;
 /** The main thread's answer word: LANE_ANSWERED when the broker's answer is on the port. */
 export const LANE_ANSWER_WORD = 2;
 export const LANE_ANSWERED = 1;
+/** The worker's start word: LANE_UP once its thread has started and serves the lane. */
+export const LANE_UP_WORD = 3;
+export const LANE_UP = 1;
+/** How many shared words a lane has. */
+export const LANE_WORDS = 4;

@@ -71,6 +71,11 @@ export interface WorkerEvents {
 export interface RunnerWorker<V> {
   /** `ready` for another call; `unfit` to be replaced when idle; `dead` gone or going. */
   readonly state: 'ready' | 'unfit' | 'dead';
+  /**
+   * Settles once the worker's thread has started (or stopped before it did); undefined when it is
+   * up from the start. A call's deadline does not run while its new worker starts (ABI-DEADLINE-001).
+   */
+  readonly up?: Promise<void> | undefined;
   /** Runs one call; settles with its result or a classified fault, never rejects. */
   run(call: RunnerCall<V>): Promise<ExecuteResult>;
   /**

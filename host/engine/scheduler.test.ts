@@ -95,6 +95,19 @@ describe.each([['helix/v1', 's.helix'], ['extism/v1', 's.extism']])('the schedul
     expect(queued.calls).toBe(0);
   }, 60_000);
 
+  it('does not count the start of a new worker thread against the deadline (ABI-DEADLINE-001)', async () => {
+    const engine = newEngine();
+    const broker = answering();
+    // The engine has no worker yet: this call starts one. The main thread is then held for
+    // longer than the whole deadline, so a deadline that ran while the thread came up would
+    // have passed before the call could run.
+    const call = exec(engine, broker, { timeoutMs: 1000 });
+    const until = performance.now() + 1500;
+    while (performance.now() < until);
+    expect(await call).toMatchObject({ kind: 'output' });
+    expect(broker.calls).toBe(1);
+  }, 60_000);
+
   it('never runs a queued call whose deadline passed while it waited', async () => {
     const engine = newEngine();
     const first = await occupy(engine);

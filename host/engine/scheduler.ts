@@ -2,7 +2,9 @@
 // workers, the deadline and the caller's cancel (a running call's worker is stopped, and a new
 // worker takes its place), and the rule that a call the host has ended keeps that outcome whatever
 // happens to its worker afterwards (ABI-FINAL-001). What a call needs is prepared only once it has
-// a worker, so a call waiting in the queue holds nothing (ABI-ALLOC-009).
+// a worker, so a call waiting in the queue holds nothing (ABI-ALLOC-009). The deadline pauses
+// while a new worker's thread starts: that is the host's own cost, not the call's (ABI-DEADLINE-001).
+import { performance } from 'node:perf_hooks';
 import type { BrokerAnswer, BulkPart, ExecuteResult } from './protocol.js';
 import { fault, type CallDecision, type ExecuteRequest, type Runner, type RunnerCall, type RunnerWorker } from './runner.js';
 import type { VariantLease } from './variant-cache.js';
@@ -38,6 +40,11 @@ interface Job<W> {
   readonly request: ExecuteRequest;
   readonly resolve: (result: ExecuteResult) => void;
   timer?: NodeJS.Timeout;
+  /** What was left of the deadline, and when, as its timer was last armed. */
+  left: number;
+  armedAt: number;
+  /** Set while the call waits for its new worker's thread to start; the deadline is paused. */
+  starting?: W;
   /** Set while the call has a worker but waits for what it needs to be prepared. */
   preparing?: W;
   /** Set once the call runs on its worker. */
@@ -80,6 +87,26 @@ export function createScheduler<V, W extends RunnerWorker<V>>(runner: Runner<V, 
     job.done = true;
     clearTimeout(job.timer);
     job.resolve(decided(job, result));
+  };
+  const arm = (job: Job<W>, ms: number): void => {
+    job.left = ms;
+    job.armedAt = performance.now();
+    job.timer = setTimeout(() => onDeadline(job), Math.max(0, ms));
+  };
+  /** Starts `job` on `worker` once the worker's thread is up, with the deadline paused until then. */
+  const startWhenUp = (job: Job<W>, worker: W): void => {
+    const up = worker.up;
+    if (up === undefined) return start(job, worker);
+    clearTimeout(job.timer);
+    job.left -= performance.now() - job.armedAt;
+    job.starting = worker;
+    void up.then(() => {
+      job.starting = undefined;
+      if (!job.done && closed) finish(job, closedFault('queue'));
+      if (job.done) return release(worker);
+      arm(job, job.left);
+      start(job, worker);
+    });
   };
   const release = (worker: W): void => {
     if (worker.state === 'dead' || closed) return;
@@ -149,7 +176,7 @@ export function createScheduler<V, W extends RunnerWorker<V>>(runner: Runner<V, 
   const dispatch = (job: Job<W>): void => {
     const worker = idle.pop() ?? (workers.size < config.maxWorkers ? spawn() : undefined);
     if (worker !== undefined) {
-      start(job, worker);
+      startWhenUp(job, worker);
     } else if (queue.length >= config.maxQueue) {
       finish(job, fault('R-CAP-QUEUE-FULL', `${config.maxQueue} calls are already waiting.`, { retry_after_ms: 100, max_queue: config.maxQueue }));
     } else {
@@ -163,6 +190,8 @@ export function createScheduler<V, W extends RunnerWorker<V>>(runner: Runner<V, 
       return 'run';
     }
     if (job.preparing !== undefined) return 'prepare';
+    // Its worker is released when its thread is up.
+    if (job.starting !== undefined) return 'queue';
     const i = queue.indexOf(job);
     if (i !== -1) queue.splice(i, 1);
     return 'queue';
@@ -192,9 +221,9 @@ export function createScheduler<V, W extends RunnerWorker<V>>(runner: Runner<V, 
       if (closed) return Promise.resolve(fault('S-TOOL-WORKER-LOST', 'The engine is closed.', {}));
       return new Promise<ExecuteResult>((resolve) => {
         // Calls in flight are tracked only where close() must end them.
-        const job: Job<W> = trackInFlight ? { request, resolve: (result) => (inFlight.delete(job), resolve(result)), done: false } : { request, resolve, done: false };
+        const job: Job<W> = trackInFlight ? { request, resolve: (result) => (inFlight.delete(job), resolve(result)), done: false, left: 0, armedAt: 0 } : { request, resolve, done: false, left: 0, armedAt: 0 };
         if (trackInFlight) inFlight.add(job);
-        job.timer = setTimeout(() => onDeadline(job), Math.max(0, request.limits.timeoutMs));
+        arm(job, request.limits.timeoutMs);
         const signal = request.signal;
         if (signal !== undefined) {
           if (signal.aborted) return onCancel(job);
