@@ -23,6 +23,8 @@ const cli = path.join(packageRoot(), 'dist', 'host', 'cli', 'main.js');
 const SLOW = `(local.set $v (i64.const 60000000))
   (block $b (loop $l (br_if $b (i64.eqz (local.get $v))) (local.set $v (i64.sub (local.get $v) (i64.const 1))) (br $l)))
   (i64.extend_i32_u (local.get $len))`;
+/** The same loop, about 400 M iterations: runs well past BEGIN_AFTER_MS, so its start is committed and seen by another process. */
+const SLOWER = SLOW.replace('60000000', '400000000');
 const readsSchema = { type: 'object', required: ['reads'], properties: { reads: { type: 'string', 'x-helix-artifact': true }, note: { type: 'string' } } };
 
 let host: Host;
@@ -34,6 +36,7 @@ beforeAll(async () => {
   plugins = await pluginsDir([
     { id: 'r.echo', module: echoModule() },
     { id: 'r.slow', module: numberResultModule(SLOW), manifest: { timeoutMs: 60_000, limits: { maxInputBytes: 1000, maxOutputBytes: 1000, fuel: 1e12 } }, outputSchema },
+    { id: 'r.slower', module: numberResultModule(SLOWER), manifest: { timeoutMs: 60_000, limits: { maxInputBytes: 1000, maxOutputBytes: 1000, fuel: 1e12 } }, outputSchema },
     { id: 'r.trap', module: numberResultModule('(unreachable)'), outputSchema },
     { id: 'r.reads', module: echoModule(), inputSchema: readsSchema },
   ]);
@@ -136,16 +139,17 @@ describe('runs', () => {
   });
 
   it('joins a run another process is executing on the same store', async () => {
-    const child = run(process.execPath, [cli, 'call', 'r.slow', '--plugins', plugins.dir, '--home', home.dir, '--input', '{"k":"cross-process"}', '--compact']);
-    // Wait until the child's run is recorded as running, then make the same call here. A child
-    // starting on a loaded machine can take seconds: the bound is time, generous.
+    const child = run(process.execPath, [cli, 'call', 'r.slower', '--plugins', plugins.dir, '--home', home.dir, '--input', '{"k":"cross-process"}', '--compact']);
+    // Wait until the child's run is recorded as running (its start commits once it has run for
+    // BEGIN_AFTER_MS, ABI-STORE-034), then make the same call here. A child starting on a loaded
+    // machine can take seconds: the bound is time, generous.
     let runId: string | undefined;
     for (const end = Date.now() + 60_000; runId === undefined && Date.now() < end; ) {
       for (const active of readActiveRuns(hostStore(host))) runId = active.runId;
       if (runId === undefined) await new Promise((r) => setTimeout(r, 10));
     }
     expect(runId).toBeDefined();
-    const here = await call('r.slow', { k: 'cross-process' });
+    const here = await call('r.slower', { k: 'cross-process' });
     const there = ResponseEnvelopeSchema.parse(JSON.parse((await child).stdout));
     expect(here.run_id).toBe(runId);
     expect(there.run_id).toBe(runId);
