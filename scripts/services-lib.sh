@@ -25,7 +25,8 @@ start_daemon() {
   mkdir -p "$STATE/logs" "$STATE/run/own"
   : > "$STATE/logs/$name.log"
   # A new session: the daemon outlives this script and the test process that ran it.
-  nohup setsid "$@" >> "$STATE/logs/$name.log" 2>&1 < /dev/null &
+  # fd 9 is the lock of `up`: a daemon must not hold it after the script ends.
+  nohup setsid "$@" >> "$STATE/logs/$name.log" 2>&1 < /dev/null 9>&- &
   # setsid execs in place here (a background job is never a group leader), so $! is the daemon.
   echo "$!" > "$STATE/run/$name.pid"
 }

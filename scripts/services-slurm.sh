@@ -138,6 +138,11 @@ slurm_up() {
 
 slurm_status() {
   local state
+  # Slurm's commands retry a missing config file for a minute before failing.
+  if [ ! -f "$SLURM_CONF" ]; then
+    echo "slurm: down (no $SLURM_CONF: run scripts/services.sh up slurm)"
+    return 1
+  fi
   state="$(node_state)"
   if [ "$state" = idle ] || [ "$state" = mixed ] || [ "$state" = allocated ]; then
     if sacct_answers; then

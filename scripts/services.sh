@@ -69,8 +69,11 @@ install_missing() {
 case "$cmd" in
   up)
     [ "$(id -u)" -eq 0 ] || die "up runs the daemons as root: run it as root (sudo scripts/services.sh up)"
-    install_missing
     mkdir -p "$STATE"
+    # Several test files may call `up` at once: one installs and starts, the others wait, then check.
+    exec 9> "$STATE/.lock"
+    flock 9
+    install_missing
     want docker && docker_up
     want slurm && slurm_up
     rc=0
@@ -79,6 +82,9 @@ case "$cmd" in
     exit "$rc"
     ;;
   down)
+    [ -d "$STATE" ] || exit 0
+    exec 9> "$STATE/.lock"
+    flock 9
     want slurm && slurm_down
     want docker && docker_down
     exit 0
