@@ -56,7 +56,7 @@ install_missing() {
     policy_added=1
   fi
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need || p=$?
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $need || p=$?
   [ -n "$policy_added" ] && rm -f /usr/sbin/policy-rc.d
   [ -z "${p:-}" ] || die "apt-get install $need failed (exit $p)"
 }
