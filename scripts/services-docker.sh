@@ -68,11 +68,11 @@ EOF
 
 docker_status() {
   local v id=""
-  if v="$(docker -H "unix://$DOCKER_SOCK" info --format '{{.ServerVersion}}' 2>/dev/null)"; then
+  if v="$(docker -H "unix://$DOCKER_SOCK" info --format '{{.ServerVersion}}' 2>&1)"; then
     [ -f "$STATE/images.json" ] && id="$(grep -o '"id": "[^"]*"' "$STATE/images.json" | cut -d'"' -f4)"
     echo "docker: up (dockerd $v at $DOCKER_SOCK; $IMAGE ${id:-not built})"
   else
-    echo "docker: down (nothing answers at $DOCKER_SOCK)"
+    echo "docker: down (nothing answers at $DOCKER_SOCK: $(printf '%s' "$v" | grep -v '^$' | head -n 1))"
     return 1
   fi
 }

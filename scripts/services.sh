@@ -68,7 +68,10 @@ install_missing() {
 
 case "$cmd" in
   up)
-    [ "$(id -u)" -eq 0 ] || die "up runs the daemons as root: run it as root (sudo scripts/services.sh up)"
+    if [ "$(id -u)" -ne 0 ]; then
+      install_missing
+      die "up starts the daemons as root: run it as root (sudo scripts/services.sh up)"
+    fi
     mkdir -p "$STATE"
     # Several test files may call `up` at once: one installs and starts, the others wait, then check.
     exec 9> "$STATE/.lock"

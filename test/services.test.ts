@@ -3,7 +3,7 @@
 // Slurm cluster whose jobs sacct reports (COMPLETED, FAILED with the job's exit code).
 
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -110,10 +110,28 @@ describe('scripts/services.sh', () => {
       const env = { ...process.env, HELIX_SERVICES_DIR: empty, HELIX_DOCKER_SOCKET: path.join(empty, 'docker.sock') };
       const status = await runCommand('bash', [SCRIPT, 'status'], { cwd: tmpdir(), env, killAfterMs: 60_000 });
       expect(status.code).toBe(1);
-      expect(status.stdout).toMatch(/^docker: down \(nothing answers at .*docker\.sock\)$/m);
+      expect(status.stdout).toMatch(/^docker: down \(nothing answers at .*docker\.sock: .+\)$/m);
       expect(status.stdout).toMatch(/^slurm: down /m);
     } finally {
       await rm(empty, { recursive: true, force: true });
+    }
+  });
+
+  it('up as a user other than root stops with one message saying to run it as root', async () => {
+    // A copy uid 65534 can read: a clone under /root could not be.
+    const copy = await mkdtemp(path.join(tmpdir(), 'helix-services-user-'));
+    try {
+      await chmod(copy, 0o755);
+      for (const f of ['services.sh', 'services-lib.sh', 'services-docker.sh', 'services-slurm.sh']) await copyFile(path.join(path.dirname(SCRIPT), f), path.join(copy, f));
+      const { stdout, stderr, code } = await new Promise<CommandRun>((resolve) => {
+        execFile('bash', [path.join(copy, 'services.sh'), 'up'], { uid: 65534, gid: 65534, cwd: copy }, (error, out, err) =>
+          resolve({ code: error ? (error.code as number) : 0, stdout: out, stderr: err }),
+        );
+      });
+      expect({ code, stdout }).toEqual({ code: 1, stdout: '' });
+      expect(stderr).toBe('services: up starts the daemons as root: run it as root (sudo scripts/services.sh up)\n');
+    } finally {
+      await rm(copy, { recursive: true, force: true });
     }
   });
 });
