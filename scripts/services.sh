@@ -100,9 +100,9 @@ case "$cmd" in
     ;;
   env)
     # For a shell or a test: where the clients find the engines this script runs.
-    echo "HELIX_SERVICES_DIR=$STATE"
-    echo "DOCKER_HOST=unix://$DOCKER_SOCK"
-    echo "SLURM_CONF=$SLURM_CONF"
+    echo "export HELIX_SERVICES_DIR=$STATE"
+    echo "export DOCKER_HOST=unix://$DOCKER_SOCK"
+    echo "export SLURM_CONF=$SLURM_CONF"
     ;;
   *)
     echo "usage: scripts/services.sh up|down|status|env [docker|slurm]" >&2

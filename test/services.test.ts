@@ -14,7 +14,6 @@ import { runCommand, type CommandRun } from './helpers/fresh-machine.js';
 const run = promisify(execFile);
 const SCRIPT = path.resolve(import.meta.dirname, '..', 'scripts', 'services.sh');
 const STATE = process.env.HELIX_SERVICES_DIR ?? '/var/lib/helix-services';
-const SLURM_ENV = { ...process.env, SLURM_CONF: path.join(STATE, 'slurm', 'slurm.conf') };
 // Installing docker.io, slurm-wlm and MariaDB on a fresh machine takes minutes; the bound only stops a hang.
 const UP_BOUND_MS = 20 * 60_000;
 // A trivial job: seconds on an idle node, far more on a shared, loaded machine.
@@ -33,6 +32,8 @@ const CONFINED: Docker.HostConfig = {
 };
 
 let up: CommandRun;
+/** The environment `services.sh env` prints: where Slurm's commands find the cluster's config. */
+let SLURM_ENV: NodeJS.ProcessEnv;
 let docker: Docker;
 let imageId: string;
 let work: string;
@@ -40,6 +41,9 @@ let work: string;
 beforeAll(async () => {
   up = await runCommand('bash', [SCRIPT, 'up'], { cwd: tmpdir(), env: process.env, killAfterMs: UP_BOUND_MS });
   if (up.code !== 0) throw new Error(`scripts/services.sh up exited ${up.code}:\n${up.stdout}\n${up.stderr}`);
+  const exports = (await run('bash', [SCRIPT, 'env'])).stdout.matchAll(/^export (\w+)=(.*)$/gm);
+  SLURM_ENV = { ...process.env, ...Object.fromEntries([...exports].map((m) => [m[1]!, m[2]!])) };
+  expect(SLURM_ENV.SLURM_CONF).toBe(path.join(STATE, 'slurm', 'slurm.conf'));
   docker = new Docker({ socketPath: process.env.HELIX_DOCKER_SOCKET ?? '/var/run/docker.sock' });
   const images = JSON.parse(await readFile(path.join(STATE, 'images.json'), 'utf8')) as { images: { name: string; id: string }[] };
   imageId = images.images.find((i) => i.name === 'helix-seqkit:local')!.id;
