@@ -38,8 +38,7 @@ StateSaveLocation=$SL/state
 SlurmdSpoolDir=$SL/spool
 SlurmctldPidFile=$STATE/run/own/slurmctld.pid
 SlurmdPidFile=$STATE/run/own/slurmd.pid
-SlurmctldLogFile=$STATE/logs/slurmctld.log
-SlurmdLogFile=$STATE/logs/slurmd.log
+# No LogFile: the daemons run in the foreground and log to stderr, which goes to logs/NAME.log.
 # No systemd and no cgroup delegation here: track processes through /proc, bind no tasks.
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
@@ -54,6 +53,8 @@ SelectTypeParameters=CR_Core_Memory
 DefMemPerCPU=256
 ReturnToService=2
 MailProg=/bin/true
+# No PMIx library is installed (it is only a recommendation of slurmd); jobs need no MPI here.
+MpiDefault=none
 MinJobAge=60
 $node State=UNKNOWN
 PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP
@@ -68,7 +69,6 @@ AuthInfo=socket=$MUNGE_SOCK
 DbdHost=localhost
 SlurmUser=root
 PidFile=$STATE/run/own/slurmdbd.pid
-LogFile=$STATE/logs/slurmdbd.log
 StorageType=accounting_storage/mysql
 StorageHost=127.0.0.1
 StoragePort=$DB_PORT
