@@ -121,6 +121,24 @@ describe('scripts/services.sh', () => {
     }
   });
 
+  it('a daemon that cannot come up stops up with the tail of its log; down stops what that up started', async () => {
+    // A second state directory whose database would take the port the running MariaDB holds.
+    const other = await mkdtemp(path.join(tmpdir(), 'helix-services-clash-'));
+    const env = { ...process.env, HELIX_SERVICES_DIR: other };
+    try {
+      const clash = await runCommand('bash', [SCRIPT, 'up', 'slurm'], { cwd: tmpdir(), env, killAfterMs: 5 * 60_000 });
+      expect(clash.code).toBe(1);
+      expect(clash.stderr).toContain(`services: mariadbd exited while starting; the last lines of ${other}/logs/mariadbd.log:\n`);
+      expect(clash.stderr).toMatch(/Address already in use/);
+    } finally {
+      // Stops the munged that up started there, also when an expectation above failed.
+      const down = await runCommand('bash', [SCRIPT, 'down', 'slurm'], { cwd: tmpdir(), env, killAfterMs: 2 * 60_000 });
+      await rm(other, { recursive: true, force: true });
+      expect(down.code).toBe(0);
+      expect(down.stdout).toMatch(/^services: stopped munged \(pid \d+\)$/m);
+    }
+  });
+
   it('up as a user other than root stops with one message saying to run it as root', async () => {
     // A copy uid 65534 can read: a clone under /root could not be.
     const copy = await mkdtemp(path.join(tmpdir(), 'helix-services-user-'));
