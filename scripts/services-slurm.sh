@@ -54,7 +54,8 @@ SelectTypeParameters=CR_Core_Memory
 DefMemPerCPU=256
 ReturnToService=2
 MailProg=/bin/true
-# No PMIx library is installed (it is only a recommendation of slurmd); jobs need no MPI here.
+# Jobs need no MPI here. libpmix is not installed, so the mpi/pmix plugins still log, harmlessly,
+# that they cannot load it.
 MpiDefault=none
 MinJobAge=60
 $node State=UNKNOWN
