@@ -9,7 +9,8 @@ STATE="${HELIX_SERVICES_DIR:-/var/lib/helix-services}"
 DOCKER_SOCK="${HELIX_DOCKER_SOCKET:-/var/run/docker.sock}"
 DB_PORT="${HELIX_SERVICES_DB_PORT:-16306}"
 IMAGE="helix-seqkit:local"
-# Bump when the image recipe below changes, so `up` rebuilds instead of reusing the old image.
+# Bump when the image recipe (build_image in services-docker.sh) changes, so `up` rebuilds
+# instead of reusing the old image.
 IMAGE_RECIPE=1
 export SLURM_CONF="$STATE/slurm/slurm.conf"
 HERE="$(cd "$(dirname "$0")" && pwd)"

@@ -100,7 +100,7 @@ describe('scripts/services.sh', () => {
   it('reports both services up, and a second up only checks', async () => {
     const status = await run('bash', [SCRIPT, 'status']);
     expect(status.stdout).toMatch(/^docker: up \(dockerd .*helix-seqkit:local sha256:[0-9a-f]{64}\)$/m);
-    expect(status.stdout).toMatch(/^slurm: up \(node \S+ idle/m);
+    expect(status.stdout).toMatch(/^slurm: up \(node \S+ (idle|mixed|allocated|completing), sacct answers/m);
     const before = await readFile(path.join(STATE, 'images.json'), 'utf8');
     const again = await runCommand('bash', [SCRIPT, 'up'], { cwd: tmpdir(), env: process.env, killAfterMs: UP_BOUND_MS });
     expect(again.code).toBe(0);
