@@ -21,9 +21,10 @@ export interface ArtifactPort {
   stat(id: string): ArtifactSummary;
   /**
    * Bytes [offset, offset+length) of the artifact (of its decompressed content with `decompress`),
-   * in a buffer of their own; `chunk` is the stored chunk's key when they are exactly one whole chunk.
+   * in a buffer of their own, or in `into` when it is given and holds `length` bytes (then `data`
+   * is a view of it); `chunk` is the stored chunk's key when they are exactly one whole chunk.
    */
-  read(id: string, range: { offset: number; length: number; decompress: boolean }): Promise<{ data: Uint8Array; eof: boolean; chunk?: string }>;
+  read(id: string, range: { offset: number; length: number; decompress: boolean; into?: Uint8Array }): Promise<{ data: Uint8Array; eof: boolean; chunk?: string }>;
   list(filter: { limit: number; type?: string }): ArtifactSummary[];
   /** Appends to the output under `role`; with `final`, seals it and returns its id (visible when the run ends). */
   write(role: string, data: Uint8Array, final: boolean, meta: { type?: string; label?: string }): Promise<{ bytes: number; artifact?: { id: string; sha256: string; size: number } }>;

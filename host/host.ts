@@ -93,15 +93,19 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
   const store = openStore(resolveHome(options.home));
   let interrupted: string[];
   let loaded: readonly LoadedTool[];
+  // The engine's first worker thread starts now, while the toolpacks load: it takes a few hundred
+  // milliseconds to come up, which would otherwise come before the first call's run.
+  const ownEngine = options.shared === undefined ? createEngine(options.engine) : undefined;
   try {
     loaded = options.shared?.toolpacks ?? (await loadToolpacksOrThrow(pluginsDir, policy.policy, { cache: storeLoaderCache(store, now) }));
     interrupted = await recoverInterrupted(store, now());
     await recordModules(store, loaded, now());
   } catch (err) {
+    await ownEngine?.close();
     await store.close();
     throw err;
   }
-  const { engine, tools } = options.shared ?? bindTools(policy, loaded, createEngine(options.engine));
+  const { engine, tools } = options.shared ?? bindTools(policy, loaded, ownEngine!);
   const registry = new ToolRegistry(tools);
   const ctx = { registry, policy, canonicalPolicy: canonicalJson(policy.policy), store, coordinator: new RunCoordinator(store, now), now, progressIntervalMs: options.progressIntervalMs ?? 1000 };
   let closed = false;

@@ -129,9 +129,10 @@ describe('the broker on its own (ABI-FINAL-002)', () => {
     for (let i = 0; i < 5; i++) answers.push(await broker.handle(request));
     expect(answers.map((a) => a.kind)).toEqual(['answer', 'abort', 'abort', 'abort', 'abort']);
     for (const later of answers.slice(2)) expect(later).toEqual(answers[1]);
-    expect(broker.finish().journal.map((e) => e.outcome)).toEqual(['ok', 'abort']);
-    await hostStore(h.host).flushed();
-    expect(readAudit(hostStore(h.host)).filter((a) => a.run_id === runId).map((a) => a.decision)).toEqual(['allowed', 'aborted']);
+    const effects = broker.finish();
+    expect(effects.journal.map((e) => e.outcome)).toEqual(['ok', 'abort']);
+    // The audit records wait for the run's finishing transaction (ABI-STORE-037).
+    expect(effects.audit.map((a) => a.record.decision)).toEqual(['allowed', 'aborted']);
   });
 });
 

@@ -12,7 +12,7 @@ import type { BrokerAnswer, BulkPart } from '../engine/protocol.js';
 import { jsonRefusal } from '../json-entry.js';
 import { canonicalJson } from '../hashing.js';
 import { isCapabilityGranted, secretWriteRules } from '../policy/rules.js';
-import { appendAudit } from '../store/audit.js';
+import type { AuditEntry } from '../store/audit.js';
 import type { Store } from '../store/open-store.js';
 import { JournalBuilder, sha256Hex } from './journal.js';
 import { answerVersion, argsError, type AnswerVersion, type BulkName, type Decision, errorAnswer, failure, FORBIDDEN, FORBIDDEN_BYTES, FORBIDDEN_REASONS, fuelFor, isBulkName, okAnswer, wire } from './answers.js';
@@ -61,6 +61,11 @@ export interface RunEffects {
   readonly log: readonly LogLine[];
   readonly logDropped: number;
   /**
+   * The run's audit records (its capability decisions and log lines), written with its journal
+   * in its finishing transaction: one commit for the run, not one per call (ABI-STORE-037).
+   */
+  readonly audit: readonly AuditEntry[];
+  /**
    * The run's result as it may be recorded and returned: the output rule applied (a refused
    * output ends the run with A-AUTH-SECRET-WRITE), then every secret redacted (ABI-SECRET-006).
    */
@@ -91,6 +96,7 @@ export function createBroker(o: BrokerOptions): RunBroker {
   const hashKey = (): Buffer => (key ??= secretKey(o.store.home));
   // Declared before use below; log lines go to the audit trail too, scrubbed like everything else.
   let auditLine: (line: LogLine) => void = () => undefined;
+  const audited: AuditEntry[] = [];
   const log = new RunLog(now, (line) => auditLine(line), guard);
   let calls = 0;
   const artifacts = artifactPort(o.store, o.outputs);
@@ -117,12 +123,12 @@ export function createBroker(o: BrokerOptions): RunBroker {
 
   auditLine = (line) => {
     const clean = cleanLine(line);
-    appendAudit(o.store, line.at, { kind: 'log', tool_id: o.toolId, run_id: o.runId, level: clean.level, event: clean.event, fields: clean.fields });
+    audited.push({ at: line.at, record: { kind: 'log', tool_id: o.toolId, run_id: o.runId, level: clean.level, event: clean.event, fields: clean.fields } });
     o.onLog?.(clean);
   };
 
   const audit = (decision: Decision, name: string | null, reason: string, code?: string): void => {
-    appendAudit(o.store, now(), { kind: 'capability', decision, tool_id: o.toolId, run_id: o.runId, capability: text(name), reason: guard.redactText(reason), ...(code === undefined ? {} : { code }) });
+    audited.push({ at: now(), record: { kind: 'capability', decision, tool_id: o.toolId, run_id: o.runId, capability: text(name), reason: guard.redactText(reason), ...(code === undefined ? {} : { code }) } });
   };
 
   /**
@@ -297,6 +303,7 @@ export function createBroker(o: BrokerOptions): RunBroker {
         outputProblems: o.outputs.check(outputs),
         log: log.lines.map(cleanLine),
         logDropped: log.dropped,
+        audit: audited,
         seal: (result) => sealResult(guard, result),
         outputDigest: (sha256) => (guard.active ? keyedHex(hashKey(), sha256) : sha256),
       };

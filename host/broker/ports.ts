@@ -63,10 +63,10 @@ export function artifactPort(store: Store, outputs: RunOutputs): ArtifactPort {
   };
   return {
     stat: (id) => summarize(getArtifact(store, id)),
-    async read(id, { offset, length, decompress }) {
+    async read(id, { offset, length, decompress, into }) {
       const record = getArtifact(store, id);
       if (decompress && record.compression === 'gzip') return readDecompressed(record, offset, length);
-      const { data, chunk } = readBlobRange(store, record.sha256, offset, offset + length);
+      const { data, chunk } = readBlobRange(store, record.sha256, offset, offset + length, into);
       return { data, eof: offset + length >= record.size, ...(chunk === undefined ? {} : { chunk }) };
     },
     list: ({ limit, type }) => listArtifacts(store).filter((a) => type === undefined || a.type === type).slice(0, limit).map(summarize),

@@ -37,7 +37,7 @@ describe('ReadAhead', () => {
     const got: Uint8Array[] = [];
     for (let offset = 0; ; offset += MiB) {
       const piece = await ahead.get(id, { offset, length: MiB, decompress: false });
-      got.push(piece.data);
+      got.push(piece.data.slice()); // valid until the next get
       await turn(); // the guest's work: the next piece is read meanwhile
       if (piece.eof) break;
     }
@@ -56,6 +56,20 @@ describe('ReadAhead', () => {
     const elsewhere = await ahead.get(id, { offset: 5000, length: 1000, decompress: false });
     expect(Buffer.from(elsewhere.data).equals(Buffer.from(bytes.subarray(5000, 6000)))).toBe(true);
     expect(port.offsets).toEqual([0, 1000, 5000]);
+  });
+
+  it('reads every piece into one of two buffers in turn, never a new one per piece, and each piece holds its own bytes when handed over', async () => {
+    const bytes = new Uint8Array(randomBytes(6 * MiB));
+    const { id } = await importInline(store, bytes, { type: 'binary' });
+    const ahead = new ReadAhead(artifactPort(store, new RunOutputs(store, 'run_read_ahead', [], 0)).read);
+    const buffers = new Set<ArrayBufferLike>();
+    for (let offset = 0; offset < bytes.length; offset += MiB) {
+      const piece = await ahead.get(id, { offset, length: MiB, decompress: false });
+      expect(Buffer.from(piece.data).equals(Buffer.from(bytes.subarray(offset, offset + MiB)))).toBe(true);
+      buffers.add(piece.data.buffer);
+      await turn();
+    }
+    expect(buffers.size).toBe(2);
   });
 
   it('reads nothing more once dropped at the end of the run', async () => {

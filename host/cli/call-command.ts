@@ -73,9 +73,7 @@ export async function callCommand(toolId: string, opts: CallCommandOptions): Pro
   }
   let host;
   try {
-    // No worker starts until the call needs one: a replayed call runs nothing (ABI-DEADLINE-001:
-    // the thread's start does not count against the deadline).
-    host = await createHost({ pluginsDir: opts.plugins, policyFile: opts.policy, home: opts.home, engine: { minThreads: 0 } });
+    host = await createHost({ pluginsDir: opts.plugins, policyFile: opts.policy, home: opts.home });
   } catch (err) {
     printError(err);
     process.exitCode = EXIT.startup;

@@ -1,10 +1,12 @@
 // How a run that executed ends up in the store: its result checked against the declared outputs
 // and sealed (secrets redacted), the input a guest saw kept for `helix verify`, and its log,
-// output artifacts and capability journal committed inside the run's finishing transaction.
+// output artifacts, capability journal and audit records committed inside the run's finishing
+// transaction.
 import { HelixError, type CallMetrics, type RunEvent, type RunLink, type RunResult } from '../../abi/index.js';
 import { commitArtifact } from '../artifacts/index.js';
 import type { RunEffects } from '../broker/broker.js';
 import { writeJournal } from '../broker/journal.js';
+import { appendAudit } from '../store/audit.js';
 import { commitBlob, discardBlob, writeChunks } from '../store/blobs.js';
 import type { Store } from '../store/open-store.js';
 import { buildRunLog } from './run-log.js';
@@ -46,13 +48,22 @@ export async function prepareRunEnding(store: Store, now: () => number, run: Exe
   const succeeded = result.status === 'success';
   const inputBlob = run.guestInput === undefined ? undefined : await writeChunks(store, once(run.guestInput), Number.MAX_SAFE_INTEGER, { defer: true });
   const log = await buildRunLog(store, run.runId, { unstoredEvents: run.unstoredEvents, call_id: run.callId, tool_id: run.toolId, tool_version: run.toolVersion, result, metrics: run.metrics, lines: effects?.log ?? [], dropped: effects?.logDropped ?? 0 });
-  const abandon = (): void => {
+  const discardOutputs = (): void => {
     for (const o of effects?.outputs ?? []) discardBlob(store, o.prepared.blob);
+  };
+  // The run's decisions happened whether or not its record stands: audited either way.
+  const writeAudit = (): void => {
+    for (const a of effects?.audit ?? []) appendAudit(store, a.at, a.record);
+  };
+  const abandon = (): void => {
+    discardOutputs();
+    writeAudit();
   };
   const finish = () => {
     if (inputBlob !== undefined) commitBlob(store, inputBlob);
     const outputs: RunLink[] = succeeded ? (effects?.outputs ?? []).map((o) => ({ role: o.role, artifact_id: commitArtifact(store, o.prepared, now(), o.id).id, sha256: o.prepared.blob.sha256 })) : [];
-    if (!succeeded) abandon();
+    if (!succeeded) discardOutputs();
+    writeAudit();
     if (effects !== undefined) writeJournal(store, run.runId, effects.journal);
     return {
       status: succeeded ? 'succeeded' : 'failed',

@@ -12,6 +12,12 @@ export interface AuditRecord {
   readonly [field: string]: unknown;
 }
 
+/** An audit record and when it was made, waiting to be written with its run (ABI-STORE-037). */
+export interface AuditEntry {
+  readonly at: number;
+  readonly record: AuditRecord;
+}
+
 /** Appends a record at `at`; call inside a transaction to tie it to the change it explains. */
 export function appendAudit(store: Store, at: number, record: AuditRecord): void {
   counter = (counter + 1) % 1_000_000_000;
