@@ -117,6 +117,10 @@ export const ERROR_CODES = {
     message: "The MCP request's params do not match the method.",
     hint: "Fix the fields listed in details.violations; the MCP schema (revision 2025-11-25) defines each method's params.",
   },
+  'I-REQ-DOCKER-IMAGE-REF': {
+    message: 'The image is named by a tag, which can change; docker.run runs only an image id or a digest.',
+    hint: 'Name the image as sha256:<64 hex> (`docker image inspect --format {{.Id}} IMAGE`) or repository@sha256:<64 hex> (ABI-DOCKER-001).',
+  },
   'A-AUTH-TOOL-DENIED': {
     message: 'The policy does not allow this tool.',
     hint: "Add the tool id to the policy's tools.allow list.",
@@ -156,6 +160,22 @@ export const ERROR_CODES = {
   'A-AUTH-BUDGET-CEILING': {
     message: "The call's input needs a larger budget (fuel, capability calls or deadline) than the policy's ceiling allows for that much data.",
     hint: 'Raise the policy field named in details.policy_field (ceilings.perInputMiB.*) to at least details.per_input_mib, or call the tool on less data.',
+  },
+  'A-AUTH-DOCKER-IMAGE': {
+    message: 'The policy does not let this tool run this image.',
+    hint: "Add the image to the policy's docker.images and, if the tool's entry lists images, to docker.tools.<tool>.images (ABI-DOCKER-002).",
+  },
+  'A-AUTH-DOCKER-NETWORK': {
+    message: 'The policy does not grant this tool the network it asks for.',
+    hint: "Ask for network none, or grant docker.tools.<tool>.network: bridge in the policy; host is never granted (ABI-DOCKER-002).",
+  },
+  'A-AUTH-DOCKER-ENV': {
+    message: 'The policy does not let this tool set this environment variable in its containers.',
+    hint: "Leave the variable out, or add its name to the policy's docker.tools.<tool>.env (ABI-DOCKER-002).",
+  },
+  'A-AUTH-DOCKER-LIMIT': {
+    message: "A container limit asked for is over the policy's docker ceiling.",
+    hint: "Ask for at most the ceiling named in details, or raise the policy's docker.ceilings (ABI-DOCKER-003).",
   },
   'P-PRECOND-MANIFEST-INVALID': {
     message: 'One or more toolpacks violate the ABI; the host refuses to start.',

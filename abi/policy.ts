@@ -71,6 +71,56 @@ export const PolicySecretWritesSchema = z
   })
   .describe("What happens to a guest's write that carries the value of a secret its run received (raw or encoded): refuse (A-AUTH-SECRET-WRITE) or redact ([secret:<name>]). See ABI-SECRET-* in abi/ABI.md.");
 
+/** An image Docker can only resolve to one content: its id `sha256:<64 hex>` or `repository@sha256:<64 hex>`. A tag never is. */
+export const DOCKER_IMAGE_REF = /^(?:sha256:[0-9a-f]{64}|[a-z0-9]+(?:[._-][a-z0-9]+)*(?:[.:][a-z0-9-]+)*(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)*@sha256:[0-9a-f]{64})$/;
+/** An environment variable name a container may be given. */
+export const DOCKER_ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const EXACT_TOOL_ID = /^[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)*$/;
+const imageRef = z.string().regex(DOCKER_IMAGE_REF, 'must be an image id sha256:<64 hex> or repository@sha256:<64 hex>, never a tag');
+
+/** What `docker.run` may do for one tool (ABI-DOCKER-002): the images, the network, the environment names. */
+export const PolicyDockerToolSchema = z.strictObject({
+  images: z.array(imageRef).optional().describe("The images this tool may run, each also on docker.images. Default: every image on docker.images."),
+  network: z.enum(['none', 'bridge']).default('none').describe("The most network the tool's containers may ask for. Default none; host is never granted."),
+  env: z.array(z.string().regex(DOCKER_ENV_NAME, 'must be an environment variable name')).default([]).describe('Environment variable names the tool may set in its containers. Default none.'),
+});
+export type PolicyDockerTool = z.infer<typeof PolicyDockerToolSchema>;
+
+/** The most any container may ask for (ABI-DOCKER-003); a request that leaves a limit out gets the ceiling. */
+export const PolicyDockerCeilingsSchema = z.strictObject({
+  memoryBytes: z.number().int().min(8 * 1024 * 1024).max(2 ** 40).default(512 * 1024 * 1024).describe('Memory (and memory plus swap) in bytes. Default 512 MiB.'),
+  cpus: z.number().positive().max(1024).default(1).describe('CPUs, fractions allowed. Default 1.'),
+  pids: z.number().int().min(1).max(1_000_000).default(128).describe('Processes and threads. Default 128.'),
+  tmpfsBytes: z.number().int().min(1024 * 1024).max(2 ** 40).default(64 * 1024 * 1024).describe('Size of the writable /tmp, in bytes. Default 64 MiB.'),
+  timeoutMs: positiveInt.max(86_400_000).default(60_000).describe('Milliseconds before the container is killed and removed. Default 60000.'),
+  maxStdoutBytes: positiveInt.max(2 ** 30).default(1024 * 1024).describe('Bytes of stdout kept; the rest is cut and the result says so. Default 1 MiB.'),
+  maxStderrBytes: positiveInt.max(2 ** 30).default(1024 * 1024).describe('Bytes of stderr kept; the rest is cut and the result says so. Default 1 MiB.'),
+});
+export type PolicyDockerCeilings = z.infer<typeof PolicyDockerCeilingsSchema>;
+
+/**
+ * The `docker.run` section (ABI-DOCKER-*). Optional, so a policy without it keeps its hash; left
+ * out, it allows nothing: no image, no tool. A tool also needs `docker.run` granted by exact name.
+ */
+export const PolicyDockerSchema = z
+  .strictObject({
+    images: z.array(imageRef).default([]).describe('The images any tool may run, by id or digest.'),
+    tools: z.record(z.string(), PolicyDockerToolSchema).default({}).describe('Per exact tool id (never a pattern), what its containers may use.'),
+    ceilings: PolicyDockerCeilingsSchema.default(() => PolicyDockerCeilingsSchema.parse({})),
+  })
+  .superRefine((d, ctx) => {
+    for (const [tool, grant] of Object.entries(d.tools)) {
+      if (!EXACT_TOOL_ID.test(tool)) ctx.addIssue({ code: 'custom', path: ['tools', tool], message: `${JSON.stringify(tool)} must be an exact tool id (no wildcard: docker.run is privileged)` });
+      (grant.images ?? []).forEach((image, i) => {
+        if (!d.images.includes(image)) ctx.addIssue({ code: 'custom', path: ['tools', tool, 'images', i], message: `${image} is not on docker.images; add it there first` });
+      });
+    }
+  })
+  .describe("What docker.run may do: the image allowlist, per-tool grants and the ceilings. See ABI-DOCKER-* in abi/ABI.md.");
+export type PolicyDocker = z.infer<typeof PolicyDockerSchema>;
+/** The docker section a policy without one gets: nothing allowed. */
+export const NO_DOCKER: PolicyDocker = PolicyDockerSchema.parse({});
+
 /** The policy document. Unknown keys are refused, so a typo cannot silently widen access. */
 export const PolicySchema = z.strictObject({
   version: z.literal(1),
@@ -93,6 +143,7 @@ export const PolicySchema = z.strictObject({
   network: PolicyNetworkSchema.default(() => PolicyNetworkSchema.parse({})),
   secrets: z.record(z.string().regex(/^[a-z][a-z0-9_]*$/, 'must be a lowercase secret name'), SecretSourceSchema).default({}),
   secretWrites: PolicySecretWritesSchema.optional(),
+  docker: PolicyDockerSchema.optional(),
 });
 export type PolicyInput = z.input<typeof PolicySchema>;
 export type Policy = z.infer<typeof PolicySchema>;

@@ -72,6 +72,48 @@ describe('loadPolicy', () => {
     expect(v).toEqual([expect.stringMatching(/network\.allowPrivate\[1\]: "not a host!" is not a host name/)]);
   });
 
+  it('allows no container without a docker section, and keeps the hash of a policy that leaves it out', () => {
+    const file = policyFile('version: 1\ntools: { allow: ["seq.*"] }\n');
+    const p = loadPolicy(file, { env: {} });
+    expect(p.policy.docker).toBeUndefined();
+    const empty = loadPolicy(policyFile('version: 1\ntools: { allow: ["seq.*"] }\ndocker: {}\n'), { env: {} }).policy.docker!;
+    expect(empty.images).toEqual([]);
+    expect(empty.tools).toEqual({});
+    expect(empty.ceilings).toMatchObject({ memoryBytes: 512 * 1024 * 1024, cpus: 1, pids: 128, timeoutMs: 60_000 });
+  });
+
+  it('refuses a docker image by tag, host network and a ceiling out of range, each with its line', () => {
+    const id = `sha256:${'a'.repeat(64)}`;
+    const text = [
+      'version: 1',
+      'tools: { allow: ["*"] }',
+      'docker:',
+      `  images: ["${id}", "biocontainers/seqkit:2.8.0", "quay.io/biocontainers/seqkit@sha256:${'b'.repeat(64)}"]`,
+      '  tools:',
+      `    seq.stats: { images: ["sha256:${'c'.repeat(64)}"], network: host }`,
+      '  ceilings: { cpus: 0 }',
+      '',
+    ].join('\n');
+    const v = violationsOf(() => loadPolicy(policyFile(text), { env: {} }));
+    expect(v).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/:4: docker\.images\[1\]: must be an image id sha256:<64 hex> or repository@sha256:<64 hex>, never a tag/),
+        expect.stringMatching(/:6: docker\.tools\.seq\.stats\.network:/),
+        expect.stringMatching(/:7: docker\.ceilings\.cpus:/),
+      ]),
+    );
+    expect(v.some((s) => s.includes('docker.images[2]'))).toBe(false);
+  });
+
+  it('refuses a tool pattern in docker.tools and a tool image that is not on docker.images', () => {
+    const text = `version: 1\ntools: { allow: ["*"] }\ndocker:\n  images: []\n  tools:\n    "seq.*": {}\n    seq.stats: { images: ["sha256:${'c'.repeat(64)}"] }\n`;
+    const v = violationsOf(() => loadPolicy(policyFile(text), { env: {} }));
+    expect(v).toEqual([
+      expect.stringMatching(/:6: docker\.tools\.seq\.\*: "seq\.\*" must be an exact tool id \(no wildcard: docker\.run is privileged\)/),
+      expect.stringMatching(/:7: docker\.tools\.seq\.stats\.images\[0\]: sha256:c+ is not on docker\.images; add it there first/),
+    ]);
+  });
+
   it('refuses YAML that does not parse, and a file that does not exist', () => {
     expect(violationsOf(() => loadPolicy(policyFile('version: [1\n'), { env: {} }))[0]).toMatch(/invalid YAML/);
     expect(violationsOf(() => loadPolicy('/nonexistent/helix.policy.yaml', { env: {} }))[0]).toMatch(/cannot read the policy file/);
