@@ -225,6 +225,10 @@ export const ERROR_CODES = {
     message: 'The host is closed.',
     hint: 'Create a new host; a closed host accepts no calls.',
   },
+  'P-PRECOND-DOCKER-IMAGE-MISSING': {
+    message: 'The Docker engine does not have the image; docker.run never pulls.',
+    hint: 'Load or pull the image on the engine first (`docker pull REPOSITORY@sha256:...` or `docker load`); `scripts/services.sh up docker` brings up the local test image.',
+  },
   'R-TIMEOUT-001': {
     message: 'The call did not finish before its deadline.',
     hint: "Raise timeout_ms (up to the tool's timeoutMs and the policy ceiling) or send less work.",
@@ -245,6 +249,10 @@ export const ERROR_CODES = {
   'R-UPSTREAM-CAPABILITY': {
     message: 'A capability failed for a reason outside the tool.',
     hint: 'Retry with backoff; if it repeats, report it with details and the host logs.',
+  },
+  'R-UPSTREAM-DOCKER': {
+    message: 'The Docker engine failed or could not be reached.',
+    hint: 'Check that the engine answers (`docker info`, with DOCKER_HOST set if it is not /var/run/docker.sock) and retry; details.phase says where it failed.',
   },
   'R-TIMEOUT-CANCELLED': {
     message: 'The call was cancelled by its caller before it finished.',

@@ -2,6 +2,7 @@
 // that allows a name not served here fails to load (fail-closed), so the list is exact.
 import { artifactList, artifactRead, artifactStat, artifactWrite } from './artifact.js';
 import { clockNowUnix } from './clock.js';
+import { dockerRun } from './docker-run.js';
 import { httpRequest } from './http.js';
 import { kvDelete, kvGet, kvList, kvPut } from './kv.js';
 import { logEmit } from './log.js';
@@ -12,7 +13,7 @@ export type * from './types.js';
 
 /** Every capability this host serves, by name. */
 export const CAPABILITIES: ReadonlyMap<string, CapabilityDefinition<any, any>> = new Map(
-  ([clockNowUnix, logEmit, kvGet, kvPut, kvDelete, kvList, artifactStat, artifactRead, artifactWrite, artifactList, secretsGet, httpRequest] as Array<CapabilityDefinition<any, any>>).map((c) => [c.name, c]),
+  ([clockNowUnix, logEmit, kvGet, kvPut, kvDelete, kvList, artifactStat, artifactRead, artifactWrite, artifactList, secretsGet, httpRequest, dockerRun] as Array<CapabilityDefinition<any, any>>).map((c) => [c.name, c]),
 );
 
 /** What an allowlist entry names: a capability, and for scoped ones the scope. */

@@ -1,0 +1,159 @@
+// One container's life for docker.run: create, attach (output kept up to a cap), start, wait under
+// the timeout and the call's deadline, kill, and remove whatever happened; and the sweep that
+// removes containers a crashed host left behind.
+import { Writable } from 'node:stream';
+import type Docker from 'dockerode';
+import { HelixError, isHelixError } from '../abi/index.js';
+import type { DockerPlan } from './docker-request.js';
+import type { CapabilityContext } from './types.js';
+
+/** How a container ended. */
+export interface Outcome {
+  readonly exitCode: number;
+  readonly stdout: Buffer;
+  readonly stderr: Buffer;
+  readonly stdoutTruncated: boolean;
+  readonly stderrTruncated: boolean;
+  readonly timedOut: boolean;
+  readonly oomKilled: boolean;
+}
+
+// After the process exits, the engine closes the attached stream at once; the bound only stops a hang.
+const STREAM_END_BOUND_MS = 10_000;
+
+/** Keeps the first `cap` bytes written and counts the rest, draining it so the container never blocks on a full pipe. */
+class Capped extends Writable {
+  private readonly chunks: Buffer[] = [];
+  private kept = 0;
+  total = 0;
+
+  constructor(private readonly cap: number) {
+    super();
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, done: () => void): void {
+    this.total += chunk.length;
+    if (this.kept < this.cap) {
+      const part = chunk.subarray(0, this.cap - this.kept);
+      this.chunks.push(Buffer.from(part));
+      this.kept += part.length;
+    }
+    done();
+  }
+
+  get bytes(): Buffer {
+    return Buffer.concat(this.chunks);
+  }
+}
+
+/** Runs the created-to-removed life of one container; the container is removed on every path. */
+export async function runContainer(docker: Docker, spec: Docker.ContainerCreateOptions, plan: DockerPlan, ctx: Pick<CapabilityContext, 'signal' | 'deadlineMs'>): Promise<Outcome> {
+  if (ctx.signal.aborted || Date.now() >= ctx.deadlineMs) throw stopped(ctx);
+  let phase = 'creating the container';
+  let container: Docker.Container;
+  try {
+    container = await docker.createContainer(spec);
+  } catch (err) {
+    throw engineError(err, phase);
+  }
+  try {
+    phase = 'attaching to the container';
+    const stream = await container.attach({ stream: true, stdout: true, stderr: true });
+    const out = new Capped(plan.limits.maxStdoutBytes);
+    const err = new Capped(plan.limits.maxStderrBytes);
+    const ended = new Promise<void>((resolve) => {
+      for (const event of ['end', 'close', 'error']) stream.once(event, () => resolve());
+    });
+    docker.modem.demuxStream(stream, out, err);
+    phase = 'starting the container';
+    await container.start();
+    phase = 'waiting for the container';
+    const waited = container.wait() as Promise<{ StatusCode: number }>;
+    const how = await until(waited, plan.limits.timeoutMs, ctx);
+    if (how === 'stopped') throw stopped(ctx);
+    if (how === 'timeout') {
+      phase = 'killing the container at its timeout';
+      await container.kill().catch((e: unknown) => {
+        if ((e as { statusCode?: number }).statusCode !== 409) throw e;
+      });
+    }
+    const { StatusCode } = await waited;
+    await Promise.race([ended, new Promise((r) => setTimeout(r, STREAM_END_BOUND_MS).unref())]);
+    phase = 'inspecting the container';
+    const state = (await container.inspect()).State;
+    return {
+      exitCode: StatusCode,
+      stdout: out.bytes,
+      stderr: err.bytes,
+      stdoutTruncated: out.total > plan.limits.maxStdoutBytes,
+      stderrTruncated: err.total > plan.limits.maxStderrBytes,
+      timedOut: how === 'timeout',
+      oomKilled: state.OOMKilled === true,
+    };
+  } catch (err) {
+    throw engineError(err, phase);
+  } finally {
+    // force kills a container still running (deadline, cancellation, an engine error midway).
+    await container.remove({ force: true }).catch(() => undefined);
+  }
+}
+
+/** Waits for the container to exit, its timeout, or the call's deadline or cancellation, whichever is first. */
+function until(waited: Promise<unknown>, timeoutMs: number, ctx: Pick<CapabilityContext, 'signal' | 'deadlineMs'>): Promise<'exited' | 'timeout' | 'stopped'> {
+  return new Promise((resolve, reject) => {
+    const stopAt = Math.max(0, ctx.deadlineMs - Date.now());
+    const cleanup = (): void => {
+      clearTimeout(timeout);
+      clearTimeout(deadline);
+      ctx.signal.removeEventListener('abort', onAbort);
+    };
+    const finish = (how: 'exited' | 'timeout' | 'stopped'): void => {
+      cleanup();
+      resolve(how);
+    };
+    const onAbort = (): void => finish('stopped');
+    // At equal times the call's deadline wins: the call is over, not just the container.
+    const timeout = setTimeout(() => finish('timeout'), timeoutMs);
+    const deadline = setTimeout(() => finish('stopped'), stopAt);
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    waited.then(
+      () => finish('exited'),
+      (err: unknown) => {
+        cleanup();
+        reject(err);
+      },
+    );
+  });
+}
+
+/** The error of a call whose deadline passed or that was cancelled while its container ran. */
+function stopped(ctx: Pick<CapabilityContext, 'signal' | 'deadlineMs'>): HelixError {
+  const reason: unknown = ctx.signal.reason;
+  if (ctx.signal.aborted && isHelixError(reason)) return reason;
+  const cancelled = ctx.signal.aborted;
+  return new HelixError('R-TIMEOUT-001', {
+    message: `docker.run ${cancelled ? 'was cancelled' : "did not finish before the call's deadline"}; its container was killed and removed.`,
+    details: { deadline_ms: ctx.deadlineMs, cancelled },
+  });
+}
+
+/** The HelixError for a failure of the engine: the image missing (P-PRECOND-DOCKER-IMAGE-MISSING) or anything else (R-UPSTREAM-DOCKER). */
+export function engineError(err: unknown, phase: string): HelixError {
+  if (isHelixError(err)) return err;
+  const e = err as { statusCode?: number; code?: string; message?: string; json?: { message?: string } };
+  const detail = e.json?.message ?? e.message ?? String(err);
+  if (e.statusCode === 404 && /no such image/i.test(detail)) {
+    return new HelixError('P-PRECOND-DOCKER-IMAGE-MISSING', { message: `docker.run: the Docker engine does not have the image (${detail}).`, details: { phase } });
+  }
+  return new HelixError('R-UPSTREAM-DOCKER', {
+    message: `docker.run: the Docker engine failed while ${phase}: ${detail}`,
+    details: { phase, ...(e.statusCode === undefined ? {} : { status: e.statusCode }), ...(e.code === undefined ? {} : { errno: e.code }) },
+  });
+}
+
+/** Removes every container labelled as made by `host` (a crash's leftovers); their ids. */
+export async function sweepLeftovers(docker: Docker, host: string, label: string): Promise<string[]> {
+  const found = await docker.listContainers({ all: true, filters: { label: [`${label}=${host}`] } });
+  await Promise.all(found.map((c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined)));
+  return found.map((c) => c.Id);
+}

@@ -1,0 +1,138 @@
+// docker.run against the real dockerd of scripts/services.sh and its local seqkit image: results,
+// confinement, the output cap, the timeout and the call's deadline, and the container removed on
+// every path (found by its helix.run_id label).
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import Docker from 'dockerode';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { HelixError, PolicySchema, type Policy } from '../abi/index.js';
+import { sweepLeftovers } from '../capabilities/docker-container.js';
+import { createDockerRun, LABEL_HOST, LABEL_RUN, type DockerRunResult } from '../capabilities/docker-run.js';
+import type { CapabilityContext } from '../capabilities/index.js';
+import { runCommand } from './helpers/fresh-machine.js';
+
+const SCRIPT = path.resolve(import.meta.dirname, '..', 'scripts', 'services.sh');
+const STATE = process.env.HELIX_SERVICES_DIR ?? '/var/lib/helix-services';
+// Installing docker.io on a fresh machine takes minutes; the bound only stops a hang.
+const UP_BOUND_MS = 20 * 60_000;
+// A container starts in well under a second on an idle machine, far slower on a loaded one.
+const CALL_BOUND_MS = 120_000;
+const MISSING = `sha256:${'e'.repeat(64)}`;
+const HOST = `helix-test-${randomUUID()}`;
+
+let docker: Docker;
+let image: string;
+let policy: Policy;
+const cap = createDockerRun({ hostName: HOST });
+
+beforeAll(async () => {
+  const up = await runCommand('bash', [SCRIPT, 'up', 'docker'], { cwd: tmpdir(), env: process.env, killAfterMs: UP_BOUND_MS });
+  if (up.code !== 0) throw new Error(`scripts/services.sh up docker exited ${up.code}:\n${up.stdout}\n${up.stderr}`);
+  docker = new Docker();
+  const images = JSON.parse(await readFile(path.join(STATE, 'images.json'), 'utf8')) as { images: { name: string; id: string }[] };
+  image = images.images.find((i) => i.name === 'helix-seqkit:local')!.id;
+  policy = PolicySchema.parse({
+    version: 1,
+    tools: { allow: ['*'] },
+    grants: { 'test.docker': ['docker.run'] },
+    docker: { images: [image, MISSING], tools: { 'test.docker': {} }, ceilings: { memoryBytes: 128 * 1024 * 1024, pids: 32, tmpfsBytes: 8 * 1024 * 1024, timeoutMs: CALL_BOUND_MS } },
+  });
+}, UP_BOUND_MS + 60_000);
+
+function context(runId: string, options: { deadlineMs?: number; signal?: AbortSignal } = {}): CapabilityContext {
+  const unused = new Proxy({}, { get: () => () => { throw new Error('docker.run reached a port it does not use'); } }) as never;
+  return {
+    toolId: 'test.docker',
+    runId,
+    manifest: { allow: ['docker.run'], network: [] },
+    policy,
+    deadlineMs: options.deadlineMs ?? Date.now() + CALL_BOUND_MS * 2,
+    signal: options.signal ?? new AbortController().signal,
+    artifacts: unused,
+    kv: unused,
+    log: unused,
+    secrets: unused,
+    clock: unused,
+  };
+}
+
+/** One docker.run call under its own run id; the result and whether any container of that run is left. */
+async function call(args: Record<string, unknown>, options: { deadlineMs?: number; signal?: AbortSignal } = {}): Promise<{ result?: DockerRunResult; error?: HelixError; left: number }> {
+  const runId = `run_${randomUUID()}`;
+  let result: DockerRunResult | undefined;
+  let error: HelixError | undefined;
+  try {
+    result = await cap.invoke(cap.args.parse({ image, ...args }), context(runId, options));
+  } catch (err) {
+    if (!(err instanceof HelixError)) throw err;
+    error = err;
+  }
+  const left = (await docker.listContainers({ all: true, filters: { label: [`${LABEL_RUN}=${runId}`] } })).length;
+  return { ...(result === undefined ? {} : { result }), ...(error === undefined ? {} : { error }), left };
+}
+
+describe('docker.run on a real engine', () => {
+  it('runs seqkit version and removes the container', async () => {
+    const { result, left } = await call({ argv: ['seqkit', 'version'] });
+    expect(result).toMatchObject({ exit_code: 0, stdout_encoding: 'utf8', stdout_truncated: false, timed_out: false, oom_killed: false });
+    expect(result!.stdout).toMatch(/^seqkit v2\.\d+\.\d+\n$/);
+    expect(left).toBe(0);
+  }, CALL_BOUND_MS);
+
+  it('returns a non-zero exit with its stderr as a result, not an error', async () => {
+    const { result, left } = await call({ argv: ['/bin/busybox', 'sh', '-c', 'echo out; echo oops >&2; exit 3'] });
+    expect(result).toMatchObject({ exit_code: 3, stdout: 'out\n', stderr: 'oops\n', timed_out: false });
+    expect(left).toBe(0);
+  }, CALL_BOUND_MS);
+
+  it('confines: only lo, read-only root, writable /tmp, uid 65534, no capabilities, no new privileges', async () => {
+    const probe = 'ls /sys/class/net; id -u; touch /probe; echo "touch=$?"; echo x > /tmp/ok && echo tmp=ok; grep -E "^(CapEff|CapBnd|NoNewPrivs)" /proc/self/status';
+    const { result } = await call({ argv: ['/bin/busybox', 'sh', '-c', probe] });
+    expect(result!.stdout.split('\n')).toEqual(['lo', '65534', 'touch=1', 'tmp=ok', 'CapEff:\t0000000000000000', 'CapBnd:\t0000000000000000', 'NoNewPrivs:\t1', '']);
+  }, CALL_BOUND_MS);
+
+  it('keeps stdout up to max_stdout_bytes and says it cut the rest', async () => {
+    const { result } = await call({ argv: ['/bin/busybox', 'sh', '-c', 'yes helix | head -c 100000'], limits: { max_stdout_bytes: 1000 } });
+    expect(result).toMatchObject({ exit_code: 0, stdout_truncated: true });
+    expect(result!.stdout).toBe('helix\n'.repeat(200).slice(0, 1000));
+  }, CALL_BOUND_MS);
+
+  it('kills a container at its timeout, reports timed_out, and removes it', async () => {
+    const { result, left } = await call({ argv: ['/bin/busybox', 'sleep', '600'], limits: { timeout_ms: 1000 } });
+    expect(result).toMatchObject({ exit_code: null, timed_out: true });
+    expect(left).toBe(0);
+  }, CALL_BOUND_MS);
+
+  it("fails with R-TIMEOUT-001 at the call's deadline, and with the broker's reason when cancelled; removed both times", async () => {
+    const late = await call({ argv: ['/bin/busybox', 'sleep', '600'] }, { deadlineMs: Date.now() + 1500 });
+    expect(late.error).toMatchObject({ code: 'R-TIMEOUT-001', details: { cancelled: false } });
+    expect(late.left).toBe(0);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new HelixError('R-TIMEOUT-CANCELLED')), 1500);
+    const cancelled = await call({ argv: ['/bin/busybox', 'sleep', '600'] }, { signal: controller.signal });
+    expect(cancelled.error?.code).toBe('R-TIMEOUT-CANCELLED');
+    expect(cancelled.left).toBe(0);
+  }, CALL_BOUND_MS * 2);
+
+  it('names an allowlisted image the engine does not have, and an engine that does not answer', async () => {
+    const { error } = await call({ image: MISSING, argv: ['x'] });
+    expect(error).toMatchObject({ code: 'P-PRECOND-DOCKER-IMAGE-MISSING', details: { phase: 'creating the container' } });
+    const nowhere = createDockerRun({ docker: () => new Docker({ socketPath: path.join(tmpdir(), `no-docker-${randomUUID()}.sock`) }) });
+    const err = await Promise.resolve(nowhere.invoke(nowhere.args.parse({ image, argv: ['x'] }), context('run_nowhere'))).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'R-UPSTREAM-DOCKER', details: { phase: 'creating the container', errno: 'ENOENT' } });
+  }, CALL_BOUND_MS);
+
+  it("sweeps the containers a crashed host left behind, by its helix.host label, and no one else's", async () => {
+    const leftover = await docker.createContainer({ Image: image, Cmd: ['seqkit', 'version'], Labels: { [LABEL_HOST]: HOST, [LABEL_RUN]: 'run_crashed' } });
+    const other = await docker.createContainer({ Image: image, Cmd: ['seqkit', 'version'], Labels: { [LABEL_HOST]: `${HOST}-other` } });
+    try {
+      expect(await sweepLeftovers(docker, HOST, LABEL_HOST)).toEqual([leftover.id]);
+      await expect(leftover.inspect()).rejects.toMatchObject({ statusCode: 404 });
+      expect((await other.inspect()).Id).toBe(other.id);
+    } finally {
+      await other.remove({ force: true });
+    }
+  }, CALL_BOUND_MS);
+});
