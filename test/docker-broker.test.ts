@@ -11,6 +11,7 @@ import { ResponseEnvelopeSchema } from '../abi/index.js';
 import { LABEL_RUN } from '../capabilities/docker-run.js';
 import { hostStore } from '../host/host.js';
 import { createHost, type Host } from '../host/index.js';
+import { getRun } from '../host/runs/run-store.js';
 import { readAudit } from '../host/store/audit.js';
 import { compileGuest } from './helpers/as-guest.js';
 import { runCommand } from './helpers/fresh-machine.js';
@@ -68,6 +69,7 @@ describe('docker.run through the broker', () => {
     expect(answers[1]).toMatchObject({ status: 'ok', capability_result: { result: { exit_code: 1 } } });
     expect(await new Docker().listContainers({ all: true, filters: { label: [`${LABEL_RUN}=${runId}`] } })).toEqual([]);
     expect(readAudit(hostStore(host)).filter((a) => a.run_id === runId).map((a) => a.decision)).toEqual(['allowed', 'allowed']);
+    expect(getRun(hostStore(host), runId)!.journal.entries).toBe(2);
   }, CALL_BOUND_MS);
 
   it('refuses a tool that only a wildcard grant covers', async () => {

@@ -93,6 +93,18 @@ describe('docker.run on a real engine', () => {
     expect(result!.stdout.split('\n')).toEqual(['lo', '65534', 'touch=1', 'tmp=ok', 'CapEff:\t0000000000000000', 'CapBnd:\t0000000000000000', 'NoNewPrivs:\t1', '']);
   }, CALL_BOUND_MS);
 
+  it('kills a container that passes memory_bytes and says so', async () => {
+    const { result, left } = await call({ argv: ['/bin/busybox', 'sh', '-c', 'x=$(head -c 200m /dev/zero | tr "\\0" a); echo survived'], limits: { memory_bytes: 32 * 1024 * 1024 } });
+    expect(result).toMatchObject({ oom_killed: true, timed_out: false });
+    expect(result!.stdout).not.toContain('survived');
+    expect(left).toBe(0);
+  }, CALL_BOUND_MS);
+
+  it('refuses processes past pids', async () => {
+    const { result } = await call({ argv: ['/bin/busybox', 'sh', '-c', 'for i in 1 2 3 4 5 6 7 8 9 10 11 12; do sleep 30 & done; echo started'], limits: { pids: 6, timeout_ms: 20_000 } });
+    expect(result!.stderr).toMatch(/can't fork|Resource temporarily unavailable/);
+  }, CALL_BOUND_MS);
+
   it('keeps stdout up to max_stdout_bytes and says it cut the rest', async () => {
     const { result } = await call({ argv: ['/bin/busybox', 'sh', '-c', 'yes helix | head -c 100000'], limits: { max_stdout_bytes: 1000 } });
     expect(result).toMatchObject({ exit_code: 0, stdout_truncated: true });
