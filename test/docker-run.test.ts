@@ -12,6 +12,7 @@ import { sweepLeftovers } from '../capabilities/docker-container.js';
 import { createDockerRun, LABEL_HOST, LABEL_RUN, type DockerRunResult } from '../capabilities/docker-run.js';
 import type { CapabilityContext } from '../capabilities/index.js';
 import { runCommand } from './helpers/fresh-machine.js';
+import { testContext } from './helpers/http-test-kit.js';
 
 const SCRIPT = path.resolve(import.meta.dirname, '..', 'scripts', 'services.sh');
 const STATE = process.env.HELIX_SERVICES_DIR ?? '/var/lib/helix-services';
@@ -41,20 +42,16 @@ beforeAll(async () => {
   });
 }, UP_BOUND_MS + 60_000);
 
+/** A capability context for test.docker: the http test kit's, whose ports (unused by docker.run) throw if reached. */
 function context(runId: string, options: { deadlineMs?: number; signal?: AbortSignal } = {}): CapabilityContext {
-  const unused = new Proxy({}, { get: () => () => { throw new Error('docker.run reached a port it does not use'); } }) as never;
   return {
+    ...testContext(),
     toolId: 'test.docker',
     runId,
     manifest: { allow: ['docker.run'], network: [] },
     policy,
     deadlineMs: options.deadlineMs ?? Date.now() + CALL_BOUND_MS * 2,
     signal: options.signal ?? new AbortController().signal,
-    artifacts: unused,
-    kv: unused,
-    log: unused,
-    secrets: unused,
-    clock: unused,
   };
 }
 
