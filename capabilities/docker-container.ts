@@ -151,9 +151,38 @@ export function engineError(err: unknown, phase: string): HelixError {
   });
 }
 
-/** Removes every container labelled as made by `host` (a crash's leftovers); their ids. */
-export async function sweepLeftovers(docker: Docker, host: string, label: string): Promise<string[]> {
-  const found = await docker.listContainers({ all: true, filters: { label: [`${label}=${host}`] } });
-  await Promise.all(found.map((c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined)));
-  return found.map((c) => c.Id);
+/** The labels on every container: which run, tool, host and process made it, for the sweep of leftovers (ABI-DOCKER-007). */
+export const LABEL_RUN = 'helix.run_id';
+export const LABEL_HOST = 'helix.host';
+export const LABEL_PID = 'helix.pid';
+export const LABEL_TOOL = 'helix.tool';
+
+/** The labels of a container made now by this process for `runId` of `toolId` on `host`. */
+export function containerLabels(runId: string, toolId: string, host: string): Record<string, string> {
+  return { [LABEL_RUN]: runId, [LABEL_TOOL]: toolId, [LABEL_HOST]: host, [LABEL_PID]: String(process.pid) };
+}
+
+/**
+ * Removes the containers labelled as made on `host` by a process that is gone (a crash's
+ * leftovers); their ids. A container whose process still lives is another host process's running
+ * call (`helix serve` and `helix call` side by side) and is kept.
+ */
+export async function sweepLeftovers(docker: Docker, host: string, alive: (pid: number) => boolean = pidAlive): Promise<string[]> {
+  const found = await docker.listContainers({ all: true, filters: { label: [`${LABEL_HOST}=${host}`] } });
+  const orphans = found.filter((c) => {
+    const pid = Number(c.Labels[LABEL_PID]);
+    return !(Number.isSafeInteger(pid) && pid > 0 && alive(pid));
+  });
+  await Promise.all(orphans.map((c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined)));
+  return orphans.map((c) => c.Id);
+}
+
+// Signal 0 checks that the process exists; EPERM means it exists under another user.
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }

@@ -8,14 +8,11 @@ import { hostname } from 'node:os';
 import Docker from 'dockerode';
 import { z } from 'zod';
 import { DockerRunArgsSchema, planDockerRun, type DockerPlan, type DockerRunArgs } from './docker-request.js';
-import { runContainer, type Outcome } from './docker-container.js';
+import { containerLabels, runContainer, type Outcome } from './docker-container.js';
 import type { CapabilityContext, CapabilityDefinition } from './types.js';
 
 /** The user every container runs as: nobody, never root (ABI-DOCKER-005). */
 export const CONTAINER_USER = '65534:65534';
-/** The labels on every container: which run made it and on which host, for the sweep of leftovers. */
-export const LABEL_RUN = 'helix.run_id';
-export const LABEL_HOST = 'helix.host';
 
 /** Result of `docker.run`: a non-zero exit is a result for the tool to judge, not an error. */
 export const DockerRunResultSchema = z.strictObject({
@@ -76,7 +73,7 @@ export function containerSpec(plan: DockerPlan, ctx: Pick<CapabilityContext, 'ru
     Env: [...plan.env],
     User: CONTAINER_USER,
     WorkingDir: '/tmp',
-    Labels: { [LABEL_RUN]: ctx.runId, [LABEL_HOST]: host, 'helix.tool': ctx.toolId },
+    Labels: containerLabels(ctx.runId, ctx.toolId, host),
     AttachStdin: false,
     AttachStdout: true,
     AttachStderr: true,

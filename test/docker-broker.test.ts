@@ -8,7 +8,7 @@ import path from 'node:path';
 import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResponseEnvelopeSchema } from '../abi/index.js';
-import { LABEL_RUN } from '../capabilities/docker-run.js';
+import { LABEL_RUN } from '../capabilities/docker-container.js';
 import { hostStore } from '../host/host.js';
 import { createHost, type Host } from '../host/index.js';
 import { getRun } from '../host/runs/run-store.js';

@@ -8,8 +8,8 @@ import path from 'node:path';
 import Docker from 'dockerode';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { HelixError, PolicySchema, type Policy } from '../abi/index.js';
-import { sweepLeftovers } from '../capabilities/docker-container.js';
-import { createDockerRun, LABEL_HOST, LABEL_RUN, type DockerRunResult } from '../capabilities/docker-run.js';
+import { LABEL_HOST, LABEL_PID, LABEL_RUN, sweepLeftovers } from '../capabilities/docker-container.js';
+import { createDockerRun, type DockerRunResult } from '../capabilities/docker-run.js';
 import type { CapabilityContext } from '../capabilities/index.js';
 import { runCommand } from './helpers/fresh-machine.js';
 import { testContext } from './helpers/http-test-kit.js';
@@ -133,15 +133,32 @@ describe('docker.run on a real engine', () => {
     expect(err).toMatchObject({ code: 'R-UPSTREAM-DOCKER', details: { phase: 'creating the container', errno: 'ENOENT' } });
   }, CALL_BOUND_MS);
 
-  it("sweeps the containers a crashed host left behind, by its helix.host label, and no one else's", async () => {
-    const leftover = await docker.createContainer({ Image: image, Cmd: ['seqkit', 'version'], Labels: { [LABEL_HOST]: HOST, [LABEL_RUN]: 'run_crashed' } });
-    const other = await docker.createContainer({ Image: image, Cmd: ['seqkit', 'version'], Labels: { [LABEL_HOST]: `${HOST}-other` } });
+  it("sweeps the containers of this host whose process is gone, and neither a live process's nor another host's", async () => {
+    const labels = (host: string, pid: number) => ({ [LABEL_HOST]: host, [LABEL_PID]: String(pid), [LABEL_RUN]: `run_${randomUUID()}` });
+    const dead = 2 ** 22 + 1; // above Linux's pid_max: no process has it
+    const leftover = await docker.createContainer({ Image: image, Cmd: ['seqkit', 'version'], Labels: labels(HOST, dead) });
+    const live = await docker.createContainer({ Image: image, Cmd: ['seqkit', 'version'], Labels: labels(HOST, process.pid) });
+    const other = await docker.createContainer({ Image: image, Cmd: ['seqkit', 'version'], Labels: labels(`${HOST}-other`, dead) });
     try {
-      expect(await sweepLeftovers(docker, HOST, LABEL_HOST)).toEqual([leftover.id]);
+      expect(await sweepLeftovers(docker, HOST)).toEqual([leftover.id]);
       await expect(leftover.inspect()).rejects.toMatchObject({ statusCode: 404 });
+      expect((await live.inspect()).Id).toBe(live.id);
       expect((await other.inspect()).Id).toBe(other.id);
     } finally {
-      await other.remove({ force: true });
+      await Promise.all([live, other].map((c) => c.remove({ force: true })));
     }
+  }, CALL_BOUND_MS);
+
+  it('labels each container with its run, tool, host and process', async () => {
+    const runId = `run_${randomUUID()}`;
+    const controller = new AbortController();
+    const running = Promise.resolve(cap.invoke(cap.args.parse({ image, argv: ['/bin/busybox', 'sleep', '600'] }), context(runId, { signal: controller.signal }))).catch((e: unknown) => e);
+    let labels: Record<string, string> | undefined;
+    for (const bound = Date.now() + CALL_BOUND_MS / 2; labels === undefined && Date.now() < bound; await new Promise((r) => setTimeout(r, 100))) {
+      labels = (await docker.listContainers({ all: true, filters: { label: [`${LABEL_RUN}=${runId}`] } }))[0]?.Labels;
+    }
+    controller.abort();
+    expect(await running).toMatchObject({ code: 'R-TIMEOUT-001', details: { cancelled: true } });
+    expect(labels).toMatchObject({ 'helix.run_id': runId, 'helix.tool': 'test.docker', 'helix.host': HOST, 'helix.pid': String(process.pid) });
   }, CALL_BOUND_MS);
 });
