@@ -89,12 +89,13 @@ export type PolicyDockerTool = z.infer<typeof PolicyDockerToolSchema>;
 /** The most any container may ask for (ABI-DOCKER-003); a request that leaves a limit out gets the ceiling. */
 export const PolicyDockerCeilingsSchema = z.strictObject({
   memoryBytes: z.number().int().min(8 * 1024 * 1024).max(2 ** 40).default(512 * 1024 * 1024).describe('Memory (and memory plus swap) in bytes. Default 512 MiB.'),
-  cpus: z.number().positive().max(1024).default(1).describe('CPUs, fractions allowed. Default 1.'),
+  cpus: z.number().min(0.01).max(1024).default(1).describe('CPUs, fractions down to 0.01 allowed. Default 1.'),
   pids: z.number().int().min(1).max(1_000_000).default(128).describe('Processes and threads. Default 128.'),
   tmpfsBytes: z.number().int().min(1024 * 1024).max(2 ** 40).default(64 * 1024 * 1024).describe('Size of the writable /tmp, in bytes. Default 64 MiB.'),
   timeoutMs: positiveInt.max(86_400_000).default(60_000).describe('Milliseconds before the container is killed and removed. Default 60000.'),
-  maxStdoutBytes: positiveInt.max(2 ** 30).default(1024 * 1024).describe('Bytes of stdout kept; the rest is cut and the result says so. Default 1 MiB.'),
-  maxStderrBytes: positiveInt.max(2 ** 30).default(1024 * 1024).describe('Bytes of stderr kept; the rest is cut and the result says so. Default 1 MiB.'),
+  // Both travel in one capability answer, which the broker caps at 1.5 MB (R-CAP-PAYLOAD).
+  maxStdoutBytes: positiveInt.max(512 * 1024).default(256 * 1024).describe('Bytes of stdout kept; the rest is cut and the result says so. Default 256 KiB, at most 512 KiB.'),
+  maxStderrBytes: positiveInt.max(512 * 1024).default(256 * 1024).describe('Bytes of stderr kept; the rest is cut and the result says so. Default 256 KiB, at most 512 KiB.'),
 });
 export type PolicyDockerCeilings = z.infer<typeof PolicyDockerCeilingsSchema>;
 

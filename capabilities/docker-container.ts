@@ -78,7 +78,7 @@ export async function runContainer(docker: Docker, spec: Docker.ContainerCreateO
       });
     }
     const { StatusCode } = await waited;
-    await Promise.race([ended, new Promise((r) => setTimeout(r, STREAM_END_BOUND_MS).unref())]);
+    await bounded(ended, STREAM_END_BOUND_MS);
     phase = 'inspecting the container';
     const state = (await container.inspect()).State;
     return {
@@ -115,7 +115,9 @@ function until(waited: Promise<unknown>, timeoutMs: number, ctx: Pick<Capability
     // At equal times the call's deadline wins: the call is over, not just the container.
     const timeout = setTimeout(() => finish('timeout'), timeoutMs);
     const deadline = setTimeout(() => finish('stopped'), stopAt);
-    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    // A call cancelled while the container was being created or started: its abort event has passed.
+    if (ctx.signal.aborted) finish('stopped');
+    else ctx.signal.addEventListener('abort', onAbort, { once: true });
     waited.then(
       () => finish('exited'),
       (err: unknown) => {
@@ -124,6 +126,12 @@ function until(waited: Promise<unknown>, timeoutMs: number, ctx: Pick<Capability
       },
     );
   });
+}
+
+async function bounded(promise: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([promise, new Promise<void>((r) => (timer = setTimeout(r, ms)))]);
+  clearTimeout(timer);
 }
 
 /** The error of a call whose deadline passed or that was cancelled while its container ran. */

@@ -34,7 +34,7 @@ describe('docker.run arguments and policy', () => {
       argv: ['seqkit', 'version'],
       env: ['LC_ALL=C'],
       network: 'none',
-      limits: { memoryBytes: 256 * 1024 * 1024, cpus: 0.5, pids: 128, tmpfsBytes: 64 * 1024 * 1024, timeoutMs: 30_000, maxStdoutBytes: 1024 * 1024, maxStderrBytes: 1024 * 1024 },
+      limits: { memoryBytes: 256 * 1024 * 1024, cpus: 0.5, pids: 128, tmpfsBytes: 64 * 1024 * 1024, timeoutMs: 30_000, maxStdoutBytes: 256 * 1024, maxStderrBytes: 256 * 1024 },
     });
   });
 
@@ -73,8 +73,8 @@ describe('docker.run arguments and policy', () => {
     expect(refusal({ image: ID, argv: ['x'], limits: { pids: 129 } }).details.field).toBe('docker.ceilings.pids');
     expect(refusal({ image: ID, argv: ['x'], limits: { tmpfs_bytes: 2 ** 30 } }).details.field).toBe('docker.ceilings.tmpfsBytes');
     expect(refusal({ image: ID, argv: ['x'], limits: { timeout_ms: 30_001 } }).details.field).toBe('docker.ceilings.timeoutMs');
-    expect(refusal({ image: ID, argv: ['x'], limits: { max_stdout_bytes: 2 ** 21 } }).details.field).toBe('docker.ceilings.maxStdoutBytes');
-    expect(refusal({ image: ID, argv: ['x'], limits: { max_stderr_bytes: 2 ** 21 } }).details.field).toBe('docker.ceilings.maxStderrBytes');
+    expect(refusal({ image: ID, argv: ['x'], limits: { max_stdout_bytes: 2 ** 18 + 1 } }).details.field).toBe('docker.ceilings.maxStdoutBytes');
+    expect(refusal({ image: ID, argv: ['x'], limits: { max_stderr_bytes: 2 ** 18 + 1 } }).details.field).toBe('docker.ceilings.maxStderrBytes');
   });
 
   it('refuses argv entries that are not plain strings, and any field asking for privilege', () => {
@@ -82,6 +82,8 @@ describe('docker.run arguments and policy', () => {
     expect(bad({ image: ID, argv: ['seqkit', 3, { a: 1 }, null] })).toEqual(['argv/1: invalid_type', 'argv/2: invalid_type', 'argv/3: invalid_type']);
     expect(bad({ image: ID, argv: ['a\0b'] })).toEqual(['argv/0: custom']);
     expect(bad({ image: ID, argv: [] })).toEqual(['argv: too_small']);
+    expect(bad({ image: ID, argv: ['', 'x'] })).toEqual(['argv/0: custom']);
+    expect(bad({ image: ID, argv: ['x'], limits: { memory_bytes: 1024, cpus: 0.001 } })).toEqual(['limits/memory_bytes: too_small', 'limits/cpus: too_small']);
     expect(bad({ image: ID, argv: 'seqkit version' })).toEqual(['argv: invalid_type']);
     expect(bad({ image: ID, argv: ['x'], env: { A: 1 } })).toEqual(['env/A: invalid_type']);
     for (const key of ['privileged', 'cap_add', 'user', 'volumes', 'devices']) expect(bad({ image: ID, argv: ['x'], [key]: true })).toEqual([': unrecognized_keys']);

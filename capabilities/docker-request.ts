@@ -16,13 +16,18 @@ export const DockerRunArgsSchema = z.strictObject({
   /** `sha256:<64 hex>` or `repository@sha256:<64 hex>` (ABI-DOCKER-001); checked in planDockerRun for a precise code. */
   image: z.string().min(1).max(512),
   /** The command, as exec(2) gets it: no shell reads it. */
-  argv: z.array(plain).min(1).max(MAX_ARGV_ENTRIES),
+  argv: z
+    .array(plain)
+    .min(1)
+    .max(MAX_ARGV_ENTRIES)
+    .refine((argv) => argv[0] !== '', { message: 'argv[0] must name the program to run', path: [0] }),
   env: z.record(z.string(), plain).optional(),
   network: z.enum(['none', 'bridge', 'host']).default('none'),
   limits: z
     .strictObject({
-      memory_bytes: z.number().int().positive().optional(),
-      cpus: z.number().positive().optional(),
+      // Docker's own floors: 6 MiB of memory, 0.01 CPU; below them the engine refuses the container.
+      memory_bytes: z.number().int().min(6 * 1024 * 1024).optional(),
+      cpus: z.number().min(0.01).optional(),
       pids: z.number().int().positive().optional(),
       tmpfs_bytes: z.number().int().positive().optional(),
       timeout_ms: z.number().int().positive().optional(),

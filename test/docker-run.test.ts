@@ -125,6 +125,24 @@ describe('docker.run on a real engine', () => {
     expect(cancelled.left).toBe(0);
   }, CALL_BOUND_MS * 2);
 
+  it('stops a call cancelled while its container is being created, instead of waiting out the command', async () => {
+    const controller = new AbortController();
+    const real = new Docker();
+    // The real engine; the call is cancelled the moment its container exists, before it starts.
+    const engine = Object.assign(Object.create(real) as Docker, {
+      createContainer: async (spec: Docker.ContainerCreateOptions) => {
+        const created = await real.createContainer(spec);
+        controller.abort();
+        return created;
+      },
+    });
+    const hooked = createDockerRun({ docker: () => engine, hostName: HOST });
+    const runId = `run_${randomUUID()}`;
+    const err = await Promise.resolve(hooked.invoke(hooked.args.parse({ image, argv: ['/bin/busybox', 'sleep', '600'] }), context(runId, { signal: controller.signal }))).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'R-TIMEOUT-001', details: { cancelled: true } });
+    expect(await docker.listContainers({ all: true, filters: { label: [`${LABEL_RUN}=${runId}`] } })).toEqual([]);
+  }, CALL_BOUND_MS / 2);
+
   it('names an allowlisted image the engine does not have, and an engine that does not answer', async () => {
     const { error } = await call({ image: MISSING, argv: ['x'] });
     expect(error).toMatchObject({ code: 'P-PRECOND-DOCKER-IMAGE-MISSING', details: { phase: 'creating the container' } });
