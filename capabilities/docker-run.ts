@@ -5,7 +5,7 @@
 // size-bounded /tmp, no Linux capabilities, no privilege gain, a non-root user, and memory, CPU
 // and process limits. The labels let a later start find a container a crash left behind.
 import { hostname } from 'node:os';
-import Docker from 'dockerode';
+import type Docker from 'dockerode';
 import { z } from 'zod';
 import { DockerRunArgsSchema, planDockerRun, type DockerPlan, type DockerRunArgs } from './docker-request.js';
 import { containerLabels, runContainer, type Outcome } from './docker-container.js';
@@ -34,7 +34,7 @@ export type DockerRunResult = z.infer<typeof DockerRunResultSchema>;
 
 /** Ports of the capability: the engine (default: DOCKER_HOST, else /var/run/docker.sock) and the host's name for labels. */
 export interface DockerRunOptions {
-  readonly docker?: () => Docker;
+  readonly docker?: () => Docker | Promise<Docker>;
   readonly hostName?: string;
 }
 
@@ -42,8 +42,9 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** Creates the `docker.run` capability over the given engine. */
 export function createDockerRun(options: DockerRunOptions = {}): CapabilityDefinition<DockerRunArgs, DockerRunResult> {
-  let engine: Docker | undefined;
-  const docker = options.docker ?? (() => (engine ??= new Docker()));
+  let engine: Promise<Docker> | undefined;
+  // dockerode takes about 0.2 s to import: loaded at the first call, not at every start of helix.
+  const docker = options.docker ?? (() => (engine ??= import('dockerode').then((m) => new m.default())));
   const host = options.hostName ?? hostname();
   return {
     name: 'docker.run',
@@ -54,7 +55,7 @@ export function createDockerRun(options: DockerRunOptions = {}): CapabilityDefin
     result: DockerRunResultSchema,
     invoke: async (args, ctx) => {
       const plan = planDockerRun(args, ctx.toolId, ctx.policy);
-      return toResult(await runContainer(docker(), containerSpec(plan, ctx, host), plan, ctx));
+      return toResult(await runContainer(await docker(), containerSpec(plan, ctx, host), plan, ctx));
     },
   };
 }
