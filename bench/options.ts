@@ -2,7 +2,7 @@
 // and the sizes and call counts each mode measures with.
 import path from 'node:path';
 import { packageRoot } from '../host/paths.js';
-import { parseSize } from './fastq-gen.js';
+import { parseSize } from '../scripts/fastq-generator.js';
 
 /** Resolved options of one benchmark run. */
 export interface BenchConfig {

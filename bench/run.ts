@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { callPathRows } from './call-path.js';
-import { generateFastq } from './fastq-gen.js';
+import { generateFastq } from '../scripts/fastq-generator.js';
 import { fuelRows } from './fuel-overhead.js';
 import { measureImport } from './import.js';
 import { benchConfig, sizeText, type BenchConfig } from './options.js';
@@ -21,7 +21,7 @@ const MB = 2 ** 20;
 /** The import rows: time against sha256sum (target 1.3x) and peak RSS at two sizes (flat). */
 async function importRows(config: BenchConfig, file: string, dir: string): Promise<Row[]> {
   const largeFile = path.join(dir, 'large.fq');
-  generateFastq(largeFile, { bytes: config.largeFastqBytes, seed: 2 });
+  await generateFastq(largeFile, { bytes: config.largeFastqBytes, seed: 2 });
   try {
     const f = await measureImport({ file, largeFile, runs: config.repeats });
     const small = sizeText(config.fastqBytes);
@@ -67,7 +67,7 @@ async function main(): Promise<number> {
     await section(config, rows, 'fuel', 'fuel overhead', () => fuelRows(config));
     await section(config, rows, 'start', 'start', () => startRows(config));
     const file = path.join(data, 'reads.fq');
-    if (config.only === null || config.only.has('import') || config.only.has('seq')) generateFastq(file, { bytes: config.fastqBytes, seed: 1 });
+    if (config.only === null || config.only.has('import') || config.only.has('seq')) await generateFastq(file, { bytes: config.fastqBytes, seed: 1 });
     await section(config, rows, 'import', 'import', () => importRows(config, file, data));
     const label = sizeText(config.fastqBytes);
     await section(config, rows, 'seq', `sequence tools on ${label}`, () => sequenceRows({ file, label, repeats: config.repeats, idPrefix: '', big: false }));
@@ -75,8 +75,8 @@ async function main(): Promise<number> {
     if (config.bigFastqBytes > 0) {
       const big = path.join(data, 'big.fq');
       const bigLabel = sizeText(config.bigFastqBytes);
-      await section(config, rows, 'big', `sequence tools on ${bigLabel}`, () => {
-        generateFastq(big, { bytes: config.bigFastqBytes, seed: 3 });
+      await section(config, rows, 'big', `sequence tools on ${bigLabel}`, async () => {
+        await generateFastq(big, { bytes: config.bigFastqBytes, seed: 3 });
         return sequenceRows({ file: big, label: bigLabel, repeats: 1, idPrefix: 'big.', big: true });
       });
     }

@@ -1,7 +1,10 @@
 // A deterministic FASTQ generator for tests and benchmarks of real-size data: streams a file of
 // any size to disk in bounded pieces (never whole in memory) and knows the figures the tools must
 // find in it (records, bases, lengths, GC, the reads a length and mean-quality filter keeps).
+// `node dist/scripts/fastq-generator.js OUT SIZE [SEED]` writes one (SIZE: 200M, 4G).
 import { open } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** What the generator wrote, as the tools should count it. */
 export interface FastqFacts {
@@ -113,4 +116,22 @@ export async function generateFastq(path: string, shape: FastqShape): Promise<Fa
     await file.close();
   }
   return { bytes, ...facts };
+}
+
+/** Bytes of a size such as `200M`, `4G`, `512K` or `1000` (binary multiples: 1M = 2^20). */
+export function parseSize(text: string): number {
+  const m = /^(\d+(?:\.\d+)?)([KMG]?)$/i.exec(text.trim());
+  if (m === null) throw new Error(`not a size: ${JSON.stringify(text)} (write e.g. 200M, 4G, 512K)`);
+  const unit = { '': 1, K: 2 ** 10, M: 2 ** 20, G: 2 ** 30 }[m[2]!.toUpperCase() as '' | 'K' | 'M' | 'G'];
+  return Math.round(Number(m[1]) * unit);
+}
+
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const [out, size, seed] = process.argv.slice(2);
+  if (out === undefined || size === undefined) {
+    process.stderr.write('usage: node dist/scripts/fastq-generator.js OUT SIZE [SEED]   (SIZE e.g. 200M, 4G)\n');
+    process.exit(2);
+  }
+  const f = await generateFastq(out, { bytes: parseSize(size), ...(seed === undefined ? {} : { seed: Number(seed) }) });
+  process.stdout.write(`${out}: ${f.bytes} bytes, ${f.records} reads, ${f.bases} bases\n`);
 }
