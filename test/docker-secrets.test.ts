@@ -1,0 +1,89 @@
+// A secret a tool reads with secrets.get and hands to a container in its environment: the
+// container gets the value (that is what the grant is for), and no record of the host keeps it: the journal keeps docker.run's
+// arguments and result, the audit trail and the run record with the secret redacted, and the
+// caller's output has it redacted by default (ABI-SECRET-*, ABI-DOCKER-002). Against the real
+// dockerd of scripts/services.sh.
+import { writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import Docker from 'dockerode';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ResponseEnvelopeSchema } from '../abi/index.js';
+import { LABEL_RUN } from '../capabilities/docker-container.js';
+import { createHost, type Host } from '../host/index.js';
+import { compileGuest } from './helpers/as-guest.js';
+import { runCommand } from './helpers/fresh-machine.js';
+import { call, formsIn, formsInTree, MARKER, SECRET, type Answer } from './helpers/secret-kit.js';
+import { pluginsDir, tempDir } from './helpers/toolpack.js';
+
+const SCRIPT = path.resolve(import.meta.dirname, '..', 'scripts', 'services.sh');
+const STATE = process.env.HELIX_SERVICES_DIR ?? '/var/lib/helix-services';
+// Installing docker.io on a fresh machine takes minutes; the bound only stops a hang.
+const UP_BOUND_MS = 20 * 60_000;
+const CALL_BOUND_MS = 120_000;
+const ENV_SOURCE = 'HELIX_TEST_DOCKER_SECRET';
+const limits = { maxInputBytes: 100_000, maxOutputBytes: 4_000_000, fuel: 5e9, maxMemoryPages: 1024, maxCapabilityCalls: 100 };
+const home = tempDir('helix-docker-secret-home-');
+let host: Host;
+let plugins: { dir: string; cleanup: () => void };
+let image: string;
+
+beforeAll(async () => {
+  const up = await runCommand('bash', [SCRIPT, 'up', 'docker'], { cwd: tmpdir(), env: process.env, killAfterMs: UP_BOUND_MS });
+  if (up.code !== 0) throw new Error(`scripts/services.sh up docker exited ${up.code}:\n${up.stdout}\n${up.stderr}`);
+  const images = JSON.parse(await readFile(path.join(STATE, 'images.json'), 'utf8')) as { images: { name: string; id: string }[] };
+  image = images.images.find((i) => i.name === 'helix-seqkit:local')!.id;
+  plugins = await pluginsDir([{ id: 'd.secret', module: await compileGuest('secret-paths.ts'), manifest: { timeoutMs: CALL_BOUND_MS, limits, capabilities: { abiVersion: 1, allow: ['secrets.get.db_password', 'docker.run'] } } }]);
+  const policyFile = path.join(plugins.dir, 'policy.yaml');
+  writeFileSync(
+    policyFile,
+    [
+      'version: 1',
+      'tools: { allow: ["d.secret"] }',
+      'grants:',
+      '  d.secret: ["docker.run", "secrets.get.db_password"]',
+      'secrets:',
+      `  db_password: { env: ${ENV_SOURCE} }`,
+      'docker:',
+      `  images: ["${image}"]`,
+      '  tools:',
+      '    d.secret: { env: ["TOKEN"] }',
+      '',
+    ].join('\n'),
+  );
+  process.env[ENV_SOURCE] = SECRET;
+  host = await createHost({ pluginsDir: plugins.dir, policyFile, home: home.dir });
+}, UP_BOUND_MS + 120_000);
+afterAll(async () => {
+  await host?.close();
+  plugins?.cleanup();
+  home.cleanup();
+  delete process.env[ENV_SOURCE];
+});
+
+describe('a secret in a container environment', () => {
+  it('reaches the container, and no record of the host keeps it', async () => {
+    // The guest puts the value it read in place of {{raw}}: the caller's input never holds it.
+    const input = { secret: 'db_password', calls: [call('docker.run', { image, argv: ['/bin/busybox', 'sh', '-c', 'printf %s "$TOKEN"; printf %s "$TOKEN" >&2'], env: { TOKEN: '{{raw}}' } })] };
+    const r = ResponseEnvelopeSchema.parse(await host.call({ tool_id: 'd.secret', input }));
+    expect(r.status).toBe('success');
+    const answers = (r.output as { answers: Answer[] }).answers;
+    // The caller's output is redacted (the default rule for the output), so the container's echo arrives as the marker.
+    expect(answers[0]).toMatchObject({ status: 'ok', capability_result: { name: 'docker.run', result: { exit_code: 0, stdout: MARKER, stderr: MARKER } } });
+    expect(formsIn(JSON.stringify(r))).toEqual([]);
+    await host.close();
+    // The journal (docker.run's args with the env value, its result), the audit trail and the run record are in the store.
+    expect(formsInTree(home.dir)).toEqual([]);
+    expect(await new Docker().listContainers({ all: true, filters: { label: [`${LABEL_RUN}=${r.run_id!}`] } })).toEqual([]);
+  }, CALL_BOUND_MS);
+
+  it('is refused when the policy does not let the tool set the variable', async () => {
+    host = await createHost({ pluginsDir: plugins.dir, policyFile: path.join(plugins.dir, 'policy.yaml'), home: home.dir });
+    const r = ResponseEnvelopeSchema.parse(await host.call({ tool_id: 'd.secret', input: { secret: 'db_password', calls: [call('docker.run', { image, argv: ['/bin/busybox', 'true'], env: { PASSWORD: '{{raw}}' } })] } }));
+    const answer = (r.output as { answers: Answer[] }).answers[0]!;
+    expect(answer).toMatchObject({ status: 'error', error: { code: 'A-AUTH-DOCKER-ENV', details: { name: 'PASSWORD', allowed: ['TOKEN'] } } });
+    // The refused value is not echoed back in the error.
+    expect(formsIn(JSON.stringify(answer))).toEqual([]);
+  }, CALL_BOUND_MS);
+});
