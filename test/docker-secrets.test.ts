@@ -4,8 +4,6 @@
 // caller's output has it redacted by default (ABI-SECRET-*, ABI-DOCKER-002). Against the real
 // dockerd of scripts/services.sh.
 import { writeFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,14 +11,10 @@ import { ResponseEnvelopeSchema } from '../abi/index.js';
 import { LABEL_RUN } from '../capabilities/docker-container.js';
 import { createHost, type Host } from '../host/index.js';
 import { compileGuest } from './helpers/as-guest.js';
-import { runCommand } from './helpers/fresh-machine.js';
 import { call, formsIn, formsInTree, MARKER, SECRET, type Answer } from './helpers/secret-kit.js';
+import { localImageId, servicesUp, SERVICES_UP_BOUND_MS } from './helpers/services.js';
 import { pluginsDir, tempDir } from './helpers/toolpack.js';
 
-const SCRIPT = path.resolve(import.meta.dirname, '..', 'scripts', 'services.sh');
-const STATE = process.env.HELIX_SERVICES_DIR ?? '/var/lib/helix-services';
-// Installing docker.io on a fresh machine takes minutes; the bound only stops a hang.
-const UP_BOUND_MS = 20 * 60_000;
 const CALL_BOUND_MS = 120_000;
 const ENV_SOURCE = 'HELIX_TEST_DOCKER_SECRET';
 const limits = { maxInputBytes: 100_000, maxOutputBytes: 4_000_000, fuel: 5e9, maxMemoryPages: 1024, maxCapabilityCalls: 100 };
@@ -30,10 +24,8 @@ let plugins: { dir: string; cleanup: () => void };
 let image: string;
 
 beforeAll(async () => {
-  const up = await runCommand('bash', [SCRIPT, 'up', 'docker'], { cwd: tmpdir(), env: process.env, killAfterMs: UP_BOUND_MS });
-  if (up.code !== 0) throw new Error(`scripts/services.sh up docker exited ${up.code}:\n${up.stdout}\n${up.stderr}`);
-  const images = JSON.parse(await readFile(path.join(STATE, 'images.json'), 'utf8')) as { images: { name: string; id: string }[] };
-  image = images.images.find((i) => i.name === 'helix-seqkit:local')!.id;
+  await servicesUp('docker');
+  image = await localImageId();
   plugins = await pluginsDir([{ id: 'd.secret', module: await compileGuest('secret-paths.ts'), manifest: { timeoutMs: CALL_BOUND_MS, limits, capabilities: { abiVersion: 1, allow: ['secrets.get.db_password', 'docker.run'] } } }]);
   const policyFile = path.join(plugins.dir, 'policy.yaml');
   writeFileSync(
@@ -54,7 +46,7 @@ beforeAll(async () => {
   );
   process.env[ENV_SOURCE] = SECRET;
   host = await createHost({ pluginsDir: plugins.dir, policyFile, home: home.dir });
-}, UP_BOUND_MS + 120_000);
+}, SERVICES_UP_BOUND_MS + 120_000);
 afterAll(async () => {
   await host?.close();
   plugins?.cleanup();
