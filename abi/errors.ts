@@ -121,6 +121,10 @@ export const ERROR_CODES = {
     message: 'The image is named by a tag, which can change; docker.run runs only an image id or a digest.',
     hint: 'Name the image as sha256:<64 hex> (`docker image inspect --format {{.Id}} IMAGE`) or repository@sha256:<64 hex> (ABI-DOCKER-001).',
   },
+  'I-REQ-SLURM-VALUE': {
+    message: 'A value for the job script has a newline, a NUL, #SBATCH, or a character outside the strict set its field allows.',
+    hint: 'details.field names the value and details.problem what is wrong; names and comments take letters, digits and _ . : = + @ , - only, paths are absolute and plain (ABI-SLURM-004).',
+  },
   'A-AUTH-TOOL-DENIED': {
     message: 'The policy does not allow this tool.',
     hint: "Add the tool id to the policy's tools.allow list.",
@@ -176,6 +180,26 @@ export const ERROR_CODES = {
   'A-AUTH-DOCKER-LIMIT': {
     message: "A container limit asked for is over the policy's docker ceiling.",
     hint: "Ask for at most the ceiling named in details, or raise the policy's docker.ceilings (ABI-DOCKER-003).",
+  },
+  'A-AUTH-SLURM-TOOL': {
+    message: "The policy's slurm section has no entry for this tool, so it may submit no job.",
+    hint: "Add the tool's exact id under the policy's slurm.tools (ABI-SLURM-002).",
+  },
+  'A-AUTH-SLURM-PARTITION': {
+    message: 'The policy does not let this tool submit to this partition.',
+    hint: "Name a partition on the policy's slurm.partitions (and on slurm.tools.<tool>.partitions when the tool's entry lists them), or leave it out for the first one (ABI-SLURM-002).",
+  },
+  'A-AUTH-SLURM-ACCOUNT': {
+    message: 'The policy does not let this tool charge this account.',
+    hint: "Name an account on the policy's slurm.accounts (and on slurm.tools.<tool>.accounts when the tool's entry lists them), or leave it out for the first one (ABI-SLURM-002).",
+  },
+  'A-AUTH-SLURM-QOS': {
+    message: 'The policy does not let this tool ask for this QOS.',
+    hint: "Name a QOS on the policy's slurm.qos (and on slurm.tools.<tool>.qos when the tool's entry lists them), or leave it out for the first one (ABI-SLURM-002).",
+  },
+  'A-AUTH-SLURM-LIMIT': {
+    message: "A job limit asked for is over the policy's slurm ceiling.",
+    hint: "Ask for at most the ceiling named in details, or raise the policy's slurm.ceilings (ABI-SLURM-003).",
   },
   'P-PRECOND-MANIFEST-INVALID': {
     message: 'One or more toolpacks violate the ABI; the host refuses to start.',
@@ -253,6 +277,10 @@ export const ERROR_CODES = {
   'R-UPSTREAM-DOCKER': {
     message: 'The Docker engine failed or could not be reached.',
     hint: 'Check that the engine answers (`docker info`, with DOCKER_HOST set if it is not /var/run/docker.sock) and retry; details.phase says where it failed.',
+  },
+  'R-UPSTREAM-SLURM': {
+    message: 'A Slurm command failed or did not answer in time.',
+    hint: 'Check that the cluster answers (`sinfo`, with SLURM_CONF set if the config is not in its default place) and retry; details name the command, its exit code and its stderr.',
   },
   'R-TIMEOUT-CANCELLED': {
     message: 'The call was cancelled by its caller before it finished.',

@@ -8,4 +8,5 @@ export * from './limits.js';
 export * from './manifest.js';
 export * from './envelopes.js';
 export * from './policy.js';
+export * from './policy-slurm.js';
 export * from './records.js';

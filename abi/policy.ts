@@ -2,6 +2,7 @@
 // abi/schemas/policy.json. Deny by default: a tool runs only if allowed, and a capability only if
 // both manifest and policy say so.
 import { z } from 'zod';
+import { PolicySlurmSchema } from './policy-slurm.js';
 
 /** A tool id pattern: an exact id, a prefix ending in `.*`, or `*` for every tool. */
 export const TOOL_PATTERN = /^(?:\*|[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)*(?:\.\*)?)$/;
@@ -145,6 +146,7 @@ export const PolicySchema = z.strictObject({
   secrets: z.record(z.string().regex(/^[a-z][a-z0-9_]*$/, 'must be a lowercase secret name'), SecretSourceSchema).default({}),
   secretWrites: PolicySecretWritesSchema.optional(),
   docker: PolicyDockerSchema.optional(),
+  slurm: PolicySlurmSchema.optional(),
 });
 export type PolicyInput = z.input<typeof PolicySchema>;
 export type Policy = z.infer<typeof PolicySchema>;
