@@ -96,6 +96,9 @@ export const PolicyDockerCeilingsSchema = z.strictObject({
   // Both travel in one capability answer, which the broker caps at 1.5 MB (R-CAP-PAYLOAD).
   maxStdoutBytes: positiveInt.max(512 * 1024).default(256 * 1024).describe('Bytes of stdout kept; the rest is cut and the result says so. Default 256 KiB, at most 512 KiB.'),
   maxStderrBytes: positiveInt.max(512 * 1024).default(256 * 1024).describe('Bytes of stderr kept; the rest is cut and the result says so. Default 256 KiB, at most 512 KiB.'),
+  maxLogBytes: positiveInt.max(1024 * 1024 * 1024).default(16 * 1024 * 1024).describe('Bytes of stdout, and of stderr, kept in a log artifact when the call asks for one; the rest is cut and the result says so. Default 16 MiB.'),
+  maxWorkspaceInputBytes: positiveInt.max(2 ** 50).default(4 * 1024 * 1024 * 1024).describe("Bytes of the input artifacts a call may materialise in its workspace's in/, all together. Default 4 GiB."),
+  maxOutputFileBytes: positiveInt.max(2 ** 50).default(1024 * 1024 * 1024).describe("Bytes of one declared output file read back from the workspace's out/. Default 1 GiB."),
 });
 export type PolicyDockerCeilings = z.infer<typeof PolicyDockerCeilingsSchema>;
 

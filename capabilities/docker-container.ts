@@ -7,13 +7,13 @@ import { HelixError, isHelixError } from '../abi/index.js';
 import type { DockerPlan } from './docker-request.js';
 import type { CapabilityContext } from './types.js';
 
-/** How a container ended. */
+/** How a container ended: the bytes kept of each stream (enough for the inline text and a log artifact) and how many it wrote. */
 export interface Outcome {
   readonly exitCode: number;
   readonly stdout: Buffer;
   readonly stderr: Buffer;
-  readonly stdoutTruncated: boolean;
-  readonly stderrTruncated: boolean;
+  readonly stdoutTotal: number;
+  readonly stderrTotal: number;
   readonly timedOut: boolean;
   readonly oomKilled: boolean;
 }
@@ -59,8 +59,10 @@ export async function runContainer(docker: Docker, spec: Docker.ContainerCreateO
   try {
     phase = 'attaching to the container';
     const stream = await container.attach({ stream: true, stdout: true, stderr: true });
-    const out = new Capped(plan.limits.maxStdoutBytes);
-    const err = new Capped(plan.limits.maxStderrBytes);
+    // A stream kept as a log artifact is kept up to the log's ceiling, else up to the inline text's.
+    const l = plan.limits;
+    const out = new Capped(plan.logs.stdout === undefined ? l.maxStdoutBytes : Math.max(l.maxStdoutBytes, l.maxLogBytes));
+    const err = new Capped(plan.logs.stderr === undefined ? l.maxStderrBytes : Math.max(l.maxStderrBytes, l.maxLogBytes));
     const ended = new Promise<void>((resolve) => {
       for (const event of ['end', 'close', 'error']) stream.once(event, () => resolve());
     });
@@ -85,8 +87,8 @@ export async function runContainer(docker: Docker, spec: Docker.ContainerCreateO
       exitCode: StatusCode,
       stdout: out.bytes,
       stderr: err.bytes,
-      stdoutTruncated: out.total > plan.limits.maxStdoutBytes,
-      stderrTruncated: err.total > plan.limits.maxStderrBytes,
+      stdoutTotal: out.total,
+      stderrTotal: err.total,
       timedOut: how === 'timeout',
       oomKilled: state.OOMKilled === true,
     };

@@ -34,7 +34,10 @@ describe('docker.run arguments and policy', () => {
       argv: ['seqkit', 'version'],
       env: ['LC_ALL=C'],
       network: 'none',
-      limits: { memoryBytes: 256 * 1024 * 1024, cpus: 0.5, pids: 128, tmpfsBytes: 64 * 1024 * 1024, timeoutMs: 30_000, maxStdoutBytes: 256 * 1024, maxStderrBytes: 256 * 1024 },
+      limits: { memoryBytes: 256 * 1024 * 1024, cpus: 0.5, pids: 128, tmpfsBytes: 64 * 1024 * 1024, timeoutMs: 30_000, maxStdoutBytes: 256 * 1024, maxStderrBytes: 256 * 1024, maxLogBytes: 16 * 1024 * 1024, maxWorkspaceInputBytes: 4 * 1024 ** 3, maxOutputFileBytes: 1024 ** 3 },
+      inputs: [],
+      outputs: [],
+      logs: {},
     });
   });
 

@@ -2,8 +2,6 @@
 // which grants it only by exact name (a wildcard never covers it), journals the answer, and
 // refuses a tag or an ungranted image before any container exists.
 import { writeFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,13 +12,9 @@ import { createHost, type Host } from '../host/index.js';
 import { getRun } from '../host/runs/run-store.js';
 import { readAudit } from '../host/store/audit.js';
 import { compileGuest } from './helpers/as-guest.js';
-import { runCommand } from './helpers/fresh-machine.js';
+import { type Answer, UP_BOUND_MS, upDocker } from './helpers/docker-services.js';
 import { pluginsDir, tempDir } from './helpers/toolpack.js';
 
-const SCRIPT = path.resolve(import.meta.dirname, '..', 'scripts', 'services.sh');
-const STATE = process.env.HELIX_SERVICES_DIR ?? '/var/lib/helix-services';
-// Installing docker.io on a fresh machine takes minutes; the bound only stops a hang.
-const UP_BOUND_MS = 20 * 60_000;
 const CALL_BOUND_MS = 120_000;
 const limits = { maxInputBytes: 100_000, maxOutputBytes: 4_000_000, fuel: 5e9, maxMemoryPages: 1024, maxCapabilityCalls: 100 };
 const home = tempDir('helix-home-');
@@ -28,17 +22,8 @@ let host: Host;
 let plugins: { dir: string; cleanup: () => void };
 let image: string;
 
-interface Answer {
-  status: 'ok' | 'error';
-  capability_result?: { name: string; result: any };
-  error?: { code: string; message: string; details: any };
-}
-
 beforeAll(async () => {
-  const up = await runCommand('bash', [SCRIPT, 'up', 'docker'], { cwd: tmpdir(), env: process.env, killAfterMs: UP_BOUND_MS });
-  if (up.code !== 0) throw new Error(`scripts/services.sh up docker exited ${up.code}:\n${up.stdout}\n${up.stderr}`);
-  const images = JSON.parse(await readFile(path.join(STATE, 'images.json'), 'utf8')) as { images: { name: string; id: string }[] };
-  image = images.images.find((i) => i.name === 'helix-seqkit:local')!.id;
+  image = await upDocker();
   const script = await compileGuest('script.ts');
   const allow = { abiVersion: 1, allow: ['docker.run'] };
   plugins = await pluginsDir([

@@ -2,7 +2,6 @@
 // confinement, the output cap, the timeout and the call's deadline, and the container removed on
 // every path (found by its helix.run_id label).
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Docker from 'dockerode';
@@ -11,13 +10,9 @@ import { HelixError, PolicySchema, type Policy } from '../abi/index.js';
 import { LABEL_HOST, LABEL_PID, LABEL_RUN, sweepLeftovers } from '../capabilities/docker-container.js';
 import { createDockerRun, type DockerRunResult } from '../capabilities/docker-run.js';
 import type { CapabilityContext } from '../capabilities/index.js';
-import { runCommand } from './helpers/fresh-machine.js';
+import { UP_BOUND_MS, upDocker } from './helpers/docker-services.js';
 import { testContext } from './helpers/http-test-kit.js';
 
-const SCRIPT = path.resolve(import.meta.dirname, '..', 'scripts', 'services.sh');
-const STATE = process.env.HELIX_SERVICES_DIR ?? '/var/lib/helix-services';
-// Installing docker.io on a fresh machine takes minutes; the bound only stops a hang.
-const UP_BOUND_MS = 20 * 60_000;
 // A container starts in well under a second on an idle machine, far slower on a loaded one.
 const CALL_BOUND_MS = 120_000;
 const MISSING = `sha256:${'e'.repeat(64)}`;
@@ -29,11 +24,8 @@ let policy: Policy;
 const cap = createDockerRun({ hostName: HOST });
 
 beforeAll(async () => {
-  const up = await runCommand('bash', [SCRIPT, 'up', 'docker'], { cwd: tmpdir(), env: process.env, killAfterMs: UP_BOUND_MS });
-  if (up.code !== 0) throw new Error(`scripts/services.sh up docker exited ${up.code}:\n${up.stdout}\n${up.stderr}`);
   docker = new Docker();
-  const images = JSON.parse(await readFile(path.join(STATE, 'images.json'), 'utf8')) as { images: { name: string; id: string }[] };
-  image = images.images.find((i) => i.name === 'helix-seqkit:local')!.id;
+  image = await upDocker();
   policy = PolicySchema.parse({
     version: 1,
     tools: { allow: ['*'] },
