@@ -187,8 +187,8 @@ export async function sweepLeftovers(docker: Docker, host: string, alive: (pid: 
   return orphans.map((c) => c.Id);
 }
 
-// Signal 0 checks that the process exists; EPERM means it exists under another user.
-function pidAlive(pid: number): boolean {
+/** Whether process `pid` exists. Signal 0 checks that the process exists; EPERM means it exists under another user. */
+export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

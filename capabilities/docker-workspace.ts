@@ -5,7 +5,7 @@
 // gone, without following a link, and only regular files within the size cap; the directory is
 // removed afterwards whatever happened.
 import { constants, type Stats } from 'node:fs';
-import { chmod, chown, lstat, mkdir, mkdtemp, open, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, lstat, mkdir, mkdtemp, open, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type Docker from 'dockerode';
@@ -159,6 +159,26 @@ export class Workspace {
   async remove(): Promise<void> {
     await rm(this.dir, { recursive: true, force: true, maxRetries: 2 });
   }
+}
+
+/**
+ * Removes the workspaces under `root` made by a process that is gone (a crash's leftovers); their
+ * names. A workspace whose process lives belongs to a call in progress and is kept.
+ */
+export async function sweepWorkspaces(root: string, alive: (pid: number) => boolean): Promise<string[]> {
+  let names: string[];
+  try {
+    names = await readdir(root);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  const orphans = names.filter((name) => {
+    const pid = Number(/^(\d+)-/.exec(name)?.[1]);
+    return Number.isSafeInteger(pid) && pid > 0 && !alive(pid);
+  });
+  for (const name of orphans) await rm(path.join(root, name), { recursive: true, force: true, maxRetries: 2 });
+  return orphans;
 }
 
 function kindOf(st: Stats): string {

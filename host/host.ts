@@ -1,6 +1,7 @@
 // createHost: loads the policy and every toolpack (fail-closed), opens the store (marking runs
-// a dead process left running as interrupted), starts the engine, and serves calls. The CLI,
-// the MCP server and embedders all go through this one object.
+// a dead process left running as interrupted, and, when the policy grants docker.run, sweeping the
+// containers and workspaces a crash left), starts the engine, and serves calls. The CLI, the MCP
+// server and embedders all go through this one object.
 import type { ResponseEnvelope } from '../abi/index.js';
 import { performCall, type CallOptions } from './call.js';
 import { createEngine, type Engine, type EngineOptions, type EngineStats } from './engine/engine.js';
@@ -16,6 +17,7 @@ import { errorResponse, ZERO_METRICS } from './response.js';
 import { RunCoordinator } from './runs/coordinator.js';
 import { recoverInterrupted } from './runs/run-store.js';
 import { recordModules } from './store/modules.js';
+import { sweepDockerLeftovers, type DockerSweep } from './docker-leftovers.js';
 import { openStore, resolveHome, type Store } from './store/open-store.js';
 import { builtinTools } from './tools/builtins.js';
 import type { Tool } from './tools/tool.js';
@@ -42,6 +44,8 @@ export interface HostOptions {
   readonly now?: () => number;
   /** How often a running call reports progress to a caller that asked for it, ms; default 1000. */
   readonly progressIntervalMs?: number;
+  /** Receives the host's warnings (a Docker engine that does not answer the sweep of leftovers); default stderr. */
+  readonly warn?: (line: string) => void;
 }
 
 /** A running host. */
@@ -58,6 +62,8 @@ export interface Host {
   readonly runs: HostRuns;
   /** Runs found `running` from a dead process at startup, now marked interrupted. */
   readonly interrupted: readonly string[];
+  /** The sweep of Docker leftovers begun at start, when the policy grants docker.run to some tool (ABI-DOCKER-007). */
+  readonly dockerSweep: Promise<DockerSweep> | undefined;
   /** Callable tools (toolpacks and built-ins), by id then newest version first. */
   tools(): readonly Tool[];
   /** Performs a call; always resolves with exactly one response envelope. */
@@ -105,6 +111,8 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     await store.close();
     throw err;
   }
+  // Beside the recovery of interrupted runs: the containers and workspaces a crash left (ABI-DOCKER-007).
+  const dockerSweep = sweepDockerLeftovers(policy.policy, options.warn);
   const { engine, tools } = options.shared ?? bindTools(policy, loaded, ownEngine!);
   const registry = new ToolRegistry(tools);
   const ctx = { registry, policy, canonicalPolicy: canonicalJson(policy.policy), store, coordinator: new RunCoordinator(store, now), now, progressIntervalMs: options.progressIntervalMs ?? 1000 };
@@ -119,6 +127,7 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     artifacts: hostArtifacts(store, policy.policy),
     runs: hostRuns(store),
     interrupted,
+    dockerSweep,
     tools: () => registry.list(),
     engineStats: () => engine.stats(),
     async call(request, options) {
@@ -139,6 +148,7 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
       closed = true;
       // Let calls in flight record their runs before the store closes.
       if (pending > 0) await new Promise<void>((resolve) => (drained = resolve));
+      await dockerSweep;
       if (options.shared === undefined) await engine.close();
       await store.close();
     },
