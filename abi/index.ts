@@ -9,3 +9,4 @@ export * from './manifest.js';
 export * from './envelopes.js';
 export * from './policy.js';
 export * from './records.js';
+export * from './container-manifest.js';

@@ -6,15 +6,13 @@
 // container exists (no create event on the engine).
 import { readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResponseEnvelopeSchema } from '../abi/index.js';
-import { LABEL_RUN } from '../capabilities/docker-container.js';
 import { hostStore } from '../host/host.js';
 import { createHost, type Host } from '../host/index.js';
 import { getRun } from '../host/runs/run-store.js';
 import { compileGuest } from './helpers/as-guest.js';
-import { type Answer, UP_BOUND_MS, upDocker } from './helpers/docker-services.js';
+import { type Answer, containersCreated, eventsSince, UP_BOUND_MS, upDocker } from './helpers/docker-services.js';
 import { pluginsDir, tempDir } from './helpers/toolpack.js';
 
 const CALL_BOUND_MS = 120_000;
@@ -63,7 +61,7 @@ const SEAL = { argv: ['/bin/busybox', 'sh', '-c', 'echo sealed > out/x'], output
 
 /** Runs the guest's docker.run calls (d.plain's with SEAL after them); the response, the answers to `calls`, and the containers the engine created for them. */
 async function script(tool: string, calls: Array<Record<string, unknown>>) {
-  const since = Math.floor(Date.now() / 1000) - 1;
+  const since = eventsSince();
   const seal = tool === 'd.plain' ? [SEAL] : [];
   const r = ResponseEnvelopeSchema.parse(await host.call({ tool_id: tool, input: { calls: [...calls, ...seal].map((args) => ({ name: 'docker.run', args: { image, ...args } })) } }));
   expect(r.status).toBe('success');
@@ -71,15 +69,6 @@ async function script(tool: string, calls: Array<Record<string, unknown>>) {
   const created = (await containersCreated(runId, since)) - seal.length;
   const answers = (r.output as { answers: Answer[] }).answers.slice(0, calls.length);
   return { r, runId, answers, created };
-}
-
-/** How many containers the engine created for `runId` since `since` (from its event log). */
-async function containersCreated(runId: string, since: number): Promise<number> {
-  const until = Math.floor(Date.now() / 1000) + 1;
-  const stream = (await new Docker().getEvents({ since, until, filters: { type: ['container'], event: ['create'], label: [`${LABEL_RUN}=${runId}`] } })) as unknown as NodeJS.ReadableStream;
-  let text = '';
-  for await (const chunk of stream) text += chunk.toString();
-  return text.split('\n').filter((l) => l.trim() !== '').length;
 }
 
 const sh = (command: string) => ({ argv: ['/bin/busybox', 'sh', '-c', command] });

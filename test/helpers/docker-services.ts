@@ -1,8 +1,11 @@
 // The real dockerd of scripts/services.sh for the Docker tests: brought up (idempotently) by the
-// tests themselves, and the id of its local seqkit image; the shape of a guest's raw answer.
+// tests themselves, and the id of its local seqkit image; the containers a run created, from the
+// engine's event log; the shape of a guest's raw answer.
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import Docker from 'dockerode';
+import { LABEL_RUN } from '../../capabilities/docker-container.js';
 import { runCommand } from './fresh-machine.js';
 
 const SCRIPT = path.resolve(import.meta.dirname, '..', '..', 'scripts', 'services.sh');
@@ -27,4 +30,18 @@ export interface Answer {
   status: 'ok' | 'error';
   capability_result?: { name: string; result: any };
   error?: { code: string; message: string; details: any };
+}
+
+/** The moment to count a call's containers from: fractional seconds, so a replay of a run made a moment ago does not see that run's create event. */
+export function eventsSince(): number {
+  return (Date.now() - 50) / 1000;
+}
+
+/** How many containers the engine created for `runId` since `since` (from its event log): a refusal made before anything ran created none. */
+export async function containersCreated(runId: string, since: number): Promise<number> {
+  const until = Math.floor(Date.now() / 1000) + 1;
+  const stream = (await new Docker().getEvents({ since, until, filters: { type: ['container'], event: ['create'], label: [`${LABEL_RUN}=${runId}`] } })) as unknown as NodeJS.ReadableStream;
+  let text = '';
+  for await (const chunk of stream) text += chunk.toString();
+  return text.split('\n').filter((l) => l.trim() !== '').length;
 }
