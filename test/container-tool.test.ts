@@ -6,6 +6,7 @@
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import path from 'node:path';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResponseEnvelopeSchema, type ResponseEnvelope } from '../abi/index.js';
@@ -13,6 +14,7 @@ import { LABEL_RUN } from '../capabilities/docker-container.js';
 import { createHost, type Host } from '../host/index.js';
 import { packageRoot } from '../host/paths.js';
 import { containersCreated, eventsSince, UP_BOUND_MS, upDocker } from './helpers/docker-services.js';
+import { serveInMemory } from './helpers/mcp-memory.js';
 import { runCli } from './helpers/run-cli.js';
 import { tempDir } from './helpers/toolpack.js';
 
@@ -23,6 +25,13 @@ const plugins = tempDir('helix-plugins-');
 let host: Host;
 let image: string;
 let policyFile: string;
+
+// What a container tool's process sees of its confinement, as one TSV row.
+const PROBE = [
+  'w() { touch "$1" 2>/dev/null && echo rw || echo ro; }',
+  'printf "uid\\tgid\\troot\\ttmp\\twork_in\\twork_out\\twork\\tnet\\tcap_eff\\tcap_bnd\\tno_new_privs\\n"',
+  'printf "%s\\t%s\\t%s\\t%s\\t%s\\t%s\\t%s\\t%s\\t%s\\t%s\\t%s\\n" "$(id -u)" "$(id -g)" "$(w /x)" "$(w /tmp/x)" "$(w /work/in/x)" "$(w /work/out/x)" "$(w /work/x)" "$(ls /sys/class/net | tr "\\n" " ")" "$(grep CapEff /proc/self/status | cut -f2)" "$(grep CapBnd /proc/self/status | cut -f2)" "$(grep NoNewPrivs /proc/self/status | cut -f2)"',
+].join('; ');
 
 /** FASTQ reads of varied lengths, bases and qualities, deterministic. */
 function fastq(reads: number): string {
@@ -60,7 +69,8 @@ beforeAll(async () => {
   containerPack('c.fail', { argv: ['/bin/busybox', 'sh', '-c', 'echo boom >&2; exit 3'] }, { type: 'object' });
   containerPack('c.hog', { argv: ['/bin/busybox', 'sh', '-c', 'x=$(head -c 200m /dev/zero | tr "\\0" a); echo survived'], limits: { maxInputBytes: 4096, maxOutputBytes: 65536, memoryBytes: 32 * 1024 * 1024 } }, { type: 'object' });
   containerPack('c.sleep', { argv: ['/bin/busybox', 'sleep', '600'] }, { type: 'object' });
-  const tools = ['seqkit.stats', 'c.revcomp', 'c.grep', 'c.fail', 'c.hog', 'c.sleep'];
+  containerPack('c.probe', { argv: ['/bin/busybox', 'sh', '-c', PROBE], stdout: { format: 'tsv' } }, { type: 'object' });
+  const tools = ['seqkit.stats', 'c.revcomp', 'c.grep', 'c.fail', 'c.hog', 'c.sleep', 'c.probe'];
   policyFile = path.join(home.dir, 'policy.yaml');
   writeFileSync(
     policyFile,
@@ -192,6 +202,35 @@ describe('container toolpacks', () => {
     } finally {
       crate.cleanup();
     }
+  }, CALL_BOUND_MS);
+
+  it('is an MCP tool like any other: listed with its schemas, called, its run in _meta', async () => {
+    const mcpHome = tempDir('helix-home-');
+    const served = await serveInMemory({ pluginsDir: plugins.dir, policyFile, home: mcpHome.dir });
+    try {
+      const { tools } = await served.client.listTools();
+      const listed = tools.find((t) => t.name === 'seqkit-stats')!;
+      expect(listed._meta).toMatchObject({ 'helix/tool_id': 'seqkit.stats', 'helix/kind': 'container' });
+      // It writes artifacts (its table and stderr): not read-only; idempotent as its manifest says.
+      expect(listed.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+      expect(listed.inputSchema).toMatchObject({ required: ['sequences'] });
+      const id = (await served.host.artifacts.importInline(FASTA, { label: 'mcp.fa' })).id;
+      const r = (await served.client.callTool({ name: 'seqkit-stats', arguments: { sequences: id } })) as CallToolResult;
+      expect(r.isError).toBeFalsy();
+      expect(r.structuredContent).toMatchObject({ rows: [{ num_seqs: 3, sum_len: 29 }] });
+      expect(r._meta).toMatchObject({ 'helix/status': 'success', 'helix/replayed': false });
+    } finally {
+      await served.close();
+      mcpHome.cleanup();
+    }
+  }, CALL_BOUND_MS);
+
+  it('confines its process as docker.run does: non-root, read-only root and workspace but out/, no network, no capabilities, no new privileges', async () => {
+    const { r } = await call('c.probe', {});
+    expect(r.status, JSON.stringify(r.error)).toBe('success');
+    expect(r.output).toEqual({
+      rows: [{ uid: 65534, gid: 65534, root: 'ro', tmp: 'rw', work_in: 'ro', work_out: 'rw', work: 'ro', net: 'lo ', cap_eff: '0000000000000000', cap_bnd: '0000000000000000', no_new_privs: 1 }],
+    });
   }, CALL_BOUND_MS);
 
   it('fails a command that exits non-zero or is killed for its memory, and one past the call deadline, removing each container', async () => {
