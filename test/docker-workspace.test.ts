@@ -96,6 +96,12 @@ describe('docker.run workspace', () => {
       ].sort(),
     );
     expect(readdirSync(work.dir)).toEqual([]);
+    // helix verify answers docker.run from the journal: the outputs it registered are the run's, no container runs again.
+    const since = eventsSince();
+    const report = await host.runs.verify(runId);
+    expect(report.checks.find((c) => c.check === 'same output artifacts')).toEqual({ check: 'same output artifacts', ok: true });
+    expect(report.match).toBe(true);
+    expect(await containersCreated(runId, since)).toBe(0);
   }, CALL_BOUND_MS);
 
   it('is the only writable place besides /tmp: in/ and meta/ are read-only, out/ belongs to uid 65534', async () => {
