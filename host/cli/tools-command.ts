@@ -41,8 +41,8 @@ export async function toolsCommand(opts: ToolsOptions): Promise<void> {
       return 'image' in offer ? [{ id: c.manifest.id, version: c.manifest.version, kind: 'container' as const, description: c.manifest.description, deterministic: c.manifest.deterministic, digest: offer.image, limits: c.limits, capabilities: ['docker.run'], inputSchema: c.inputSchema, outputSchema: c.outputSchema }] : [];
     });
     rows = [
-      ...offered,
       ...loaded.map((t) => ({ id: t.manifest.id, version: t.manifest.version, kind: 'wasm' as const, description: t.manifest.description, deterministic: t.manifest.deterministic, digest: t.manifest.digest, limits: t.limits, capabilities: t.manifest.capabilities.allow, inputSchema: t.inputSchema, outputSchema: t.outputSchema })),
+      ...offered,
       ...builtinTools(policy.policy).map((t) => ({ id: t.id, version: t.version, kind: 'builtin' as const, description: t.description, deterministic: t.deterministic, digest: null, limits: t.limits, capabilities: t.capabilities, inputSchema: t.inputSchema, outputSchema: t.outputSchema })),
     ];
   } catch (err) {
