@@ -1,6 +1,7 @@
 // One container's life for docker.run: create, attach (output kept up to a cap), start, wait under
 // the timeout and the call's deadline, kill, and remove whatever happened; and the sweep that
 // removes containers a crashed host left behind.
+import { hostname } from 'node:os';
 import { Writable } from 'node:stream';
 import type Docker from 'dockerode';
 import { HelixError, isHelixError } from '../abi/index.js';
@@ -166,6 +167,15 @@ export const LABEL_RUN = 'helix.run_id';
 export const LABEL_HOST = 'helix.host';
 export const LABEL_PID = 'helix.pid';
 export const LABEL_TOOL = 'helix.tool';
+
+/**
+ * The name a host's containers are labelled with (helix.host): HELIX_HOST_NAME, else the machine's
+ * host name. Set it where the host name changes between starts (Helix itself in a container), so
+ * the next start still finds what a crash left.
+ */
+export function helixHostName(): string {
+  return process.env.HELIX_HOST_NAME || hostname();
+}
 
 /** The labels of a container made now by this process for `runId` of `toolId` on `host`. */
 export function containerLabels(runId: string, toolId: string, host: string): Record<string, string> {

@@ -5,11 +5,10 @@
 // Confinement is not negotiable per call: no network unless granted, a read-only root, a
 // size-bounded /tmp, no Linux capabilities, no privilege gain, a non-root user, and memory, CPU
 // and process limits. The labels let a later start find a container a crash left behind.
-import { hostname } from 'node:os';
 import type Docker from 'dockerode';
 import { z } from 'zod';
 import { DockerRunArgsSchema, planDockerRun, type DockerPlan, type DockerRunArgs } from './docker-request.js';
-import { containerLabels, engineError, runContainer, type Outcome } from './docker-container.js';
+import { containerLabels, engineError, helixHostName, runContainer, type Outcome } from './docker-container.js';
 import { checkWorkspaceRefs, defaultWorkRoot, Workspace, WORKSPACE_MOUNT } from './docker-workspace.js';
 import type { ArtifactPort, CapabilityContext, CapabilityDefinition } from './types.js';
 
@@ -44,7 +43,7 @@ export const DockerRunResultSchema = z.strictObject({
 });
 export type DockerRunResult = z.infer<typeof DockerRunResultSchema>;
 
-/** Ports of the capability: the engine (default: DOCKER_HOST, else /var/run/docker.sock), the host's name for labels, the work root of the workspaces. */
+/** Ports of the capability: the engine (default: DOCKER_HOST, else /var/run/docker.sock), the host's name for labels (default helixHostName()), the work root of the workspaces. */
 export interface DockerRunOptions {
   readonly docker?: () => Docker | Promise<Docker>;
   readonly hostName?: string;
@@ -59,7 +58,6 @@ export function createDockerRun(options: DockerRunOptions = {}): CapabilityDefin
   let engine: Promise<Docker> | undefined;
   // dockerode takes about 0.2 s to import: loaded at the first call, not at every start of helix.
   const docker = options.docker ?? (() => (engine ??= import('dockerode').then((m) => new m.default())));
-  const host = options.hostName ?? hostname();
   return {
     name: 'docker.run',
     description: 'Runs argv in a confined container of an allowlisted image (by id or digest) on the host Docker engine, with a workspace: input artifacts in /work/in, declared outputs read back from /work/out; stdout and stderr capped, optionally kept as log artifacts; killed at its timeout; always removed.',
@@ -79,7 +77,7 @@ export function createDockerRun(options: DockerRunOptions = {}): CapabilityDefin
         } catch (err) {
           throw engineError(err, 'preparing the workspace');
         }
-        const outcome = await runContainer(engine, containerSpec(plan, ctx, host, ws.mounts()), plan, ctx);
+        const outcome = await runContainer(engine, containerSpec(plan, ctx, options.hostName ?? helixHostName(), ws.mounts()), plan, ctx);
         // A process killed at its timeout or for its memory left out/ half written: nothing is read.
         const exited = !outcome.timedOut && !outcome.oomKilled;
         const collected = exited ? await ws.collect(plan, ctx.artifacts) : { outputs: [], missing: plan.outputs.map((o) => o.file) };

@@ -2,9 +2,8 @@
 // run at a host's start, in the background, only when the policy grants docker.run to some tool.
 // A host that grants no container never loads dockerode nor asks the engine anything, and an
 // engine that does not answer costs a line on stderr, never the start.
-import { hostname } from 'node:os';
 import type { Policy } from '../abi/index.js';
-import { pidAlive, sweepLeftovers } from '../capabilities/docker-container.js';
+import { helixHostName, pidAlive, sweepLeftovers } from '../capabilities/docker-container.js';
 import { defaultWorkRoot, sweepWorkspaces } from '../capabilities/docker-workspace.js';
 
 /** What a sweep removed, or why it could not. */
@@ -30,7 +29,7 @@ export function sweepDockerLeftovers(policy: Policy, log: (line: string) => void
     try {
       workspaces = await sweepWorkspaces(defaultWorkRoot(), pidAlive);
       const Docker = (await import('dockerode')).default;
-      const containers = await bounded(sweepLeftovers(new Docker(), hostname()), SWEEP_BOUND_MS);
+      const containers = await bounded(sweepLeftovers(new Docker(), helixHostName()), SWEEP_BOUND_MS);
       if (containers.length > 0) log(`helix: removed ${containers.length} container${containers.length === 1 ? '' : 's'} a stopped Helix process left behind`);
       return { containers, workspaces };
     } catch (err) {
