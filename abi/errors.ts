@@ -125,6 +125,18 @@ export const ERROR_CODES = {
     message: 'A value for the job script has a newline, a NUL, #SBATCH, or a character outside the strict set its field allows.',
     hint: 'details.field names the value and details.problem what is wrong; names and comments take letters, digits and _ . : = + @ , - only, paths are absolute and plain (ABI-SLURM-004).',
   },
+  'I-REQ-DOCKER-WORKSPACE-NAME': {
+    message: "A name in docker.run's workspace (an input in in/ or an output file in out/) is not a plain file name.",
+    hint: 'Name each input and output with 1 to 128 of the characters A-Z a-z 0-9 . _ - , starting with a letter, digit or _ (no path separator, no .., no leading dot or dash; ABI-DOCKER-008). details.pointer names the entry.',
+  },
+  'I-REQ-DOCKER-WORKSPACE-COLLISION': {
+    message: "Two entries of docker.run's workspace would be the same file, or two outputs the same role.",
+    hint: 'Give every input and every output file its own name (names differing only in case collide too), and every output its own role (ABI-DOCKER-008). details names both entries.',
+  },
+  'I-REQ-CONTAINER-ARG': {
+    message: "A value for a container tool's argv placeholder could be read as more than one argument's worth of data.",
+    hint: 'Pass a value without shell metacharacters, control characters, a leading dash or a .. path segment (ABI-CONTAINER-004); details.pointer names the parameter.',
+  },
   'A-AUTH-TOOL-DENIED': {
     message: 'The policy does not allow this tool.',
     hint: "Add the tool id to the policy's tools.allow list.",
@@ -373,6 +385,18 @@ export const ERROR_CODES = {
   'S-TOOL-EXTISM-ERROR': {
     message: 'The Extism plugin reported an error.',
     hint: 'details.plugin_error carries the plugin\'s message (extism_error_set) or details.return_code its non-zero result; report it to the plugin\'s author with the input.',
+  },
+  'S-TOOL-DOCKER-OUTPUT': {
+    message: "A declared output the container left in out/ is not a regular file of at most the allowed size, so it was not read.",
+    hint: "The container must write each declared output as a regular file (not a symbolic link, directory, FIFO or device) within the policy's docker.ceilings.maxOutputFileBytes (ABI-DOCKER-009); details.file and details.reason say which and why.",
+  },
+  'S-TOOL-CONTAINER-EXIT': {
+    message: "The container tool's command failed: it exited non-zero or was killed for passing its memory limit.",
+    hint: "details.exit_code, details.oom_killed and details.stderr (its tail) say how; fix the input, or raise the manifest's limits within the policy's docker.ceilings (ABI-CONTAINER-006).",
+  },
+  'S-TOOL-CONTAINER-STDOUT': {
+    message: "The container tool's stdout does not read as the format its manifest declares.",
+    hint: "The tool's stdout must be the table or JSON its manifest's stdout.format names (ABI-CONTAINER-006); details.reason says where it broke.",
   },
   'S-TOOL-WORKER-LOST': {
     message: 'The worker running the tool stopped unexpectedly.',

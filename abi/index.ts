@@ -10,3 +10,4 @@ export * from './envelopes.js';
 export * from './policy.js';
 export * from './policy-slurm.js';
 export * from './records.js';
+export * from './container-manifest.js';

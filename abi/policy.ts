@@ -74,6 +74,12 @@ export const PolicySecretWritesSchema = z
 
 /** An image Docker can only resolve to one content: its id `sha256:<64 hex>` or `repository@sha256:<64 hex>`. A tag never is. */
 export const DOCKER_IMAGE_REF = /^(?:sha256:[0-9a-f]{64}|[a-z0-9]+(?:[._-][a-z0-9]+)*(?:[.:][a-z0-9-]+)*(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)*@sha256:[0-9a-f]{64})$/;
+/**
+ * A name for an image as a container toolpack's manifest may write it, `repository[:tag]`: stable
+ * across rebuilds of one recipe, but not content, so it runs only through the policy's
+ * `docker.pins` (ABI-CONTAINER-002).
+ */
+export const DOCKER_IMAGE_NAME = /^[a-z0-9]+(?:[._-][a-z0-9]+)*(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?$/;
 /** An environment variable name a container may be given. */
 export const DOCKER_ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const EXACT_TOOL_ID = /^[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)*$/;
@@ -97,6 +103,9 @@ export const PolicyDockerCeilingsSchema = z.strictObject({
   // Both travel in one capability answer, which the broker caps at 1.5 MB (R-CAP-PAYLOAD).
   maxStdoutBytes: positiveInt.max(512 * 1024).default(256 * 1024).describe('Bytes of stdout kept; the rest is cut and the result says so. Default 256 KiB, at most 512 KiB.'),
   maxStderrBytes: positiveInt.max(512 * 1024).default(256 * 1024).describe('Bytes of stderr kept; the rest is cut and the result says so. Default 256 KiB, at most 512 KiB.'),
+  maxLogBytes: positiveInt.max(1024 * 1024 * 1024).default(16 * 1024 * 1024).describe('Bytes of stdout, and of stderr, kept in a log artifact when the call asks for one; the rest is cut and the result says so. Default 16 MiB.'),
+  maxWorkspaceInputBytes: positiveInt.max(2 ** 50).default(4 * 1024 * 1024 * 1024).describe("Bytes of the input artifacts a call may materialise in its workspace's in/, all together. Default 4 GiB."),
+  maxOutputFileBytes: positiveInt.max(2 ** 50).default(1024 * 1024 * 1024).describe("Bytes of one declared output file read back from the workspace's out/. Default 1 GiB."),
 });
 export type PolicyDockerCeilings = z.infer<typeof PolicyDockerCeilingsSchema>;
 
@@ -108,6 +117,10 @@ export const PolicyDockerSchema = z
   .strictObject({
     images: z.array(imageRef).default([]).describe('The images any tool may run, by id or digest.'),
     tools: z.record(z.string(), PolicyDockerToolSchema).default({}).describe('Per exact tool id (never a pattern), what its containers may use.'),
+    pins: z
+      .record(z.string().regex(DOCKER_IMAGE_NAME, 'must be an image name such as helix-seqkit:local'), imageRef)
+      .optional()
+      .describe("The image names container toolpacks may write, each pinned to an id or digest on docker.images (ABI-CONTAINER-002). Default none."),
     ceilings: PolicyDockerCeilingsSchema.default(() => PolicyDockerCeilingsSchema.parse({})),
   })
   .superRefine((d, ctx) => {
@@ -116,6 +129,9 @@ export const PolicyDockerSchema = z
       (grant.images ?? []).forEach((image, i) => {
         if (!d.images.includes(image)) ctx.addIssue({ code: 'custom', path: ['tools', tool, 'images', i], message: `${image} is not on docker.images; add it there first` });
       });
+    }
+    for (const [name, image] of Object.entries(d.pins ?? {})) {
+      if (!d.images.includes(image)) ctx.addIssue({ code: 'custom', path: ['pins', name], message: `${image} is not on docker.images; add it there first` });
     }
   })
   .describe("What docker.run may do: the image allowlist, per-tool grants and the ceilings. See ABI-DOCKER-* in abi/ABI.md.");

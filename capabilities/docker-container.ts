@@ -1,19 +1,20 @@
 // One container's life for docker.run: create, attach (output kept up to a cap), start, wait under
 // the timeout and the call's deadline, kill, and remove whatever happened; and the sweep that
 // removes containers a crashed host left behind.
+import { hostname } from 'node:os';
 import { Writable } from 'node:stream';
 import type Docker from 'dockerode';
 import { HelixError, isHelixError } from '../abi/index.js';
 import type { DockerPlan } from './docker-request.js';
 import type { CapabilityContext } from './types.js';
 
-/** How a container ended. */
+/** How a container ended: the bytes kept of each stream (enough for the inline text and a log artifact) and how many it wrote. */
 export interface Outcome {
   readonly exitCode: number;
   readonly stdout: Buffer;
   readonly stderr: Buffer;
-  readonly stdoutTruncated: boolean;
-  readonly stderrTruncated: boolean;
+  readonly stdoutTotal: number;
+  readonly stderrTotal: number;
   readonly timedOut: boolean;
   readonly oomKilled: boolean;
 }
@@ -59,8 +60,10 @@ export async function runContainer(docker: Docker, spec: Docker.ContainerCreateO
   try {
     phase = 'attaching to the container';
     const stream = await container.attach({ stream: true, stdout: true, stderr: true });
-    const out = new Capped(plan.limits.maxStdoutBytes);
-    const err = new Capped(plan.limits.maxStderrBytes);
+    // A stream kept as a log artifact is kept up to the log's ceiling, else up to the inline text's.
+    const l = plan.limits;
+    const out = new Capped(plan.logs.stdout === undefined ? l.maxStdoutBytes : Math.max(l.maxStdoutBytes, l.maxLogBytes));
+    const err = new Capped(plan.logs.stderr === undefined ? l.maxStderrBytes : Math.max(l.maxStderrBytes, l.maxLogBytes));
     const ended = new Promise<void>((resolve) => {
       for (const event of ['end', 'close', 'error']) stream.once(event, () => resolve());
     });
@@ -85,8 +88,8 @@ export async function runContainer(docker: Docker, spec: Docker.ContainerCreateO
       exitCode: StatusCode,
       stdout: out.bytes,
       stderr: err.bytes,
-      stdoutTruncated: out.total > plan.limits.maxStdoutBytes,
-      stderrTruncated: err.total > plan.limits.maxStderrBytes,
+      stdoutTotal: out.total,
+      stderrTotal: err.total,
       timedOut: how === 'timeout',
       oomKilled: state.OOMKilled === true,
     };
@@ -165,6 +168,15 @@ export const LABEL_HOST = 'helix.host';
 export const LABEL_PID = 'helix.pid';
 export const LABEL_TOOL = 'helix.tool';
 
+/**
+ * The name a host's containers are labelled with (helix.host): HELIX_HOST_NAME, else the machine's
+ * host name. Set it where the host name changes between starts (Helix itself in a container), so
+ * the next start still finds what a crash left.
+ */
+export function helixHostName(): string {
+  return process.env.HELIX_HOST_NAME || hostname();
+}
+
 /** The labels of a container made now by this process for `runId` of `toolId` on `host`. */
 export function containerLabels(runId: string, toolId: string, host: string): Record<string, string> {
   return { [LABEL_RUN]: runId, [LABEL_TOOL]: toolId, [LABEL_HOST]: host, [LABEL_PID]: String(process.pid) };
@@ -185,8 +197,8 @@ export async function sweepLeftovers(docker: Docker, host: string, alive: (pid: 
   return orphans.map((c) => c.Id);
 }
 
-// Signal 0 checks that the process exists; EPERM means it exists under another user.
-function pidAlive(pid: number): boolean {
+/** Whether process `pid` exists. Signal 0 checks that the process exists; EPERM means it exists under another user. */
+export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

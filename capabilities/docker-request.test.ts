@@ -34,7 +34,10 @@ describe('docker.run arguments and policy', () => {
       argv: ['seqkit', 'version'],
       env: ['LC_ALL=C'],
       network: 'none',
-      limits: { memoryBytes: 256 * 1024 * 1024, cpus: 0.5, pids: 128, tmpfsBytes: 64 * 1024 * 1024, timeoutMs: 30_000, maxStdoutBytes: 256 * 1024, maxStderrBytes: 256 * 1024 },
+      limits: { memoryBytes: 256 * 1024 * 1024, cpus: 0.5, pids: 128, tmpfsBytes: 64 * 1024 * 1024, timeoutMs: 30_000, maxStdoutBytes: 256 * 1024, maxStderrBytes: 256 * 1024, maxLogBytes: 16 * 1024 * 1024, maxWorkspaceInputBytes: 4 * 1024 ** 3, maxOutputFileBytes: 1024 ** 3 },
+      inputs: [],
+      outputs: [],
+      logs: {},
     });
   });
 
@@ -75,6 +78,19 @@ describe('docker.run arguments and policy', () => {
     expect(refusal({ image: ID, argv: ['x'], limits: { timeout_ms: 30_001 } }).details.field).toBe('docker.ceilings.timeoutMs');
     expect(refusal({ image: ID, argv: ['x'], limits: { max_stdout_bytes: 2 ** 18 + 1 } }).details.field).toBe('docker.ceilings.maxStdoutBytes');
     expect(refusal({ image: ID, argv: ['x'], limits: { max_stderr_bytes: 2 ** 18 + 1 } }).details.field).toBe('docker.ceilings.maxStderrBytes');
+  });
+
+  it('refuses a workspace name that is not a plain file name, and entries that would be one file or one role', () => {
+    const input = (name: string) => ({ name, artifact_id: 'art_1' });
+    for (const name of ['../x', 'a/b', '.hidden', '-rf', '', 'a b', 'x'.repeat(129), 'é']) {
+      expect(refusal({ image: ID, argv: ['x'], inputs: [input(name)] })).toMatchObject({ code: 'I-REQ-DOCKER-WORKSPACE-NAME', details: { pointer: '/inputs/0/name', name } });
+    }
+    expect(refusal({ image: ID, argv: ['x'], outputs: [{ file: 'ok', role: 'a' }, { file: '..', role: 'b' }] }).details).toEqual({ pointer: '/outputs/1/file', name: '..' });
+    expect(refusal({ image: ID, argv: ['x'], inputs: [input('R.fa'), input('r.FA')] })).toMatchObject({ code: 'I-REQ-DOCKER-WORKSPACE-COLLISION', details: { pointer: '/inputs/1/name', first: '/inputs/0/name' } });
+    expect(refusal({ image: ID, argv: ['x'], outputs: [{ file: 'a', role: 'r' }], logs: { stderr: 'r' } })).toMatchObject({ code: 'I-REQ-DOCKER-WORKSPACE-COLLISION', details: { pointer: '/logs/stderr', first: '/outputs/0/role' } });
+    // in/ and out/ are two directories: an input and an output may share a name.
+    const plan = planDockerRun(DockerRunArgsSchema.parse({ image: ID, argv: ['x'], inputs: [input('a.fa')], outputs: [{ file: 'a.fa', role: 'r' }] }), 'seq.stats', granted);
+    expect(plan.outputs).toEqual([{ file: 'a.fa', role: 'r' }]);
   });
 
   it('refuses argv entries that are not plain strings, and any field asking for privilege', () => {

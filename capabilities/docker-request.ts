@@ -3,6 +3,11 @@
 import { z } from 'zod';
 import { DOCKER_ENV_NAME, DOCKER_IMAGE_REF, HelixError, NO_DOCKER, type Policy, type PolicyDockerCeilings } from '../abi/index.js';
 
+/** Most inputs, and most outputs, one call's workspace may hold. */
+export const MAX_WORKSPACE_ENTRIES = 256;
+/** A name in the workspace: a plain file name, never a path, a hidden file or an option (ABI-DOCKER-008). */
+export const WORKSPACE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
+
 /** Most argv entries a call may pass. */
 export const MAX_ARGV_ENTRIES = 4096;
 /** Longest argv entry or environment value, in characters. */
@@ -23,6 +28,18 @@ export const DockerRunArgsSchema = z.strictObject({
     .refine((argv) => argv[0] !== '', { message: 'argv[0] must name the program to run', path: [0] }),
   env: z.record(z.string(), plain).optional(),
   network: z.enum(['none', 'bridge', 'host']).default('none'),
+  /** Artifacts materialised read-only in the workspace's in/ under these names (ABI-DOCKER-008). */
+  inputs: z
+    .array(z.strictObject({ name: z.string().max(256), artifact_id: z.string().min(1).max(128) }))
+    .max(MAX_WORKSPACE_ENTRIES)
+    .default([]),
+  /** Files of the workspace's out/ registered, once the container is gone, as the run's outputs under declared roles (ABI-DOCKER-009). */
+  outputs: z
+    .array(z.strictObject({ file: z.string().max(256), role: z.string().min(1).max(64), type: z.string().min(1).max(64).optional(), label: z.string().min(1).max(256).optional() }))
+    .max(MAX_WORKSPACE_ENTRIES)
+    .default([]),
+  /** Declared roles under which stdout and stderr are kept as log artifacts, up to docker.ceilings.maxLogBytes each. */
+  logs: z.strictObject({ stdout: z.string().min(1).max(64).optional(), stderr: z.string().min(1).max(64).optional() }).default({}),
   limits: z
     .strictObject({
       // Docker's own floors: 6 MiB of memory, 0.01 CPU; below them the engine refuses the container.
@@ -45,6 +62,10 @@ export interface DockerPlan {
   readonly env: readonly string[];
   readonly network: 'none' | 'bridge';
   readonly limits: PolicyDockerCeilings;
+  /** What the workspace holds: inputs by name, outputs by file, the log roles. */
+  readonly inputs: DockerRunArgs['inputs'];
+  readonly outputs: DockerRunArgs['outputs'];
+  readonly logs: DockerRunArgs['logs'];
 }
 
 // Each request limit against the ceiling it is bounded by.
@@ -100,5 +121,36 @@ export function planDockerRun(args: DockerRunArgs, toolId: string, policy: Polic
     }
     limits[ceiling] = value;
   }
-  return { image: args.image, argv: args.argv, env, network, limits: limits as PolicyDockerCeilings };
+  checkWorkspace(args);
+  return { image: args.image, argv: args.argv, env, network, limits: limits as PolicyDockerCeilings, inputs: args.inputs, outputs: args.outputs, logs: args.logs };
+}
+
+/** Refuses a workspace name that is not a plain file name, and two entries that would be one file or one role (ABI-DOCKER-008). */
+function checkWorkspace(args: DockerRunArgs): void {
+  const entries = [
+    ...args.inputs.map((e, i) => ({ dir: 'in', name: e.name, pointer: `/inputs/${i}/name` })),
+    ...args.outputs.map((e, i) => ({ dir: 'out', name: e.file, pointer: `/outputs/${i}/file` })),
+  ];
+  const seen = new Map<string, string>();
+  for (const e of entries) {
+    if (!WORKSPACE_NAME.test(e.name)) {
+      throw new HelixError('I-REQ-DOCKER-WORKSPACE-NAME', { message: `docker.run workspace name ${JSON.stringify(e.name)} at ${e.pointer} is not a plain file name.`, details: { pointer: e.pointer, name: e.name } });
+    }
+    // Case folded: on a case-insensitive file system the two would be one file.
+    const key = `${e.dir}/${e.name.toLowerCase()}`;
+    const first = seen.get(key);
+    if (first !== undefined) throw collision(`${e.dir}/${e.name}`, first, e.pointer);
+    seen.set(key, e.pointer);
+  }
+  const roles = new Map<string, string>();
+  const named = [...args.outputs.map((o, i) => [o.role, `/outputs/${i}/role`] as const), ...(['stdout', 'stderr'] as const).flatMap((s) => (args.logs[s] === undefined ? [] : [[args.logs[s]!, `/logs/${s}`] as const]))];
+  for (const [role, pointer] of named) {
+    const first = roles.get(role);
+    if (first !== undefined) throw collision(`role ${role}`, first, pointer);
+    roles.set(role, pointer);
+  }
+}
+
+function collision(what: string, first: string, pointer: string): HelixError {
+  return new HelixError('I-REQ-DOCKER-WORKSPACE-COLLISION', { message: `docker.run workspace: ${what} at ${pointer} is already taken by ${first}.`, details: { pointer, first } });
 }

@@ -28,6 +28,8 @@ export interface ArtifactPort {
   list(filter: { limit: number; type?: string }): ArtifactSummary[];
   /** Appends to the output under `role`; with `final`, seals it and returns its id (visible when the run ends). */
   write(role: string, data: Uint8Array, final: boolean, meta: { type?: string; label?: string }): Promise<{ bytes: number; artifact?: { id: string; sha256: string; size: number } }>;
+  /** The declared output under `role` (its type), or undefined when the tool declares no such role. */
+  declared(role: string): { readonly type: string } | undefined;
 }
 
 /** The tool's own key-value namespace. */

@@ -1,6 +1,7 @@
 // createHost: loads the policy and every toolpack (fail-closed), opens the store (marking runs
-// a dead process left running as interrupted), starts the engine, and serves calls. The CLI,
-// the MCP server and embedders all go through this one object.
+// a dead process left running as interrupted, and, when the policy grants docker.run, sweeping the
+// containers and workspaces a crash left), starts the engine, and serves calls. The CLI, the MCP
+// server and embedders all go through this one object.
 import type { ResponseEnvelope } from '../abi/index.js';
 import { performCall, type CallOptions } from './call.js';
 import { createEngine, type Engine, type EngineOptions, type EngineStats } from './engine/engine.js';
@@ -8,7 +9,8 @@ import { HelixError } from '../abi/index.js';
 import { canonicalJson } from './hashing.js';
 import { hostArtifacts, hostRuns, type HostArtifacts, type HostRuns } from './host-records.js';
 import { storeLoaderCache } from './loader/loader-cache.js';
-import { loadToolpacksOrThrow, type LoadedTool } from './loader/load-toolpacks.js';
+import type { LoadedContainer } from './loader/load-container.js';
+import { loadPluginsOrThrow, type LoadedTool } from './loader/load-toolpacks.js';
 import { bundledPluginsDir } from './paths.js';
 import { loadPolicy, type LoadedPolicy } from './policy/load-policy.js';
 import { ToolRegistry } from './registry.js';
@@ -16,10 +18,12 @@ import { errorResponse, ZERO_METRICS } from './response.js';
 import { RunCoordinator } from './runs/coordinator.js';
 import { recoverInterrupted } from './runs/run-store.js';
 import { recordModules } from './store/modules.js';
+import { sweepDockerLeftovers, type DockerSweep } from './docker-leftovers.js';
 import { openStore, resolveHome, type Store } from './store/open-store.js';
 import { builtinTools } from './tools/builtins.js';
 import type { Tool } from './tools/tool.js';
 import { wasmTool } from './tools/wasm-tool.js';
+import { containerOffer, containerTool } from './tools/container-tool.js';
 
 /** Options of createHost; everything has a default. */
 export interface HostOptions {
@@ -42,6 +46,8 @@ export interface HostOptions {
   readonly now?: () => number;
   /** How often a running call reports progress to a caller that asked for it, ms; default 1000. */
   readonly progressIntervalMs?: number;
+  /** Receives the host's warnings (a Docker engine that does not answer the sweep of leftovers); default stderr. */
+  readonly warn?: (line: string) => void;
 }
 
 /** A running host. */
@@ -58,6 +64,8 @@ export interface Host {
   readonly runs: HostRuns;
   /** Runs found `running` from a dead process at startup, now marked interrupted. */
   readonly interrupted: readonly string[];
+  /** The sweep of Docker leftovers begun at start, when the policy grants docker.run to some tool (ABI-DOCKER-007). */
+  readonly dockerSweep: Promise<DockerSweep> | undefined;
   /** Callable tools (toolpacks and built-ins), by id then newest version first. */
   tools(): readonly Tool[];
   /** Performs a call; always resolves with exactly one response envelope. */
@@ -71,17 +79,25 @@ export interface Host {
 /** What hosts over different stores can share: the packs loaded under one policy, an engine, the tools bound to it. */
 export interface HostParts {
   readonly toolpacks: readonly LoadedTool[];
+  /** Container toolpacks loaded, whether or not the policy offers them. */
+  readonly containers: readonly LoadedContainer[];
   readonly engine: Engine;
   readonly tools: readonly Tool[];
 }
 
 /** Loads the toolpacks under `policy` and starts an engine, for hosts that share them; the caller closes `engine`. */
 export async function createHostParts(policy: LoadedPolicy, pluginsDir: string, engine?: EngineOptions): Promise<HostParts> {
-  return bindTools(policy, await loadToolpacksOrThrow(pluginsDir, policy.policy), createEngine(engine));
+  const { tools, containers } = await loadPluginsOrThrow(pluginsDir, policy.policy);
+  return bindTools(policy, tools, containers, createEngine(engine));
 }
 
-function bindTools(policy: LoadedPolicy, toolpacks: readonly LoadedTool[], engine: Engine): HostParts {
-  return { toolpacks, engine, tools: [...toolpacks.map((t) => wasmTool(t, engine)), ...builtinTools(policy.policy)] };
+function bindTools(policy: LoadedPolicy, toolpacks: readonly LoadedTool[], containers: readonly LoadedContainer[], engine: Engine): HostParts {
+  // A container toolpack is offered only when the policy grants all it needs (ABI-CONTAINER-002).
+  const offered = containers.flatMap((c) => {
+    const offer = containerOffer(c, policy.policy);
+    return 'image' in offer ? [containerTool(c, offer.image)] : [];
+  });
+  return { toolpacks, containers, engine, tools: [...toolpacks.map((t) => wasmTool(t, engine)), ...offered, ...builtinTools(policy.policy)] };
 }
 
 /** Loads policy and toolpacks, opens the store and starts the engine. Throws HelixError if anything is invalid. */
@@ -93,11 +109,12 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
   const store = openStore(resolveHome(options.home));
   let interrupted: string[];
   let loaded: readonly LoadedTool[];
+  let containers: readonly LoadedContainer[];
   // The engine's first worker thread starts now, while the toolpacks load: it takes a few hundred
   // milliseconds to come up, which would otherwise come before the first call's run.
   const ownEngine = options.shared === undefined ? createEngine(options.engine) : undefined;
   try {
-    loaded = options.shared?.toolpacks ?? (await loadToolpacksOrThrow(pluginsDir, policy.policy, { cache: storeLoaderCache(store, now) }));
+    ({ tools: loaded, containers } = options.shared === undefined ? await loadPluginsOrThrow(pluginsDir, policy.policy, { cache: storeLoaderCache(store, now) }) : { tools: options.shared.toolpacks, containers: options.shared.containers });
     interrupted = await recoverInterrupted(store, now());
     await recordModules(store, loaded, now());
   } catch (err) {
@@ -105,7 +122,9 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     await store.close();
     throw err;
   }
-  const { engine, tools } = options.shared ?? bindTools(policy, loaded, ownEngine!);
+  // Beside the recovery of interrupted runs: the containers and workspaces a crash left (ABI-DOCKER-007).
+  const dockerSweep = sweepDockerLeftovers(policy.policy, options.warn);
+  const { engine, tools } = options.shared ?? bindTools(policy, loaded, containers, ownEngine!);
   const registry = new ToolRegistry(tools);
   const ctx = { registry, policy, canonicalPolicy: canonicalJson(policy.policy), store, coordinator: new RunCoordinator(store, now), now, progressIntervalMs: options.progressIntervalMs ?? 1000 };
   let closed = false;
@@ -119,6 +138,7 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     artifacts: hostArtifacts(store, policy.policy),
     runs: hostRuns(store),
     interrupted,
+    dockerSweep,
     tools: () => registry.list(),
     engineStats: () => engine.stats(),
     async call(request, options) {
@@ -139,6 +159,7 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
       closed = true;
       // Let calls in flight record their runs before the store closes.
       if (pending > 0) await new Promise<void>((resolve) => (drained = resolve));
+      await dockerSweep;
       if (options.shared === undefined) await engine.close();
       await store.close();
     },

@@ -13,6 +13,7 @@ import {
   ResponseEnvelopeSchema,
   statusForCode,
   ToolManifestSchema,
+  ContainerManifestSchema,
   CapabilityRequestSchema,
   CapabilityResponseSchema,
 } from '../abi/index.js';
@@ -24,6 +25,7 @@ export function generatedFiles(): Map<string, string> {
   const files = new Map<string, string>();
   const schemas: Record<string, z.ZodType> = {
     'tool-manifest': ToolManifestSchema,
+    'container-manifest': ContainerManifestSchema,
     policy: PolicySchema,
     'request-envelope': RequestEnvelopeSchema,
     'response-envelope': ResponseEnvelopeSchema,

@@ -26,7 +26,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['host/runs'],
   ['host/provenance'],
   ['host/tools'],
-  ['host/registry.ts', 'host/host-records.ts', 'host/store-upkeep.ts'],
+  ['host/registry.ts', 'host/host-records.ts', 'host/store-upkeep.ts', 'host/docker-leftovers.ts'],
   ['host/call.ts'],
   ['host/host.ts'],
   ['host/mcp', 'host/devloop', 'host/toolchain'],

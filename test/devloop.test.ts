@@ -216,7 +216,10 @@ describe('helix test', () => {
     for (const dir of readdirSync(plugins)) {
       const manifest = readdirSync(path.join(plugins, dir)).find((f) => f.endsWith('.tool.yaml'));
       if (manifest === undefined) continue;
-      const fixtures = (parseYaml(readFileSync(path.join(plugins, dir, manifest), 'utf8')) as { health?: { fixtures: string } }).health?.fixtures;
+      const doc = parseYaml(readFileSync(path.join(plugins, dir, manifest), 'utf8')) as { kind?: string; health?: { fixtures: string } };
+      // A container toolpack runs only under a policy granting it docker.run: helix test does not run it.
+      if (doc.kind === 'container') continue;
+      const fixtures = doc.health?.fixtures;
       expect(fixtures, `${dir} declares fixtures`).toBeDefined();
       expected += readdirSync(path.join(plugins, dir, fixtures!)).filter((f) => f.endsWith('.json')).length;
     }

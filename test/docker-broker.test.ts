@@ -12,7 +12,7 @@ import { createHost, type Host } from '../host/index.js';
 import { getRun } from '../host/runs/run-store.js';
 import { readAudit } from '../host/store/audit.js';
 import { compileGuest } from './helpers/as-guest.js';
-import { localImageId, servicesUp, SERVICES_UP_BOUND_MS } from './helpers/services.js';
+import { type Answer, UP_BOUND_MS, upDocker } from './helpers/docker-services.js';
 import { pluginsDir, tempDir } from './helpers/toolpack.js';
 
 const CALL_BOUND_MS = 120_000;
@@ -22,15 +22,8 @@ let host: Host;
 let plugins: { dir: string; cleanup: () => void };
 let image: string;
 
-interface Answer {
-  status: 'ok' | 'error';
-  capability_result?: { name: string; result: any };
-  error?: { code: string; message: string; details: any };
-}
-
 beforeAll(async () => {
-  await servicesUp('docker');
-  image = await localImageId();
+  image = await upDocker();
   const script = await compileGuest('script.ts');
   const allow = { abiVersion: 1, allow: ['docker.run'] };
   plugins = await pluginsDir([
@@ -41,7 +34,7 @@ beforeAll(async () => {
   const docker = ['docker:', `  images: ["${image}"]`, '  tools:', '    d.granted: {}', '    d.wildcard: {}'];
   writeFileSync(policyFile, ['version: 1', 'tools: { allow: ["*"] }', 'grants:', '  "*": ["docker.*"]', '  d.granted: ["docker.run"]', ...docker, ''].join('\n'));
   host = await createHost({ pluginsDir: plugins.dir, policyFile, home: home.dir });
-}, SERVICES_UP_BOUND_MS + 120_000);
+}, UP_BOUND_MS + 120_000);
 afterAll(async () => {
   await host?.close();
   plugins?.cleanup();

@@ -10,7 +10,7 @@ import { HelixError, PolicySchema, type Policy } from '../abi/index.js';
 import { LABEL_HOST, LABEL_PID, LABEL_RUN, sweepLeftovers } from '../capabilities/docker-container.js';
 import { createDockerRun, type DockerRunResult } from '../capabilities/docker-run.js';
 import type { CapabilityContext } from '../capabilities/index.js';
-import { localImageId, servicesUp, SERVICES_UP_BOUND_MS } from './helpers/services.js';
+import { UP_BOUND_MS, upDocker } from './helpers/docker-services.js';
 import { testContext } from './helpers/http-test-kit.js';
 
 // A container starts in well under a second on an idle machine, far slower on a loaded one.
@@ -24,16 +24,15 @@ let policy: Policy;
 const cap = createDockerRun({ hostName: HOST });
 
 beforeAll(async () => {
-  await servicesUp('docker');
   docker = new Docker();
-  image = await localImageId();
+  image = await upDocker();
   policy = PolicySchema.parse({
     version: 1,
     tools: { allow: ['*'] },
     grants: { 'test.docker': ['docker.run'] },
     docker: { images: [image, MISSING], tools: { 'test.docker': {} }, ceilings: { memoryBytes: 128 * 1024 * 1024, pids: 32, tmpfsBytes: 8 * 1024 * 1024, timeoutMs: CALL_BOUND_MS } },
   });
-}, SERVICES_UP_BOUND_MS + 60_000);
+}, UP_BOUND_MS + 60_000);
 
 /** A capability context for test.docker: the http test kit's, whose ports (unused by docker.run) throw if reached. */
 function context(runId: string, options: { deadlineMs?: number; signal?: AbortSignal } = {}): CapabilityContext {

@@ -12,7 +12,7 @@ import { LABEL_RUN } from '../capabilities/docker-container.js';
 import { createHost, type Host } from '../host/index.js';
 import { compileGuest } from './helpers/as-guest.js';
 import { call, formsIn, formsInTree, MARKER, SECRET, type Answer } from './helpers/secret-kit.js';
-import { localImageId, servicesUp, SERVICES_UP_BOUND_MS } from './helpers/services.js';
+import { upDocker, UP_BOUND_MS } from './helpers/docker-services.js';
 import { pluginsDir, tempDir } from './helpers/toolpack.js';
 
 const CALL_BOUND_MS = 120_000;
@@ -24,8 +24,7 @@ let plugins: { dir: string; cleanup: () => void };
 let image: string;
 
 beforeAll(async () => {
-  await servicesUp('docker');
-  image = await localImageId();
+  image = await upDocker();
   plugins = await pluginsDir([{ id: 'd.secret', module: await compileGuest('secret-paths.ts'), manifest: { timeoutMs: CALL_BOUND_MS, limits, capabilities: { abiVersion: 1, allow: ['secrets.get.db_password', 'docker.run'] } } }]);
   const policyFile = path.join(plugins.dir, 'policy.yaml');
   writeFileSync(
@@ -46,7 +45,7 @@ beforeAll(async () => {
   );
   process.env[ENV_SOURCE] = SECRET;
   host = await createHost({ pluginsDir: plugins.dir, policyFile, home: home.dir });
-}, SERVICES_UP_BOUND_MS + 120_000);
+}, UP_BOUND_MS + 120_000);
 afterAll(async () => {
   await host?.close();
   plugins?.cleanup();

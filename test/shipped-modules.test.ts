@@ -1,10 +1,11 @@
 // The modules shipped in plugins/*/build/ as git holds them (the index: HEAD plus what is
 // staged): each is tracked and hashes to the digest its tracked manifest carries, so an install
 // without a compiler can keep it. The test command's build rewrites the working tree's copies,
-// so only git's copy can show a module that was rebuilt but not committed.
+// so only git's copy can show a module that was rebuilt but not committed. A container toolpack
+// (kind: container) has no module.
 
 import { execFileSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { moduleDigest, readManifestFields } from '../host/toolchain/manifest-digest.js';
@@ -24,7 +25,7 @@ function staged(file: string): Buffer | undefined {
 const packs = readdirSync(path.join(ROOT, 'plugins'), { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
   .map((entry) => `plugins/${entry.name}`)
-  .filter((dir) => readdirSync(path.join(ROOT, dir)).some((name) => name.endsWith('.tool.yaml')));
+  .filter((dir) => readdirSync(path.join(ROOT, dir)).some((name) => name.endsWith('.tool.yaml') && !/^kind: container$/m.test(readFileSync(path.join(ROOT, dir, name), 'utf8'))));
 
 describe('the shipped modules of the bundled toolpacks, as git holds them', () => {
   it('are found for every bundled toolpack', () => {

@@ -89,6 +89,11 @@ export class RunOutputs {
     this.#guard = guard;
   }
 
+  /** The declared output under `role`, if there is one. */
+  declared(role: string): Declared | undefined {
+    return this.#declared.get(role);
+  }
+
   /** Appends `data` to `role`; with `final` seals it and returns its reserved id. */
   async write(role: string, data: Uint8Array, final: boolean, meta: { type?: string; label?: string }): Promise<{ bytes: number; artifact?: { id: string; sha256: string; size: number } }> {
     const declared = this.#declared.get(role);

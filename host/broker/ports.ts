@@ -71,6 +71,7 @@ export function artifactPort(store: Store, outputs: RunOutputs): ArtifactPort {
     },
     list: ({ limit, type }) => listArtifacts(store).filter((a) => type === undefined || a.type === type).slice(0, limit).map(summarize),
     write: (role, data, final, meta) => outputs.write(role, data, final, meta),
+    declared: (role) => outputs.declared(role),
   };
 }
 

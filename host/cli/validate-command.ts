@@ -1,4 +1,4 @@
-// `helix validate`: load every toolpack, print each violation as `file: field: reason`.
+// `helix validate`: load every toolpack (container toolpacks too), print each violation as `file: field: reason`.
 import { loadToolpacks } from '../loader/load-toolpacks.js';
 import { formatViolation } from '../files/violation.js';
 import { bundledPluginsDir } from '../paths.js';
@@ -16,14 +16,16 @@ export async function validateCommand(opts: ValidateOptions): Promise<void> {
   try {
     const policy = loadPolicy(opts.policy);
     const dir = opts.plugins ?? bundledPluginsDir();
-    const { tools, violations } = await loadToolpacks(dir, policy.policy);
+    const { tools, containers, violations } = await loadToolpacks(dir, policy.policy);
     if (violations.length > 0) {
       for (const v of violations) process.stderr.write(`${formatViolation(v)}\n`);
       process.stderr.write(`helix: ${violations.length} violation${violations.length === 1 ? '' : 's'}; the host would refuse to start.\n`);
       process.exitCode = EXIT.failed;
       return;
     }
-    process.stdout.write(`ok: ${tools.length} toolpack${tools.length === 1 ? '' : 's'} valid under ${dir} (policy ${policy.source})\n`);
+    const count = tools.length + containers.length;
+    const ofThem = containers.length === 0 ? '' : `, ${containers.length} of them container toolpack${containers.length === 1 ? '' : 's'}`;
+    process.stdout.write(`ok: ${count} toolpack${count === 1 ? '' : 's'} valid under ${dir}${ofThem} (policy ${policy.source})\n`);
   } catch (err) {
     printError(err);
     process.exitCode = EXIT.startup;

@@ -8,12 +8,14 @@ import { CAPABILITIES, findCapability } from '../../capabilities/index.js';
 import { toolLimits } from '../policy/rules.js';
 import type { DocumentProblem } from '../files/documents.js';
 import { MANIFEST_SUFFIX, searchManifests } from './find-manifests.js';
-import { compileJsonSchema, lazyJsonSchema, schemaCheckKey, type RefValidator, type Validator } from './json-schema.js';
+import type { RefValidator, Validator } from './json-schema.js';
 import type { LoaderCache } from './loader-cache.js';
 import { checkModule, type CheckedModule } from './module-check.js';
 import { readPackFile, readRegularFile, realDir, resolveInPack, shown as display } from '../files/pack-files.js';
-import { bundleSchema, fromPointer, schemaFiles, type JsonSchema } from './schema-bundle.js';
-import { fieldPath, formatViolation, issueReason, type Violation } from '../files/violation.js';
+import type { JsonSchema } from './schema-bundle.js';
+import { loadManifestSchemas, manifestIssueViolations } from './manifest-schemas.js';
+import { isContainerDocument, loadContainerManifest, type LoadedContainer } from './load-container.js';
+import { fieldPath, formatViolation, type Violation } from '../files/violation.js';
 import { parseYamlText } from '../files/yaml-document.js';
 
 export { findManifests } from './find-manifests.js';
@@ -34,9 +36,10 @@ export interface LoadedTool {
   readonly module: CheckedModule;
 }
 
-/** Everything found under a plugins directory. */
+/** Everything found under a plugins directory: WebAssembly toolpacks, container toolpacks, violations. */
 export interface LoadResult {
   readonly tools: LoadedTool[];
+  readonly containers: LoadedContainer[];
   readonly violations: Violation[];
 }
 
@@ -58,6 +61,7 @@ export async function loadToolpacks(dir: string, policy: Policy, options: LoadOp
     throw new HelixError('P-PRECOND-PLUGINS-DIR', { message: `The plugins directory ${dir} cannot be read: ${(err as Error).message}`, details: { dir } });
   }
   const tools: LoadedTool[] = [];
+  const containers: LoadedContainer[] = [];
   const { manifests, violations } = searchManifests(root);
   if (manifests.length === 0 && violations.length === 0) {
     violations.push({ file: display(root), field: '-', reason: `no *${MANIFEST_SUFFIX} manifests found` });
@@ -66,26 +70,34 @@ export async function loadToolpacks(dir: string, policy: Policy, options: LoadOp
     const result = await loadOne(file, policy, options.cache);
     violations.push(...result.violations);
     if (result.tool !== undefined) tools.push(result.tool);
+    if (result.container !== undefined) containers.push(result.container);
   }
-  violations.push(...duplicateViolations(tools));
+  violations.push(...duplicateViolations([...tools, ...containers]));
   await options.cache?.flush();
-  tools.sort((a, b) => a.manifest.id.localeCompare(b.manifest.id) || a.manifest.version.localeCompare(b.manifest.version));
-  return { tools, violations };
+  const order = (a: { manifest: { id: string; version: string } }, b: { manifest: { id: string; version: string } }) => a.manifest.id.localeCompare(b.manifest.id) || a.manifest.version.localeCompare(b.manifest.version);
+  tools.sort(order);
+  containers.sort(order);
+  return { tools, containers, violations };
 }
 
 /** Loads like loadToolpacks, but throws P-PRECOND-MANIFEST-INVALID listing every violation (fail-closed). */
 export async function loadToolpacksOrThrow(dir: string, policy: Policy, options: LoadOptions = {}): Promise<LoadedTool[]> {
-  const { tools, violations } = await loadToolpacks(dir, policy, options);
+  return (await loadPluginsOrThrow(dir, policy, options)).tools;
+}
+
+/** Loads every toolpack of either kind like loadToolpacks, but throws P-PRECOND-MANIFEST-INVALID listing every violation (fail-closed). */
+export async function loadPluginsOrThrow(dir: string, policy: Policy, options: LoadOptions = {}): Promise<Omit<LoadResult, 'violations'>> {
+  const { tools, containers, violations } = await loadToolpacks(dir, policy, options);
   if (violations.length > 0) {
     throw new HelixError('P-PRECOND-MANIFEST-INVALID', {
       message: `${violations.length} toolpack violation${violations.length === 1 ? '' : 's'} under ${display(dir)}; the host refuses to start.`,
       details: { violations: violations.map(formatViolation) },
     });
   }
-  return tools;
+  return { tools, containers };
 }
 
-async function loadOne(file: string, policy: Policy, cache: LoaderCache | undefined): Promise<{ tool?: LoadedTool; violations: Violation[] }> {
+async function loadOne(file: string, policy: Policy, cache: LoaderCache | undefined): Promise<{ tool?: LoadedTool; container?: LoadedContainer; violations: Violation[] }> {
   const shown = display(file);
   const violations: Violation[] = [];
   // The toolpack directory, symlinks resolved: nothing outside it is read (ABI-FILE-001).
@@ -104,17 +116,9 @@ async function loadOne(file: string, policy: Policy, cache: LoaderCache | undefi
     return line === undefined ? { file: shown, field: fieldPath(p), reason } : { file: shown, field: fieldPath(p), reason, line };
   };
 
+  if (isContainerDocument(doc.value)) return loadContainerManifest(doc.value, file, packDir, policy, cache, at);
   const parsed = ToolManifestSchema.safeParse(doc.value);
-  if (!parsed.success) {
-    for (const issue of parsed.error.issues) {
-      if (issue.code === 'unrecognized_keys') {
-        for (const key of issue.keys) violations.push(at([...issue.path, key], unknownKeyReason(key)));
-      } else {
-        violations.push(at(issue.path, issueReason(issue)));
-      }
-    }
-    return { violations };
-  }
+  if (!parsed.success) return { violations: manifestIssueViolations(parsed.error.issues, KNOWN_FIELDS, at) };
   const manifest = parsed.data;
   const limits = toolLimits(policy, manifest);
   if (manifest.id.startsWith('helix.')) violations.push(at(['id'], 'the prefix helix. is reserved for the host built-in tools'));
@@ -128,42 +132,8 @@ async function loadOne(file: string, policy: Policy, cache: LoaderCache | undefi
     violations.push(at(['capabilities', 'network'], 'http.request needs the origins it may reach, e.g. [https://api.example.org:443]'));
   }
 
-  const schemas: Partial<Record<'inputSchema' | 'outputSchema', { schema: JsonSchema; validate: Validator; validateWithRefs: RefValidator }>> = {};
-  const files = schemaFiles(packDir);
-  for (const key of ['inputSchema', 'outputSchema'] as const) {
-    const bundled = bundleSchema(manifest[key], file, files);
-    if (!bundled.ok) {
-      for (const p of bundled.problems) {
-        const inside = fromPointer(p.pointer);
-        if (p.file === file) {
-          violations.push(at([key, ...inside], p.reason));
-        } else {
-          // A problem inside a referenced schema file is reported against that file.
-          violations.push(schemaFileViolation(p.file, p.pointer, p.reason, p.line));
-        }
-      }
-      continue;
-    }
-    // A schema this checker passed at an earlier start is compiled on its first use (ABI-LOAD-008).
-    const checkKey = cache === undefined ? undefined : schemaCheckKey(bundled.schema);
-    const compiled = checkKey !== undefined && cache!.schemaChecked(checkKey) ? { ok: true as const, ...lazyJsonSchema(bundled.schema) } : compileJsonSchema(bundled.schema);
-    if (compiled.ok && checkKey !== undefined) cache!.putSchema(checkKey);
-    if (!compiled.ok) {
-      // Each problem at its place: in the manifest's schema, or in the schema file it came from.
-      for (const issue of compiled.issues) {
-        const place = bundled.locate(issue.pointer);
-        const reason = `not a valid JSON Schema: ${issue.reason}`;
-        if (place.file === file) violations.push(at([key, ...fromPointer(place.pointer)], reason));
-        else violations.push(schemaFileViolation(place.file, place.pointer, reason, place.line));
-      }
-      continue;
-    }
-    if (key === 'inputSchema' && bundled.schema.type !== 'object') {
-      violations.push(at([key], 'must describe an object (type: object): tool input is a JSON object'));
-      continue;
-    }
-    schemas[key] = { schema: bundled.schema, validate: compiled.validate, validateWithRefs: compiled.validateWithRefs };
-  }
+  const { schemas, violations: schemaViolations } = loadManifestSchemas(manifest, file, packDir, cache, at);
+  violations.push(...schemaViolations);
 
   let modulePath = path.resolve(path.dirname(file), manifest.module);
   let moduleBytes: Uint8Array | undefined;
@@ -207,14 +177,8 @@ async function loadOne(file: string, policy: Policy, cache: LoaderCache | undefi
 
 const KNOWN_FIELDS = Object.keys(ToolManifestSchema.shape);
 
-function unknownKeyReason(key: string): string {
-  const camel = key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
-  if (camel !== key && KNOWN_FIELDS.includes(camel)) return `unknown field; manifests use camelCase: write ${camel}`;
-  return 'unknown field';
-}
-
-function duplicateViolations(tools: readonly LoadedTool[]): Violation[] {
-  const seen = new Map<string, LoadedTool>();
+function duplicateViolations(tools: ReadonlyArray<{ readonly manifest: { readonly id: string; readonly version: string }; readonly manifestPath: string }>): Violation[] {
+  const seen = new Map<string, (typeof tools)[number]>();
   const out: Violation[] = [];
   for (const t of tools) {
     const key = `${t.manifest.id}@${t.manifest.version}`;
@@ -223,12 +187,6 @@ function duplicateViolations(tools: readonly LoadedTool[]): Violation[] {
     else out.push({ file: display(t.manifestPath), field: 'id', reason: `duplicate tool ${key}: also defined in ${display(first.manifestPath)}` });
   }
   return out;
-}
-
-/** A violation inside a schema file: its place is a JSON pointer (`/properties/x/type`), `-` for the whole file. */
-function schemaFileViolation(file: string, pointer: string, reason: string, line: number | undefined): Violation {
-  const v: Violation = { file: display(file), field: pointer === '' ? '-' : pointer, reason };
-  return line === undefined ? v : { ...v, line };
 }
 
 function documentViolation(file: string, p: DocumentProblem): Violation {

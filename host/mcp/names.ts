@@ -17,7 +17,7 @@ const HASH_DIGITS = 8;
  * a dash and always a dot, built-in names never a dash, so the two kinds cannot collide and the
  * mapping is reversible. A name past 64 characters keeps its head and gains a hash of the id.
  */
-export function mcpToolName(toolId: string, kind: 'wasm' | 'builtin'): string {
+export function mcpToolName(toolId: string, kind: 'wasm' | 'builtin' | 'container'): string {
   const name = kind === 'builtin' && toolId.startsWith(BUILTIN_PREFIX) ? toolId.slice(BUILTIN_PREFIX.length) : toolId.replace(/\./g, '-');
   if (name.length <= MAX_NAME) return name;
   const hash = createHash('sha256').update(toolId).digest('hex').slice(0, HASH_DIGITS);
@@ -27,7 +27,7 @@ export function mcpToolName(toolId: string, kind: 'wasm' | 'builtin'): string {
 /** A tool as the name table sees it. */
 export interface NamedTool {
   readonly id: string;
-  readonly kind: 'wasm' | 'builtin';
+  readonly kind: 'wasm' | 'builtin' | 'container';
 }
 
 /**

@@ -25,8 +25,8 @@ export interface ExposedTool {
   readonly definition: McpTool;
 }
 
-/** Capabilities through which a guest changes the world outside its own run. */
-const WRITING_CAPABILITIES = ['artifact.write', 'kv.put', 'kv.delete', 'http.request'];
+/** Capabilities through which a guest changes the world outside its own run (docker.run registers its outputs and logs as artifacts). */
+const WRITING_CAPABILITIES = ['artifact.write', 'kv.put', 'kv.delete', 'http.request', 'docker.run'];
 /** Built-ins known to write nothing; any other built-in (e.g. a future one) is assumed to write. */
 const READ_ONLY_BUILTINS = new Set(['helix.artifact_get', 'helix.artifact_list', 'helix.artifact_preview', 'helix.run_get', 'helix.run_verify']);
 
@@ -34,7 +34,7 @@ const uses = (tool: Tool, capability: string): boolean => tool.capabilities.some
 
 /**
  * The MCP hints of a tool. Read-only: it can write nothing (no artifact.write, kv.put,
- * kv.delete or http.request; for built-ins, a fixed list). Idempotent: pure or idempotent.
+ * kv.delete, http.request or docker.run; for built-ins, a fixed list). Idempotent: pure or idempotent.
  * Open world: it may use http.request. Destructive: only a side_effectful tool. Recording the
  * run itself is the host's bookkeeping and does not count as a write.
  */

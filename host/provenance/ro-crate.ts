@@ -231,7 +231,7 @@ function crateGraph(f: ChainFacts, chain: CrateDocument): Record<string, unknown
 
   f.runs.forEach((r, position) => {
     const id = actionId(r);
-    put({ '@id': toolId(r), '@type': 'SoftwareApplication', name: r.tool_id, softwareVersion: r.tool_version, identifier: r.module_digest ?? undefined, description: `Helix tool ${r.tool_id} ${r.tool_version} (contract ${r.contract_version}), ${r.module_digest === null ? 'a host built-in' : `WebAssembly module ${r.module_digest}`}.` });
+    put({ '@id': toolId(r), '@type': 'SoftwareApplication', name: r.tool_id, softwareVersion: r.tool_version, identifier: r.module_digest ?? undefined, description: `Helix tool ${r.tool_id} ${r.tool_version} (contract ${r.contract_version}), ${r.module_digest === null ? 'without a WebAssembly module (a host built-in, or a container toolpack whose image its contract digest covers)' : `WebAssembly module ${r.module_digest}`}.` });
     const properties = { params_hash: r.params_hash, policy_hash: r.policy_hash, contract_version: r.contract_version };
     for (const [name, value] of Object.entries(properties)) put({ '@id': `${id}/${name}`, '@type': 'PropertyValue', name, value });
     const failed = ACTION_STATUS[r.status] === 'FailedActionStatus';

@@ -51,9 +51,9 @@ export async function checkStoredOutputs(store: Store, run: RunRecord): Promise<
 }
 
 interface Written {
-  readonly hash: Hash;
+  readonly hash?: Hash;
   /** The piece filter the live broker applied to this role (ABI-SECRET-004). */
-  readonly stream: GuardedStream;
+  readonly stream?: GuardedStream;
   sealed?: string;
 }
 
@@ -79,13 +79,14 @@ export class WrittenOutputs {
       }
     };
     const req = parse(request) as { name?: unknown; args?: { role?: unknown; data?: unknown; encoding?: unknown; final?: unknown } } | undefined;
+    if (req?.name === 'docker.run') return this.#noteContainer(parse(answer.response));
     const data = bulk?.kind === 'write' ? bulk.data : typeof req?.args?.data === 'string' ? req.args.data : undefined;
     if (req?.name !== 'artifact.write' || typeof req.args?.role !== 'string' || data === undefined) return;
     if (parse(answer.response)?.status !== 'ok') return;
     const role = req.args.role;
     const w = this.#roles.get(role) ?? { hash: createHash('sha256'), stream: new GuardedStream(this.guard, this.guard.rules.artifacts) };
     this.#roles.set(role, w);
-    if (w.sealed !== undefined) return;
+    if (w.sealed !== undefined || w.hash === undefined || w.stream === undefined) return;
     const final = req.args.final === true;
     const piece = typeof data !== 'string' ? data : req.args.encoding === 'base64' ? Buffer.from(data, 'base64') : Buffer.from(data, 'utf8');
     const passed = w.stream.next(piece, final);
@@ -93,6 +94,21 @@ export class WrittenOutputs {
     if ('hit' in passed) return;
     for (const p of passed.pieces) w.hash.update(p);
     if (final) w.sealed = w.hash.digest('hex');
+  }
+
+  /**
+   * A docker.run answered from the journal: the outputs and logs it registered are the ones its
+   * recorded result names (ABI-DOCKER-009). A container cannot be re-run offline, so the check of
+   * their bytes is the stored outputs' own (checkStoredOutputs); here the roles and hashes must agree.
+   */
+  #noteContainer(answer: Record<string, unknown> | undefined): void {
+    if (answer?.status !== 'ok') return;
+    const result = (answer.capability_result as { result?: Record<string, unknown> } | undefined)?.result;
+    const outputs = Array.isArray(result?.outputs) ? (result.outputs as Array<{ role?: unknown; sha256?: unknown }>) : [];
+    const logs = [result?.stdout_log, result?.stderr_log] as Array<{ role?: unknown; sha256?: unknown } | null | undefined>;
+    for (const o of [...outputs, ...logs]) {
+      if (typeof o?.role === 'string' && typeof o.sha256 === 'string' && !this.#roles.has(o.role)) this.#roles.set(o.role, { sealed: o.sha256 });
+    }
   }
 
   /** The first output the re-execution did not write exactly as stored, if any. */

@@ -115,7 +115,7 @@ export async function verifyRun(store: Store, runId: string, timeoutMs = 600_000
 
 function unverifiable(run: RunRecord): string | undefined {
   if (run.status !== 'succeeded') return `it is ${run.status}; only succeeded runs have a result to reproduce`;
-  if (run.module_digest === null) return 'it is a host built-in, not a module';
+  if (run.module_digest === null) return 'it ran no module (a host built-in, or a container toolpack, whose container cannot be run again offline)';
   if (run.input_sha256 === null || run.output_sha256 === null) return 'it was recorded without its input or output hash';
   return undefined;
 }

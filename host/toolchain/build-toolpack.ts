@@ -5,7 +5,9 @@
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { MANIFEST_MAX_BYTES } from '../../abi/index.js';
+import { parse as parseYaml } from 'yaml';
 import { readRegularFile, realDir, resolveInPack } from '../files/pack-files.js';
+import { isContainerDocument } from '../loader/load-container.js';
 import { loadAsc, type AscOutputStream } from './asc-api.js';
 import { checkModule } from './check-module.js';
 import { C_SOURCE_DIR, CCompileError, compileC, findCSources } from './compile-c.js';
@@ -100,13 +102,18 @@ export async function buildToolpack(dir: string): Promise<BuildToolpackResult> {
   return { manifestPath, modulePath, digest, changed: updated.changed };
 }
 
-/** Every directory under `root` holding a `*.tool.yaml` manifest, sorted; packs are not searched inside. */
+/**
+ * Every directory under `root` holding a `*.tool.yaml` manifest of a module to build, sorted; packs
+ * are not searched inside. A container toolpack (`kind: container`) has nothing to build.
+ */
 export async function findToolpackDirs(root: string): Promise<string[]> {
   const found: string[] = [];
   async function visit(dir: string): Promise<void> {
     const entries = await readdir(dir, { withFileTypes: true });
-    if (entries.some((entry) => entry.isFile() && entry.name.endsWith(MANIFEST_SUFFIX))) {
-      found.push(dir);
+    const manifests = entries.filter((entry) => entry.isFile() && entry.name.endsWith(MANIFEST_SUFFIX));
+    if (manifests.length > 0) {
+      const containers = await Promise.all(manifests.map((m) => isContainerManifest(path.join(dir, m.name))));
+      if (!containers.every(Boolean)) found.push(dir);
       return;
     }
     for (const entry of entries) {
@@ -117,6 +124,15 @@ export async function findToolpackDirs(root: string): Promise<string[]> {
   }
   await visit(path.resolve(root));
   return found.sort();
+}
+
+// A manifest that does not parse is a module's to build: the build reports what is wrong with it.
+async function isContainerManifest(file: string): Promise<boolean> {
+  try {
+    return isContainerDocument(parseYaml(await readFile(file, 'utf8')));
+  } catch {
+    return false;
+  }
 }
 
 async function findManifest(packDir: string): Promise<string> {

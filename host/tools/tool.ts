@@ -11,7 +11,7 @@ import type { Store } from '../store/open-store.js';
 
 /** What the pipeline knows of a tool before running it. */
 export interface ToolDescriptor {
-  readonly kind: 'wasm' | 'builtin';
+  readonly kind: 'wasm' | 'builtin' | 'container';
   readonly id: string;
   readonly version: string;
   readonly contractVersion: string;
