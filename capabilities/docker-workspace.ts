@@ -155,9 +155,13 @@ export class Workspace {
     return { outputs, missing };
   }
 
-  /** Removes the workspace; links in it are removed, never followed. */
+  /**
+   * Removes the workspace; links in it are removed, never followed. Never throws: the call's
+   * outcome stands, and what a host without root cannot remove (a directory the container made
+   * in out/) is left to the next start's sweep.
+   */
   async remove(): Promise<void> {
-    await rm(this.dir, { recursive: true, force: true, maxRetries: 2 });
+    await rm(this.dir, { recursive: true, force: true, maxRetries: 2 }).catch(() => undefined);
   }
 }
 
