@@ -137,6 +137,10 @@ export const ERROR_CODES = {
     message: "A value for a container tool's argv placeholder could be read as more than one argument's worth of data.",
     hint: 'Pass a value without shell metacharacters, control characters, a leading dash or a .. path segment (ABI-CONTAINER-004); details.pointer names the parameter.',
   },
+  'I-REQ-JOB-BUNDLE': {
+    message: 'The job or result bundle cannot be read: a file is missing, too large, not JSON, or not of the bundle format.',
+    hint: 'Write job bundles with `helix job submit` (or `helix job bundle`) and let `helix job run` write the result; details name the file and what is wrong (ABI-FANOUT-001).',
+  },
   'A-AUTH-TOOL-DENIED': {
     message: 'The policy does not allow this tool.',
     hint: "Add the tool id to the policy's tools.allow list.",
@@ -264,6 +268,18 @@ export const ERROR_CODES = {
   'P-PRECOND-DOCKER-IMAGE-MISSING': {
     message: 'The Docker engine does not have the image; docker.run never pulls.',
     hint: 'Load or pull the image on the engine first (`docker pull REPOSITORY@sha256:...` or `docker load`); `scripts/services.sh up docker` brings up the local test image.',
+  },
+  'P-PRECOND-JOB-HOME': {
+    message: 'The node-local store cannot be used for the job: it is the submitting store, or it lies on a network filesystem.',
+    hint: 'Let `helix job run` make its store under $TMPDIR on a local disk, or pass --home on a local filesystem; LMDB is never shared or kept on a network filesystem (ABI-FANOUT-003).',
+  },
+  'P-PRECOND-JOB-SECRETS': {
+    message: 'A tool that may read secrets cannot be fanned out to a node.',
+    hint: "Call the tool here: a run that receives a secret keys its journal with this store's secret hash key, which never leaves this machine (ABI-FANOUT-002).",
+  },
+  'P-PRECOND-JOB-RESULT-MISSING': {
+    message: 'The job has written no result bundle yet.',
+    hint: 'Wait for the job to end (`helix job collect --wait`); its Slurm log (slurm.out in the element directory) says why a job ended without a result.',
   },
   'R-TIMEOUT-001': {
     message: 'The call did not finish before its deadline.',
@@ -431,9 +447,21 @@ export const ERROR_CODES = {
     message: "The tool's output does not match its output schema.",
     hint: "The tool breaks its own contract; report it to its author with details.violations.",
   },
+  'C-CONTRACT-JOB-TOOL': {
+    message: 'The tool the node loaded is not the one the job was made for, so its run would have another identity.',
+    hint: "Give the node the same toolpacks as the submitting host (the job's plugins_dir) built to the same module digest, and the same Helix version; details show both run ids (ABI-FANOUT-004).",
+  },
   'D-DATA-CHECKSUM': {
     message: 'Stored bytes do not match their content hash.',
     hint: 'The store is damaged; re-import the artifact from its source (details name the blob).',
+  },
+  'D-DATA-BUNDLE-HASH': {
+    message: 'A file of the bundle does not match the hash or size its record names.',
+    hint: 'The bundle was changed after it was written: run the job again from its job bundle. details name the file, the expected and the actual hash (ABI-FANOUT-005).',
+  },
+  'D-DATA-BUNDLE-IDENTITY': {
+    message: 'The result bundle does not hold the run the job was made for: another run id, tool, params, policy or inputs.',
+    hint: "Collect the result next to the job bundle it was run from; a result that names another run was changed or mixed up (ABI-FANOUT-005). details name the field.",
   },
   'D-DATA-RECORD-INVALID': {
     message: 'A stored record does not match its schema.',

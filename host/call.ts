@@ -34,6 +34,20 @@ export interface CallOptions {
    * before then, nor for a dry run.
    */
   readonly onRunStarted?: (runId: string) => void;
+  /**
+   * Called once with the call's identity (ABI-RUNID-001) as soon as it is computed, before the
+   * policy is asked, also for a dry run: what a job bundle carries so a node's run can be checked
+   * against it (abi/ABI.md, "Fan-out").
+   */
+  readonly onIdentity?: (identity: CallIdentity) => void;
+}
+
+/** A call's run identity and the canonical documents it stands for. */
+export interface CallIdentity {
+  readonly run_id: string;
+  readonly params_hash: string;
+  readonly canonical_params: string;
+  readonly policy_hash: string;
 }
 
 /** What a call needs from the host. */
@@ -83,6 +97,7 @@ export async function performCall(ctx: CallContext, raw: unknown, options: CallO
     provenance = { tool_id: tool.id, tool_version: tool.version, digest: tool.moduleDigest };
     const prepared = prepare(ctx, tool, req);
     runId = prepared.start.run_id;
+    options.onIdentity?.({ run_id: runId, params_hash: prepared.start.params_hash, canonical_params: prepared.start.canonical_params, policy_hash: prepared.start.policy_hash });
 
     // Policy, first time (README "How a call runs", step 2); a refusal is recorded as a blocked run.
     const refusal = authorize(ctx.policy, tool);

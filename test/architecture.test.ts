@@ -29,7 +29,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['host/registry.ts', 'host/host-records.ts', 'host/store-upkeep.ts', 'host/docker-leftovers.ts'],
   ['host/call.ts'],
   ['host/host.ts'],
-  ['host/mcp', 'host/devloop', 'host/toolchain'],
+  ['host/mcp', 'host/devloop', 'host/toolchain', 'host/fanout'],
   ['host/cli', 'host/index.ts'],
 ];
 

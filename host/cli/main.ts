@@ -4,23 +4,16 @@
 // `helix --help` and `helix <command> --help` describe every option. Each command's module is
 // imported when that command runs, so `helix call` does not load the MCP SDK or the toolchain.
 import { readFileSync } from 'node:fs';
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, Option } from 'commander';
 import { packageRoot } from '../paths.js';
 import { registerArtifactCommands } from './artifact-command.js';
+import { registerJobCommands } from './job-command.js';
 import { EXIT, TEMPLATE_LANGS } from './exit-codes.js';
+import { callOptions, hostOptions, positiveInt } from './options.js';
 import { registerRunsCommands } from './runs-command.js';
 import { registerStoreCommands } from './store-command.js';
 
 const version = (JSON.parse(readFileSync(`${packageRoot()}/package.json`, 'utf8')) as { version: string }).version;
-
-/** Parses a positive integer option value, naming the option in the error. */
-export function positiveInt(name: string): (value: string) => number {
-  return (value) => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError(`${name} must be a positive integer, got "${value}"`);
-    return n;
-  };
-}
 
 /** Collects a repeatable option's values. */
 function collect(value: string, previous: string[] | undefined): string[] {
@@ -35,13 +28,6 @@ function lazy<M, A extends unknown[]>(load: () => Promise<M>, pick: (m: M) => (.
   return async (...args) => {
     await pick(await load())(...args);
   };
-}
-
-/** Options every command that loads toolpacks shares. */
-export function hostOptions(cmd: Command): Command {
-  return cmd
-    .addOption(new Option('--plugins <dir>', 'directory searched for *.tool.yaml (default: the bundled plugins/)'))
-    .addOption(new Option('--policy <file>', 'policy file (default: the bundled default policy)'));
 }
 
 const program = new Command()
@@ -59,17 +45,16 @@ hostOptions(program.command('tools').description('list the loaded tools'))
   .option('--json', 'print the tools with their schemas and limits as JSON')
   .action(lazy(() => import('./tools-command.js'), (m) => m.toolsCommand));
 
-hostOptions(
-  program
-    .command('call')
-    .description('call a tool and print its response envelope as JSON (exit 0 success, 1 error, 2 invalid request, 3 host failed to start)')
-    .argument('<tool>', 'tool id, e.g. seq.gc_content'),
+callOptions(
+  hostOptions(
+    program
+      .command('call')
+      .description('call a tool and print its response envelope as JSON (exit 0 success, 1 error, 2 invalid request, 3 host failed to start)')
+      .argument('<tool>', 'tool id, e.g. seq.gc_content'),
+  )
+    .option('--input <json>', 'the input, a JSON object')
+    .option('--input-file <file>', 'read the input JSON from a file (- for stdin)'),
 )
-  .option('--input <json>', 'the input, a JSON object')
-  .option('--input-file <file>', 'read the input JSON from a file (- for stdin)')
-  .option('--version-range <range>', 'semver version or range of the tool', '*')
-  .option('--timeout-ms <n>', 'deadline for this call', positiveInt('--timeout-ms'))
-  .option('--memory-mb <n>', 'memory limit for this call', positiveInt('--memory-mb'))
   .option('--dry-run', 'validate and authorize without executing')
   .option('--home <dir>', 'Helix home holding the store (default: $HELIX_HOME or ./.helix)')
   .option('--idempotency-key <key>', 'dedupe retries of this exact request (16+ characters)')
@@ -139,6 +124,8 @@ program
   .action(lazy(() => import('./runs-command.js'), (m) => m.verifyCommand));
 
 registerArtifactCommands(program);
+
+registerJobCommands(program);
 
 registerStoreCommands(program);
 

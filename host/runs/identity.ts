@@ -87,10 +87,14 @@ export function canonicalParams(src: ParamsSource): string {
   });
 }
 
+/** The run id of a tool's work under a policy: `run_` and 32 hex digits of H(tool id, contract version, policy hash, params hash). */
+export function runIdOf(toolId: string, contractVersion: string, policyHash: string, paramsHash: string): string {
+  return `run_${sha256(canonicalJson([toolId, contractVersion, policyHash, paramsHash])).slice(0, 32)}`;
+}
+
 /** run_id and params hash from the canonical params. */
 export function runIdentity(src: ParamsSource, policyHash: string): RunIdentity {
   const canonical_params = canonicalParams(src);
   const params_hash = `sha256:${sha256(canonical_params)}`;
-  const run_id = `run_${sha256(canonicalJson([src.tool_id, src.contract_version, policyHash, params_hash])).slice(0, 32)}`;
-  return { run_id, params_hash, canonical_params };
+  return { run_id: runIdOf(src.tool_id, src.contract_version, policyHash, params_hash), params_hash, canonical_params };
 }

@@ -37,6 +37,15 @@ export function readModuleRecord(store: Store, digest: string): ReturnType<typeo
 }
 
 /**
+ * Keeps a module record brought from another store (a fan-out node's, abi/ABI.md "Fan-out") unless
+ * this store has one for its digest; call inside the transaction that commits the module's blob.
+ */
+export function keepModuleRecord(store: Store, record: NonNullable<ReturnType<typeof readRecord<'modules'>>>): void {
+  const { modules } = storeHandle(store).db;
+  if (!modules.doesExist(record.digest)) modules.put(record.digest, record);
+}
+
+/**
  * The module's record as stored, or undefined. A damaged one is rebuilt from the module at hand
  * rather than stopping every host start; the audit trail keeps what was wrong with it.
  */

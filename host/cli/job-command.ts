@@ -1,0 +1,108 @@
+// `helix job bundle | submit | run | collect`: fan-out of tool calls to a node or a Slurm job array
+// (abi/ABI.md, "Fan-out"). bundle and submit write job bundles from the store (submit also hands
+// them to sbatch as one array); run executes one bundle on a node-local store; collect brings the
+// results back into the store. Every command prints JSON on stdout.
+import type { Command } from 'commander';
+import { HelixError, scanJsonText } from '../../abi/index.js';
+import type { Host } from '../host.js';
+import { callOptions, hostOptions } from './options.js';
+import { EXIT, exitCodeFor, printError, printJson } from './output.js';
+import { exitCodeOf } from './with-store.js';
+
+/** Options of the commands that make job bundles. */
+interface MakeOptions {
+  readonly input: string;
+  readonly dir: string;
+  readonly versionRange: string;
+  readonly timeoutMs?: number;
+  readonly memoryMb?: number;
+  readonly plugins?: string;
+  readonly policy?: string;
+  readonly home?: string;
+}
+
+/** Runs `body`, printing a HelixError with its exit code. */
+async function reporting(body: () => Promise<void>): Promise<void> {
+  try {
+    await body();
+  } catch (err) {
+    printError(err);
+    process.exitCode = err instanceof HelixError ? exitCodeOf(err) : EXIT.failed;
+  }
+}
+
+/** The --input JSON object, bounded as `helix call` bounds it. */
+function inputOf(text: string): Record<string, unknown> {
+  const violation = scanJsonText(text);
+  let value: unknown;
+  try {
+    if (violation !== undefined) throw new Error(`${violation.kind} at ${violation.pointer}`);
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new HelixError('I-REQ-JSON', { message: `--input is not a JSON object the host accepts: ${(err as Error).message}.` });
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new HelixError('I-REQ-JSON', { message: '--input is not a JSON object.' });
+  return value as Record<string, unknown>;
+}
+
+/** Opens a host over the submitting store for `body`, and closes it. */
+async function withHost(opts: MakeOptions, body: (host: Host, call: { tool_id: string; tool_version: string; input: Record<string, unknown>; constraints: { timeout_ms?: number; memory_mb_limit?: number } }) => Promise<void>, toolId: string): Promise<void> {
+  const input = inputOf(opts.input);
+  const { createHost } = await import('../host.js');
+  const host = await createHost({ pluginsDir: opts.plugins, policyFile: opts.policy, home: opts.home });
+  try {
+    const constraints = { ...(opts.timeoutMs === undefined ? {} : { timeout_ms: opts.timeoutMs }), ...(opts.memoryMb === undefined ? {} : { memory_mb_limit: opts.memoryMb }) };
+    await body(host, { tool_id: toolId, tool_version: opts.versionRange, input, constraints });
+  } finally {
+    await host.close();
+  }
+}
+
+/** The options `bundle` and `submit` share. */
+function makeOptions(cmd: Command): Command {
+  return callOptions(hostOptions(cmd))
+    .requiredOption('--input <json>', 'the input, a JSON object')
+    .requiredOption('--dir <dir>', 'a new or empty directory for the bundle(s)')
+    .option('--home <dir>', 'Helix home holding the submitting store (default: $HELIX_HOME or ./.helix)');
+}
+
+/** Adds the `job` commands to the program. */
+export function registerJobCommands(program: Command): void {
+  const job = program.command('job').description('fan tool calls out to other machines (a Slurm job array) and collect their runs into the store');
+  makeOptions(job.command('bundle').description('write the job bundle of one call: what `helix job run` executes on a node').argument('<tool>', 'tool id')).action((toolId: string, opts: MakeOptions) =>
+    reporting(async () => {
+      const { writeJobBundle } = await import('../fanout/write-job.js');
+      await withHost(opts, async (host, call) => printJson({ bundle: opts.dir, ...(await writeJobBundle(host, call, opts.dir)) }), toolId);
+    }),
+  );
+  job
+    .command('run')
+    .description('execute a job bundle on this machine, on a node-local store, and write its result bundle (exit as `helix call`)')
+    .argument('<bundle>', 'the job bundle directory')
+    .option('--home <dir>', 'the node-local Helix home (default: a new directory under $TMPDIR, removed afterwards)')
+    .action((bundle: string, opts: { home?: string }) =>
+      reporting(async () => {
+        const { runJobBundle } = await import('../fanout/run-job.js');
+        const response = await runJobBundle(bundle, opts);
+        printJson(response);
+        process.exitCode = exitCodeFor(response);
+      }),
+    );
+  job
+    .command('collect')
+    .description('bring the result of a job bundle into the store')
+    .argument('<dir>', 'a job bundle or a job array directory')
+    .option('--home <dir>', 'Helix home holding the submitting store (default: $HELIX_HOME or ./.helix)')
+    .action((dir: string, opts: { home?: string }) =>
+      reporting(async () => {
+        const { collectResult } = await import('../fanout/collect-result.js');
+        const { openStore, resolveHome } = await import('../store/open-store.js');
+        const store = openStore(resolveHome(opts.home));
+        try {
+          printJson(await collectResult(store, dir));
+        } finally {
+          await store.close();
+        }
+      }),
+    );
+}
