@@ -141,6 +141,10 @@ export const ERROR_CODES = {
     message: 'The job or result bundle cannot be read: a file is missing, too large, not JSON, or not of the bundle format.',
     hint: 'Write job bundles with `helix job submit` (or `helix job bundle`) and let `helix job run` write the result; details name the file and what is wrong (ABI-FANOUT-001).',
   },
+  'I-REQ-JOB-ARRAY': {
+    message: "The fan-out request is malformed: the pointer names no artifact field of the tool's input, or the artifacts to fan out over are missing or repeated.",
+    hint: "Pass --over with the JSON pointer of an x-helix-artifact field of the tool's input (e.g. /sequences) and one or more distinct artifact ids (ABI-FANOUT-007).",
+  },
   'A-AUTH-TOOL-DENIED': {
     message: 'The policy does not allow this tool.',
     hint: "Add the tool id to the policy's tools.allow list.",
@@ -309,6 +313,10 @@ export const ERROR_CODES = {
   'R-UPSTREAM-SLURM': {
     message: 'A Slurm command failed or did not answer in time.',
     hint: 'Check that the cluster answers (`sinfo`, with SLURM_CONF set if the config is not in its default place) and retry; details name the command, its exit code and its stderr.',
+  },
+  'R-UPSTREAM-FANOUT-SLURM': {
+    message: 'Slurm refused or failed to take the job array, or could not be asked about it.',
+    hint: 'Check that the cluster answers (`sinfo`, with SLURM_CONF set if the default does not apply) and retry; details carry the command and its stderr.',
   },
   'R-TIMEOUT-CANCELLED': {
     message: 'The call was cancelled by its caller before it finished.',

@@ -5,7 +5,7 @@
 import type { Command } from 'commander';
 import { HelixError, scanJsonText } from '../../abi/index.js';
 import type { Host } from '../host.js';
-import { callOptions, hostOptions } from './options.js';
+import { callOptions, hostOptions, positiveInt } from './options.js';
 import { EXIT, exitCodeFor, printError, printJson } from './output.js';
 import { exitCodeOf } from './with-store.js';
 
@@ -75,6 +75,17 @@ export function registerJobCommands(program: Command): void {
       await withHost(opts, async (host, call) => printJson({ bundle: opts.dir, ...(await writeJobBundle(host, call, opts.dir)) }), toolId);
     }),
   );
+  makeOptions(job.command('submit').description('fan a call out over artifacts: one job bundle per artifact, submitted as one Slurm job array').argument('<tool>', 'tool id'))
+    .requiredOption('--over <pointer>', 'the input field each element sets to its artifact, e.g. /sequences')
+    .requiredOption('--artifacts <ids>', 'the artifact ids, separated by commas (one array element each)')
+    .option('--no-submit', 'write the bundles and array.json, but do not call sbatch')
+    .action((toolId: string, opts: MakeOptions & { over: string; artifacts: string; submit: boolean }) =>
+      reporting(async () => {
+        const { submitJobArray } = await import('../fanout/job-array.js');
+        const artifacts = opts.artifacts.split(',').map((a) => a.trim()).filter((a) => a !== '');
+        await withHost(opts, async (host, call) => printJson(await submitJobArray(host, call, opts.over, artifacts, opts.dir, { submit: opts.submit })), toolId);
+      }),
+    );
   job
     .command('run')
     .description('execute a job bundle on this machine, on a node-local store, and write its result bundle (exit as `helix call`)')
@@ -90,16 +101,23 @@ export function registerJobCommands(program: Command): void {
     );
   job
     .command('collect')
-    .description('bring the result of a job bundle into the store')
+    .description('bring the results of a job bundle, or of every element of a job array, into the store (exit 1 if one is refused or missing)')
     .argument('<dir>', 'a job bundle or a job array directory')
     .option('--home <dir>', 'Helix home holding the submitting store (default: $HELIX_HOME or ./.helix)')
-    .action((dir: string, opts: { home?: string }) =>
+    .option('--wait-ms <n>', "wait up to this long for the array's Slurm jobs to end first", positiveInt('--wait-ms'))
+    .action((dir: string, opts: { home?: string; waitMs?: number }) =>
       reporting(async () => {
+        const { existsSync } = await import('node:fs');
+        const path = await import('node:path');
+        const { ARRAY_FILE, collectJobArray } = await import('../fanout/job-array.js');
         const { collectResult } = await import('../fanout/collect-result.js');
         const { openStore, resolveHome } = await import('../store/open-store.js');
         const store = openStore(resolveHome(opts.home));
         try {
-          printJson(await collectResult(store, dir));
+          if (!existsSync(path.join(dir, ARRAY_FILE))) return printJson(await collectResult(store, dir));
+          const collected = await collectJobArray(store, dir, opts.waitMs ?? 0);
+          printJson(collected);
+          if (collected.elements.some((e) => 'error' in e)) process.exitCode = EXIT.failed;
         } finally {
           await store.close();
         }

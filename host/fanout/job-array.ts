@@ -1,0 +1,118 @@
+// A tool call fanned out over many input artifacts (ABI-FANOUT-007): one job bundle per artifact
+// (the call with the artifact at one pointer of its input), submitted as one Slurm job array whose
+// element i runs `helix job run <dir>/<i>`, and collected element by element into the
+// submitting store. array.json in the directory says which element is which run.
+import { mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { HelixError, RUN_ID_PATTERN, isHelixError, type WireError } from '../../abi/index.js';
+import type { Host } from '../host.js';
+import { packageRoot } from '../paths.js';
+import type { Store } from '../store/open-store.js';
+import { readBundleJson } from './bundle-format.js';
+import { collectResult, type Collected } from './collect-result.js';
+import { arrayStates, hasEnded, submitArray } from './slurm-array.js';
+import { writeJobBundle, type JobCall } from './write-job.js';
+
+/** array.json: the elements of a fanned-out call. */
+export const ArraySchema = z.strictObject({
+  format: z.literal('helix-job-array/1'),
+  tool_id: z.string(),
+  tool_version: z.string(),
+  /** The JSON pointer of the input field each element sets to its artifact. */
+  over: z.string(),
+  elements: z.array(z.strictObject({ index: z.number().int().min(0), artifact_id: z.string(), run_id: z.string().regex(RUN_ID_PATTERN) })),
+  slurm_job_id: z.string().nullable(),
+});
+export type JobArray = z.infer<typeof ArraySchema>;
+
+/** The file that lists an array's elements. */
+export const ARRAY_FILE = 'array.json';
+
+/** The input with the value at the one-level pointer `over` (e.g. `/sequences`) replaced. */
+function withArtifact(input: Record<string, unknown>, over: string, artifactId: string): Record<string, unknown> {
+  return { ...input, [over.slice(1).replace(/~1/g, '/').replace(/~0/g, '~')]: artifactId };
+}
+
+/** Refuses a pointer that is not an artifact field of the tool's input, or artifacts missing or repeated (I-REQ-JOB-ARRAY). */
+function checkOver(host: Host, call: JobCall, over: string, artifacts: readonly string[]): void {
+  const refuse = (message: string, details: Record<string, unknown>): HelixError => new HelixError('I-REQ-JOB-ARRAY', { message, details: { over, ...details } });
+  if (artifacts.length === 0) throw refuse('No artifacts to fan out over were given.', { artifacts: [] });
+  const repeated = artifacts.filter((a, i) => artifacts.indexOf(a) !== i);
+  if (repeated.length > 0) throw refuse(`The artifacts ${[...new Set(repeated)].join(', ')} are given more than once; each element is one run, and one artifact is one run.`, { repeated });
+  if (!/^\/[^/]+$/.test(over)) throw refuse(`--over ${over} is not the pointer of a top-level input field (e.g. /sequences).`, {});
+  // Every loaded version of the tool is asked, so the call's own refusal (an unknown tool, a
+  // version no version matches) comes from the dry runs that follow, with its own code.
+  const input = withArtifact(call.input, over, artifacts[0]!);
+  const versions = host.tools().filter((t) => t.id === call.tool_id);
+  if (versions.length > 0 && !versions.some((t) => t.validateInput(input).artifacts.some((ref) => ref.path === over))) {
+    throw refuse(`${over} is not an artifact field (x-helix-artifact) of the input of "${call.tool_id}".`, { tool_id: call.tool_id });
+  }
+}
+
+/** Writes array.json by a rename. */
+function writeArrayFile(dir: string, array: JobArray): void {
+  const file = path.join(dir, ARRAY_FILE);
+  writeFileSync(`${file}.partial`, `${JSON.stringify(ArraySchema.parse(array), null, 2)}\n`);
+  renameSync(`${file}.partial`, file);
+}
+
+/**
+ * Writes one job bundle per artifact under `dir` (a new or empty directory), `<dir>/<index>`, and
+ * submits them as one Slurm job array (unless `submit` is false). Every element is identified and
+ * checked here, as this host would call it, before anything is submitted.
+ */
+export async function submitJobArray(host: Host, call: JobCall, over: string, artifacts: readonly string[], dir: string, options: { submit?: boolean } = {}): Promise<JobArray> {
+  checkOver(host, call, over, artifacts);
+  const target = path.resolve(dir);
+  mkdirSync(target, { recursive: true });
+  if (readdirSync(target).length > 0) throw new HelixError('I-REQ-TARGET-NOT-EMPTY', { message: `The job array directory ${target} is not empty.`, details: { dir: target }, hint: 'Give a new or empty directory for the job array.' });
+  const elements: JobArray['elements'] = [];
+  let version = call.tool_version ?? '*';
+  for (const [index, artifact_id] of artifacts.entries()) {
+    const job = await writeJobBundle(host, { ...call, input: withArtifact(call.input, over, artifact_id) }, path.join(target, String(index)));
+    elements.push({ index, artifact_id, run_id: job.run_id });
+    version = job.request.tool_version;
+  }
+  const array: JobArray = { format: 'helix-job-array/1', tool_id: call.tool_id, tool_version: version, over, elements, slurm_job_id: null };
+  writeArrayFile(target, array);
+  if (options.submit === false) return array;
+  const argv = [process.execPath, path.join(packageRoot(), 'dist', 'host', 'cli', 'main.js'), 'job', 'run', path.join(target, '{index}')];
+  const submitted = { ...array, slurm_job_id: await submitArray({ name: `helix-fanout-${call.tool_id}`.replace(/[^A-Za-z0-9._-]/g, '_'), elements: artifacts.length, dir: target, argv }) };
+  writeArrayFile(target, submitted);
+  return submitted;
+}
+
+/** What collecting one element gave: its collect, or the error that refused it. */
+export type CollectedElement = { readonly index: number; readonly run_id: string; readonly slurm_state: string | null } & ({ readonly collected: Collected } | { readonly error: WireError });
+
+/** Polls until every element has ended in Slurm, or `timeoutMs` passes (then collects what is there). */
+async function waitForElements(array: JobArray, timeoutMs: number): Promise<Map<number, string>> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const states = array.slurm_job_id === null ? new Map<number, string>() : await arrayStates(array.slurm_job_id);
+    if (array.slurm_job_id === null || array.elements.every((e) => hasEnded(states.get(e.index))) || Date.now() >= until) return states;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+/**
+ * Collects every element of the job array in `dir` into `store`, after waiting up to `waitMs` for
+ * them to end (0: collect what is there). One element's refusal does not stop the others.
+ */
+export async function collectJobArray(store: Store, dir: string, waitMs = 0): Promise<{ array: JobArray; elements: CollectedElement[] }> {
+  const target = path.resolve(dir);
+  const array = readBundleJson(path.join(target, ARRAY_FILE), ArraySchema);
+  const states = waitMs > 0 ? await waitForElements(array, waitMs) : array.slurm_job_id === null ? new Map<number, string>() : await arrayStates(array.slurm_job_id);
+  const elements: CollectedElement[] = [];
+  for (const e of array.elements) {
+    const base = { index: e.index, run_id: e.run_id, slurm_state: states.get(e.index) ?? null };
+    try {
+      elements.push({ ...base, collected: await collectResult(store, path.join(target, String(e.index))) });
+    } catch (err) {
+      if (!isHelixError(err)) throw err;
+      elements.push({ ...base, error: err.toWire() });
+    }
+  }
+  return { array, elements };
+}

@@ -1,0 +1,144 @@
+// Fan-out on the real Slurm cluster of scripts/services.sh (abi/ABI.md, ABI-FANOUT-007): seq.stats
+// over several FASTA artifacts submitted by `helix job submit` as one job array, each element run
+// by `helix job run` on a store of its own, collected by `helix job collect --wait-ms`. The runs
+// are the ones local calls get (same ids and figures), verify, export, and a second collect
+// changes nothing; a tampered element is refused with its code while the others come in.
+import { execFile } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from './helpers/cli-process.js';
+import { servicesUp, SERVICES_SCRIPT, SERVICES_UP_BOUND_MS } from './helpers/services.js';
+
+// The elements queue on a 2-CPU node and each starts a node process; the bound only stops a hang.
+const ARRAY_BOUND_MS = 300_000;
+
+let root: string;
+let env: NodeJS.ProcessEnv;
+
+/** FASTA texts of different composition and size, one per array element. */
+const TEXTS = [0, 1, 2].map((seed) => {
+  let text = '';
+  for (let r = 0; r < 5 + seed * 4; r++) text += `>s${seed}_${r}\n${'ACGGTCA'.repeat(3 + seed + r).slice(seed)}${'GC'.repeat(seed * r)}\n`;
+  return text;
+});
+
+/** Runs the CLI with the cluster's environment; its JSON stdout parsed. */
+async function helix(args: readonly string[]): Promise<{ code: number | string; json: unknown; stderr: string }> {
+  const run = await runCli(args, { env, killAfterMs: ARRAY_BOUND_MS });
+  let json: unknown = null;
+  try {
+    json = JSON.parse(run.stdout);
+  } catch {
+    json = run.stdout;
+  }
+  return { code: run.code, json, stderr: run.stderr };
+}
+
+/** Imports the texts into a store under `home`; their artifact ids in order. */
+async function importTexts(home: string): Promise<string[]> {
+  const ids: string[] = [];
+  for (const [i, text] of TEXTS.entries()) {
+    const r = await helix(['artifact', 'import', '--text', text, '--type', 'fasta', '--label', `sample ${i}`, '--home', home]);
+    expect(r.code).toBe(0);
+    ids.push((r.json as { id: string }).id);
+  }
+  return ids;
+}
+
+interface ArrayFile {
+  elements: Array<{ index: number; artifact_id: string; run_id: string }>;
+  slurm_job_id: string;
+}
+interface CollectedArray {
+  elements: Array<{ index: number; run_id: string; slurm_state: string | null; collected?: { outcome: string; status: string; response: { output: unknown } }; error?: { code: string } }>;
+}
+
+beforeAll(async () => {
+  await servicesUp('slurm');
+  const { stdout } = await promisify(execFile)('bash', [SERVICES_SCRIPT, 'env', 'slurm']);
+  const conf = /SLURM_CONF=(\S+)/.exec(stdout)?.[1];
+  if (conf === undefined) throw new Error(`services.sh env slurm printed no SLURM_CONF:\n${stdout}`);
+  env = { ...process.env, SLURM_CONF: conf };
+  root = mkdtempSync(path.join(tmpdir(), 'helix-fanout-'));
+}, SERVICES_UP_BOUND_MS + 60_000);
+
+afterAll(() => {
+  if (root !== undefined) rmSync(root, { recursive: true, force: true });
+});
+
+describe('seq.stats fanned out as a Slurm job array', () => {
+  it('runs one element per artifact on the cluster and collects runs equal to local calls, which verify and export', async () => {
+    const home = path.join(root, 'submit');
+    const ids = await importTexts(home);
+    const dir = path.join(root, 'array');
+    const submitted = await helix(['job', 'submit', 'seq.stats', '--input', '{}', '--over', '/sequences', '--artifacts', ids.join(','), '--dir', dir, '--home', home]);
+    expect(submitted.stderr).toBe('');
+    expect(submitted.code).toBe(0);
+    const array = submitted.json as ArrayFile;
+    expect(array.slurm_job_id).toMatch(/^[0-9]+$/);
+    expect(array.elements.map((e) => e.artifact_id)).toEqual(ids);
+
+    const collected = await helix(['job', 'collect', dir, '--home', home, '--wait-ms', String(ARRAY_BOUND_MS - 30_000)]);
+    expect(collected.stderr).toBe('');
+    expect(collected.code).toBe(0);
+    const elements = (collected.json as CollectedArray).elements;
+    expect(elements.map((e) => [e.slurm_state, e.collected?.outcome, e.collected?.status])).toEqual(ids.map(() => ['COMPLETED', 'imported', 'succeeded']));
+
+    // One Slurm job per element, all in one array.
+    const { stdout } = await promisify(execFile)('sacct', ['-j', array.slurm_job_id, '--noheader', '--parsable2', '--allocations', '--format=JobID'], { env });
+    expect(stdout.trim().split('\n').sort()).toEqual(ids.map((_, i) => `${array.slurm_job_id}_${i}`));
+
+    // The same calls made here on a store of their own: the same run ids and figures.
+    const local = path.join(root, 'local');
+    for (const [i, id] of (await importTexts(local)).entries()) {
+      const call = await helix(['call', 'seq.stats', '--input', JSON.stringify({ sequences: id }), '--home', local]);
+      expect(call.code).toBe(0);
+      expect(call.json).toMatchObject({ run_id: array.elements[i]!.run_id, replayed: false, output: elements[i]!.collected!.response.output });
+    }
+    const figures = elements.map((e) => (e.collected!.response.output as { num_seqs: number }).num_seqs);
+    expect(new Set(figures).size).toBe(TEXTS.length);
+
+    for (const e of array.elements) {
+      const verified = await helix(['verify', e.run_id, '--home', home]);
+      expect(verified.json).toMatchObject({ run_id: e.run_id, match: true });
+      expect(verified.code).toBe(0);
+    }
+    const exported = await helix(['runs', 'export', array.elements[0]!.run_id, path.join(root, 'crate'), '--home', home]);
+    expect(exported.code).toBe(0);
+    expect(readFileSync(path.join(root, 'crate', 'ro-crate-metadata.json'), 'utf8')).toContain(array.elements[0]!.run_id);
+
+    // A second collect changes nothing.
+    const listed = await helix(['runs', 'list', '--json', '--home', home]);
+    const again = await helix(['job', 'collect', dir, '--home', home]);
+    expect(again.code).toBe(0);
+    expect((again.json as CollectedArray).elements.map((e) => e.collected?.outcome)).toEqual(ids.map(() => 'unchanged'));
+    expect((await helix(['runs', 'list', '--json', '--home', home])).json).toEqual(listed.json);
+
+    // Into another store, a tampered element is refused with its code; the others come in.
+    const tampered = path.join(root, 'tampered');
+    cpSync(dir, tampered, { recursive: true });
+    const resultFile = path.join(tampered, '1', 'result', 'result.json');
+    const result = JSON.parse(readFileSync(resultFile, 'utf8')) as { run: { input_sha256: string } };
+    writeFileSync(path.join(tampered, '1', 'result', 'blobs', result.run.input_sha256), '{"sequences":"art_00000000000000000000000000"}');
+    const other = path.join(root, 'other');
+    await importTexts(other);
+    const partial = await helix(['job', 'collect', tampered, '--home', other]);
+    expect(partial.code).toBe(1);
+    expect((partial.json as CollectedArray).elements.map((e) => e.error?.code ?? e.collected?.outcome)).toEqual(['imported', 'D-DATA-BUNDLE-HASH', 'imported']);
+  }, 2 * ARRAY_BOUND_MS);
+
+  it('refuses a pointer that is no artifact field, and repeated artifacts, before anything is written or submitted', async () => {
+    const home = path.join(root, 'refusals');
+    const ids = await importTexts(home);
+    const notArtifact = await helix(['job', 'submit', 'seq.stats', '--input', '{}', '--over', '/label', '--artifacts', ids[0]!, '--dir', path.join(root, 'r1'), '--home', home]);
+    expect(notArtifact.code).toBe(2);
+    expect(notArtifact.stderr).toContain('I-REQ-JOB-ARRAY');
+    const repeated = await helix(['job', 'submit', 'seq.stats', '--input', '{}', '--over', '/sequences', '--artifacts', `${ids[0]},${ids[1]},${ids[0]}`, '--dir', path.join(root, 'r2'), '--home', home]);
+    expect(repeated.code).toBe(2);
+    expect(repeated.stderr).toContain('I-REQ-JOB-ARRAY');
+    expect(() => readFileSync(path.join(root, 'r2', 'array.json'))).toThrow();
+  }, ARRAY_BOUND_MS);
+});
