@@ -471,6 +471,10 @@ export const ERROR_CODES = {
     message: 'The result bundle does not hold the run the job was made for: another run id, tool, params, policy or inputs.',
     hint: "Collect the result next to the job bundle it was run from; a result that names another run was changed or mixed up (ABI-FANOUT-005). details name the field.",
   },
+  'D-DATA-BUNDLE-VERIFY': {
+    message: 'The collected run does not reproduce: re-executed against its journal, it gives another result than the result bundle holds.',
+    hint: 'Nothing was collected. The result bundle was changed after the node wrote it, or the node ran other code: run the job again; details carry the verification report (ABI-FANOUT-005).',
+  },
   'D-DATA-RECORD-INVALID': {
     message: 'A stored record does not match its schema.',
     hint: 'The store is damaged or was written by an incompatible Helix version (details name the database, the key and what is wrong); `helix store check` lists every damaged record; restore the store from a backup or re-import from the source.',

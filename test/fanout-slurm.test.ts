@@ -12,8 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './helpers/cli-process.js';
 import { servicesUp, SERVICES_SCRIPT, SERVICES_UP_BOUND_MS } from './helpers/services.js';
 
-// The elements queue on a 2-CPU node and each starts a node process; the bound only stops a hang.
-const ARRAY_BOUND_MS = 300_000;
+// The elements queue on a 2-CPU node that other Slurm tests share (one holds it for minutes), and
+// each starts a node process; the bound only stops a hang.
+const ARRAY_BOUND_MS = 900_000;
 
 let root: string;
 let env: NodeJS.ProcessEnv;
@@ -81,7 +82,11 @@ describe('seq.stats fanned out as a Slurm job array', () => {
     expect(array.slurm_job_id).toMatch(/^[0-9]+$/);
     expect(array.elements.map((e) => e.artifact_id)).toEqual(ids);
 
-    const collected = await helix(['job', 'collect', dir, '--home', home, '--wait-ms', String(ARRAY_BOUND_MS - 30_000)]);
+    // A copy of the submitting store as it is now (no process has it open), for the tampered collect below.
+    const other = path.join(root, 'other');
+    cpSync(home, other, { recursive: true });
+
+    const collected = await helix(['job', 'collect', dir, '--verify', '--home', home, '--wait-ms', String(ARRAY_BOUND_MS - 30_000)]);
     expect(collected.stderr).toBe('');
     expect(collected.code).toBe(0);
     const elements = (collected.json as CollectedArray).elements;
@@ -117,14 +122,12 @@ describe('seq.stats fanned out as a Slurm job array', () => {
     expect((again.json as CollectedArray).elements.map((e) => e.collected?.outcome)).toEqual(ids.map(() => 'unchanged'));
     expect((await helix(['runs', 'list', '--json', '--home', home])).json).toEqual(listed.json);
 
-    // Into another store, a tampered element is refused with its code; the others come in.
+    // Into the copy of the store, a tampered element is refused with its code; the others come in.
     const tampered = path.join(root, 'tampered');
     cpSync(dir, tampered, { recursive: true });
     const resultFile = path.join(tampered, '1', 'result', 'result.json');
     const result = JSON.parse(readFileSync(resultFile, 'utf8')) as { run: { input_sha256: string } };
     writeFileSync(path.join(tampered, '1', 'result', 'blobs', result.run.input_sha256), '{"sequences":"art_00000000000000000000000000"}');
-    const other = path.join(root, 'other');
-    await importTexts(other);
     const partial = await helix(['job', 'collect', tampered, '--home', other]);
     expect(partial.code).toBe(1);
     expect((partial.json as CollectedArray).elements.map((e) => e.error?.code ?? e.collected?.outcome)).toEqual(['imported', 'D-DATA-BUNDLE-HASH', 'imported']);

@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isHelixError } from '../abi/index.js';
 import { collectResult } from '../host/fanout/collect-result.js';
 import { networkFilesystem } from '../host/fanout/node-home.js';
+import { importInputs } from '../host/fanout/run-job.js';
+import { collectBundle } from '../host/fanout/verify-result.js';
 import { writeJobBundle } from '../host/fanout/write-job.js';
 import { createHost, hostStore, type Host } from '../host/host.js';
 import { readAudit } from '../host/store/audit.js';
@@ -150,6 +152,43 @@ describe('a job bundle run on a store of its own and collected', () => {
     expect(snapshot(job.runId)).toBe(before);
     expect(host.runs.get(job.runId)).toBeUndefined();
     expect((await collectResult(hostStore(host), job.dir)).outcome).toBe('imported');
+  }, RUN_BOUND_MS);
+});
+
+describe('a result whose output value was changed', () => {
+  it('is refused by collect --verify, and a plain collect leaves helix verify to find it (ABI-STORE-033)', async () => {
+    const job = await bundleAndRun('seq.stats', { sequences: fasta }, 'value');
+    expect(job.code).toBe(0);
+    const dir = copyOf(job.dir, 'value-tampered');
+    const file = path.join(dir, 'result', 'result.json');
+    const result = JSON.parse(readFileSync(file, 'utf8')) as { run: { result: { output: { num_seqs: number } } }; response: { output: { num_seqs: number } } };
+    result.run.result.output.num_seqs += 1;
+    result.response.output.num_seqs += 1;
+    writeFileSync(file, JSON.stringify(result));
+
+    const before = snapshot(job.runId);
+    const refused = await collectBundle(hostStore(host), dir, true).then(
+      () => 'collected',
+      (err: unknown) => (isHelixError(err) ? err.code : String(err)),
+    );
+    expect(refused).toBe('D-DATA-BUNDLE-VERIFY');
+    expect(snapshot(job.runId)).toBe(before);
+
+    const other = await createHost({ home: path.join(root, 'value-store') });
+    try {
+      const refusedHere = await collectResult(hostStore(other), dir).catch((err: unknown) => (isHelixError(err) ? err.code : String(err)));
+      expect(refusedHere).toBe('P-PRECOND-ARTIFACT-NOT-FOUND');
+      await importInputs(hostStore(other), dir, [host.artifacts.get(fasta)]);
+      expect((await collectResult(hostStore(other), dir)).outcome).toBe('imported');
+      const report = await other.runs.verify(job.runId);
+      expect(report.match).toBe(false);
+      expect(report.checks.filter((c) => !c.ok).map((c) => c.check)).toEqual(['same output value']);
+      expect(report.first_difference).toMatchObject({ where: 'output value' });
+    } finally {
+      await other.close();
+    }
+    expect((await collectBundle(hostStore(host), job.dir, true)).outcome).toBe('imported');
+    expect((await host.runs.verify(job.runId)).match).toBe(true);
   }, RUN_BOUND_MS);
 });
 

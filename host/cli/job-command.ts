@@ -105,17 +105,18 @@ export function registerJobCommands(program: Command): void {
     .argument('<dir>', 'a job bundle or a job array directory')
     .option('--home <dir>', 'Helix home holding the submitting store (default: $HELIX_HOME or ./.helix)')
     .option('--wait-ms <n>', "wait up to this long for the array's Slurm jobs to end first", positiveInt('--wait-ms'))
-    .action((dir: string, opts: { home?: string; waitMs?: number }) =>
+    .option('--verify', 're-execute each run on a scratch store first, and collect only runs that reproduce')
+    .action((dir: string, opts: { home?: string; waitMs?: number; verify?: boolean }) =>
       reporting(async () => {
         const { existsSync } = await import('node:fs');
         const path = await import('node:path');
         const { ARRAY_FILE, collectJobArray } = await import('../fanout/job-array.js');
-        const { collectResult } = await import('../fanout/collect-result.js');
+        const { collectBundle } = await import('../fanout/verify-result.js');
         const { openStore, resolveHome } = await import('../store/open-store.js');
         const store = openStore(resolveHome(opts.home));
         try {
-          if (!existsSync(path.join(dir, ARRAY_FILE))) return printJson(await collectResult(store, dir));
-          const collected = await collectJobArray(store, dir, opts.waitMs ?? 0);
+          if (!existsSync(path.join(dir, ARRAY_FILE))) return printJson(await collectBundle(store, dir, opts.verify === true));
+          const collected = await collectJobArray(store, dir, opts.waitMs ?? 0, opts.verify === true);
           printJson(collected);
           if (collected.elements.some((e) => 'error' in e)) process.exitCode = EXIT.failed;
         } finally {

@@ -53,6 +53,12 @@ export async function collectResult(store: Store, bundleDir: string, now: () => 
   const paramsText = readHashedText(dir, JOB_FILES.params, job.params_hash);
   const policyText = readHashedText(dir, JOB_FILES.policy, job.policy_hash);
   const checked = checkResult(file, job, result, paramsText);
+  // The run links the job's inputs, and its journal reads them: they must be this store's.
+  for (const input of job.inputs) {
+    if (readArtifactRecord(store, input.id)?.sha256 !== input.sha256) {
+      throw new HelixError('P-PRECOND-ARTIFACT-NOT-FOUND', { message: `The job's input artifact ${input.id} (sha256 ${input.sha256}) is not in the store ${store.home}.`, details: { artifact_id: input.id, sha256: input.sha256 }, hint: 'Collect into the store the job bundle was written from.' });
+    }
+  }
   const done = (outcome: Collected['outcome']): Collected => ({ run_id: job.run_id, outcome, status: checked.run.status, response: result.response });
   if (!replaces(getRun(store, job.run_id), checked.run)) return done('unchanged');
 

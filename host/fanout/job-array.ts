@@ -10,8 +10,9 @@ import type { Host } from '../host.js';
 import { packageRoot } from '../paths.js';
 import type { Store } from '../store/open-store.js';
 import { readBundleJson } from './bundle-format.js';
-import { collectResult, type Collected } from './collect-result.js';
+import type { Collected } from './collect-result.js';
 import { arrayStates, hasEnded, submitArray } from './slurm-array.js';
+import { collectBundle } from './verify-result.js';
 import { writeJobBundle, type JobCall } from './write-job.js';
 
 /** array.json: the elements of a fanned-out call. */
@@ -98,9 +99,10 @@ async function waitForElements(array: JobArray, timeoutMs: number): Promise<Map<
 
 /**
  * Collects every element of the job array in `dir` into `store`, after waiting up to `waitMs` for
- * them to end (0: collect what is there). One element's refusal does not stop the others.
+ * them to end (0: collect what is there), each verified first with `verify`. One element's
+ * refusal does not stop the others.
  */
-export async function collectJobArray(store: Store, dir: string, waitMs = 0): Promise<{ array: JobArray; elements: CollectedElement[] }> {
+export async function collectJobArray(store: Store, dir: string, waitMs = 0, verify = false): Promise<{ array: JobArray; elements: CollectedElement[] }> {
   const target = path.resolve(dir);
   const array = readBundleJson(path.join(target, ARRAY_FILE), ArraySchema);
   const states = waitMs > 0 ? await waitForElements(array, waitMs) : array.slurm_job_id === null ? new Map<number, string>() : await arrayStates(array.slurm_job_id);
@@ -108,7 +110,7 @@ export async function collectJobArray(store: Store, dir: string, waitMs = 0): Pr
   for (const e of array.elements) {
     const base = { index: e.index, run_id: e.run_id, slurm_state: states.get(e.index) ?? null };
     try {
-      elements.push({ ...base, collected: await collectResult(store, path.join(target, String(e.index))) });
+      elements.push({ ...base, collected: await collectBundle(store, path.join(target, String(e.index)), verify) });
     } catch (err) {
       if (!isHelixError(err)) throw err;
       elements.push({ ...base, error: err.toWire() });

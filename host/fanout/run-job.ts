@@ -43,7 +43,7 @@ function jobPolicy(dir: string, job: Job): LoadedPolicy {
 }
 
 /** Imports the job's input artifacts, with their records as the submitting store holds them, in creation order. */
-async function importInputs(store: Store, dir: string, inputs: readonly ArtifactRecord[]): Promise<void> {
+export async function importInputs(store: Store, dir: string, inputs: readonly ArtifactRecord[]): Promise<void> {
   const sorted = [...inputs].sort((a, b) => a.created_at - b.created_at);
   for (const record of sorted) {
     if (readArtifactRecord(store, record.id)?.sha256 === record.sha256) continue;

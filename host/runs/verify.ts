@@ -5,6 +5,7 @@
 // digest or not at all.
 import { CAPABILITY_ABI_VERSION, HelixError, PolicySchema, type RunRecord } from '../../abi/index.js';
 import { createReplayBroker, type Departure } from '../broker/replay-broker.js';
+import { canonicalJson } from '../hashing.js';
 import { keyedHex, readSecretKey, secretKeyPath } from '../broker/secret-key.js';
 import { createEngine } from '../engine/engine.js';
 import type { BrokerAnswer, BulkPart } from '../engine/protocol.js';
@@ -98,14 +99,21 @@ export async function verifyRun(store: Store, runId: string, timeoutMs = 600_000
     const outputDigest = key === undefined ? result.outputSha256 : keyedHex(key, result.outputSha256);
     const sameOutput = outputDigest === run.output_sha256;
     checks.push({ check: 'same output bytes', ok: sameOutput });
+    // The stored output value is the record a replay answers with: the re-execution's must be it.
+    // A run that received a secret stored its output redacted (ABI-SECRET-007), so only its bytes' digest is compared.
+    const replayedValue = result.output.status === 'ok' ? canonicalJson(result.output.output) : undefined;
+    const storedValue = canonicalJson(run.result?.output ?? null);
+    const sameValue = key !== undefined || replayedValue === undefined || replayedValue === storedValue;
+    checks.push({ check: 'same output value', ok: sameValue, ...(sameValue ? {} : { detail: 'the run record holds another output than the re-execution returned' }) });
     const sameFuel = result.fuelUsed === run.metrics?.fuel_used;
     checks.push({ check: 'same fuel used', ok: sameFuel, ...(sameFuel ? {} : { detail: `${result.fuelUsed} now, ${run.metrics?.fuel_used} then` }) });
     const outputs = written.compare(run);
     checks.push({ check: 'same output artifacts', ok: outputs === undefined, ...(outputs === undefined ? {} : { detail: `${outputs.where}: ${outputs.detail}` }) });
-    const match = allCalls && sameOutput && sameFuel && outputs === undefined;
+    const match = allCalls && sameOutput && sameValue && sameFuel && outputs === undefined;
     if (match) return { run_id: runId, match, checks };
     if (!allCalls) return { run_id: runId, match, checks, first_difference: { where: 'journal', expected: journal.length, actual: replay.consumed() } };
     if (!sameOutput) return { run_id: runId, match, checks, first_difference: { where: 'output', expected: run.output_sha256, actual: outputDigest } };
+    if (!sameValue) return { run_id: runId, match, checks, first_difference: { where: 'output value', expected: JSON.parse(storedValue) as unknown, actual: JSON.parse(replayedValue!) as unknown } };
     if (outputs !== undefined) return { run_id: runId, match, checks, first_difference: { where: outputs.where, expected: outputs.expected, actual: outputs.actual } };
     return { run_id: runId, match, checks, first_difference: { where: 'fuel', expected: run.metrics?.fuel_used, actual: result.fuelUsed } };
   } finally {
