@@ -103,6 +103,10 @@ describe('a job bundle run on a store of its own and collected', () => {
     expect(crate.runs).toContain(job.runId);
     expect(readFileSync(path.join(root, 'crate', 'ro-crate-metadata.json'), 'utf8')).toContain(output.id);
 
+    const check = await runCli(['store', 'check', '--home', host.home], tmpdir());
+    expect(check.stdout).toContain('clean');
+    expect(check.code).toBe(0);
+
     // A local call of the same identity replays the collected run; nothing executes.
     const replay = await host.call({ tool_id: 'seq.revcomp', input: { fasta, line_width: 60 } });
     expect(replay).toMatchObject({ run_id: job.runId, replayed: true, output: node.output });
