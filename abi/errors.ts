@@ -221,6 +221,10 @@ export const ERROR_CODES = {
     message: "A job limit asked for is over the policy's slurm ceiling.",
     hint: "Ask for at most the ceiling named in details, or raise the policy's slurm.ceilings (ABI-SLURM-003).",
   },
+  'A-AUTH-FANOUT-WORK-ROOT': {
+    message: "The job array's directory is not under the policy's slurm.workRoot, the directory the compute nodes see.",
+    hint: 'Give --dir inside slurm.workRoot, or set slurm.workRoot in the policy to a directory the nodes see at the same path (ABI-FANOUT-007).',
+  },
   'P-PRECOND-MANIFEST-INVALID': {
     message: 'One or more toolpacks violate the ABI; the host refuses to start.',
     hint: 'Fix every violation listed (file: field: reason), then run `helix validate`.',
@@ -313,10 +317,6 @@ export const ERROR_CODES = {
   'R-UPSTREAM-SLURM': {
     message: 'A Slurm command failed or did not answer in time.',
     hint: 'Check that the cluster answers (`sinfo`, with SLURM_CONF set if the config is not in its default place) and retry; details name the command, its exit code and its stderr.',
-  },
-  'R-UPSTREAM-FANOUT-SLURM': {
-    message: 'Slurm refused or failed to take the job array, or could not be asked about it.',
-    hint: 'Check that the cluster answers (`sinfo`, with SLURM_CONF set if the default does not apply) and retry; details carry the command and its stderr.',
   },
   'R-TIMEOUT-CANCELLED': {
     message: 'The call was cancelled by its caller before it finished.',

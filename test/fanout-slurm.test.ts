@@ -4,11 +4,12 @@
 // are the ones local calls get (same ids and figures), verify, export, and a second collect
 // changes nothing; a tampered element is refused with its code while the others come in.
 import { execFile } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultPolicyDocument } from '../host/policy/default-policy.js';
 import { runCli } from './helpers/cli-process.js';
 import { servicesUp, SERVICES_SCRIPT, SERVICES_UP_BOUND_MS } from './helpers/services.js';
 
@@ -18,6 +19,8 @@ const ARRAY_BOUND_MS = 900_000;
 
 let root: string;
 let env: NodeJS.ProcessEnv;
+/** The policy every command here runs under: the default one, with a slurm section for seq.stats. */
+let policy: string;
 
 /** FASTA texts of different composition and size, one per array element. */
 const TEXTS = [0, 1, 2].map((seed) => {
@@ -42,7 +45,7 @@ async function helix(args: readonly string[]): Promise<{ code: number | string; 
 async function importTexts(home: string): Promise<string[]> {
   const ids: string[] = [];
   for (const [i, text] of TEXTS.entries()) {
-    const r = await helix(['artifact', 'import', '--text', text, '--type', 'fasta', '--label', `sample ${i}`, '--home', home]);
+    const r = await helix(['artifact', 'import', '--text', text, '--type', 'fasta', '--label', `sample ${i}`, '--home', home, '--policy', policy]);
     expect(r.code).toBe(0);
     ids.push((r.json as { id: string }).id);
   }
@@ -64,6 +67,8 @@ beforeAll(async () => {
   if (conf === undefined) throw new Error(`services.sh env slurm printed no SLURM_CONF:\n${stdout}`);
   env = { ...process.env, SLURM_CONF: conf };
   root = mkdtempSync(path.join(tmpdir(), 'helix-fanout-'));
+  policy = path.join(root, 'policy.json');
+  writeFileSync(policy, JSON.stringify({ ...defaultPolicyDocument(), slurm: { partitions: ['debug'], workRoot: path.join(root, 'jobs'), tools: { 'seq.stats': {} }, ceilings: { timeMinutes: 10, arraySize: 8 } } }));
 }, SERVICES_UP_BOUND_MS + 60_000);
 
 afterAll(() => {
@@ -74,8 +79,8 @@ describe('seq.stats fanned out as a Slurm job array', () => {
   it('runs one element per artifact on the cluster and collects runs equal to local calls, which verify and export', async () => {
     const home = path.join(root, 'submit');
     const ids = await importTexts(home);
-    const dir = path.join(root, 'array');
-    const submitted = await helix(['job', 'submit', 'seq.stats', '--input', '{}', '--over', '/sequences', '--artifacts', ids.join(','), '--dir', dir, '--home', home]);
+    const dir = path.join(root, 'jobs', 'array');
+    const submitted = await helix(['job', 'submit', 'seq.stats', '--input', '{}', '--over', '/sequences', '--artifacts', ids.join(','), '--dir', dir, '--home', home, '--policy', policy, '--time-minutes', '5']);
     expect(submitted.stderr).toBe('');
     expect(submitted.code).toBe(0);
     const array = submitted.json as ArrayFile;
@@ -99,7 +104,7 @@ describe('seq.stats fanned out as a Slurm job array', () => {
     // The same calls made here on a store of their own: the same run ids and figures.
     const local = path.join(root, 'local');
     for (const [i, id] of (await importTexts(local)).entries()) {
-      const call = await helix(['call', 'seq.stats', '--input', JSON.stringify({ sequences: id }), '--home', local]);
+      const call = await helix(['call', 'seq.stats', '--input', JSON.stringify({ sequences: id }), '--home', local, '--policy', policy]);
       expect(call.code).toBe(0);
       expect(call.json).toMatchObject({ run_id: array.elements[i]!.run_id, replayed: false, output: elements[i]!.collected!.response.output });
     }
@@ -133,15 +138,32 @@ describe('seq.stats fanned out as a Slurm job array', () => {
     expect((partial.json as CollectedArray).elements.map((e) => e.error?.code ?? e.collected?.outcome)).toEqual(['imported', 'D-DATA-BUNDLE-HASH', 'imported']);
   }, 2 * ARRAY_BOUND_MS);
 
-  it('refuses a pointer that is no artifact field, and repeated artifacts, before anything is written or submitted', async () => {
+  it('refuses, before anything is written or submitted, a pointer that is no artifact field, repeated artifacts, a tool the policy does not fan out and a directory outside its work root', async () => {
     const home = path.join(root, 'refusals');
     const ids = await importTexts(home);
-    const notArtifact = await helix(['job', 'submit', 'seq.stats', '--input', '{}', '--over', '/label', '--artifacts', ids[0]!, '--dir', path.join(root, 'r1'), '--home', home]);
-    expect(notArtifact.code).toBe(2);
-    expect(notArtifact.stderr).toContain('I-REQ-JOB-ARRAY');
-    const repeated = await helix(['job', 'submit', 'seq.stats', '--input', '{}', '--over', '/sequences', '--artifacts', `${ids[0]},${ids[1]},${ids[0]}`, '--dir', path.join(root, 'r2'), '--home', home]);
-    expect(repeated.code).toBe(2);
-    expect(repeated.stderr).toContain('I-REQ-JOB-ARRAY');
-    expect(() => readFileSync(path.join(root, 'r2', 'array.json'))).toThrow();
+    const submit = (dir: string, args: readonly string[], policyFile = policy): ReturnType<typeof helix> =>
+      helix(['job', 'submit', 'seq.stats', '--input', '{}', '--dir', dir, '--home', home, '--policy', policyFile, ...args]);
+    const refusals: Array<[string, readonly string[], string, number, string?]> = [
+      ['not-artifact', ['--over', '/label', '--artifacts', ids[0]!], 'I-REQ-JOB-ARRAY', 2],
+      ['repeated', ['--over', '/sequences', '--artifacts', `${ids[0]},${ids[1]},${ids[0]}`], 'I-REQ-JOB-ARRAY', 2],
+      ['over-ceiling', ['--over', '/sequences', '--artifacts', ids.join(','), '--time-minutes', '11'], 'A-AUTH-SLURM-LIMIT', 1],
+      ['partition', ['--over', '/sequences', '--artifacts', ids.join(','), '--partition', 'gpu'], 'A-AUTH-SLURM-PARTITION', 1],
+    ];
+    for (const [name, args, code, exit] of refusals) {
+      const dir = path.join(root, 'jobs', name);
+      const r = await submit(dir, args);
+      expect([name, r.code, r.stderr.split('\n')[0]]).toEqual([name, exit, expect.stringContaining(code)]);
+      expect(existsSync(dir)).toBe(false);
+    }
+    const outside = await submit(path.join(root, 'elsewhere'), ['--over', '/sequences', '--artifacts', ids[0]!]);
+    expect(outside.code).toBe(1);
+    expect(outside.stderr).toContain('A-AUTH-FANOUT-WORK-ROOT');
+    expect(existsSync(path.join(root, 'elsewhere'))).toBe(false);
+    const noEntry = path.join(root, 'no-entry.json');
+    writeFileSync(noEntry, JSON.stringify({ ...defaultPolicyDocument(), slurm: { workRoot: path.join(root, 'jobs') } }));
+    const denied = await submit(path.join(root, 'jobs', 'no-entry'), ['--over', '/sequences', '--artifacts', ids[0]!], noEntry);
+    expect(denied.code).toBe(1);
+    expect(denied.stderr).toContain('A-AUTH-SLURM-TOOL');
+    expect(existsSync(path.join(root, 'jobs', 'no-entry'))).toBe(false);
   }, ARRAY_BOUND_MS);
 });

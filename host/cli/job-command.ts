@@ -4,6 +4,7 @@
 // results back into the store. Every command prints JSON on stdout.
 import type { Command } from 'commander';
 import { HelixError, scanJsonText } from '../../abi/index.js';
+import type { ArrayResources } from '../fanout/array-slurm.js';
 import type { Host } from '../host.js';
 import { callOptions, hostOptions, positiveInt } from './options.js';
 import { EXIT, exitCodeFor, printError, printJson } from './output.js';
@@ -79,11 +80,19 @@ export function registerJobCommands(program: Command): void {
     .requiredOption('--over <pointer>', 'the input field each element sets to its artifact, e.g. /sequences')
     .requiredOption('--artifacts <ids>', 'the artifact ids, separated by commas (one array element each)')
     .option('--no-submit', 'write the bundles and array.json, but do not call sbatch')
-    .action((toolId: string, opts: MakeOptions & { over: string; artifacts: string; submit: boolean }) =>
+    .option('--partition <name>', "Slurm partition (default: the first the policy's slurm section allows the tool)")
+    .option('--account <name>', 'Slurm account (default: the first allowed)')
+    .option('--qos <name>', 'Slurm QOS (default: the first allowed)')
+    .option('--time-minutes <n>', "each element's wall time (default: the policy's ceiling)", positiveInt('--time-minutes'))
+    .option('--cpus-per-task <n>', "each element's CPUs (default: the policy's ceiling)", positiveInt('--cpus-per-task'))
+    .option('--memory-mib <n>', "each element's memory (default: the policy's ceiling)", positiveInt('--memory-mib'))
+    .action((toolId: string, opts: MakeOptions & Omit<ArrayResources, 'memoryMiB'> & { memoryMib?: number; over: string; artifacts: string; submit: boolean }) =>
       reporting(async () => {
         const { submitJobArray } = await import('../fanout/job-array.js');
         const artifacts = opts.artifacts.split(',').map((a) => a.trim()).filter((a) => a !== '');
-        await withHost(opts, async (host, call) => printJson(await submitJobArray(host, call, opts.over, artifacts, opts.dir, { submit: opts.submit })), toolId);
+        const { partition, account, qos, timeMinutes, cpusPerTask, memoryMib } = opts;
+        const resources = Object.fromEntries(Object.entries({ partition, account, qos, timeMinutes, cpusPerTask, memoryMiB: memoryMib }).filter(([, v]) => v !== undefined)) as ArrayResources;
+        await withHost(opts, async (host, call) => printJson(await submitJobArray(host, call, opts.over, artifacts, opts.dir, { submit: opts.submit, resources })), toolId);
       }),
     );
   job
@@ -91,10 +100,12 @@ export function registerJobCommands(program: Command): void {
     .description('execute a job bundle on this machine, on a node-local store, and write its result bundle (exit as `helix call`)')
     .argument('<bundle>', 'the job bundle directory')
     .option('--home <dir>', 'the node-local Helix home (default: a new directory under $TMPDIR, removed afterwards)')
-    .action((bundle: string, opts: { home?: string }) =>
+    .option('--array-element', 'BUNDLE is a job array directory: run its element SLURM_ARRAY_TASK_ID')
+    .action((bundle: string, opts: { home?: string; arrayElement?: boolean }) =>
       reporting(async () => {
         const { runJobBundle } = await import('../fanout/run-job.js');
-        const response = await runJobBundle(bundle, opts);
+        const { elementBundle } = await import('../fanout/array-slurm.js');
+        const response = await runJobBundle(opts.arrayElement === true ? elementBundle(bundle) : bundle, { ...(opts.home === undefined ? {} : { home: opts.home }) });
         printJson(response);
         process.exitCode = exitCodeFor(response);
       }),

@@ -1,17 +1,17 @@
 // A tool call fanned out over many input artifacts (ABI-FANOUT-007): one job bundle per artifact
 // (the call with the artifact at one pointer of its input), submitted as one Slurm job array whose
-// element i runs `helix job run <dir>/<i>`, and collected element by element into the
-// submitting store. array.json in the directory says which element is which run.
+// element i runs `helix job run <dir> --array-element` (the bundle <dir>/<i>), and collected element
+// by element into the submitting store. array.json in the directory says which element is which run.
 import { mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { HelixError, RUN_ID_PATTERN, isHelixError, type WireError } from '../../abi/index.js';
 import type { Host } from '../host.js';
-import { packageRoot } from '../paths.js';
 import type { Store } from '../store/open-store.js';
 import { readBundleJson } from './bundle-format.js';
 import type { Collected } from './collect-result.js';
-import { arrayStates, hasEnded, submitArray } from './slurm-array.js';
+import { jobStatus, submitBatch } from '../../capabilities/slurm-commands.js';
+import { arrayScript, elementStates, type ArrayResources } from './array-slurm.js';
 import { collectBundle } from './verify-result.js';
 import { writeJobBundle, type JobCall } from './write-job.js';
 
@@ -61,11 +61,13 @@ function writeArrayFile(dir: string, array: JobArray): void {
 /**
  * Writes one job bundle per artifact under `dir` (a new or empty directory), `<dir>/<index>`, and
  * submits them as one Slurm job array (unless `submit` is false). Every element is identified and
- * checked here, as this host would call it, before anything is submitted.
+ * checked here, as this host would call it, and the array's script rendered under the policy's
+ * slurm section, before anything is written or submitted.
  */
-export async function submitJobArray(host: Host, call: JobCall, over: string, artifacts: readonly string[], dir: string, options: { submit?: boolean } = {}): Promise<JobArray> {
+export async function submitJobArray(host: Host, call: JobCall, over: string, artifacts: readonly string[], dir: string, options: { submit?: boolean; resources?: ArrayResources } = {}): Promise<JobArray> {
   checkOver(host, call, over, artifacts);
   const target = path.resolve(dir);
+  const script = options.submit === false ? undefined : arrayScript(host.policy.policy, call.tool_id, target, artifacts.length, options.resources);
   mkdirSync(target, { recursive: true });
   if (readdirSync(target).length > 0) throw new HelixError('I-REQ-TARGET-NOT-EMPTY', { message: `The job array directory ${target} is not empty.`, details: { dir: target }, hint: 'Give a new or empty directory for the job array.' });
   const elements: JobArray['elements'] = [];
@@ -77,9 +79,8 @@ export async function submitJobArray(host: Host, call: JobCall, over: string, ar
   }
   const array: JobArray = { format: 'helix-job-array/1', tool_id: call.tool_id, tool_version: version, over, elements, slurm_job_id: null };
   writeArrayFile(target, array);
-  if (options.submit === false) return array;
-  const argv = [process.execPath, path.join(packageRoot(), 'dist', 'host', 'cli', 'main.js'), 'job', 'run', path.join(target, '{index}')];
-  const submitted = { ...array, slurm_job_id: await submitArray({ name: `helix-fanout-${call.tool_id}`.replace(/[^A-Za-z0-9._-]/g, '_'), elements: artifacts.length, dir: target, argv }) };
+  if (script === undefined) return array;
+  const submitted = { ...array, slurm_job_id: await submitBatch(script) };
   writeArrayFile(target, submitted);
   return submitted;
 }
@@ -87,12 +88,13 @@ export async function submitJobArray(host: Host, call: JobCall, over: string, ar
 /** What collecting one element gave: its collect, or the error that refused it. */
 export type CollectedElement = { readonly index: number; readonly run_id: string; readonly slurm_state: string | null } & ({ readonly collected: Collected } | { readonly error: WireError });
 
-/** Polls until every element has ended in Slurm, or `timeoutMs` passes (then collects what is there). */
+/** Polls until the array has ended in Slurm, or `timeoutMs` passes; each element's Slurm state then. */
 async function waitForElements(array: JobArray, timeoutMs: number): Promise<Map<number, string>> {
+  if (array.slurm_job_id === null) return new Map();
   const until = Date.now() + timeoutMs;
   for (;;) {
-    const states = array.slurm_job_id === null ? new Map<number, string>() : await arrayStates(array.slurm_job_id);
-    if (array.slurm_job_id === null || array.elements.every((e) => hasEnded(states.get(e.index))) || Date.now() >= until) return states;
+    const status = await jobStatus(array.slurm_job_id);
+    if (status?.state.terminal === true || Date.now() >= until) return elementStates(status);
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
 }
@@ -105,7 +107,7 @@ async function waitForElements(array: JobArray, timeoutMs: number): Promise<Map<
 export async function collectJobArray(store: Store, dir: string, waitMs = 0, verify = false): Promise<{ array: JobArray; elements: CollectedElement[] }> {
   const target = path.resolve(dir);
   const array = readBundleJson(path.join(target, ARRAY_FILE), ArraySchema);
-  const states = waitMs > 0 ? await waitForElements(array, waitMs) : array.slurm_job_id === null ? new Map<number, string>() : await arrayStates(array.slurm_job_id);
+  const states = await waitForElements(array, waitMs);
   const elements: CollectedElement[] = [];
   for (const e of array.elements) {
     const base = { index: e.index, run_id: e.run_id, slurm_state: states.get(e.index) ?? null };
