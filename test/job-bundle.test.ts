@@ -3,18 +3,20 @@
 // collected back; the run is the one a local call gets (same id, output and output artifacts),
 // verifies and exports; tampered bundles are refused with their codes and write nothing; a
 // second collect changes nothing.
-import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isHelixError } from '../abi/index.js';
 import { collectResult } from '../host/fanout/collect-result.js';
+import { submitJobArray } from '../host/fanout/job-array.js';
 import { networkFilesystem } from '../host/fanout/node-home.js';
 import { importInputs } from '../host/fanout/run-job.js';
 import { collectBundle } from '../host/fanout/verify-result.js';
 import { writeJobBundle } from '../host/fanout/write-job.js';
 import { createHost, hostStore, type Host } from '../host/host.js';
 import { readAudit } from '../host/store/audit.js';
+import { runCli as runCliWith } from './helpers/cli-process.js';
 import { runCli } from './helpers/run-cli.js';
 
 // A fresh node process loads the toolpacks and compiles a module: seconds on a loaded machine.
@@ -53,6 +55,12 @@ async function bundleAndRun(tool: string, input: Record<string, unknown>, name: 
   const job = await writeJobBundle(host, { tool_id: tool, input }, dir);
   const run = await runCli(['job', 'run', dir], tmpdir());
   return { dir, runId: job.run_id, code: run.code, stdout: run.stdout, stderr: run.stderr };
+}
+
+/** This process's environment without an array task id (the tests may run inside a Slurm job). */
+function withoutTaskId(): NodeJS.ProcessEnv {
+  const { SLURM_ARRAY_TASK_ID: _, ...env } = process.env;
+  return env;
 }
 
 /** A copy of a bundle directory, to change without touching the original. */
@@ -149,6 +157,12 @@ describe('a job bundle run on a store of its own and collected', () => {
     writeFileSync(path.join(identity, 'result', 'result.json'), JSON.stringify(other));
     expect(await refusedWith(identity)).toBe('D-DATA-BUNDLE-IDENTITY');
 
+    const creator = copyOf(job.dir, 'tamper-creator');
+    const stolen = JSON.parse(readFileSync(result, 'utf8')) as { artifacts: Array<{ created_by_run: string | null; source: { kind: string } }> };
+    for (const a of stolen.artifacts) a.created_by_run = `run_${'2'.repeat(32)}`;
+    writeFileSync(path.join(creator, 'result', 'result.json'), JSON.stringify(stolen));
+    expect(await refusedWith(creator)).toBe('D-DATA-BUNDLE-IDENTITY');
+
     const missing = copyOf(job.dir, 'tamper-missing');
     rmSync(path.join(missing, 'result', 'blobs', parsed.run.outputs[0]!.sha256));
     expect(await refusedWith(missing)).toBe('I-REQ-JOB-BUNDLE');
@@ -193,6 +207,35 @@ describe('a result whose output value was changed', () => {
     }
     expect((await collectBundle(hostStore(host), job.dir, true)).outcome).toBe('imported');
     expect((await host.runs.verify(job.runId)).match).toBe(true);
+  }, RUN_BOUND_MS);
+});
+
+describe('a run that fails on the node, and an array element run by index', () => {
+  it('collects a failed run as failed, once', async () => {
+    const text = (await host.artifacts.importInline('hello there', { type: 'fasta' })).id;
+    const job = await bundleAndRun('seq.stats', { sequences: text }, 'failing');
+    expect(job.code).toBe(1);
+    expect(JSON.parse(job.stdout)).toMatchObject({ status: 'terminal_error', error: { code: 'D-DATA-FORMAT' }, run_id: job.runId });
+    expect(await collectResult(hostStore(host), job.dir)).toMatchObject({ outcome: 'imported', status: 'failed' });
+    expect(host.runs.get(job.runId)).toMatchObject({ status: 'failed', result: { error: { code: 'D-DATA-FORMAT' } } });
+    const before = snapshot(job.runId);
+    expect((await collectResult(hostStore(host), job.dir)).outcome).toBe('unchanged');
+    expect(snapshot(job.runId)).toBe(before);
+  }, RUN_BOUND_MS);
+
+  it('runs the element SLURM_ARRAY_TASK_ID of an array directory with --array-element, and refuses without one', async () => {
+    const other = (await host.artifacts.importInline(fastaText(2, 5), { type: 'fasta' })).id;
+    const dir = path.join(root, 'array');
+    const array = await submitJobArray(host, { tool_id: 'seq.stats', input: {} }, '/sequences', [fasta, other], dir, { submit: false });
+    expect(array).toMatchObject({ slurm_job_id: null, elements: [{ index: 0, artifact_id: fasta }, { index: 1, artifact_id: other }] });
+    const missing = await runCliWith(['job', 'run', dir, '--array-element'], { env: withoutTaskId() });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('I-REQ-JOB-ARRAY');
+    const element = await runCliWith(['job', 'run', dir, '--array-element'], { env: { ...withoutTaskId(), SLURM_ARRAY_TASK_ID: '1' } });
+    expect(element.code).toBe(0);
+    expect(JSON.parse(element.stdout)).toMatchObject({ run_id: array.elements[1]!.run_id, status: 'success' });
+    expect(existsSync(path.join(dir, '1', 'result', 'result.json'))).toBe(true);
+    expect(existsSync(path.join(dir, '0', 'result'))).toBe(false);
   }, RUN_BOUND_MS);
 });
 

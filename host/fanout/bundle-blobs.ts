@@ -16,7 +16,8 @@ export async function writeBlobFile(store: Store, dir: string, sha256: string): 
   const file = blobFile(dir, sha256);
   if (existsSync(file)) return;
   mkdirSync(path.dirname(file), { recursive: true });
-  const partial = `${file}.partial`;
+  // Its own partial file: a requeued job may write the same bundle while the first is still at it.
+  const partial = `${file}.${process.pid}.partial`;
   await pipeline(readBlob(store, sha256), createWriteStream(partial));
   renameSync(partial, file);
 }

@@ -2,6 +2,7 @@
 // a job bundle (what to call, under which policy, with the input artifacts' bytes and records) and
 // the result bundle `helix job run` writes into it (the run record, events, journal, audit, and the
 // output, log, input and module bytes). Their JSON schemas, file names and checked reads.
+import { renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { ArtifactRecordSchema, HelixError, JournalEntrySchema, ResponseEnvelopeSchema, RUN_ID_PATTERN, RunEventSchema, RunRecordSchema, SHA256_PATTERN } from '../../abi/index.js';
@@ -100,4 +101,11 @@ export function readBundleJson<S extends z.ZodType>(file: string, schema: S): z.
   const parsed = schema.safeParse(raw);
   if (!parsed.success) throw bundleError(file, 'does not match the bundle format', parsed.error.issues.map((i) => `${i.path.join('.') || '(file)'}: ${i.message}`));
   return parsed.data;
+}
+
+/** Writes a bundle's JSON file by a rename from a partial file of this process, so readers find it whole or not at all. */
+export function writeBundleJson(file: string, value: unknown): void {
+  const partial = `${file}.${process.pid}.partial`;
+  writeFileSync(partial, `${JSON.stringify(value, null, 2)}\n`);
+  renameSync(partial, file);
 }

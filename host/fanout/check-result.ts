@@ -43,11 +43,18 @@ function checkIdentity(file: string, job: Job, result: Result, run: RunRecord, p
   for (const link of run.inputs) same(`run.inputs (${link.role})`, given.get(link.artifact_id), link.sha256);
 }
 
-/** The record of artifact `id` among the result's, naming the same bytes as `sha256` when given. */
-function artifactOf(file: string, records: readonly ArtifactRecord[], id: string, sha256?: string): ArtifactRecord {
+/**
+ * The record of artifact `id` among the result's: made by the run under `role`, naming the same
+ * bytes as `sha256` when given.
+ */
+function artifactOf(file: string, records: readonly ArtifactRecord[], runId: string, id: string, role: string, sha256?: string): ArtifactRecord {
   const record = records.find((r) => r.id === id);
   if (record === undefined) throw bundleError(file, `names artifact ${id}, whose record it lacks`);
   if (sha256 !== undefined && record.sha256 !== sha256) throw identityError(file, `artifact ${id}'s sha256`, sha256, record.sha256);
+  const source = record.source.kind === 'run' ? record.source : undefined;
+  if (record.created_by_run !== runId || source?.run_id !== runId || source.role !== role) {
+    throw identityError(file, `artifact ${id}'s creator`, { run_id: runId, role }, { created_by_run: record.created_by_run, source: record.source });
+  }
   return record;
 }
 
@@ -75,12 +82,12 @@ export function checkResult(file: string, job: Job, result: Result, paramsText: 
   };
   const artifacts: ArtifactRecord[] = [];
   for (const link of run.outputs) {
-    const record = artifactOf(file, result.artifacts, link.artifact_id, link.sha256);
+    const record = artifactOf(file, result.artifacts, run.run_id, link.artifact_id, link.role, link.sha256);
     needs(record.sha256, record.size, `output ${link.role}`);
     artifacts.push(record);
   }
   if (run.log_artifact_id !== null) {
-    const log = artifactOf(file, result.artifacts, run.log_artifact_id);
+    const log = artifactOf(file, result.artifacts, run.run_id, run.log_artifact_id, 'log');
     needs(log.sha256, log.size, 'the run log');
     artifacts.push(log);
   }

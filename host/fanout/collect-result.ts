@@ -63,10 +63,11 @@ export async function collectResult(store: Store, bundleDir: string, now: () => 
   if (!replaces(getRun(store, job.run_id), checked.run)) return done('unchanged');
 
   const written: WrittenBlob[] = [];
+  const discard = (): Promise<unknown> => store.transaction(() => written.forEach((w) => discardBlob(store, w)));
   try {
     for (const b of checked.blobs) written.push(await storeBlobFile(store, resultDir, b.sha256, b.size));
   } catch (err) {
-    await store.transaction(() => written.forEach((w) => discardBlob(store, w)));
+    await discard();
     throw err;
   }
   const imported = await store.transaction(() => {
@@ -86,6 +87,10 @@ export async function collectResult(store: Store, bundleDir: string, now: () => 
     for (const a of result.audit) appendAudit(store, a.at, a.record);
     appendAudit(store, now(), { kind: 'run.collected', run_id: job.run_id, tool_id: checked.run.tool_id, bundle: dir, node: result.node.hostname, status: checked.run.status });
     return true;
+  }).catch(async (err: unknown) => {
+    // Refused inside the transaction (nothing of it was written): the blobs go to gc.
+    await discard();
+    throw err;
   });
   return done(imported ? 'imported' : 'unchanged');
 }
@@ -97,7 +102,11 @@ export async function collectResult(store: Store, bundleDir: string, now: () => 
  */
 function writeRun(store: Store, checked: CheckedResult, existing: RunRecord | undefined, at: number): void {
   for (const record of checked.artifacts) {
-    if (readArtifactRecord(store, record.id) !== undefined) continue;
+    const held = readArtifactRecord(store, record.id);
+    if (held?.sha256 === record.sha256) continue;
+    if (held !== undefined) {
+      throw new HelixError('D-DATA-BUNDLE-IDENTITY', { message: `The result's artifact ${record.id} names other bytes than this store's artifact of that id.`, details: { field: `artifact ${record.id}`, expected: held.sha256, actual: record.sha256 } });
+    }
     putArtifactRecord(store, { ...record, created_at: Math.max(at, lastArtifactCreatedAt(store) + 1) });
   }
   const run = checked.run;

@@ -2,18 +2,17 @@
 // (the call with the artifact at one pointer of its input), submitted as one Slurm job array whose
 // element i runs `helix job run <dir> --array-element` (the bundle <dir>/<i>), and collected element
 // by element into the submitting store. array.json in the directory says which element is which run.
-import { mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { HelixError, RUN_ID_PATTERN, isHelixError, type WireError } from '../../abi/index.js';
 import type { Host } from '../host.js';
 import type { Store } from '../store/open-store.js';
-import { readBundleJson } from './bundle-format.js';
+import { readBundleJson, writeBundleJson } from './bundle-format.js';
 import type { Collected } from './collect-result.js';
 import { jobStatus, submitBatch } from '../../capabilities/slurm-commands.js';
 import { arrayScript, elementStates, type ArrayResources } from './array-slurm.js';
 import { collectBundle } from './verify-result.js';
-import { writeJobBundle, type JobCall } from './write-job.js';
+import { newDirectory, writeJobBundle, type JobCall } from './write-job.js';
 
 /** array.json: the elements of a fanned-out call. */
 export const ArraySchema = z.strictObject({
@@ -53,9 +52,7 @@ function checkOver(host: Host, call: JobCall, over: string, artifacts: readonly 
 
 /** Writes array.json by a rename. */
 function writeArrayFile(dir: string, array: JobArray): void {
-  const file = path.join(dir, ARRAY_FILE);
-  writeFileSync(`${file}.partial`, `${JSON.stringify(ArraySchema.parse(array), null, 2)}\n`);
-  renameSync(`${file}.partial`, file);
+  writeBundleJson(path.join(dir, ARRAY_FILE), ArraySchema.parse(array));
 }
 
 /**
@@ -68,8 +65,7 @@ export async function submitJobArray(host: Host, call: JobCall, over: string, ar
   checkOver(host, call, over, artifacts);
   const target = path.resolve(dir);
   const script = options.submit === false ? undefined : arrayScript(host.policy.policy, call.tool_id, target, artifacts.length, options.resources);
-  mkdirSync(target, { recursive: true });
-  if (readdirSync(target).length > 0) throw new HelixError('I-REQ-TARGET-NOT-EMPTY', { message: `The job array directory ${target} is not empty.`, details: { dir: target }, hint: 'Give a new or empty directory for the job array.' });
+  newDirectory(target, 'job array');
   const elements: JobArray['elements'] = [];
   let version = call.tool_version ?? '*';
   for (const [index, artifact_id] of artifacts.entries()) {

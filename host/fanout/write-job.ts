@@ -2,7 +2,7 @@
 // checked and identified here as a dry run (so a call this host would refuse is refused before
 // anything is written or submitted), then its policy, canonical params and input artifacts (records
 // and bytes) are written into a new directory, job.json last, so a bundle with a job.json is whole.
-import { readdirSync, renameSync, writeFileSync, mkdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { ERROR_CODES, HelixError, type ErrorCode, type ResponseEnvelope } from '../../abi/index.js';
@@ -12,7 +12,7 @@ import { canonicalJson } from '../hashing.js';
 import { hostStore, type Host } from '../host.js';
 import type { Tool } from '../tools/tool.js';
 import { writeBlobFile } from './bundle-blobs.js';
-import { JOB_FILES, JOB_FORMAT, JobSchema, type Job } from './bundle-format.js';
+import { JOB_FILES, JOB_FORMAT, JobSchema, writeBundleJson, type Job } from './bundle-format.js';
 
 /** The call a job makes: a tool, its input, and the limits asked for. */
 export interface JobCall {
@@ -48,10 +48,10 @@ function checkMovable(tool: Tool): void {
   if (secrets.length > 0) throw new HelixError('P-PRECOND-JOB-SECRETS', { message: `"${tool.id}" may read secrets (${secrets.join(', ')}), so it is not sent to a node.`, details: { tool_id: tool.id, capabilities: secrets } });
 }
 
-/** Refuses a target that exists and is not an empty directory. */
-function newDirectory(dir: string): void {
+/** Makes `dir` for new bundles (`what` says which); refuses one that exists and is not empty (I-REQ-TARGET-NOT-EMPTY). */
+export function newDirectory(dir: string, what = 'job bundle'): void {
   mkdirSync(dir, { recursive: true });
-  if (readdirSync(dir).length > 0) throw new HelixError('I-REQ-TARGET-NOT-EMPTY', { message: `The job bundle directory ${dir} is not empty.`, details: { dir }, hint: 'Give a new or empty directory for the bundle.' });
+  if (readdirSync(dir).length > 0) throw new HelixError('I-REQ-TARGET-NOT-EMPTY', { message: `The ${what} directory ${dir} is not empty.`, details: { dir }, hint: `Give a new or empty directory for the ${what}.` });
 }
 
 /**
@@ -78,8 +78,6 @@ export async function writeJobBundle(host: Host, call: JobCall, dir: string): Pr
     submitted_from: { home: host.home, hostname: hostname() },
     inputs,
   });
-  const file = path.join(target, JOB_FILES.job);
-  writeFileSync(`${file}.partial`, `${JSON.stringify(job, null, 2)}\n`);
-  renameSync(`${file}.partial`, file);
+  writeBundleJson(path.join(target, JOB_FILES.job), job);
   return job;
 }

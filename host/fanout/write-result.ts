@@ -2,7 +2,7 @@
 // events, journal and audit records, and the bytes of its output and log artifacts, the input the
 // guest saw and the module, each under blobs/<sha256>; result.json last, so a result bundle with
 // a result.json is whole.
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import type { ArtifactRecord, ResponseEnvelope } from '../../abi/index.js';
@@ -14,7 +14,7 @@ import { readJournal } from '../store/journal.js';
 import { readModuleRecord } from '../store/modules.js';
 import type { Store } from '../store/open-store.js';
 import { writeBlobFile } from './bundle-blobs.js';
-import { RESULT_FILES, RESULT_FORMAT, ResultSchema, type Result } from './bundle-format.js';
+import { RESULT_FILES, RESULT_FORMAT, ResultSchema, writeBundleJson, type Result } from './bundle-format.js';
 
 /**
  * Writes the result bundle of run `runId` into `dir` from the node's `store`, with the node's
@@ -63,7 +63,6 @@ export async function writeResultBundle(store: Store | undefined, dir: string, r
 function writeResultFile(dir: string, value: Result): Result {
   const result = ResultSchema.parse(value);
   const file = path.join(dir, RESULT_FILES.result);
-  writeFileSync(`${file}.partial`, `${JSON.stringify(result)}\n`);
-  renameSync(`${file}.partial`, file);
+  writeBundleJson(file, result);
   return result;
 }
