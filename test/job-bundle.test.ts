@@ -225,6 +225,11 @@ describe('a run that fails on the node, and an array element run by index', () =
 
   it('runs the element SLURM_ARRAY_TASK_ID of an array directory with --array-element, and refuses without one', async () => {
     const other = (await host.artifacts.importInline(fastaText(2, 5), { type: 'fasta' })).id;
+    // An element the host would refuse stops the whole array before any bundle is written.
+    const unknown = path.join(root, 'array-unknown');
+    const refused = await submitJobArray(host, { tool_id: 'seq.stats', input: {} }, '/sequences', [fasta, `art_${'0'.repeat(26)}`], unknown, { submit: false }).catch((err: unknown) => (isHelixError(err) ? err.code : String(err)));
+    expect(refused).toBe('P-PRECOND-ARTIFACT-NOT-FOUND');
+    expect(existsSync(unknown)).toBe(false);
     const dir = path.join(root, 'array');
     const array = await submitJobArray(host, { tool_id: 'seq.stats', input: {} }, '/sequences', [fasta, other], dir, { submit: false });
     expect(array).toMatchObject({ slurm_job_id: null, elements: [{ index: 0, artifact_id: fasta }, { index: 1, artifact_id: other }] });

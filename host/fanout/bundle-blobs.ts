@@ -35,7 +35,7 @@ function hashMismatch(file: string, expected: { sha256: string; size: number }, 
  * symlink), of `size` bytes hashing to `sha256`, else the stream ends with D-DATA-BUNDLE-HASH
  * (I-REQ-JOB-BUNDLE when the file is missing or not a regular file).
  */
-export async function* checkedBlobFile(dir: string, sha256: string, size: number): AsyncGenerator<Uint8Array> {
+async function* checkedBlobFile(dir: string, sha256: string, size: number): AsyncGenerator<Uint8Array> {
   const file = blobFile(dir, sha256);
   let handle;
   try {

@@ -5,14 +5,14 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { HelixError, RUN_ID_PATTERN, isHelixError, type WireError } from '../../abi/index.js';
+import { jobStatus, submitBatch } from '../../capabilities/slurm-commands.js';
 import type { Host } from '../host.js';
 import type { Store } from '../store/open-store.js';
 import { readBundleJson, writeBundleJson } from './bundle-format.js';
 import type { Collected } from './collect-result.js';
-import { jobStatus, submitBatch } from '../../capabilities/slurm-commands.js';
 import { arrayScript, elementStates, type ArrayResources } from './array-slurm.js';
 import { collectBundle } from './verify-result.js';
-import { newDirectory, writeJobBundle, type JobCall } from './write-job.js';
+import { checkJobCall, newDirectory, writeJobBundle, type JobCall } from './write-job.js';
 
 /** array.json: the elements of a fanned-out call. */
 export const ArraySchema = z.strictObject({
@@ -65,6 +65,7 @@ export async function submitJobArray(host: Host, call: JobCall, over: string, ar
   checkOver(host, call, over, artifacts);
   const target = path.resolve(dir);
   const script = options.submit === false ? undefined : arrayScript(host.policy.policy, call.tool_id, target, artifacts.length, options.resources);
+  for (const artifact_id of artifacts) await checkJobCall(host, { ...call, input: withArtifact(call.input, over, artifact_id) });
   newDirectory(target, 'job array');
   const elements: JobArray['elements'] = [];
   let version = call.tool_version ?? '*';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { HelixError } from '../../abi/index.js';
 
 /** statfs f_type magic numbers of network and cluster filesystems (linux/magic.h and the filesystems' own). */
-export const NETWORK_FS_TYPES: Readonly<Record<number, string>> = {
+const NETWORK_FS_TYPES: Readonly<Record<number, string>> = {
   0x6969: 'nfs',
   0x517b: 'smb',
   0xff534d42: 'cifs',

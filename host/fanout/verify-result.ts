@@ -17,7 +17,7 @@ import { importInputs } from './run-job.js';
  * D-DATA-BUNDLE-VERIFY when it does not reproduce. Returns the report, or undefined when the node
  * recorded no run (nothing to verify).
  */
-export async function verifyResult(bundleDir: string): Promise<VerifyReport | undefined> {
+async function verifyResult(bundleDir: string): Promise<VerifyReport | undefined> {
   const dir = path.resolve(bundleDir);
   const job = readBundleJson(path.join(dir, JOB_FILES.job), JobSchema);
   const home = mkdtempSync(path.join(tmpdir(), 'helix-verify-'));

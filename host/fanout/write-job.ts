@@ -24,7 +24,7 @@ export interface JobCall {
 }
 
 /** The HelixError a refused response carries. */
-export function responseError(response: ResponseEnvelope): HelixError {
+function responseError(response: ResponseEnvelope): HelixError {
   const wire = response.error;
   const code = wire !== undefined && wire.code in ERROR_CODES ? (wire.code as ErrorCode) : 'I-REQ-ENVELOPE';
   return new HelixError(code, { message: wire?.message ?? `The call ended ${response.status}.`, details: wire?.details ?? {}, ...(wire?.hint === undefined ? {} : { hint: wire.hint }) });
@@ -54,13 +54,19 @@ export function newDirectory(dir: string, what = 'job bundle'): void {
   if (readdirSync(dir).length > 0) throw new HelixError('I-REQ-TARGET-NOT-EMPTY', { message: `The ${what} directory ${dir} is not empty.`, details: { dir }, hint: `Give a new or empty directory for the ${what}.` });
 }
 
+/** Checks `call` as a job (a dry run on `host`, then ABI-FANOUT-002); its identity and tool. */
+export async function checkJobCall(host: Host, call: JobCall): Promise<{ identity: CallIdentity; tool: Tool }> {
+  const checked = await identifyCall(host, call);
+  checkMovable(checked.tool);
+  return checked;
+}
+
 /**
  * Writes the job bundle of `call` into `dir` (a new or empty directory) from `host`'s store, and
  * returns its job.json. The call is refused here exactly as this host would refuse it.
  */
 export async function writeJobBundle(host: Host, call: JobCall, dir: string): Promise<Job> {
-  const { identity, tool } = await identifyCall(host, call);
-  checkMovable(tool);
+  const { identity, tool } = await checkJobCall(host, call);
   const store = hostStore(host);
   const inputs = tool.validateInput(call.input).artifacts.map((ref) => getArtifact(store, ref.artifact_id));
   const target = path.resolve(dir);
