@@ -54,6 +54,7 @@ async function importTexts(home: string): Promise<string[]> {
 
 interface ArrayFile {
   elements: Array<{ index: number; artifact_id: string; run_id: string }>;
+  slurm_job_name: string;
   slurm_job_id: string;
 }
 interface CollectedArray {
@@ -85,6 +86,7 @@ describe('seq.stats fanned out as a Slurm job array', () => {
     expect(submitted.code).toBe(0);
     const array = submitted.json as ArrayFile;
     expect(array.slurm_job_id).toMatch(/^[0-9]+$/);
+    expect(array.slurm_job_name).toMatch(/^helix-fanout\.seq\.stats\.[0-9a-f]{16}$/);
     expect(array.elements.map((e) => e.artifact_id)).toEqual(ids);
 
     // A copy of the submitting store as it is now (no process has it open), for the tampered collect below.
@@ -126,6 +128,15 @@ describe('seq.stats fanned out as a Slurm job array', () => {
     expect(again.code).toBe(0);
     expect((again.json as CollectedArray).elements.map((e) => e.collected?.outcome)).toEqual(ids.map(() => 'unchanged'));
     expect((await helix(['runs', 'list', '--json', '--home', home])).json).toEqual(listed.json);
+
+    // A submit that died between sbatch and writing the job id: collect finds the array by its name and adopts it.
+    const adopted = path.join(root, 'jobs', 'adopted');
+    cpSync(dir, adopted, { recursive: true });
+    writeFileSync(path.join(adopted, 'array.json'), JSON.stringify({ ...(JSON.parse(readFileSync(path.join(dir, 'array.json'), 'utf8')) as object), slurm_job_id: null }));
+    const adopt = await helix(['job', 'collect', adopted, '--home', home, '--wait-ms', '60000']);
+    expect(adopt.code).toBe(0);
+    expect((adopt.json as CollectedArray).elements.map((e) => [e.slurm_state, e.collected?.outcome])).toEqual(ids.map(() => ['COMPLETED', 'unchanged']));
+    expect(JSON.parse(readFileSync(path.join(adopted, 'array.json'), 'utf8'))).toMatchObject({ slurm_job_id: array.slurm_job_id });
 
     // Into the copy of the store, a tampered element is refused with its code; the others come in.
     const tampered = path.join(root, 'tampered');

@@ -2,6 +2,7 @@
 // job array's batch script rendered under the policy's slurm section (the tool's entry, its
 // allowlists and the ceilings; the array directory under slurm.workRoot), the element a node
 // process runs, and the elements' states read from jobStatus while collect waits for them.
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { HelixError, type Policy } from '../../abi/index.js';
 import type { SlurmJobStatus } from '../../capabilities/slurm-commands.js';
@@ -21,12 +22,20 @@ function isUnder(dir: string, root: string): boolean {
 }
 
 /**
- * The batch script of a job array of `elements` elements of `toolId` in `dir`, each running
- * `helix job run <dir> --array-element`. Refused, before anything is written or submitted, when
- * the policy's slurm section has no entry for the tool (A-AUTH-SLURM-TOOL), `dir` is not under its
- * workRoot (A-AUTH-FANOUT-WORK-ROOT), or the script would break ABI-SLURM-002..004.
+ * The Slurm job name of the array in `dir`: the tool and a hash of the directory and the moment,
+ * so a collect can find the array when `helix job submit` died between sbatch and array.json.
  */
-export function arrayScript(policy: Policy, toolId: string, dir: string, elements: number, resources: ArrayResources = {}): string {
+export function arrayJobName(toolId: string, dir: string): string {
+  return `helix-fanout.${toolId}.${createHash('sha256').update(`${dir}\n${Date.now()}\n${process.pid}`).digest('hex').slice(0, 16)}`;
+}
+
+/**
+ * The batch script of a job array named `jobName` of `elements` elements of `toolId` in `dir`,
+ * each running `helix job run <dir> --array-element`. Refused, before anything is written or
+ * submitted, when the policy's slurm section has no entry for the tool (A-AUTH-SLURM-TOOL), `dir`
+ * is not under its workRoot (A-AUTH-FANOUT-WORK-ROOT), or the script would break ABI-SLURM-002..004.
+ */
+export function arrayScript(policy: Policy, toolId: string, dir: string, jobName: string, elements: number, resources: ArrayResources = {}): string {
   const slurm = policy.slurm;
   const entry = slurm?.tools[toolId];
   if (slurm === undefined || entry === undefined) {
@@ -38,7 +47,7 @@ export function arrayScript(policy: Policy, toolId: string, dir: string, element
   const cli = path.join(packageRoot(), 'dist', 'host', 'cli', 'main.js');
   return renderBatchScript(
     {
-      jobName: `helix-fanout.${toolId}`,
+      jobName,
       comment: `helix-job-array:${toolId}`,
       ...resources,
       arraySize: elements,

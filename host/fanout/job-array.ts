@@ -5,12 +5,12 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { HelixError, RUN_ID_PATTERN, isHelixError, type WireError } from '../../abi/index.js';
-import { jobStatus, submitBatch } from '../../capabilities/slurm-commands.js';
+import { findJobs, jobStatus, submitBatch } from '../../capabilities/slurm-commands.js';
 import type { Host } from '../host.js';
 import type { Store } from '../store/open-store.js';
 import { readBundleJson, writeBundleJson } from './bundle-format.js';
 import type { Collected } from './collect-result.js';
-import { arrayScript, elementStates, type ArrayResources } from './array-slurm.js';
+import { arrayJobName, arrayScript, elementStates, type ArrayResources } from './array-slurm.js';
 import { collectBundle } from './verify-result.js';
 import { checkJobCall, newDirectory, writeJobBundle, type JobCall } from './write-job.js';
 
@@ -22,6 +22,8 @@ export const ArraySchema = z.strictObject({
   /** The JSON pointer of the input field each element sets to its artifact. */
   over: z.string(),
   elements: z.array(z.strictObject({ index: z.number().int().min(0), artifact_id: z.string(), run_id: z.string().regex(RUN_ID_PATTERN) })),
+  /** The Slurm job name, written before sbatch runs, so a job whose id was never written is found by it. */
+  slurm_job_name: z.string().nullable(),
   slurm_job_id: z.string().nullable(),
 });
 export type JobArray = z.infer<typeof ArraySchema>;
@@ -64,7 +66,8 @@ function writeArrayFile(dir: string, array: JobArray): void {
 export async function submitJobArray(host: Host, call: JobCall, over: string, artifacts: readonly string[], dir: string, options: { submit?: boolean; resources?: ArrayResources } = {}): Promise<JobArray> {
   checkOver(host, call, over, artifacts);
   const target = path.resolve(dir);
-  const script = options.submit === false ? undefined : arrayScript(host.policy.policy, call.tool_id, target, artifacts.length, options.resources);
+  const jobName = options.submit === false ? null : arrayJobName(call.tool_id, target);
+  const script = jobName === null ? undefined : arrayScript(host.policy.policy, call.tool_id, target, jobName, artifacts.length, options.resources);
   for (const artifact_id of artifacts) await checkJobCall(host, { ...call, input: withArtifact(call.input, over, artifact_id) });
   newDirectory(target, 'job array');
   const elements: JobArray['elements'] = [];
@@ -74,7 +77,7 @@ export async function submitJobArray(host: Host, call: JobCall, over: string, ar
     elements.push({ index, artifact_id, run_id: job.run_id });
     version = job.request.tool_version;
   }
-  const array: JobArray = { format: 'helix-job-array/1', tool_id: call.tool_id, tool_version: version, over, elements, slurm_job_id: null };
+  const array: JobArray = { format: 'helix-job-array/1', tool_id: call.tool_id, tool_version: version, over, elements, slurm_job_name: jobName, slurm_job_id: null };
   writeArrayFile(target, array);
   if (script === undefined) return array;
   const submitted = { ...array, slurm_job_id: await submitBatch(script) };
@@ -85,12 +88,24 @@ export async function submitJobArray(host: Host, call: JobCall, over: string, ar
 /** What collecting one element gave: its collect, or the error that refused it. */
 export type CollectedElement = { readonly index: number; readonly run_id: string; readonly slurm_state: string | null } & ({ readonly collected: Collected } | { readonly error: WireError });
 
-/** Polls until the array has ended in Slurm, or `timeoutMs` passes; each element's Slurm state then. */
-async function waitForElements(array: JobArray, timeoutMs: number): Promise<Map<number, string>> {
-  if (array.slurm_job_id === null) return new Map();
+/**
+ * The array's Slurm job id: array.json's, else (submit died between sbatch and writing it) the one
+ * job of the array's name, adopted into array.json; null when it was never submitted.
+ */
+async function arrayJobId(dir: string, array: JobArray): Promise<string | null> {
+  if (array.slurm_job_id !== null || array.slurm_job_name === null) return array.slurm_job_id;
+  const found = await findJobs({ name: array.slurm_job_name });
+  if (found.length !== 1) return null;
+  writeArrayFile(dir, { ...array, slurm_job_id: found[0]!.jobId });
+  return found[0]!.jobId;
+}
+
+/** Polls until the array `jobId` has ended in Slurm, or `timeoutMs` passes; each element's Slurm state then. */
+async function waitForElements(jobId: string | null, timeoutMs: number): Promise<Map<number, string>> {
+  if (jobId === null) return new Map();
   const until = Date.now() + timeoutMs;
   for (;;) {
-    const status = await jobStatus(array.slurm_job_id);
+    const status = await jobStatus(jobId);
     if (status?.state.terminal === true || Date.now() >= until) return elementStates(status);
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
@@ -103,8 +118,9 @@ async function waitForElements(array: JobArray, timeoutMs: number): Promise<Map<
  */
 export async function collectJobArray(store: Store, dir: string, waitMs = 0, verify = false): Promise<{ array: JobArray; elements: CollectedElement[] }> {
   const target = path.resolve(dir);
-  const array = readBundleJson(path.join(target, ARRAY_FILE), ArraySchema);
-  const states = await waitForElements(array, waitMs);
+  const read = readBundleJson(path.join(target, ARRAY_FILE), ArraySchema);
+  const array = { ...read, slurm_job_id: await arrayJobId(target, read) };
+  const states = await waitForElements(array.slurm_job_id, waitMs);
   const elements: CollectedElement[] = [];
   for (const e of array.elements) {
     const base = { index: e.index, run_id: e.run_id, slurm_state: states.get(e.index) ?? null };
