@@ -177,4 +177,30 @@ describe('seq.stats fanned out as a Slurm job array', () => {
     expect(denied.stderr).toContain('A-AUTH-SLURM-TOOL');
     expect(existsSync(path.join(root, 'jobs', 'no-entry'))).toBe(false);
   }, ARRAY_BOUND_MS);
+
+  it('cancels an array whose elements wait for the node: they end cancelled, with no result to collect', async () => {
+    const home = path.join(root, 'cancel');
+    const ids = await importTexts(home);
+    // A job holding both CPUs of the node, running before the array is submitted, keeps the array waiting.
+    const exec = promisify(execFile);
+    const blocker = (await exec('sbatch', ['--parsable', '--cpus-per-task=2', '--time=10', '--job-name=helix-fanout-test-blocker', '--output=/dev/null', '--wrap', 'sleep 600'], { env })).stdout.trim().split(';')[0]!;
+    try {
+      for (let state = ''; state !== 'RUNNING'; ) {
+        state = (await exec('squeue', ['-h', '-j', blocker, '-o', '%T'], { env })).stdout.trim();
+        if (state !== 'RUNNING') await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      const dir = path.join(root, 'jobs', 'cancelled');
+      const submitted = await helix(['job', 'submit', 'seq.stats', '--input', '{}', '--over', '/sequences', '--artifacts', ids.slice(0, 2).join(','), '--dir', dir, '--home', home, '--policy', policy]);
+      expect(submitted.code).toBe(0);
+      const cancelled = await helix(['job', 'cancel', dir]);
+      expect(cancelled.code).toBe(0);
+      expect(cancelled.json).toMatchObject({ slurm_job_id: (submitted.json as ArrayFile).slurm_job_id, state: 'cancelled' });
+      const collected = await helix(['job', 'collect', dir, '--home', home, '--wait-ms', '60000']);
+      expect(collected.code).toBe(1);
+      expect((collected.json as CollectedArray).elements.map((e) => e.error?.code)).toEqual(['P-PRECOND-JOB-RESULT-MISSING', 'P-PRECOND-JOB-RESULT-MISSING']);
+      expect(existsSync(path.join(dir, '0', 'result'))).toBe(false);
+    } finally {
+      await exec('scancel', [blocker], { env });
+    }
+  }, ARRAY_BOUND_MS);
 });

@@ -1,4 +1,4 @@
-// `helix job bundle | submit | run | collect`: fan-out of tool calls to a node or a Slurm job array
+// `helix job bundle | submit | run | collect | cancel`: fan-out of tool calls to a node or a Slurm job array
 // (abi/ABI.md, "Fan-out"). bundle and submit write job bundles from the store (submit also hands
 // them to sbatch as one array); run executes one bundle on a node-local store; collect brings the
 // results back into the store. Every command prints JSON on stdout.
@@ -133,6 +133,16 @@ export function registerJobCommands(program: Command): void {
         } finally {
           await store.close();
         }
+      }),
+    );
+  job
+    .command('cancel')
+    .description("cancel a job array's elements that have not ended (scancel); prints the Slurm job id and each element's state")
+    .argument('<dir>', 'a job array directory')
+    .action((dir: string) =>
+      reporting(async () => {
+        const { cancelJobArray } = await import('../fanout/job-array.js');
+        printJson(await cancelJobArray(dir));
       }),
     );
 }

@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { HelixError, RUN_ID_PATTERN, isHelixError, type WireError } from '../../abi/index.js';
-import { findJobs, jobStatus, submitBatch } from '../../capabilities/slurm-commands.js';
+import { cancelJob, findJobs, jobStatus, submitBatch } from '../../capabilities/slurm-commands.js';
 import type { Host } from '../host.js';
 import type { Store } from '../store/open-store.js';
 import { readBundleJson, writeBundleJson } from './bundle-format.js';
@@ -132,4 +132,18 @@ export async function collectJobArray(store: Store, dir: string, waitMs = 0, ver
     }
   }
   return { array, elements };
+}
+
+/**
+ * Cancels the job array in `dir` (scancel of every element not ended; ABI-SLURM-005); its Slurm
+ * job id, its state and each started element's state afterwards, or a null id when it was never
+ * submitted.
+ */
+export async function cancelJobArray(dir: string): Promise<{ slurm_job_id: string | null; state: string | null; states: Record<number, string> }> {
+  const target = path.resolve(dir);
+  const jobId = await arrayJobId(target, readBundleJson(path.join(target, ARRAY_FILE), ArraySchema));
+  if (jobId === null) return { slurm_job_id: null, state: null, states: {} };
+  await cancelJob(jobId);
+  const status = await jobStatus(jobId);
+  return { slurm_job_id: jobId, state: status?.state.name ?? null, states: Object.fromEntries(elementStates(status)) };
 }
