@@ -2,7 +2,7 @@
 // back into a store with their size and hash checked on the way, so a changed file is refused
 // (D-DATA-BUNDLE-HASH) before anything that names it is committed.
 import { createHash } from 'node:crypto';
-import { constants, createReadStream, createWriteStream, existsSync, mkdirSync, renameSync } from 'node:fs';
+import { constants, createReadStream, createWriteStream, existsSync, linkSync, mkdirSync, renameSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -11,11 +11,24 @@ import { readBlob, writeChunks, type WrittenBlob } from '../store/blobs.js';
 import type { Store } from '../store/open-store.js';
 import { blobFile, bundleError } from './bundle-format.js';
 
-/** Writes the store's blob `sha256` to `<dir>/blobs/<sha256>` (each chunk checked as it is read); a file already there is kept. */
-export async function writeBlobFile(store: Store, dir: string, sha256: string): Promise<void> {
+/**
+ * Writes the store's blob `sha256` to `<dir>/blobs/<sha256>` (each chunk checked as it is read); a
+ * file already there is kept. When a bundle of `linkFrom` has the blob, the file is a hard link to
+ * it instead (an input every element of an array shares is stored once; bundle blobs are never
+ * written to after they are made).
+ */
+export async function writeBlobFile(store: Store, dir: string, sha256: string, linkFrom: readonly string[] = []): Promise<void> {
   const file = blobFile(dir, sha256);
   if (existsSync(file)) return;
   mkdirSync(path.dirname(file), { recursive: true });
+  for (const other of linkFrom) {
+    try {
+      linkSync(blobFile(other, sha256), file);
+      return;
+    } catch {
+      // Not there, or another filesystem: copy it from the store below.
+    }
+  }
   // Its own partial file: a requeued job may write the same bundle while the first is still at it.
   const partial = `${file}.${process.pid}.partial`;
   await pipeline(readBlob(store, sha256), createWriteStream(partial));

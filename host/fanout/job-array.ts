@@ -73,7 +73,8 @@ export async function submitJobArray(host: Host, call: JobCall, over: string, ar
   const elements: JobArray['elements'] = [];
   let version = call.tool_version ?? '*';
   for (const [index, artifact_id] of artifacts.entries()) {
-    const job = await writeJobBundle(host, { ...call, input: withArtifact(call.input, over, artifact_id) }, path.join(target, String(index)));
+    // Inputs the elements share (all but the one fanned over) are stored once, in element 0.
+    const job = await writeJobBundle(host, { ...call, input: withArtifact(call.input, over, artifact_id) }, path.join(target, String(index)), [path.join(target, '0')]);
     elements.push({ index, artifact_id, run_id: job.run_id });
     version = job.request.tool_version;
   }

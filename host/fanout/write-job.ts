@@ -63,15 +63,16 @@ export async function checkJobCall(host: Host, call: JobCall): Promise<{ identit
 
 /**
  * Writes the job bundle of `call` into `dir` (a new or empty directory) from `host`'s store, and
- * returns its job.json. The call is refused here exactly as this host would refuse it.
+ * returns its job.json; an input blob a bundle of `linkFrom` holds is hard-linked from it. The
+ * call is refused here exactly as this host would refuse it.
  */
-export async function writeJobBundle(host: Host, call: JobCall, dir: string): Promise<Job> {
+export async function writeJobBundle(host: Host, call: JobCall, dir: string, linkFrom: readonly string[] = []): Promise<Job> {
   const { identity, tool } = await checkJobCall(host, call);
   const store = hostStore(host);
   const inputs = tool.validateInput(call.input).artifacts.map((ref) => getArtifact(store, ref.artifact_id));
   const target = path.resolve(dir);
   newDirectory(target);
-  for (const record of inputs) await writeBlobFile(store, target, record.sha256);
+  for (const record of inputs) await writeBlobFile(store, target, record.sha256, linkFrom);
   writeFileSync(path.join(target, JOB_FILES.params), identity.canonical_params);
   writeFileSync(path.join(target, JOB_FILES.policy), canonicalJson(host.policy.policy));
   const job: Job = JobSchema.parse({
