@@ -281,9 +281,12 @@ describe('a job refused on the node', () => {
     expect(networkFilesystem(tmpdir())).toBeUndefined();
   }, RUN_BOUND_MS);
 
-  it('refuses a bundle file that is not of the format, naming it', async () => {
+  it('refuses a bundle file that is not of the format, naming it (the bundle written by `helix job bundle`)', async () => {
     const dir = path.join(root, 'bad-format');
-    await writeJobBundle(host, { tool_id: 'seq.stats', input: { sequences: fasta } }, dir);
+    const made = await runCli(['job', 'bundle', 'seq.stats', '--input', JSON.stringify({ sequences: fasta }), '--dir', dir, '--home', host.home], tmpdir());
+    expect(made.code).toBe(0);
+    expect(JSON.parse(made.stdout)).toMatchObject({ bundle: dir, format: 'helix-job/1', request: { tool_id: 'seq.stats', tool_version: '1.0.0' } });
+    expect((await runCli(['job', 'bundle', 'seq.stats', '--input', '{}', '--dir', dir, '--home', host.home], tmpdir())).code).toBe(2);
     writeFileSync(path.join(dir, 'job.json'), JSON.stringify({ format: 'helix-job/9' }));
     const run = await runCli(['job', 'run', dir], tmpdir());
     expect(run.code).toBe(2);
