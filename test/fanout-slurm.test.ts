@@ -1,8 +1,9 @@
-// Fan-out on the real Slurm cluster of scripts/services.sh (abi/ABI.md, ABI-FANOUT-007): seq.stats
-// over several FASTA artifacts submitted by `helix job submit` as one job array, each element run
-// by `helix job run` on a store of its own, collected by `helix job collect --wait-ms`. The runs
-// are the ones local calls get (same ids and figures), verify, export, and a second collect
-// changes nothing; a tampered element is refused with its code while the others come in.
+// Fan-out on the real Slurm cluster of scripts/services.sh (abi/ABI.md, ABI-FANOUT-007): seq.stats,
+// and the container toolpack seqkit.stats, over several FASTA artifacts submitted by `helix job
+// submit` as one job array, each element run by `helix job run` on a store of its own, collected
+// by `helix job collect --wait-ms`. The runs are the ones local calls get (same ids and figures),
+// verify, export, and a second collect changes nothing; a tampered element is refused with its
+// code while the others come in; an array is adopted after a lost job id, and cancelled.
 import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +12,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultPolicyDocument } from '../host/policy/default-policy.js';
 import { runCli } from './helpers/cli-process.js';
-import { servicesUp, SERVICES_SCRIPT, SERVICES_UP_BOUND_MS } from './helpers/services.js';
+import { SEQKIT_IMAGE_NAME, UP_BOUND_MS, upDocker } from './helpers/docker-services.js';
+import { SLURM_UP_BOUND_MS, slurmUp } from './helpers/slurm-kit.js';
 
 // The elements queue on a 2-CPU node that other Slurm tests share (one holds it for minutes), and
 // each starts a node process; the bound only stops a hang.
@@ -62,21 +64,18 @@ interface CollectedArray {
 }
 
 beforeAll(async () => {
-  await servicesUp('slurm');
-  const { stdout } = await promisify(execFile)('bash', [SERVICES_SCRIPT, 'env', 'slurm']);
-  const conf = /SLURM_CONF=(\S+)/.exec(stdout)?.[1];
-  if (conf === undefined) throw new Error(`services.sh env slurm printed no SLURM_CONF:\n${stdout}`);
-  env = { ...process.env, SLURM_CONF: conf };
+  await slurmUp();
+  env = { ...process.env };
   root = mkdtempSync(path.join(tmpdir(), 'helix-fanout-'));
   policy = path.join(root, 'policy.json');
   writeFileSync(policy, JSON.stringify({ ...defaultPolicyDocument(), slurm: { partitions: ['debug'], workRoot: path.join(root, 'jobs'), tools: { 'seq.stats': {} }, ceilings: { timeMinutes: 10, arraySize: 8 } } }));
-}, SERVICES_UP_BOUND_MS + 60_000);
+}, SLURM_UP_BOUND_MS + 60_000);
 
 afterAll(() => {
   if (root !== undefined) rmSync(root, { recursive: true, force: true });
 });
 
-describe('seq.stats fanned out as a Slurm job array', () => {
+describe('fan-out to a Slurm job array', () => {
   it('runs one element per artifact on the cluster and collects runs equal to local calls, which verify and export', async () => {
     const home = path.join(root, 'submit');
     const ids = await importTexts(home);
@@ -177,6 +176,44 @@ describe('seq.stats fanned out as a Slurm job array', () => {
     expect(denied.stderr).toContain('A-AUTH-SLURM-TOOL');
     expect(existsSync(path.join(root, 'jobs', 'no-entry'))).toBe(false);
   }, ARRAY_BOUND_MS);
+
+  it('fans a container toolpack (seqkit.stats) out the same way: each element runs its container on the node, and comes back as a local call would', async () => {
+    const image = await upDocker();
+    const containerPolicy = path.join(root, 'container-policy.json');
+    const base = defaultPolicyDocument();
+    writeFileSync(
+      containerPolicy,
+      JSON.stringify({
+        ...base,
+        grants: { ...base.grants, 'seqkit.stats': ['docker.run'] },
+        docker: { images: [image], pins: { [SEQKIT_IMAGE_NAME]: image }, tools: { 'seqkit.stats': {} } },
+        slurm: { partitions: ['debug'], workRoot: path.join(root, 'jobs'), tools: { 'seqkit.stats': {} } },
+      }),
+    );
+    const home = path.join(root, 'container');
+    const ids = await importTexts(home);
+    const dir = path.join(root, 'jobs', 'container');
+    const submitted = await helix(['job', 'submit', 'seqkit.stats', '--input', '{}', '--over', '/sequences', '--artifacts', ids.join(','), '--dir', dir, '--home', home, '--policy', containerPolicy]);
+    expect(submitted.stderr).toBe('');
+    expect(submitted.code).toBe(0);
+    const array = submitted.json as ArrayFile;
+    const collected = await helix(['job', 'collect', dir, '--verify', '--home', home, '--wait-ms', String(ARRAY_BOUND_MS - 60_000)]);
+    expect(collected.stderr).toBe('');
+    expect(collected.code).toBe(0);
+    const elements = (collected.json as CollectedArray).elements;
+    expect(elements.map((e) => [e.slurm_state, e.collected?.outcome, e.collected?.status])).toEqual(ids.map(() => ['COMPLETED', 'imported', 'succeeded']));
+    for (const e of array.elements) {
+      const shown = await helix(['runs', 'show', e.run_id, '--home', home]);
+      expect((shown.json as { outputs: Array<{ role: string }> }).outputs.map((o) => o.role).sort()).toEqual(['stderr', 'table']);
+    }
+
+    const local = path.join(root, 'container-local');
+    for (const [i, id] of (await importTexts(local)).entries()) {
+      const call = await helix(['call', 'seqkit.stats', '--input', JSON.stringify({ sequences: id }), '--home', local, '--policy', containerPolicy]);
+      expect(call.code).toBe(0);
+      expect(call.json).toMatchObject({ run_id: array.elements[i]!.run_id, replayed: false, output: elements[i]!.collected!.response.output });
+    }
+  }, ARRAY_BOUND_MS + UP_BOUND_MS);
 
   it('cancels an array whose elements wait for the node: they end cancelled, with no result to collect', async () => {
     const home = path.join(root, 'cancel');

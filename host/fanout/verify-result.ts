@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { HelixError } from '../../abi/index.js';
+import { getRun } from '../runs/run-store.js';
 import { verifyRun, type VerifyReport } from '../runs/verify.js';
 import { openStore, type Store } from '../store/open-store.js';
 import { JOB_FILES, JobSchema, readBundleJson } from './bundle-format.js';
@@ -14,8 +15,8 @@ import { importInputs } from './run-job.js';
 
 /**
  * Verifies the run of the result bundle in `bundleDir` on a scratch store; throws
- * D-DATA-BUNDLE-VERIFY when it does not reproduce. Returns the report, or undefined when the node
- * recorded no run (nothing to verify).
+ * D-DATA-BUNDLE-VERIFY when it does not reproduce. Returns the report, or undefined when there is
+ * nothing to re-execute (no run, a failed one, or a container toolpack's, ABI-DOCKER-009).
  */
 async function verifyResult(bundleDir: string): Promise<VerifyReport | undefined> {
   const dir = path.resolve(bundleDir);
@@ -25,7 +26,9 @@ async function verifyResult(bundleDir: string): Promise<VerifyReport | undefined
   try {
     await importInputs(store, dir, job.inputs);
     const collected = await collectResult(store, dir);
-    if (collected.status !== 'succeeded') return undefined;
+    // A failed run has no result to reproduce, and a container toolpack's run no module to run again.
+    // (The module digest is the job's own, checked against its params by the collect.)
+    if (collected.status !== 'succeeded' || getRun(store, job.run_id)?.module_digest == null) return undefined;
     const report = await verifyRun(store, job.run_id);
     if (!report.match) {
       throw new HelixError('D-DATA-BUNDLE-VERIFY', { message: `Run ${job.run_id} of ${dir} does not reproduce: ${report.checks.filter((c) => !c.ok).map((c) => c.check).join(', ')}.`, details: { bundle: dir, report: JSON.parse(JSON.stringify(report)) as Record<string, unknown> } });

@@ -41,7 +41,7 @@ export async function identifyCall(host: Host, call: JobCall): Promise<{ identit
 
 /** Refuses a tool that cannot run on a node: a host built-in, or one that may read secrets (ABI-FANOUT-002). */
 function checkMovable(tool: Tool): void {
-  if (tool.kind !== 'wasm') {
+  if (tool.kind === 'builtin') {
     throw new HelixError('C-CONTRACT-JOB-TOOL', { message: `"${tool.id}" is a host built-in; it works on this store and runs only here.`, details: { tool_id: tool.id }, hint: 'Fan out toolpacks only; call built-ins (artifact imports and listings) on the submitting host.' });
   }
   const secrets = tool.capabilities.filter((c) => c.startsWith('secrets.'));
