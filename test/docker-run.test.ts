@@ -2,6 +2,7 @@
 // confinement, the output cap, the timeout and the call's deadline, and the container removed on
 // every path (found by its helix.run_id label).
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Docker from 'dockerode';
@@ -141,6 +142,27 @@ describe('docker.run on a real engine', () => {
     const nowhere = createDockerRun({ docker: () => new Docker({ socketPath: path.join(tmpdir(), `no-docker-${randomUUID()}.sock`) }) });
     const err = await Promise.resolve(nowhere.invoke(nowhere.args.parse({ image, argv: ['x'] }), context('run_nowhere'))).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'R-UPSTREAM-DOCKER', details: { phase: 'creating the container', errno: 'ENOENT' } });
+  }, CALL_BOUND_MS);
+
+  it('reaches the engine DOCKER_HOST names, as an operator points Helix at their own', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'helix-docker-host-'));
+    const saved = process.env.DOCKER_HOST;
+    try {
+      // The local engine under another socket path: only DOCKER_HOST can lead there.
+      symlinkSync('/var/run/docker.sock', path.join(dir, 'engine.sock'));
+      process.env.DOCKER_HOST = `unix://${path.join(dir, 'engine.sock')}`;
+      const there = createDockerRun({ hostName: HOST });
+      const ran = await there.invoke(there.args.parse({ image, argv: ['seqkit', 'version'] }), context(`run_${randomUUID()}`));
+      expect(ran).toMatchObject({ exit_code: 0, stdout: expect.stringMatching(/^seqkit v2\./) });
+      process.env.DOCKER_HOST = `unix://${path.join(dir, 'none.sock')}`;
+      const gone = createDockerRun({ hostName: HOST });
+      const err = await Promise.resolve(gone.invoke(gone.args.parse({ image, argv: ['seqkit', 'version'] }), context('run_gone'))).catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'R-UPSTREAM-DOCKER', details: { errno: 'ENOENT' } });
+    } finally {
+      if (saved === undefined) delete process.env.DOCKER_HOST;
+      else process.env.DOCKER_HOST = saved;
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, CALL_BOUND_MS);
 
   it("sweeps the containers of this host whose process is gone, and neither a live process's nor another host's", async () => {
