@@ -4,10 +4,11 @@
 import { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { type ArtifactRecord, HelixError, type Policy, SECRET_FILE_MAX_BYTES } from '../../abi/index.js';
-import type { ArtifactPort, ArtifactSummary, ClockPort, KvPort, LogPort, SecretPort } from '../../capabilities/index.js';
-import { getArtifact, listArtifacts } from '../artifacts/index.js';
+import type { ArtifactPort, ArtifactSummary, CheckpointPort, ClockPort, ImportPort, KvPort, LogPort, SecretPort } from '../../capabilities/index.js';
+import { getArtifact, importStream, listArtifacts } from '../artifacts/index.js';
 import { readRegularFile } from '../files/pack-files.js';
 import { readBlob, readBlobRange } from '../store/blobs.js';
+import { checkpointGet, checkpointPut } from '../store/checkpoints.js';
 import { kvDelete, kvGet, kvKeys, kvPut } from '../store/kv.js';
 import type { Store } from '../store/open-store.js';
 import type { RunOutputs } from './outputs.js';
@@ -96,6 +97,21 @@ export function kvPort(store: Store, toolId: string, guard?: SecretGuard): KvPor
     list(prefix, limit) {
       return kvKeys(store, toolId, prefix, limit);
     },
+  };
+}
+
+/** The tool's checkpoints: host-written records, each put committed at once. */
+export function checkpointPort(store: Store, toolId: string): CheckpointPort {
+  return {
+    get: (key) => checkpointGet(store, toolId, key),
+    put: (entries) => checkpointPut(store, toolId, entries),
+  };
+}
+
+/** Files a capability checked, stored as artifacts of their own (not outputs of the run), visible at once. */
+export function importPort(store: Store): ImportPort {
+  return {
+    importStream: async (source, meta) => summarize(await importStream(store, source, meta)),
   };
 }
 

@@ -15,7 +15,7 @@ import { keyedHex } from './secret-key.js';
 import { SecretGuard } from './secret-guard.js';
 import { RunOutputs } from './outputs.js';
 import { secretWriteRules } from '../policy/rules.js';
-import { artifactPort, kvPort, RunLog, SecretSource, systemClock } from './ports.js';
+import { artifactPort, checkpointPort, kvPort, RunLog, SecretSource, systemClock } from './ports.js';
 
 /** Where a re-execution first differed from the journal. */
 export interface Departure {
@@ -52,6 +52,9 @@ export function createReplayBroker(store: Store, policy: Policy, runId: string, 
   const live: CapabilityContext = {
     toolId,
     runId,
+    get callSeq() {
+      return seq;
+    },
     manifest: { allow: [], network: [] },
     policy,
     deadlineMs: Number.MAX_SAFE_INTEGER,
@@ -61,6 +64,11 @@ export function createReplayBroker(store: Store, policy: Policy, runId: string, 
     log: new RunLog(Date.now),
     secrets: new SecretSource(policy, guard),
     clock: systemClock,
+    checkpoints: checkpointPort(store, toolId),
+    // A re-execution stores nothing: a capability that imports is journaled by value and answered from the journal.
+    imports: {
+      importStream: () => Promise.reject(new Error('a verification stores no artifacts')),
+    },
   };
   const depart = (d: Departure): BrokerAnswer => {
     first ??= d;
