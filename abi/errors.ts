@@ -137,6 +137,10 @@ export const ERROR_CODES = {
     message: "A value for a container tool's argv placeholder could be read as more than one argument's worth of data.",
     hint: 'Pass a value without shell metacharacters, control characters, a leading dash or a .. path segment (ABI-CONTAINER-004); details.pointer names the parameter.',
   },
+  'I-REQ-SLURM-FILE-NAME': {
+    message: "A file name in the job's directory (an input in in/, a declared output in out/) is not a plain file name, or two of them are the same.",
+    hint: 'Name each file with letters, digits and _ . - (not starting with . or -, at most 128), every input name different and every output name different (ABI-SLURM-007).',
+  },
   'A-AUTH-TOOL-DENIED': {
     message: 'The policy does not allow this tool.',
     hint: "Add the tool id to the policy's tools.allow list.",
@@ -213,6 +217,10 @@ export const ERROR_CODES = {
     message: "A job limit asked for is over the policy's slurm ceiling.",
     hint: "Ask for at most the ceiling named in details, or raise the policy's slurm.ceilings (ABI-SLURM-003).",
   },
+  'A-AUTH-SLURM-OUTPUT-PATH': {
+    message: "A file to collect from the job's directory is a symbolic link or not a regular file, or out/ or meta/ is not the job's own directory.",
+    hint: 'Have the job write its declared outputs as regular files directly under out/, and leave out/ and meta/ as they were made (ABI-SLURM-010).',
+  },
   'P-PRECOND-MANIFEST-INVALID': {
     message: 'One or more toolpacks violate the ABI; the host refuses to start.',
     hint: 'Fix every violation listed (file: field: reason), then run `helix validate`.',
@@ -265,6 +273,18 @@ export const ERROR_CODES = {
     message: 'The Docker engine does not have the image; docker.run never pulls.',
     hint: 'Load or pull the image on the engine first (`docker pull REPOSITORY@sha256:...` or `docker load`); `scripts/services.sh up docker` brings up the local test image.',
   },
+  'P-PRECOND-SLURM-WORK-ROOT': {
+    message: "The policy's slurm.workRoot is not set, or is not a directory Helix can write.",
+    hint: 'Set slurm.workRoot to an existing, writable directory (no symbolic link) that the compute nodes see at the same path (ABI-SLURM-007).',
+  },
+  'P-PRECOND-SLURM-JOB-UNKNOWN': {
+    message: 'This tool submitted no job with this id.',
+    hint: 'Pass a job id that slurm.submit returned to this tool; jobs of other tools and jobs submitted outside Helix are not reachable (ABI-SLURM-009).',
+  },
+  'P-PRECOND-SLURM-JOB-ACTIVE': {
+    message: 'The job has not ended yet, so its outputs cannot be collected.',
+    hint: 'Poll slurm.status until terminal is true, then collect (ABI-SLURM-010).',
+  },
   'R-TIMEOUT-001': {
     message: 'The call did not finish before its deadline.',
     hint: "Raise timeout_ms (up to the tool's timeoutMs and the policy ceiling) or send less work.",
@@ -314,6 +334,11 @@ export const ERROR_CODES = {
   'R-CAP-HTTP-RESPONSE-TOO-LARGE': {
     message: 'The response body is larger than the limit.',
     hint: "Ask for less (a range, a page, a filter), or raise max_response_bytes within the policy's network.maxResponseBytes.",
+    retryable: false,
+  },
+  'R-CAP-SLURM-OUTPUT-TOO-LARGE': {
+    message: "A declared output in the job's out/ is larger than the policy's slurm.ceilings.outputBytes.",
+    hint: "Have the job write less per file, or raise the policy's slurm.ceilings.outputBytes (ABI-SLURM-010).",
     retryable: false,
   },
   'R-CAP-MCP-OUTPUT-BACKLOG': {
