@@ -4,7 +4,7 @@
 // code, and timeout past a one-minute limit. Each answer comes through a real guest and broker.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSlurmCommand } from '../capabilities/slurm-commands.js';
-import { onJob, startSlurmHost, submit, type SlurmHost } from './helpers/slurm-host.js';
+import { onJob, startSlurmHost, type SlurmHost } from './helpers/slurm-host.js';
 import { JOB_BOUND_MS, SLURM_UP_BOUND_MS, slurmUp, waitForEnd, waitForJob } from './helpers/slurm-kit.js';
 
 let h: SlurmHost;
@@ -21,12 +21,6 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function submitted(args: Record<string, unknown>): Promise<string> {
-  const { answers: [a] } = await h.answers('s.granted', [submit(args)]);
-  expect(a).toMatchObject({ status: 'ok' });
-  return a!.capability_result!.result.job_id as string;
-}
-
 /** slurm.status (or slurm.cancel) of `jobId` through the guest, as a new run each time. */
 async function status(jobId: string, name = 'slurm.status'): Promise<Record<string, unknown>> {
   polls += 1;
@@ -37,11 +31,11 @@ async function status(jobId: string, name = 'slurm.status'): Promise<Record<stri
 
 describe('slurm.status on a real cluster', () => {
   it('reports running, pending while held, cancelled, and completed once released', async () => {
-    const filler = await submitted({ argv: ['/bin/sleep', '300'], limits: { cpus_per_task: 2 }, key: 'filler' });
+    const filler = await h.submitted({ argv: ['/bin/sleep', '300'], limits: { cpus_per_task: 2 }, key: 'filler' });
     await waitForJob(filler, (s) => s.state.name === 'running', 'running');
     expect(await status(filler)).toMatchObject({ state: 'running', terminal: false, slurm_state: 'RUNNING', exit_code: null });
 
-    const waiting = await submitted({ argv: ['/bin/true'], limits: { cpus_per_task: 2 }, key: 'waiting' });
+    const waiting = await h.submitted({ argv: ['/bin/true'], limits: { cpus_per_task: 2 }, key: 'waiting' });
     // Held by the operator (root here: JobHeldAdmin; another user: JobHeldUser).
     await runSlurmCommand('scontrol', ['hold', waiting]);
     const held = expect.stringMatching(/^JobHeld(Admin|User)$/);
@@ -58,13 +52,13 @@ describe('slurm.status on a real cluster', () => {
   }, JOB_BOUND_MS * 2);
 
   it('reports a failed job with its exit code', async () => {
-    const jobId = await submitted({ argv: ['/bin/sh', '-c', 'exit 7'], key: 'fails' });
+    const jobId = await h.submitted({ argv: ['/bin/sh', '-c', 'exit 7'], key: 'fails' });
     await waitForEnd(jobId);
     expect(await status(jobId)).toMatchObject({ state: 'failed', terminal: true, slurm_state: 'FAILED', exit_code: 7 });
   }, JOB_BOUND_MS);
 
   it('reports timeout for a job past its one-minute limit', async () => {
-    const jobId = await submitted({ argv: ['/bin/sleep', '600'], limits: { time_minutes: 1 }, key: 'overtime' });
+    const jobId = await h.submitted({ argv: ['/bin/sleep', '600'], limits: { time_minutes: 1 }, key: 'overtime' });
     await waitForEnd(jobId);
     expect(await status(jobId)).toMatchObject({ state: 'timeout', terminal: true, slurm_state: 'TIMEOUT' });
   }, JOB_BOUND_MS);

@@ -17,3 +17,15 @@ export async function checkpointPut(store: Store, toolId: string, entries: Reado
     for (const [key, value] of Object.entries(entries)) db.checkpoints.putSync([toolId, key], value);
   });
 }
+
+/**
+ * The tools that hold a checkpoint under `key` (a job id's record is under the tool that
+ * submitted it). A scan of the whole database: checkpoints are a few records per job.
+ */
+export function checkpointTools(store: Store, key: string): string[] {
+  const tools: string[] = [];
+  for (const k of storeHandle(store).db.checkpoints.getKeys()) {
+    if (Array.isArray(k) && k[1] === key) tools.push(String(k[0]));
+  }
+  return tools;
+}

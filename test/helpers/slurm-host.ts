@@ -32,6 +32,8 @@ export interface SlurmHost {
   call(tool: string, calls: readonly GuestCall[], extra?: Record<string, unknown>): Promise<ResponseEnvelope>;
   /** The same, which must succeed: its run id and the capability answers. */
   answers(tool: string, calls: readonly GuestCall[], echo?: string): Promise<{ runId: string; answers: Answer[] }>;
+  /** slurm.submit by s.granted, which must succeed: the job's id. */
+  submitted(args: Record<string, unknown>): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -61,14 +63,20 @@ export async function startSlurmHost(ceilings: Partial<PolicySlurmCeilings>): Pr
     }
     return r;
   };
+  const answers = async (tool: string, calls: readonly GuestCall[], echo?: string): Promise<{ runId: string; answers: Answer[] }> => {
+    const r = await call(tool, calls, echo === undefined ? {} : { echo });
+    expect(r.status).toBe('success');
+    return { runId: r.run_id!, answers: (r.output as { answers: Answer[] }).answers };
+  };
   return {
     host,
     work,
     call,
-    async answers(tool, calls, echo) {
-      const r = await call(tool, calls, echo === undefined ? {} : { echo });
-      expect(r.status).toBe('success');
-      return { runId: r.run_id!, answers: (r.output as { answers: Answer[] }).answers };
+    answers,
+    async submitted(args) {
+      const { answers: [a] } = await answers('s.granted', [submit(args)]);
+      expect(a).toMatchObject({ status: 'ok' });
+      return a!.capability_result!.result.job_id as string;
     },
     async close() {
       if (jobs.size > 0) await runSlurmCommand('scancel', [...jobs]);
