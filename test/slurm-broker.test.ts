@@ -58,7 +58,7 @@ describe('the slurm capabilities through the broker', () => {
     expect(h.host.artifacts.get(first.outputs[0].artifact_id)).toMatchObject({ type: 'text', source: { kind: 'import', path: expect.stringMatching(/\.c1\/out\/count\.txt$/) } });
   }, CALL_BOUND_MS);
 
-  it('submits once: a replayed run answers from its record, and sacct counts one job of the name', async () => {
+  it('submits once: a replayed run answers from its record, a verification from its journal, and sacct counts one job of the name', async () => {
     const calls = [submit({ argv: ['/bin/true'], key: 'replayed' })];
     const first = await call('s.granted', calls);
     const again = await call('s.granted', calls);
@@ -66,6 +66,9 @@ describe('the slurm capabilities through the broker', () => {
     expect((again.output as { answers: Answer[] }).answers[0]).toEqual((first.output as { answers: Answer[] }).answers[0]);
     const jobId = (first.output as { answers: Answer[] }).answers[0]!.capability_result!.result.job_id as string;
     await waitForEnd(jobId);
+    // Verification re-executes the guest against the journal: the same answer, and still no second job.
+    const verified = ResponseEnvelopeSchema.parse(await h.host.call({ tool_id: 'helix.run_verify', input: { run_id: first.run_id } }));
+    expect(verified).toMatchObject({ status: 'success', output: { run_id: first.run_id, match: true } });
     expect(await jobsNamed(`helix.${first.run_id}.k-replayed`)).toBe(1);
   }, JOB_BOUND_MS);
 
