@@ -4,7 +4,8 @@ import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HelixError, PolicySchema, type PolicyInput } from '../abi/index.js';
+import { PolicySchema, type PolicyInput } from '../abi/index.js';
+import { refusalOf } from '../test/helpers/refusal.js';
 import { planSlurmSubmit, SlurmSubmitArgsSchema } from './slurm-request.js';
 import { prepareJobDir } from './slurm-workspace.js';
 
@@ -19,16 +20,6 @@ function plan(args: Record<string, unknown>, toolId = 'seq.stats', p = granted, 
   return planSlurmSubmit(SlurmSubmitArgsSchema.parse({ argv: ['/bin/true'], ...args }), { toolId, runId: RUN, callSeq, policy: p });
 }
 
-function refusal(fn: () => unknown): HelixError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(HelixError);
-    return err as HelixError;
-  }
-  throw new Error('expected a refusal');
-}
-
 describe('planSlurmSubmit', () => {
   it('names the job and its directory after the run and the call (its number, or the key)', () => {
     expect(plan({})).toMatchObject({ call: 'c3', jobName: `helix.${RUN}.c3`, comment: `helix:seq.stats:${RUN}:c3`, dir: `/srv/jobs/${RUN}.c3` });
@@ -37,16 +28,16 @@ describe('planSlurmSubmit', () => {
   });
 
   it("refuses a tool without an entry, and a partition outside the tool's narrower list", () => {
-    expect(refusal(() => plan({}, 'seq.other'))).toMatchObject({ code: 'A-AUTH-SLURM-TOOL', details: { tool: 'seq.other' } });
-    expect(refusal(() => plan({}, 'seq.stats', policy()))).toMatchObject({ code: 'A-AUTH-SLURM-TOOL' });
-    expect(refusal(() => plan({ partition: 'debug' }, 'seq.long'))).toMatchObject({ code: 'A-AUTH-SLURM-PARTITION', details: { allowed: ['long'] } });
+    expect(refusalOf(() => plan({}, 'seq.other'))).toMatchObject({ code: 'A-AUTH-SLURM-TOOL', details: { tool: 'seq.other' } });
+    expect(refusalOf(() => plan({}, 'seq.stats', policy()))).toMatchObject({ code: 'A-AUTH-SLURM-TOOL' });
+    expect(refusalOf(() => plan({ partition: 'debug' }, 'seq.long'))).toMatchObject({ code: 'A-AUTH-SLURM-PARTITION', details: { allowed: ['long'] } });
     expect(plan({}, 'seq.long').script).toContain("#SBATCH --partition='long'\n");
   });
 
   it('refuses a policy without a work root, after every other check', () => {
     const rootless = policy({ partitions: ['debug'], tools: { 'seq.stats': {} } });
-    expect(refusal(() => plan({}, 'seq.stats', rootless))).toMatchObject({ code: 'P-PRECOND-SLURM-WORK-ROOT' });
-    expect(refusal(() => plan({ partition: 'gpu' }, 'seq.stats', rootless))).toMatchObject({ code: 'A-AUTH-SLURM-PARTITION' });
+    expect(refusalOf(() => plan({}, 'seq.stats', rootless))).toMatchObject({ code: 'P-PRECOND-SLURM-WORK-ROOT' });
+    expect(refusalOf(() => plan({ partition: 'gpu' }, 'seq.stats', rootless))).toMatchObject({ code: 'A-AUTH-SLURM-PARTITION' });
   });
 });
 
