@@ -139,7 +139,7 @@ export const ERROR_CODES = {
   },
   'I-REQ-SLURM-FILE-NAME': {
     message: "A file name in the job's directory (an input in in/, a declared output in out/) is not a plain file name, or two of them are the same.",
-    hint: 'Name each file with letters, digits and _ . - (not starting with . or -, at most 128), every input name different and every output name different (ABI-SLURM-007).',
+    hint: 'Name each file with letters, digits and _ . - (not starting with . or -, at most 128), every input name different and every output name different, also in case (ABI-SLURM-007).',
   },
   'A-AUTH-TOOL-DENIED': {
     message: 'The policy does not allow this tool.',

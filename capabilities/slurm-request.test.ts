@@ -27,6 +27,14 @@ describe('planSlurmSubmit', () => {
     expect(plan({}).script).toContain("#SBATCH --partition='debug'\n");
   });
 
+  it('refuses file names that are not plain, and two inputs or two outputs of one name, whatever its case', () => {
+    const art = `art_${'0'.repeat(26)}`;
+    expect(refusalOf(() => plan({ inputs: [{ artifact_id: art, name: '../x' }] }))).toMatchObject({ code: 'I-REQ-SLURM-FILE-NAME', details: { pointer: '/inputs/0/name' } });
+    expect(refusalOf(() => plan({ outputs: [{ name: '.hidden' }] }))).toMatchObject({ code: 'I-REQ-SLURM-FILE-NAME', details: { pointer: '/outputs/0/name' } });
+    expect(refusalOf(() => plan({ outputs: [{ name: 'R.txt' }, { name: 'r.txt' }] }))).toMatchObject({ code: 'I-REQ-SLURM-FILE-NAME', details: { pointer: '/outputs/1/name', problem: 'another of the outputs has the same name (ignoring case)' } });
+    expect(plan({ inputs: [{ artifact_id: art, name: 'r.txt' }], outputs: [{ name: 'r.txt' }] }).outputs).toEqual([{ name: 'r.txt' }]);
+  });
+
   it("refuses a tool without an entry, and a partition outside the tool's narrower list", () => {
     expect(refusalOf(() => plan({}, 'seq.other'))).toMatchObject({ code: 'A-AUTH-SLURM-TOOL', details: { tool: 'seq.other' } });
     expect(refusalOf(() => plan({}, 'seq.stats', policy()))).toMatchObject({ code: 'A-AUTH-SLURM-TOOL' });

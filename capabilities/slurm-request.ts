@@ -64,8 +64,9 @@ function checkNames(files: readonly { readonly name: string }[], field: 'inputs'
   const seen = new Set<string>();
   files.forEach((f, i) => {
     if (!JOB_FILE_NAME.test(f.name)) throw badName(`/${field}/${i}/name`, f.name, 'it is not a plain file name (letters, digits, _ . -, not starting with . or -, at most 128)');
-    if (seen.has(f.name)) throw badName(`/${field}/${i}/name`, f.name, `another of the ${field} has the same name`);
-    seen.add(f.name);
+    // Names differing only in case are the same file on a case-insensitive filesystem.
+    if (seen.has(f.name.toLowerCase())) throw badName(`/${field}/${i}/name`, f.name, `another of the ${field} has the same name (ignoring case)`);
+    seen.add(f.name.toLowerCase());
   });
 }
 
