@@ -145,6 +145,10 @@ export const ERROR_CODES = {
     message: "The fan-out request is malformed: the pointer names no artifact field of the tool's input, or the artifacts to fan out over are missing or repeated.",
     hint: "Pass --over with the JSON pointer of an x-helix-artifact field of the tool's input (e.g. /sequences) and one or more distinct artifact ids (ABI-FANOUT-007).",
   },
+  'I-REQ-SLURM-FILE-NAME': {
+    message: "A file name in the job's directory (an input in in/, a declared output in out/) is not a plain file name, or two of them are the same.",
+    hint: 'Name each file with letters, digits and _ . - (not starting with . or -, at most 128), every input name different and every output name different, also in case (ABI-SLURM-007).',
+  },
   'A-AUTH-TOOL-DENIED': {
     message: 'The policy does not allow this tool.',
     hint: "Add the tool id to the policy's tools.allow list.",
@@ -225,6 +229,10 @@ export const ERROR_CODES = {
     message: "The job array's directory is not under the policy's slurm.workRoot, the directory the compute nodes see.",
     hint: 'Give --dir inside slurm.workRoot, or set slurm.workRoot in the policy to a directory the nodes see at the same path (ABI-FANOUT-007).',
   },
+  'A-AUTH-SLURM-OUTPUT-PATH': {
+    message: "A file to collect from the job's directory is a symbolic link or not a regular file, or out/ or meta/ is not the job's own directory.",
+    hint: 'Have the job write its declared outputs as regular files directly under out/, and leave out/ and meta/ as they were made (ABI-SLURM-010).',
+  },
   'P-PRECOND-MANIFEST-INVALID': {
     message: 'One or more toolpacks violate the ABI; the host refuses to start.',
     hint: 'Fix every violation listed (file: field: reason), then run `helix validate`.',
@@ -289,6 +297,18 @@ export const ERROR_CODES = {
     message: 'The job has written no result bundle yet.',
     hint: 'Wait for the job to end (`helix job collect --wait`); its Slurm log (slurm.out in the element directory) says why a job ended without a result.',
   },
+  'P-PRECOND-SLURM-WORK-ROOT': {
+    message: "The policy's slurm.workRoot is not set, or is not a directory Helix can write.",
+    hint: 'Set slurm.workRoot to an existing, writable directory (no symbolic link) that the compute nodes see at the same path (ABI-SLURM-007).',
+  },
+  'P-PRECOND-SLURM-JOB-UNKNOWN': {
+    message: 'This tool submitted no job with this id.',
+    hint: 'Pass a job id that slurm.submit returned to this tool; jobs of other tools and jobs submitted outside Helix are not reachable (ABI-SLURM-009).',
+  },
+  'P-PRECOND-SLURM-JOB-ACTIVE': {
+    message: 'The job has not ended yet, so its outputs cannot be collected.',
+    hint: 'Poll slurm.status until terminal is true, then collect (ABI-SLURM-010).',
+  },
   'R-TIMEOUT-001': {
     message: 'The call did not finish before its deadline.',
     hint: "Raise timeout_ms (up to the tool's timeoutMs and the policy ceiling) or send less work.",
@@ -338,6 +358,11 @@ export const ERROR_CODES = {
   'R-CAP-HTTP-RESPONSE-TOO-LARGE': {
     message: 'The response body is larger than the limit.',
     hint: "Ask for less (a range, a page, a filter), or raise max_response_bytes within the policy's network.maxResponseBytes.",
+    retryable: false,
+  },
+  'R-CAP-SLURM-OUTPUT-TOO-LARGE': {
+    message: "A declared output in the job's out/ is larger than the policy's slurm.ceilings.outputBytes.",
+    hint: "Have the job write less per file, or raise the policy's slurm.ceilings.outputBytes (ABI-SLURM-010).",
     retryable: false,
   },
   'R-CAP-MCP-OUTPUT-BACKLOG': {

@@ -7,13 +7,15 @@ import { httpRequest } from './http.js';
 import { kvDelete, kvGet, kvList, kvPut } from './kv.js';
 import { logEmit } from './log.js';
 import { secretsGet } from './secrets.js';
+import { slurmCancel, slurmCollect, slurmStatus } from './slurm-jobs.js';
+import { slurmSubmit } from './slurm-submit.js';
 import type { CapabilityDefinition } from './types.js';
 
 export type * from './types.js';
 
 /** Every capability this host serves, by name. */
 export const CAPABILITIES: ReadonlyMap<string, CapabilityDefinition<any, any>> = new Map(
-  ([clockNowUnix, logEmit, kvGet, kvPut, kvDelete, kvList, artifactStat, artifactRead, artifactWrite, artifactList, secretsGet, httpRequest, dockerRun] as Array<CapabilityDefinition<any, any>>).map((c) => [c.name, c]),
+  ([clockNowUnix, logEmit, kvGet, kvPut, kvDelete, kvList, artifactStat, artifactRead, artifactWrite, artifactList, secretsGet, httpRequest, dockerRun, slurmSubmit, slurmStatus, slurmCancel, slurmCollect] as Array<CapabilityDefinition<any, any>>).map((c) => [c.name, c]),
 );
 
 /** What an allowlist entry names: a capability, and for scoped ones the scope. */

@@ -72,6 +72,9 @@ export function runSlurmCommand(command: string, args: readonly string[], option
         );
       },
     );
+    // A command that exits without reading its stdin (all but sbatch) closes the pipe: EPIPE here
+    // is no failure of its own, and its exit status says whether the command did its work.
+    child.stdin?.on('error', () => undefined);
     child.stdin?.end(options.input ?? '');
   });
 }

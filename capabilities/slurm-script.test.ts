@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { HelixError, PolicySlurmSchema, type PolicySlurm } from '../abi/index.js';
 import { renderBatchScript, shQuote, type SlurmJobSpec } from './slurm-script.js';
 import { combineStates, mapSlurmState } from './slurm-states.js';
+import { refusalOf } from '../test/helpers/refusal.js';
 
 const slurm: PolicySlurm = PolicySlurmSchema.parse({
   partitions: ['debug', 'long'],
@@ -23,13 +24,7 @@ const spec: SlurmJobSpec = {
 };
 
 function refusal(s: Partial<SlurmJobSpec>, policy: PolicySlurm = slurm): HelixError {
-  try {
-    renderBatchScript({ ...spec, ...s }, policy);
-  } catch (err) {
-    expect(err).toBeInstanceOf(HelixError);
-    return err as HelixError;
-  }
-  throw new Error('expected the spec to be refused');
+  return refusalOf(() => renderBatchScript({ ...spec, ...s }, policy));
 }
 
 describe('renderBatchScript', () => {

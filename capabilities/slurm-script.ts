@@ -72,12 +72,13 @@ function checkPath(field: string, value: string, patterns: boolean): void {
 }
 
 /** A name from `allowed` (the policy's list, narrowed for the tool): `asked`, or the first when left out. */
-export function pickAllowed(kind: 'partition' | 'account' | 'qos', asked: string | undefined, allowed: readonly string[], scope: string): string | undefined {
+export function pickAllowed(kind: 'partition' | 'account' | 'qos', asked: string | undefined, allowed: readonly string[], who: string): string | undefined {
   if (asked === undefined) return allowed[0];
   checkValue(kind, asked, SLURM_NAME, 'a Slurm name (letters, digits, _ . -)');
   if (allowed.includes(asked)) return asked;
   const code = kind === 'partition' ? 'A-AUTH-SLURM-PARTITION' : kind === 'account' ? 'A-AUTH-SLURM-ACCOUNT' : 'A-AUTH-SLURM-QOS';
-  throw new HelixError(code, { message: `Slurm ${kind} ${JSON.stringify(asked)} refused: it is not on ${scope}.`, details: { field: kind, asked, allowed: [...allowed] } });
+  const list = kind === 'qos' ? 'QOS' : `${kind}s`;
+  throw new HelixError(code, { message: `Slurm ${kind} ${JSON.stringify(asked)} refused: it is not among the ${list} the policy's slurm section allows ${who}.`, details: { field: kind, asked, allowed: [...allowed] } });
 }
 
 // Each spec limit against the ceiling it is bounded by.
@@ -109,8 +110,8 @@ export function boundLimits(spec: Pick<SlurmJobSpec, 'timeMinutes' | 'cpusPerTas
   };
 }
 
-/** Checks every value of `spec` and decides its directives under `slurm`, the allowlists given (default: the section's own). */
-export function decideDirectives(spec: SlurmJobSpec, slurm: PolicySlurm, allowed: Pick<PolicySlurm, 'partitions' | 'accounts' | 'qos'> = slurm, scope = 'the policy\'s slurm'): SlurmDirectives {
+/** Checks every value of `spec` and decides its directives under `slurm`, with the allowlists given (default: the section's own) for `who`. */
+export function decideDirectives(spec: SlurmJobSpec, slurm: PolicySlurm, allowed: Pick<PolicySlurm, 'partitions' | 'accounts' | 'qos'> = slurm, who = 'any job'): SlurmDirectives {
   checkValue('jobName', spec.jobName, SLURM_LABEL, 'made of letters, digits and _ . : = + @ , - (1 to 200)');
   checkValue('comment', spec.comment, SLURM_LABEL, 'made of letters, digits and _ . : = + @ , - (1 to 200)');
   checkPath('workDir', spec.workDir, false);
@@ -125,9 +126,9 @@ export function decideDirectives(spec: SlurmJobSpec, slurm: PolicySlurm, allowed
   return {
     jobName: spec.jobName,
     comment: spec.comment,
-    partition: pickAllowed('partition', spec.partition, allowed.partitions, `${scope}.partitions`),
-    account: pickAllowed('account', spec.account, allowed.accounts, `${scope}.accounts`),
-    qos: pickAllowed('qos', spec.qos, allowed.qos, `${scope}.qos`),
+    partition: pickAllowed('partition', spec.partition, allowed.partitions, who),
+    account: pickAllowed('account', spec.account, allowed.accounts, who),
+    qos: pickAllowed('qos', spec.qos, allowed.qos, who),
     ...boundLimits(spec, slurm.ceilings),
   };
 }

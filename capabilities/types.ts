@@ -55,10 +55,32 @@ export interface ClockPort {
   nowUnixMs(): number;
 }
 
+/**
+ * What a capability must remember the moment it happens, not when its run ends: a Slurm job's
+ * id, so that neither a replay nor a restart submits it again. Namespaced per tool; no guest
+ * reaches it (a guest's kv could forge or drop a record).
+ */
+export interface CheckpointPort {
+  get(key: string): Record<string, unknown> | undefined;
+  /** Writes every entry in one transaction, committed when the promise resolves. */
+  put(entries: Readonly<Record<string, Record<string, unknown>>>): Promise<void>;
+}
+
+/** Files a capability found and checked (a Slurm job's outputs), made artifacts at once. */
+export interface ImportPort {
+  /**
+   * Stores the bytes `source` yields as an artifact whose source is the file at `path` (its real
+   * path), visible when the promise resolves; I-REQ-TOO-LARGE past `maxBytes`.
+   */
+  importStream(source: AsyncIterable<Uint8Array>, meta: { path: string; mtimeMs: number; maxBytes: number; label?: string; type?: string }): Promise<ArtifactSummary>;
+}
+
 /** Everything a capability call may reach. */
 export interface CapabilityContext {
   readonly toolId: string;
   readonly runId: string;
+  /** The number of this capability call in its run, from 1: the same call of a re-executed guest has the same number. */
+  readonly callSeq: number;
   /** The manifest's capability section: allowlist and per-capability settings. */
   readonly manifest: { readonly allow: readonly string[]; readonly network: readonly string[] };
   readonly policy: Policy;
@@ -71,6 +93,8 @@ export interface CapabilityContext {
   readonly log: LogPort;
   readonly secrets: SecretPort;
   readonly clock: ClockPort;
+  readonly checkpoints: CheckpointPort;
+  readonly imports: ImportPort;
 }
 
 /** How a capability's result is kept in the run's journal. */

@@ -27,7 +27,7 @@ async function inspect(method: string[]): Promise<unknown> {
 
 /** The MCP names the server should offer: the built-ins, and one per bundled manifest's id but the container toolpacks', which the default policy does not grant. */
 function expectedToolNames(): string[] {
-  const builtins = ['artifact_get', 'artifact_import', 'artifact_list', 'artifact_preview', 'run_get', 'run_verify'];
+  const builtins = ['artifact_get', 'artifact_import', 'artifact_list', 'artifact_preview', 'run_get', 'run_verify', 'slurm_job_collect', 'slurm_job_get'];
   const manifests = findManifests(path.join(packageRoot(), 'plugins')).map((file) => parseYaml(readFileSync(file, 'utf8')) as { id: string; kind?: string });
   const ids = manifests.filter((m) => m.kind !== 'container').map((m) => m.id);
   return [...builtins, ...new Set(ids)].map((name) => (builtins.includes(name) ? name : mcpToolName(name, 'wasm'))).sort();

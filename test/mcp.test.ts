@@ -71,7 +71,7 @@ describe('helix serve: tools', () => {
   it('tools/list gives one safe name per tool id, with its schemas and annotations', async () => {
     const { tools } = await served.client.listTools();
     const names = tools.map((t) => t.name).sort();
-    expect(names).toEqual(['artifact_get', 'artifact_import', 'artifact_list', 'artifact_preview', 'mcp-echo', 'mcp-list', 'mcp-net', 'mcp-script', 'mcp-slow', 'mcp-spin', 'mcp-trap', 'mcp-versioned', 'run_get', 'run_verify']);
+    expect(names).toEqual(['artifact_get', 'artifact_import', 'artifact_list', 'artifact_preview', 'mcp-echo', 'mcp-list', 'mcp-net', 'mcp-script', 'mcp-slow', 'mcp-spin', 'mcp-trap', 'mcp-versioned', 'run_get', 'run_verify', 'slurm_job_collect', 'slurm_job_get']);
     for (const t of tools) expect(t.name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
     const echo = tools.find((t) => t.name === 'mcp-echo')!;
     expect(echo.inputSchema).toEqual(N_SCHEMA);

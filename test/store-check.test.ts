@@ -127,7 +127,7 @@ describe('helix store check', () => {
     const text = await helix(['store', 'check', '--home', home.dir]);
     expect(text.stderr).toBe('');
     expect(text.code).toBe(0);
-    expect(text.stdout).toMatch(/store check: \d+ entries in 17 databases, [\d.]+ MiB re-hashed: clean\n$/);
+    expect(text.stdout).toMatch(/store check: \d+ entries in 18 databases, [\d.]+ MiB re-hashed: clean\n$/);
     const json = await helix(['store', 'check', '--home', home.dir, '--json']);
     expect(json.code).toBe(0);
     const report = JSON.parse(json.stdout) as CheckReport;

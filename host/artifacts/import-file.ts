@@ -88,19 +88,10 @@ export async function importFile(store: Store, policy: Policy, filePath: string,
     if (!opened.isFile()) throw pathError('import', real, `it is ${kindOf(opened)}, not a regular file`);
     if (opened.size > maxBytes) throw tooLarge(real, opened.size, maxBytes);
     const stream = handle.createReadStream({ start: 0, highWaterMark: CHUNK_BYTES, autoClose: false });
-    let prepared;
     try {
-      prepared = await prepareArtifact(store, stream, {
-        maxBytes,
-        // A read stream hands out a new buffer for every read.
-        ownedPieces: true,
-        label: meta.label,
-        type: meta.type,
-        source: { kind: 'import', path: real, mtime_ms: opened.mtimeMs },
-      });
+      return await importStream(store, stream, { maxBytes, label: meta.label, type: meta.type, path: real, mtimeMs: opened.mtimeMs });
     } catch (err) {
-      // The file may grow after fstat, so the ceiling is enforced again while streaming. Chunks
-      // stored before a refusal are left to `helix gc` (writeChunks ended their pending write).
+      // The file may grow after fstat, so the ceiling is enforced again while streaming.
       if (isHelixError(err) && err.code === 'I-REQ-TOO-LARGE') throw tooLarge(real, null, maxBytes);
       // Only a failed read of the file is the file's fault; store errors pass through as they are.
       if (isHelixError(err) || (err as NodeJS.ErrnoException).syscall === undefined) throw err;
@@ -108,14 +99,38 @@ export async function importFile(store: Store, policy: Policy, filePath: string,
     } finally {
       stream.destroy();
     }
-    try {
-      return await store.transaction(() => commitArtifact(store, prepared));
-    } catch (err) {
-      // Nothing became visible; release the chunks to gc instead of holding them until exit.
-      await store.transaction(() => discardBlob(store, prepared.blob)).catch(() => undefined);
-      throw err;
-    }
   } finally {
     await handle.close().catch(() => undefined);
+  }
+}
+
+/** What importStream records of the file a stream reads. */
+export interface StreamImport extends ArtifactMeta {
+  readonly maxBytes: number;
+  /** The file's real path and modification time: the artifact's `import` source. */
+  readonly path: string;
+  readonly mtimeMs: number;
+}
+
+/**
+ * Stores the bytes of an opened, already checked file as an artifact (source `import`), visible
+ * in one transaction at the end; I-REQ-TOO-LARGE past maxBytes. Chunks stored before a failure
+ * are left to `helix gc` (writeChunks ended their pending write, ABI-STORE-050).
+ */
+export async function importStream(store: Store, source: AsyncIterable<Uint8Array>, meta: StreamImport): Promise<ArtifactRecord> {
+  const prepared = await prepareArtifact(store, source, {
+    maxBytes: meta.maxBytes,
+    // A read stream hands out a new buffer for every read.
+    ownedPieces: true,
+    label: meta.label,
+    type: meta.type,
+    source: { kind: 'import', path: meta.path, mtime_ms: meta.mtimeMs },
+  });
+  try {
+    return await store.transaction(() => commitArtifact(store, prepared));
+  } catch (err) {
+    // Nothing became visible; release the chunks to gc instead of holding them until exit.
+    await store.transaction(() => discardBlob(store, prepared.blob)).catch(() => undefined);
+    throw err;
   }
 }

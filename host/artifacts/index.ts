@@ -12,7 +12,7 @@ export {
   type PrepareOptions,
   type PreparedArtifact,
 } from './prepare-artifact.js';
-export { importFile } from './import-file.js';
+export { importFile, importStream, type StreamImport } from './import-file.js';
 export { exportArtifact, type ExportOptions } from './export-artifact.js';
 export { getArtifact, listArtifacts, snapshotBoundary, type ListOptions, type SnapshotBoundary } from './query.js';
 export { detectType, MEDIA_TYPES, HEAD_BYTES, type DetectedType } from './detect-type.js';

@@ -18,7 +18,7 @@ import { JournalBuilder, sha256Hex } from './journal.js';
 import { answerVersion, argsError, type AnswerVersion, type BulkName, type Decision, errorAnswer, failure, FORBIDDEN, FORBIDDEN_BYTES, FORBIDDEN_REASONS, fuelFor, isBulkName, okAnswer, wire } from './answers.js';
 import { ReadAhead } from './read-ahead.js';
 import type { RunOutputs, SealedOutput } from './outputs.js';
-import { artifactPort, kvPort, RunLog, SecretSource, systemClock, type LogLine } from './ports.js';
+import { artifactPort, checkpointPort, importPort, kvPort, RunLog, SecretSource, systemClock, type LogLine } from './ports.js';
 import { SecretGuard } from './secret-guard.js';
 import { keyedHex, secretKey } from './secret-key.js';
 import { sealResult } from './seal-result.js';
@@ -104,6 +104,9 @@ export function createBroker(o: BrokerOptions): RunBroker {
   const ctx: CapabilityContext = {
     toolId: o.toolId,
     runId: o.runId,
+    get callSeq() {
+      return calls;
+    },
     manifest: { allow: o.allow, network: o.network },
     policy: o.policy,
     deadlineMs: o.deadlineMs,
@@ -113,6 +116,8 @@ export function createBroker(o: BrokerOptions): RunBroker {
     log,
     secrets,
     clock: systemClock,
+    checkpoints: checkpointPort(o.store, o.toolId),
+    imports: importPort(o.store),
   };
 
   // Records keep their own field names; what the guest made is redacted, keys included.

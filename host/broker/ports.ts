@@ -4,13 +4,14 @@
 import { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { type ArtifactRecord, HelixError, type Policy, SECRET_FILE_MAX_BYTES } from '../../abi/index.js';
-import type { ArtifactPort, ArtifactSummary, ClockPort, KvPort, LogPort, SecretPort } from '../../capabilities/index.js';
-import { getArtifact, listArtifacts } from '../artifacts/index.js';
+import type { ArtifactPort, ArtifactSummary, CapabilityContext, CheckpointPort, ClockPort, ImportPort, KvPort, LogPort, SecretPort } from '../../capabilities/index.js';
+import { getArtifact, importStream, listArtifacts } from '../artifacts/index.js';
 import { readRegularFile } from '../files/pack-files.js';
 import { readBlob, readBlobRange } from '../store/blobs.js';
+import { checkpointGet, checkpointPut } from '../store/checkpoints.js';
 import { kvDelete, kvGet, kvKeys, kvPut } from '../store/kv.js';
 import type { Store } from '../store/open-store.js';
-import type { RunOutputs } from './outputs.js';
+import { RunOutputs } from './outputs.js';
 import type { SecretGuard } from './secret-guard.js';
 
 /** The metadata capabilities return for an artifact. */
@@ -99,6 +100,21 @@ export function kvPort(store: Store, toolId: string, guard?: SecretGuard): KvPor
   };
 }
 
+/** The tool's checkpoints: host-written records, each put committed at once. */
+export function checkpointPort(store: Store, toolId: string): CheckpointPort {
+  return {
+    get: (key) => checkpointGet(store, toolId, key),
+    put: (entries) => checkpointPut(store, toolId, entries),
+  };
+}
+
+/** Files a capability checked, stored as artifacts of their own (not outputs of the run), visible at once. */
+export function importPort(store: Store): ImportPort {
+  return {
+    importStream: async (source, meta) => summarize(await importStream(store, source, meta)),
+  };
+}
+
 /** A line of the run's log. */
 export interface LogLine {
   readonly at: number;
@@ -164,3 +180,29 @@ export class SecretSource implements SecretPort {
 
 /** The wall clock. */
 export const systemClock: ClockPort = { nowUnixMs: () => Date.now() };
+
+/**
+ * A capability context outside a guest's run, for the host itself (a verification's live
+ * answers, a built-in tool acting for the tool that owns a Slurm job): no outputs, no manifest
+ * allowlist, a log that goes nowhere; `imports` refused unless `canImport`.
+ */
+export function hostCapabilityContext(store: Store, policy: Policy, o: { toolId: string; runId: string; deadlineMs: number; signal: AbortSignal; callSeq: () => number; guard?: SecretGuard; canImport: boolean }): CapabilityContext {
+  return {
+    toolId: o.toolId,
+    runId: o.runId,
+    get callSeq() {
+      return o.callSeq();
+    },
+    manifest: { allow: [], network: [] },
+    policy,
+    deadlineMs: o.deadlineMs,
+    signal: o.signal,
+    artifacts: artifactPort(store, new RunOutputs(store, o.runId, [], 0)),
+    kv: kvPort(store, o.toolId),
+    log: new RunLog(Date.now),
+    secrets: new SecretSource(policy, o.guard),
+    clock: systemClock,
+    checkpoints: checkpointPort(store, o.toolId),
+    imports: o.canImport ? importPort(store) : { importStream: () => Promise.reject(new Error('this context stores no artifacts')) },
+  };
+}

@@ -13,9 +13,8 @@ import { answerVersion, errorAnswer, okAnswer } from './broker.js';
 import { sha256Hex } from './journal.js';
 import { keyedHex } from './secret-key.js';
 import { SecretGuard } from './secret-guard.js';
-import { RunOutputs } from './outputs.js';
 import { secretWriteRules } from '../policy/rules.js';
-import { artifactPort, kvPort, RunLog, SecretSource, systemClock } from './ports.js';
+import { hostCapabilityContext } from './ports.js';
 
 /** Where a re-execution first differed from the journal. */
 export interface Departure {
@@ -49,19 +48,8 @@ export function createReplayBroker(store: Store, policy: Policy, runId: string, 
   const guard = new SecretGuard(secretWriteRules(policy));
   // Live access only for what the journal keeps by digest (immutable artifacts) or not at all
   // (secrets); nothing here writes to the store.
-  const live: CapabilityContext = {
-    toolId,
-    runId,
-    manifest: { allow: [], network: [] },
-    policy,
-    deadlineMs: Number.MAX_SAFE_INTEGER,
-    signal: new AbortController().signal,
-    artifacts: artifactPort(store, new RunOutputs(store, runId, [], 0)),
-    kv: kvPort(store, toolId),
-    log: new RunLog(Date.now),
-    secrets: new SecretSource(policy, guard),
-    clock: systemClock,
-  };
+  // A re-execution stores nothing: a capability that imports is journaled by value and answered from the journal.
+  const live: CapabilityContext = hostCapabilityContext(store, policy, { toolId, runId, deadlineMs: Number.MAX_SAFE_INTEGER, signal: new AbortController().signal, callSeq: () => seq, guard, canImport: false });
   const depart = (d: Departure): BrokerAnswer => {
     first ??= d;
     return { kind: 'abort', code: 'P-PRECOND-VERIFY', message: `The re-execution departs from the journal at call ${d.seq}: ${d.reason}`, details: { seq: d.seq } };

@@ -121,7 +121,7 @@ function checkTexts(store: Store, log: CheckLog, database: 'param_sets' | 'polic
   }
 }
 
-/** Small databases: audit, kv, idempotency, active runs, modules, meta, pending writes. */
+/** Small databases: audit, kv, checkpoints, idempotency, active runs, modules, meta, pending writes. */
 function checkTheRest(store: Store, log: CheckLog): void {
   const { db } = storeHandle(store);
   for (const { key, value, error } of walk(db.audit)) {
@@ -132,6 +132,11 @@ function checkTheRest(store: Store, log: CheckLog): void {
   for (const { key, value, error } of walk(db.kv)) {
     log.saw('kv');
     if (error !== undefined || value === undefined || !Array.isArray(key) || key.length !== 2) log.problem('D-DATA-RECORD-INVALID', 'kv', key, error ?? 'the key is not [tool id, key]');
+  }
+  for (const { key, value, error } of walk(db.checkpoints)) {
+    log.saw('checkpoints');
+    const parsed = RECORD_SCHEMAS.checkpoints.safeParse(value);
+    if (error !== undefined || !parsed.success || !Array.isArray(key) || key.length !== 2) log.problem('D-DATA-RECORD-INVALID', 'checkpoints', key, error ?? 'the key is not [tool id, key] or the record is not an object');
   }
   for (const { key, value, error } of walk(db.idempotency)) {
     log.saw('idempotency');

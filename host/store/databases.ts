@@ -39,6 +39,11 @@ export interface StoreDatabases {
   readonly audit: Database<Record<string, unknown>, [number, number, number] | [number]>;
   /** [tool id, key] -> value of the kv capability. */
   readonly kv: Database<unknown, [string, string]>;
+  /**
+   * [tool id, key] -> a capability's checkpoint (a Slurm job's id and directory, say): written by
+   * the host, committed the moment it is put, never reachable by a guest (checkpoints.ts).
+   */
+  readonly checkpoints: Database<unknown, [string, string]>;
   /** idempotency key -> run id. */
   readonly idempotency: Database<string, string>;
   /** [write id, ''] -> owner of an in-progress write; [write id, chunk sha256] -> chunks it relies on (pending.ts). */
@@ -66,6 +71,7 @@ export const STORE_DATABASES: Readonly<Record<StoreDatabaseName, { readonly name
   journal: { name: 'run_journal' },
   audit: { name: 'audit' },
   kv: { name: 'kv' },
+  checkpoints: { name: 'checkpoints' },
   idempotency: { name: 'idempotency', encoding: 'string' },
   pending: { name: 'pending_writes' },
   loadCache: { name: 'load_cache' },

@@ -51,6 +51,7 @@ export const RECORD_SCHEMAS = {
   journal: JournalEntrySchema,
   audit: z.looseObject({ kind: z.string().min(1), at: z.number() }),
   kv: z.unknown(),
+  checkpoints: z.looseObject({}),
   idempotency: z.string().regex(RUN_ID_PATTERN),
   // A pending write's header, or the mark of a chunk it relies on.
   pending: z.union([PendingRecordSchema, z.literal(true)]),

@@ -1,5 +1,6 @@
 // Host built-in tools over the store, called and recorded like any toolpack: artifact_import,
-// artifact_get, artifact_list (snapshot-bounded), artifact_preview, run_get, run_verify. Their ids
+// artifact_get, artifact_list (snapshot-bounded), artifact_preview, run_get, run_verify, and the
+// Slurm jobs' slurm_job_get and slurm_job_collect (slurm-builtins.ts). Their ids
 // live under the reserved `helix.` prefix; the MCP server exposes them by their short names.
 import { realpathSync, statSync } from 'node:fs';
 import { z } from 'zod';
@@ -11,7 +12,9 @@ import type { Store } from '../store/open-store.js';
 import { compileJsonSchema, lazyJsonSchema, type RefValidator, type Validator } from '../loader/json-schema.js';
 import type { JsonSchema } from '../loader/schema-bundle.js';
 import type { ToolLimits } from '../../abi/index.js';
-import type { Tool, ToolOutcome, ToolRunContext } from './tool.js';
+import type { BuiltinSpec } from './builtin-spec.js';
+import { SLURM_BUILTINS } from './slurm-builtins.js';
+import type { Tool, ToolOutcome } from './tool.js';
 
 /** The prefix of built-in tool ids; toolpacks may not use it. */
 export const BUILTIN_PREFIX = 'helix.';
@@ -40,16 +43,6 @@ const RECORD_SCHEMA: JsonSchema = summaryJsonSchema();
 /** The summary of a record, field by field as the zod schema lists them. */
 function summary(a: ArtifactRecord): ArtifactSummary {
   return Object.fromEntries(SUMMARY_KEYS.map((k) => [k, a[k]])) as ArtifactSummary;
-}
-
-interface BuiltinSpec {
-  readonly name: string;
-  readonly description: string;
-  readonly inputSchema: JsonSchema;
-  readonly outputSchema: JsonSchema;
-  readonly boundary?: Tool['snapshotBoundary'];
-  readonly deterministic?: Tool['deterministic'];
-  readonly run: (input: Record<string, unknown>, ctx: ToolRunContext) => unknown;
 }
 
 const RUN_ID = { type: 'string', pattern: '^run_[0-9a-f]{32}$', description: 'A run id, as in a response envelope.' };
@@ -167,6 +160,7 @@ const SPECS: readonly BuiltinSpec[] = [
       return { artifact_id: a.id, type: a.type, ...a.preview };
     },
   },
+  ...SLURM_BUILTINS,
 ];
 
 /**

@@ -104,6 +104,9 @@ export function testContext(options: TestContextOptions = {}): CapabilityContext
     log: unused,
     secrets: unused,
     clock: unused,
+    checkpoints: unused,
+    imports: unused,
+    callSeq: 1,
   };
 }
 

@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { jobStatus, type SlurmJobStatus } from '../../capabilities/slurm-commands.js';
+import { findJobs, jobStatus, type SlurmJobStatus } from '../../capabilities/slurm-commands.js';
 import { runCommand } from './fresh-machine.js';
 
 const SCRIPT = path.resolve(import.meta.dirname, '..', '..', 'scripts', 'services.sh');
@@ -36,4 +36,9 @@ export async function waitForJob(jobId: string, done: (s: SlurmJobStatus) => boo
 /** Polls job `jobId` until it has ended and accounting has its exit code. */
 export function waitForEnd(jobId: string): Promise<SlurmJobStatus> {
   return waitForJob(jobId, (s) => s.state.terminal && s.tasks.every((t) => t.exitCode !== null), 'its end');
+}
+
+/** How many jobs of this user Slurm (controller and accounting) knows by the exact name. */
+export async function jobsNamed(name: string): Promise<number> {
+  return (await findJobs({ name })).length;
 }
