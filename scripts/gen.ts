@@ -1,5 +1,6 @@
-// Generates what must never be edited by hand: the error table in abi/ABI.md and the JSON
-// Schemas in abi/schemas/, both from abi/'s TypeScript. `--check` fails when they are stale.
+// Generates what must never be edited by hand: the error and capability tables in abi/ABI.md,
+// the table of the policy's docker and slurm fields in README.md, and the JSON Schemas in
+// abi/schemas/, all from abi/'s TypeScript. `--check` fails when they are stale.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
@@ -45,7 +46,35 @@ export function generatedFiles(): Map<string, string> {
   }
   const abiMd = path.join(packageRoot(), 'abi', 'ABI.md');
   files.set('abi/ABI.md', withCapabilityTable(withErrorTable(readFileSync(abiMd, 'utf8'))));
+  const readme = path.join(packageRoot(), 'README.md');
+  files.set('README.md', replaceBetween(readFileSync(readme, 'utf8'), 'privileged-policy', privilegedPolicyTable()));
   return files;
+}
+
+interface JsonSchemaNode {
+  readonly type?: string;
+  readonly description?: string;
+  readonly default?: unknown;
+  readonly properties?: Record<string, JsonSchemaNode>;
+  readonly additionalProperties?: JsonSchemaNode | boolean;
+}
+
+/** One row per field of the policy's docker and slurm sections: its path, what it allows, its default. */
+function privilegedPolicyTable(): string {
+  const policy = z.toJSONSchema(PolicySchema, { io: 'input', unrepresentable: 'any' }) as JsonSchemaNode;
+  const rows = ['| field | what it allows | default |', '| --- | --- | --- |'];
+  const walk = (node: JsonSchemaNode, at: string): void => {
+    const record = typeof node.additionalProperties === 'object' ? node.additionalProperties : undefined;
+    const leaf = node.properties === undefined && record?.properties === undefined;
+    if (node.description !== undefined && (leaf || record !== undefined)) {
+      const fallback = node.default === undefined || (typeof node.default === 'object' && node.default !== null && !Array.isArray(node.default)) ? '' : `\`${JSON.stringify(node.default)}\``;
+      rows.push(`| \`${at}\` | ${node.description.replace(/\|/g, '\\|')} | ${fallback} |`);
+    }
+    for (const [name, child] of Object.entries(node.properties ?? {})) walk(child, `${at}.${name}`);
+    if (record?.properties !== undefined) for (const [name, child] of Object.entries(record.properties)) walk(child, `${at}.<${at.endsWith('tools') ? 'tool id' : 'name'}>.${name}`);
+  };
+  for (const section of ['docker', 'slurm']) walk(policy.properties![section]!, section);
+  return rows.join('\n');
 }
 
 function withCapabilityTable(md: string): string {
@@ -61,7 +90,7 @@ function replaceBetween(md: string, marker: string, content: string): string {
   const end = `<!-- ${marker}:end -->`;
   const i = md.indexOf(begin);
   const j = md.indexOf(end);
-  if (i === -1 || j === -1) throw new Error(`abi/ABI.md lacks the ${marker}:begin/${marker}:end markers`);
+  if (i === -1 || j === -1) throw new Error(`the file lacks the ${marker}:begin/${marker}:end markers`);
   return `${md.slice(0, i + begin.length)}\n${content}\n${md.slice(j)}`;
 }
 
