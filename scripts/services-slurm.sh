@@ -45,6 +45,10 @@ SlurmdPidFile=$STATE/run/own/slurmd.pid
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/linux
+# Without cgroups, memory is enforced by sampling: a step over its --mem is killed within a
+# second and the job ends OUT_OF_MEMORY, as on a cluster with cgroup limits.
+JobAcctGatherFrequency=task=1
+JobAcctGatherParams=OverMemoryKill
 AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageHost=localhost
 # Connections to slurmdbd take their munge socket from here, not from AuthInfo.

@@ -1,7 +1,9 @@
 // slurm.status through every state the single-node cluster of scripts/services.sh can produce
 // for a job a tool submitted: running, pending (held by the operator with scontrol while the
 // node is full), cancelled through slurm.cancel, completed once released, failed with its exit
-// code, and timeout past a one-minute limit. Each answer comes through a real guest and broker.
+// code, timeout past a one-minute limit, and killed past its --mem. Each answer comes through a real guest and broker.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSlurmCommand } from '../capabilities/slurm-commands.js';
 import { onJob, startSlurmHost, type SlurmHost } from './helpers/slurm-host.js';
@@ -61,5 +63,17 @@ describe('slurm.status on a real cluster', () => {
     const jobId = await h.submitted({ argv: ['/bin/sleep', '600'], limits: { time_minutes: 1 }, key: 'overtime' });
     await waitForEnd(jobId);
     expect(await status(jobId)).toMatchObject({ state: 'timeout', terminal: true, slurm_state: 'TIMEOUT' });
+  }, JOB_BOUND_MS);
+
+  it('kills a job past its memory limit and reports it failed by signal 9, the step killed for its memory', async () => {
+    // 512 MiB held against a 64 MiB limit: the node's sampling (OverMemoryKill) kills the step
+    // within a second. Slurm reports OUT_OF_MEMORY only where cgroups count an OOM kill; here the
+    // job ends FAILED with signal 9 and the step's stderr says why.
+    const hog = 'const a = []; for (let i = 0; i < 32; i++) a.push(Buffer.alloc(1 << 24, 1)); setTimeout(() => a.length, 120000);';
+    const jobId = await h.submitted({ argv: [process.execPath, '-e', hog], limits: { memory_mib: 64 }, key: 'hog' });
+    await waitForEnd(jobId);
+    expect(await status(jobId)).toMatchObject({ state: 'failed', terminal: true, slurm_state: 'FAILED', signal: 9 });
+    const dir = readdirSync(h.work).find((d) => d.endsWith('.k-hog'))!;
+    expect(readFileSync(path.join(h.work, dir, 'meta', 'stderr'), 'utf8')).toMatch(/exceeded memory limit/);
   }, JOB_BOUND_MS);
 });
