@@ -13,12 +13,11 @@ import { ResponseEnvelopeSchema, type ResponseEnvelope } from '../abi/index.js';
 import { LABEL_RUN } from '../capabilities/docker-container.js';
 import { createHost, type Host } from '../host/index.js';
 import { packageRoot } from '../host/paths.js';
-import { containersCreated, eventsSince, UP_BOUND_MS, upDocker } from './helpers/docker-services.js';
+import { containersCreated, eventsSince, UP_BOUND_MS, upDocker, CALL_BOUND_MS } from './helpers/docker-services.js';
 import { serveInMemory } from './helpers/mcp-memory.js';
 import { runCli } from './helpers/run-cli.js';
 import { tempDir } from './helpers/toolpack.js';
 
-const CALL_BOUND_MS = 120_000;
 const FASTA = '>a desc\nACGTACGTGGNN\nACG\n>b\nGGCC\n>c\nAT-GC.ATTA\n';
 const home = tempDir('helix-home-');
 const plugins = tempDir('helix-plugins-');

@@ -11,11 +11,9 @@ import { HelixError, PolicySchema, type Policy } from '../abi/index.js';
 import { LABEL_HOST, LABEL_PID, LABEL_RUN, sweepLeftovers } from '../capabilities/docker-container.js';
 import { createDockerRun, type DockerRunResult } from '../capabilities/docker-run.js';
 import type { CapabilityContext } from '../capabilities/index.js';
-import { UP_BOUND_MS, upDocker } from './helpers/docker-services.js';
+import { UP_BOUND_MS, upDocker, CALL_BOUND_MS } from './helpers/docker-services.js';
 import { testContext } from './helpers/http-test-kit.js';
 
-// A container starts in well under a second on an idle machine, far slower on a loaded one.
-const CALL_BOUND_MS = 120_000;
 const MISSING = `sha256:${'e'.repeat(64)}`;
 const HOST = `helix-test-${randomUUID()}`;
 

@@ -12,12 +12,10 @@ import { LABEL_RUN } from '../capabilities/docker-container.js';
 import { createHost, type Host } from '../host/index.js';
 import { compileGuest } from './helpers/as-guest.js';
 import { call, formsIn, formsInTree, MARKER, SECRET, type Answer } from './helpers/secret-kit.js';
-import { upDocker, UP_BOUND_MS } from './helpers/docker-services.js';
+import { upDocker, UP_BOUND_MS, CALL_BOUND_MS, GUEST_LIMITS as limits } from './helpers/docker-services.js';
 import { pluginsDir, tempDir } from './helpers/toolpack.js';
 
-const CALL_BOUND_MS = 120_000;
 const ENV_SOURCE = 'HELIX_TEST_DOCKER_SECRET';
-const limits = { maxInputBytes: 100_000, maxOutputBytes: 4_000_000, fuel: 5e9, maxMemoryPages: 1024, maxCapabilityCalls: 100 };
 const home = tempDir('helix-docker-secret-home-');
 let host: Host;
 let plugins: { dir: string; cleanup: () => void };

@@ -11,10 +11,9 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { helixHostName, LABEL_HOST, LABEL_PID, LABEL_RUN } from '../capabilities/docker-container.js';
 import { createHost, type HostOptions } from '../host/index.js';
 import { loadPolicy } from '../host/policy/load-policy.js';
-import { UP_BOUND_MS, upDocker } from './helpers/docker-services.js';
+import { UP_BOUND_MS, upDocker, CALL_BOUND_MS } from './helpers/docker-services.js';
 import { tempDir } from './helpers/toolpack.js';
 
-const CALL_BOUND_MS = 120_000;
 const DEAD_PID = 2 ** 22 + 1; // above Linux's pid_max: no process has it
 const cleanups: Array<() => void | Promise<void>> = [];
 let image: string;

@@ -12,11 +12,9 @@ import { hostStore } from '../host/host.js';
 import { createHost, type Host } from '../host/index.js';
 import { getRun } from '../host/runs/run-store.js';
 import { compileGuest } from './helpers/as-guest.js';
-import { type Answer, containersCreated, eventsSince, UP_BOUND_MS, upDocker } from './helpers/docker-services.js';
+import { type Answer, containersCreated, eventsSince, UP_BOUND_MS, upDocker, CALL_BOUND_MS, GUEST_LIMITS as limits } from './helpers/docker-services.js';
 import { pluginsDir, tempDir } from './helpers/toolpack.js';
 
-const CALL_BOUND_MS = 120_000;
-const limits = { maxInputBytes: 100_000, maxOutputBytes: 4_000_000, fuel: 5e9, maxMemoryPages: 1024, maxCapabilityCalls: 100 };
 const FASTA = '>a\nACGTACGTGG\n>b\nGGCC\n';
 const home = tempDir('helix-home-');
 const work = tempDir('helix-work-');

@@ -12,6 +12,10 @@ const SCRIPT = path.resolve(import.meta.dirname, '..', '..', 'scripts', 'service
 const STATE = process.env.HELIX_SERVICES_DIR ?? '/var/lib/helix-services';
 /** Installing docker.io on a fresh machine takes minutes; the bound only stops a hang. */
 export const UP_BOUND_MS = 20 * 60_000;
+/** A call that starts a container: well under a second on an idle machine, far slower on a loaded one; the bound only stops a hang. */
+export const CALL_BOUND_MS = 120_000;
+/** The limits of the Docker tests' guest toolpacks. */
+export const GUEST_LIMITS = { maxInputBytes: 100_000, maxOutputBytes: 4_000_000, fuel: 5e9, maxMemoryPages: 1024, maxCapabilityCalls: 100 };
 /** The name of the image scripts/services.sh builds. */
 export const SEQKIT_IMAGE_NAME = 'helix-seqkit:local';
 
