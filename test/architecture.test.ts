@@ -30,6 +30,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['host/call.ts'],
   ['host/host.ts'],
   ['host/mcp', 'host/devloop', 'host/toolchain', 'host/fanout'],
+  ['conformance'],
   ['host/cli', 'host/index.ts'],
 ];
 
@@ -46,7 +47,7 @@ function floorOf(room: string): number {
   return floor;
 }
 
-const files = sourceFiles(ROOT, ['abi', 'capabilities', 'host']);
+const files = sourceFiles(ROOT, ['abi', 'capabilities', 'host', 'conformance']);
 const edges = importEdges(ROOT, files);
 
 describe('the import graph', () => {

@@ -129,4 +129,13 @@ registerJobCommands(program);
 
 registerStoreCommands(program);
 
+program
+  .command('conformance')
+  .description('run the conformance suite against this host: adversarial modules and requests, each check tied to requirement ids of abi/ABI.md, after each a well-behaved call on the same host (exit 0 all passed and every requirement has a check, 1 otherwise, 2 bad usage)')
+  .option('--engine <engine>', 'run the checks of this engine only: helix (helix/v1 modules), extism (extism/v1 plugins), container (Docker and Slurm, which must be running); repeat or separate with commas (default: all three)', collect)
+  .option('--only <selector>', 'run only the checks with this id, in this category, or citing this ABI id (e.g. cpu.infinite-loop, cpu, ABI-FUEL-001); repeat or separate with commas', collect)
+  .option('--json <file>', 'write the report as JSON to FILE')
+  .option('--html <file>', 'write the report as an HTML page to FILE')
+  .action(lazy(() => import('./conformance-command.js'), (m) => m.conformanceCommand));
+
 await program.parseAsync(process.argv);

@@ -51,7 +51,7 @@ export function formsInTree(dir: string): string[] {
   return found;
 }
 
-/** Guest templates (test/fixtures/guests/secret-paths.ts), one per covered form and alignment. */
+/** Guest templates (conformance/assembly/secret-paths.ts), one per covered form and alignment. */
 export const TEMPLATES: ReadonlyArray<readonly [string, string]> = [
   ['raw', '{{raw}}'],
   ['json', '{{json}}'],

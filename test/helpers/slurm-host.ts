@@ -1,4 +1,4 @@
-// A real host whose script guest (test/fixtures/guests/script.ts) reaches the slurm capabilities:
+// A real host whose script guest (conformance/assembly/script.ts) reaches the slurm capabilities:
 // tools s.granted and s.other granted them by exact name, s.wildcard only by a wildcard, a policy
 // whose slurm section allows the debug partition and the normal QOS under a fresh work root.
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';

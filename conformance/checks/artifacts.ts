@@ -1,0 +1,4 @@
+// Conformance checks: artifacts.
+import type { Check } from '../check.js';
+
+export const artifactChecks: readonly Check[] = [];

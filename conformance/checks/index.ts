@@ -1,0 +1,37 @@
+// Every conformance check, by category, in the report's order. Each category's checks live in
+// a file of their own; coverage.ts holds them to abi/ABI.md.
+import type { Check } from '../check.js';
+import { artifactChecks } from './artifacts.js';
+import { capabilityChecks } from './capabilities.js';
+import { cpuChecks } from './cpu.js';
+import { decisionChecks } from './decisions.js';
+import { fileChecks } from './files.js';
+import { fuzzChecks } from './fuzz.js';
+import { identityChecks } from './identity.js';
+import { ioChecks } from './io.js';
+import { isolationChecks } from './isolation.js';
+import { mcpChecks } from './mcp.js';
+import { memoryChecks } from './memory.js';
+import { moduleChecks } from './module.js';
+import { privilegedChecks } from './privileged.js';
+import { secretChecks } from './secrets.js';
+import { storeChecks } from './store.js';
+
+/** All checks. */
+export const CHECKS: readonly Check[] = [
+  ...moduleChecks,
+  ...cpuChecks,
+  ...memoryChecks,
+  ...ioChecks,
+  ...decisionChecks,
+  ...capabilityChecks,
+  ...privilegedChecks,
+  ...artifactChecks,
+  ...fileChecks,
+  ...secretChecks,
+  ...identityChecks,
+  ...storeChecks,
+  ...isolationChecks,
+  ...mcpChecks,
+  ...fuzzChecks,
+];

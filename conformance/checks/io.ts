@@ -1,0 +1,4 @@
+// Conformance checks: io.
+import type { Check } from '../check.js';
+
+export const ioChecks: readonly Check[] = [];

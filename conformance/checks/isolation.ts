@@ -1,0 +1,4 @@
+// Conformance checks: isolation.
+import type { Check } from '../check.js';
+
+export const isolationChecks: readonly Check[] = [];

@@ -1,0 +1,4 @@
+// Conformance checks: mcp.
+import type { Check } from '../check.js';
+
+export const mcpChecks: readonly Check[] = [];
