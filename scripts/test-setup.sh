@@ -4,6 +4,8 @@
 #   openssl      a throwaway certificate for the HTTPS capability tests
 #   clang, lld   the C guest SDK and the C toolpacks (clang --target=wasm32, wasm-ld)
 #   seqkit       the reference the bundled sequence tools are checked against
+#   chromium     opens the conformance report as a reviewer's browser would (headless), and
+#                takes its screenshot
 #   gdb          pauses LMDB inside a close for the store lifecycle test; backtraces of crashed
 #                processes in the store stress run
 set -eu
@@ -14,6 +16,7 @@ command -v clang >/dev/null 2>&1 || need="$need clang"
 command -v wasm-ld >/dev/null 2>&1 || need="$need lld"
 command -v seqkit >/dev/null 2>&1 || need="$need seqkit"
 command -v gdb >/dev/null 2>&1 || need="$need gdb"
+command -v chromium >/dev/null 2>&1 || need="$need chromium"
 need="${need# }"
 [ -z "$need" ] && exit 0
 
