@@ -64,6 +64,9 @@ describe('helix installed from a packed tarball outside the repository', () => {
       'sdk-guest/GUIDE.md',
       'abi/ABI.md',
       'abi/schemas/tool-manifest.json',
+      'dist/conformance/runner.js',
+      'conformance/assembly/script.ts',
+      'conformance/THREAT-MODEL.md',
       'node_modules/@helix/sdk-as/assembly/index.ts',
       'node_modules/@extism/as-pdk/index.ts',
     ]) {
@@ -76,6 +79,17 @@ describe('helix installed from a packed tarball outside the repository', () => {
   it('npx helix --version prints the version', async () => {
     const run = await helix(['--version'], author);
     expect({ ...ended(run), stdout: run.stdout }).toEqual({ code: 0, stderr: '', stdout: `${VERSION}\n` });
+  }, COMMAND_BOUND_MS + 60_000);
+
+  it('npx helix conformance runs checks of the installed package (WAT and AssemblyScript modules built there) and writes its reports', async () => {
+    const json = path.join(author, 'conformance.json');
+    const run = await helix(['conformance', '--engine', 'helix', '--only', 'cpu.infinite-loop', '--only', 'ABI-CAP-002', '--json', json, '--html', path.join(author, 'conformance.html')], author);
+    const report = JSON.parse(readFileSync(json, 'utf8')) as { summary: { total: number; failed: number }; results: { id: string; sources: { lang: string }[] }[] };
+    expect(report.summary.failed).toBe(0);
+    expect(report.summary.total).toBeGreaterThanOrEqual(2);
+    expect(report.results.flatMap((r) => r.sources.map((s) => s.lang))).toEqual(expect.arrayContaining(['wat', 'assemblyscript']));
+    // Every check that ran passed; the exit is 0 only when the suite also covers all of ABI.md.
+    expect(ended(run)).toEqual({ code: 0, stderr: '' });
   }, COMMAND_BOUND_MS + 60_000);
 
   // The walkthrough of sdk-guest/GUIDE.md, section 2: new, build, test, import, call.
