@@ -3,10 +3,17 @@
 // output that is not UTF-8, not JSON, not an envelope, not within the JSON bounds or not valid
 // against the output schema, requests a client should never be able to slip past the host, and the
 // extism/v1 ways of answering. Each ends in one envelope with its exact code; the host serves on.
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { packageRoot } from '../../host/paths.js';
 import { hostStore } from '../../host/host.js';
 import { verifyRun } from '../../host/runs/verify.js';
 import { readModuleRecord } from '../../host/store/modules.js';
+import { loadExtism } from '../../host/engine/extism.js';
+import type { ResponseEnvelope } from '../../abi/index.js';
 import { CheckFailure, expect, expectOutcome, expectSuccess, type Check } from '../check.js';
 import { extismWat, KERNEL, EMIT } from '../kit/extism-wat.js';
 import { abiPrelude, echoModule, numberResultModule, watString } from '../kit/guest-wat.js';
@@ -34,6 +41,58 @@ const extismOutput = (bytes: Uint8Array | string): string => {
 const hasLoneSurrogate = (v: unknown): boolean => /\\ud[89a-f][0-9a-f]{2}/i.test(JSON.stringify(v) ?? '');
 
 const numberModule = (body: string, extra = '', locals = ''): string => numberResultModule(body, { extra, locals });
+
+/** Extra kernel imports of the hostile kernel plugins. */
+const MORE_KERNEL = `
+  (import "extism:host/env" "free" (func $free (param i64)))
+  (import "extism:host/env" "load_u8" (func $load_u8 (param i64) (result i32)))
+  (import "extism:host/env" "load_u64" (func $load_u64 (param i64) (result i64)))`;
+
+/** extism/v1 plugins misusing the Extism kernel, each with `run`; the data at 0 is {"a":1}. */
+const KERNEL_ABUSE: Record<string, string> = {
+  short_len: '(call $output_set (call $emit (i32.const 0) (i32.const 7)) (i64.const 3)) (i32.const 0)',
+  long_len: '(call $output_set (call $emit (i32.const 0) (i32.const 7)) (i64.const 4000)) (i32.const 0)',
+  load_u8_nothing: '(i32.store8 (i32.const 5) (i32.add (i32.const 48) (call $load_u8 (i64.const 0x0123000000000000)))) (call $output_set (call $emit (i32.const 0) (i32.const 7)) (i64.const 7)) (i32.const 0)',
+  load_u64_nothing: '(drop (call $load_u64 (i64.const 0x0123000000000000))) (i32.const 0)',
+  store_past_end: '(local $b i64) (local.set $b (call $emit (i32.const 0) (i32.const 7))) (call $store_u8 (i64.add (local.get $b) (i64.const 7)) (i32.const 65)) (call $output_set (local.get $b) (i64.const 7)) (i32.const 0)',
+  error_then_free: '(local $b i64) (local.set $b (call $emit (i32.const 0) (i32.const 7))) (call $error_set (local.get $b)) (call $free (local.get $b)) (i32.const 0)',
+  set_missing_block: '(call $output_set (i64.const 0x7fff000000000000) (i64.const 1)) (i32.const 0)',
+  output_then_error: '(call $output_set (call $emit (i32.const 0) (i32.const 7)) (i64.const 7)) (call $error_set (call $emit (i32.const 0) (i32.const 7))) (i32.const 1)',
+};
+const kernelAbuse = (body: string): string => `(module ${KERNEL} ${MORE_KERNEL}
+  (import "extism:host/user" "helix_capability_call" (func $cap (param i64) (result i64)))
+  (memory (export "memory") 1)
+  (data (i32.const 0) "{\\"a\\":1}")
+  ${EMIT}
+  (func (export "run") (result i32) ${body}))`;
+
+/** How @extism/extism 2.0.0-rc13 in worker mode, configured as Helix configures it, ends one call of `bytes`. */
+async function referenceCall(bytes: Uint8Array, input: Uint8Array, pages: number): Promise<{ kind: 'output'; bytes: Uint8Array | null } | { kind: 'plugin-error'; text: string } | { kind: 'failure'; message: string }> {
+  const createPlugin = await loadExtism();
+  const plugin = await createPlugin(
+    { wasm: [{ data: bytes }] },
+    {
+      runInWorker: true,
+      useWasi: false,
+      logLevel: 'silent',
+      functions: { 'extism:host/user': { helix_capability_call: () => { throw new Error('no capabilities here'); } } },
+      memory: { maxPages: pages, maxVarBytes: pages * 65_536, maxHttpResponseBytes: 0 },
+      allowedHosts: [],
+      timeoutMs: null,
+      sharedArrayBufferSize: 1 << 20,
+    } as never,
+  );
+  try {
+    const out = await plugin.call('run', input);
+    return { kind: 'output', bytes: out === null ? null : out.bytes().slice() };
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String((err as { message?: unknown }).message ?? err);
+    const prefix = 'Plugin-originated error: ';
+    return message.startsWith(prefix) ? { kind: 'plugin-error', text: message.slice(prefix.length) } : { kind: 'failure', message };
+  } finally {
+    await plugin.close();
+  }
+}
 
 export const ioChecks: readonly Check[] = [
   {
@@ -81,13 +140,15 @@ export const ioChecks: readonly Check[] = [
     category: 'io',
     abi: ['ABI-CALL-004'],
     engines: ['helix'],
-    expected: 'terminal_error S-TOOL-BAD-POINTER for each: ptr at the end of memory, ptr+len one past it, ptr 0xFFFFFFF0 with len 0x20 (wraps to 0x10), len 0xFFFFFFFF, ptr 0xFFFFFFFF; the host reads nothing outside the guest',
+    expected: 'terminal_error S-TOOL-BAD-POINTER for each: ptr at the end of memory, ptr+len one past it, ptr 0xFFFFFFF0 with len 0x20 (wraps to 0x10), len 0xFFFFFFFF, ptr 0xFFFFFFFF; the host reads nothing outside the guest; an envelope in the last 27 bytes of memory is read (success)',
     packs: () => [
       { id: 'io.ptr_at_end', module: packedResultModule('0x0001000000000001') },
       { id: 'io.ptr_len_past_end', module: packedResultModule('0x0000fff000000011') },
       { id: 'io.ptr_wraps', module: packedResultModule('0xfffffff000000020') },
       { id: 'io.len_huge', module: packedResultModule('0x00000010ffffffff') },
       { id: 'io.ptr_max', module: packedResultModule('0xffffffff00000001') },
+      // The edge inside: an envelope in the last 27 bytes of the page is read.
+      { id: 'io.ptr_last_bytes', module: `(module ${abiPrelude()} (data (i32.const 65509) "${watString('{"status":"ok","output":{}}')}") (func (export "execute") (param i32 i32) (result i64) (i64.const 0x0000ffe50000001b)))` },
     ],
     async run(ctx) {
       const seen: Record<string, unknown> = {};
@@ -96,7 +157,7 @@ export const ioChecks: readonly Check[] = [
         await expectGuestFault(ctx, r, 'S-TOOL-BAD-POINTER');
         seen[tool] = r.error?.details;
       }
-      // The edge that is inside: the last byte of memory is fine (a 1-byte output there is "}" — not JSON, but read).
+      expectSuccess(await ctx.call('io.ptr_last_bytes', {}));
       ctx.observe('details', seen);
     },
   },
@@ -617,6 +678,54 @@ export const ioChecks: readonly Check[] = [
     },
   },
   {
+    id: 'io.cli-json-bounds',
+    title: 'helix call refuses deep, inexact and non-UTF-8 input as one envelope, with pointers and quotes cut to 512 characters and kept Unicode text',
+    category: 'io',
+    abi: ['ABI-JSON-001', 'ABI-JSON-003', 'ABI-JSON-007'],
+    engines: ['helix'],
+    expected: 'exit 2 and exactly one envelope line each: I-REQ-JSON-DEPTH at /input/a…/a (64) for 1,600 levels given as --input text; I-REQ-JSON-NUMBER quoting 9007199254740993 as written, and a 701-digit literal cut with …; I-REQ-JSON for an --input-file that is not UTF-8; for a member name of 600 characters ending in a lone surrogate, a pointer of at most 512 characters ending in "…" and holding no lone surrogate; no stack trace on stderr',
+    packs: () => [{ id: 'io.echo', module: echoModule() }],
+    async run(ctx) {
+      const cli = path.join(packageRoot(), 'dist', 'host', 'cli', 'main.js');
+      const plugins = await ctx.pluginsDir();
+      const exec = promisify(execFile);
+      let homes = 0;
+      const helixCall = async (source: string[]): Promise<{ code: number; envelope: ResponseEnvelope }> => {
+        // A home of its own per process, so the processes can run side by side.
+        const home = path.join(ctx.env.dir, `cli-home-${(homes += 1)}`);
+        const r = await exec(process.execPath, [cli, 'call', 'io.echo', '--plugins', plugins, '--home', home, '--compact', ...source], { maxBuffer: 64 << 20, timeout: 30_000 }).then(
+          (x) => ({ code: 0, stdout: x.stdout, stderr: x.stderr }),
+          (e: { code: number; stdout: string; stderr: string }) => e,
+        );
+        const lines = r.stdout.trim().split('\n');
+        expect(lines.length === 1, `helix call printed ${lines.length} lines: ${r.stdout.slice(0, 300)} ${r.stderr.slice(0, 300)}`);
+        expect(!/\n\s+at /.test(r.stderr), `a stack trace on stderr: ${r.stderr.slice(0, 400)}`);
+        return { code: r.code, envelope: JSON.parse(lines[0]!) as ResponseEnvelope };
+      };
+      const latin1 = path.join(ctx.env.dir, 'latin1.json');
+      writeFileSync(latin1, Buffer.from([0x7b, 0x22, 0x73, 0x22, 0x3a, 0x22, 0xe9, 0x22, 0x7d]));
+      const [deep, number, notUtf8, longName, longValue] = await Promise.all([
+        helixCall(['--input', nestedObjects(1600)]),
+        helixCall(['--input', '{"n":9007199254740993}']),
+        helixCall(['--input-file', latin1]),
+        helixCall(['--input', `{"${'k'.repeat(600)}\\ud800":1}`]),
+        helixCall(['--input', `{"k":[${'1,'.repeat(10)}1${'0'.repeat(700)}]}`]),
+      ]);
+      for (const r of [deep, number, notUtf8, longName, longValue]) expect(r.code === 2, `exit ${r.code} for ${r.envelope.error?.code}`);
+      expectRefused(deep.envelope, 'I-REQ-JSON-DEPTH', { pointer: aPointer('/input', 64), max_depth: 64 });
+      expectRefused(number.envelope, 'I-REQ-JSON-NUMBER', { pointer: '/input/n' });
+      expect(number.envelope.error!.message.includes('9007199254740993'), `the message does not quote the literal as written: ${number.envelope.error!.message}`);
+      expectRefused(notUtf8.envelope, 'I-REQ-JSON');
+      expectRefused(longName.envelope, 'I-REQ-JSON-VALUE');
+      const pointer = String(longName.envelope.error!.details.pointer);
+      expect(pointer.length <= 512 && pointer.endsWith('…') && !hasLoneSurrogate(longName.envelope.error), `the pointer is ${pointer.length} characters: ${JSON.stringify(pointer.slice(-40))}`);
+      expectRefused(longValue.envelope, 'I-REQ-JSON-NUMBER', { pointer: '/input/k/10' });
+      expect(longValue.envelope.error!.message.length < 1400 && longValue.envelope.error!.message.includes('…'), `a 701-digit literal is not cut in the message: ${longValue.envelope.error!.message.length} characters`);
+      ctx.observe('long_name_pointer_chars', pointer.length);
+      ctx.observe('depth', deep.envelope.error);
+    },
+  },
+  {
     id: 'io.not-json-data',
     title: 'host.call never throws for values that are not JSON data: cycles, shared nodes, BigInt, getters, Proxies, holes',
     category: 'io',
@@ -775,7 +884,7 @@ export const ioChecks: readonly Check[] = [
     category: 'io',
     abi: ['ABI-EXTISM-011', 'ABI-EXTISM-009'],
     engines: ['extism'],
-    expected: 'output_set with a shorter length outputs the whole block; output_set past the block traps; a load from no block reads 0 as an i32; a kernel error caught by the plugin is not a decision (success); uncaught it is S-TOOL-TRAP with the kernel message in details.trap; filling the kernel memory makes alloc return 0 at the cap (a tool fault, never S-TOOL-WORKER-LOST)',
+    expected: 'output_set with a shorter length outputs the whole block; output_set past the block is S-TOOL-TRAP "length longer than target block"; a load from no block reads 0 as an i32; a kernel error caught by the plugin is not a decision (success); uncaught it is S-TOOL-TRAP with the kernel message in details.trap; filling the kernel memory makes alloc return 0 at the cap, so the plugin goes on and ends without output (S-TOOL-OUTPUT-JSON, never S-TOOL-WORKER-LOST)',
     packs: (engine) => [
       // The block holds {"a":1} (7 bytes); output_set is told 3.
       ioPack(engine, 'io.short_len', extismWat('(call $output_set (call $emit (i32.const 0) (i32.const 7)) (i64.const 3)) (i32.const 0)', { data: watString('{"a":1}') })),
@@ -801,7 +910,7 @@ export const ioChecks: readonly Check[] = [
       const short = expectSuccess(await ctx.call('io.short_len', {}));
       expect(JSON.stringify(short) === '{"a":1}', `output_set with a shorter length gave ${JSON.stringify(short)}`);
       const long = await ctx.call('io.long_len', {});
-      expect(long.status === 'terminal_error' && long.error!.code.startsWith('S-TOOL-'), `output_set past its block answered ${long.status} ${long.error?.code}`);
+      await expectGuestFault(ctx, long, 'S-TOOL-TRAP', { trap: 'length longer than target block' });
       ctx.observe('long_len', long.error);
       const loaded = expectSuccess(await ctx.call('io.load_nothing', {}));
       expect(JSON.stringify(loaded) === '{"v":0}', `a load from no block read ${JSON.stringify(loaded)}`);
@@ -811,8 +920,51 @@ export const ioChecks: readonly Check[] = [
       expect(typeof uncaught.error!.details.trap === 'string' && String(uncaught.error!.details.trap).length > 0, `no kernel message in details.trap: ${JSON.stringify(uncaught.error!.details)}`);
       ctx.observe('kernel_trap', uncaught.error!.details.trap);
       const fill = await ctx.call('io.fill', {});
-      expect(fill.status === 'terminal_error' && fill.error!.code.startsWith('S-TOOL-') && fill.error!.code !== 'S-TOOL-WORKER-LOST', `filling the kernel memory answered ${fill.status} ${fill.error?.code}`);
+      // The plugin leaves its loop only when alloc answers 0, and then returns without an output: no output is not JSON.
+      await expectGuestFault(ctx, fill, 'S-TOOL-OUTPUT-JSON');
       ctx.observe('fill', fill.error);
+    },
+  },
+  {
+    id: 'io.extism-kernel-as-reference',
+    title: 'Plugins misusing the Extism kernel end on Helix as they end on @extism/extism itself',
+    category: 'io',
+    abi: ['ABI-EXTISM-011', 'ABI-EXTISM-007', 'ABI-EXTISM-008'],
+    engines: ['extism'],
+    expected: `for each of ${Object.keys(KERNEL_ABUSE).join(', ')}: the reference's output is Helix's success (or S-TOOL-OUTPUT-JSON when it is no JSON), its kernel failure is Helix's S-TOOL-TRAP with the same message in details.trap, its plugin error Helix's S-TOOL-EXTISM-ERROR or the tool's own error`,
+    packs: (engine) => Object.entries(KERNEL_ABUSE).map(([name, body]) => ioPack(engine, `io.k_${name}`, kernelAbuse(body))),
+    async run(ctx) {
+      const seen: Record<string, string> = {};
+      for (const [name, body] of Object.entries(KERNEL_ABUSE)) {
+        const bytes = await wat2wasm(kernelAbuse(body), `${name}.wat`);
+        const ref = await referenceCall(bytes, new TextEncoder().encode('{}'), IO_LIMITS.maxMemoryPages);
+        const r = await ctx.call(`io.k_${name}`, {});
+        const where = `${name}: the reference gave ${JSON.stringify(ref.kind === 'output' ? { output: ref.bytes === null ? null : new TextDecoder().decode(ref.bytes) } : ref)}, Helix ${r.status} ${r.error?.code ?? JSON.stringify(r.output)}`;
+        if (ref.kind === 'failure') {
+          expect(r.error?.code === 'S-TOOL-TRAP' && r.error.details.trap === ref.message, where);
+        } else if (ref.kind === 'plugin-error') {
+          let parsed: unknown;
+          try {
+            parsed = JSON.parse(ref.text);
+          } catch {
+            parsed = undefined;
+          }
+          if (typeof parsed === 'object' && parsed !== null && 'code' in parsed) expect(r.error?.code === (parsed as { code: string }).code, where);
+          else expect(r.error?.code === 'S-TOOL-EXTISM-ERROR' && r.error.details.plugin_error === ref.text, where);
+        } else {
+          let json: unknown;
+          let isJson = true;
+          try {
+            json = JSON.parse(new TextDecoder().decode(ref.bytes ?? new Uint8Array(0)));
+          } catch {
+            isJson = false;
+          }
+          if (isJson) expect(r.status === 'success' && JSON.stringify(r.output) === JSON.stringify(json), where);
+          else expect(r.error?.code === 'S-TOOL-OUTPUT-JSON', where);
+        }
+        seen[name] = `${ref.kind === 'failure' ? `kernel failure "${ref.message}"` : ref.kind} -> ${r.status}${r.error === undefined ? '' : ` ${r.error.code}`}`;
+      }
+      ctx.observe('outcomes', seen);
     },
   },
   {
