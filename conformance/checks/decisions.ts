@@ -27,7 +27,7 @@ import {
   throwingGuest,
   throwingPlugin,
 } from '../kit/io-guests.js';
-import { capabilityAuditOf, expectDetails, expectGuestFault, IO_LIMITS, ioPack, journalOf } from '../kit/io-support.js';
+import { capabilityAuditOf, expectDetails, expectGuestFault, IO_LIMITS, ioPack, journalOf, runOf } from '../kit/io-support.js';
 
 const BOTH = ['helix', 'extism'] as const;
 const CLOCK = { abiVersion: 1, allow: ['clock.now_unix'] };
@@ -40,7 +40,7 @@ export const decisionChecks: readonly Check[] = [
     category: 'decisions',
     abi: ['ABI-FINAL-001', 'ABI-FINAL-002', 'ABI-FINAL-006', 'ABI-CAP-003'],
     engines: BOTH,
-    expected: 'retryable_error R-CAP-CALL-LIMIT with details.max_capability_calls N (20 helix, 10 extism); the journal holds N ok entries and one abort, the audit N + 1 capability records (one aborted); the store grows by less than 1 MiB; fuel_used is below the budget',
+    expected: 'retryable_error R-CAP-CALL-LIMIT with details.max_capability_calls N (20 helix, 10 extism); the journal holds N ok entries and one abort, the audit N + 1 capability records (one aborted); the run is recorded failed with R-CAP-CALL-LIMIT; the store grows by less than 1 MiB; fuel_used is below the budget',
     packs: (engine) => {
       const ceiling = engine === 'extism' ? 10 : 20;
       return [ioPack(engine, 'd.storm', engine === 'extism' ? stormPlugin(100_000) : stormGuest(100_000), { timeoutMs: 60_000, capabilities: CLOCK, limits: { ...IO_LIMITS, fuel: 10_000_000_000, maxCapabilityCalls: ceiling } })];
@@ -58,6 +58,9 @@ export const decisionChecks: readonly Check[] = [
       expect(journal.slice(0, ceiling).every((e) => e.outcome === 'ok') && journal[ceiling]!.outcome === 'abort', `journal outcomes ${journal.map((e) => e.outcome).join(',')}`);
       const audit = await capabilityAuditOf(ctx, r);
       expect(audit.length === ceiling + 1 && audit.filter((a) => a.decision === 'aborted').length === 1, `the audit holds ${audit.length} records (${audit.map((a) => a.decision).join(',')})`);
+      const run = await runOf(ctx, r);
+      const recorded = (run?.result as { error?: { code?: string } } | null | undefined)?.error?.code;
+      expect(run?.status === 'failed' && recorded === 'R-CAP-CALL-LIMIT', `the run is recorded ${run?.status} ${recorded}`);
       const grown = statSync(store.path).size - before;
       expect(grown < 1 << 20, `the store grew by ${grown} bytes`);
       expect(r.metrics.fuel_used < 10_000_000_000, `fuel_used ${r.metrics.fuel_used} reached the budget`);

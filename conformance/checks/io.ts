@@ -443,8 +443,11 @@ export const ioChecks: readonly Check[] = [
     category: 'io',
     abi: ['ABI-OUTPUT-002'],
     engines: ['helix'],
-    expected: 'S-TOOL-OUTPUT-ENVELOPE for an extra key, an unknown status, a missing output, an array, a bare value, an error code outside the taxonomy, an error with extra keys, and a capability_call without abi_version; an error envelope with R-UPSTREAM-X is retryable_error and with D-DATA-X terminal_error, carrying its code, message and details',
-    packs: () => [{ id: 'io.bytes', module: bytesPackModule('helix', 'output'), outputSchema: OPEN }],
+    expected: 'S-TOOL-OUTPUT-ENVELOPE for an extra key, an unknown status, a missing output, an array, a bare value, an error code outside the taxonomy, an error with extra keys, and a capability_call without abi_version; an error envelope with R-UPSTREAM-X is retryable_error and with D-DATA-X terminal_error, carrying its code, message and details; a terminal capability_call of clock.now_unix is A-AUTH-FORBIDDEN without the grant and its result is the output with it',
+    packs: () => [
+      { id: 'io.bytes', module: bytesPackModule('helix', 'output'), outputSchema: OPEN },
+      { id: 'io.bytes_clock', module: bytesPackModule('helix', 'output'), outputSchema: OPEN, manifest: { capabilities: { abiVersion: 1, allow: ['clock.now_unix'] } } },
+    ],
     async run(ctx) {
       const bad: Array<[string, string]> = [
         ['extra key', '{"status":"ok","output":{},"extra":1}'],
@@ -474,6 +477,13 @@ export const ioChecks: readonly Check[] = [
       const data = await ctx.call('io.bytes', bytesInput('{"status":"error","error":{"code":"D-DATA-FORMAT","message":"bad line","details":{"line":3}}}'));
       expectOutcome(data, 'terminal_error', 'D-DATA-FORMAT');
       expectDetails(data, { line: 3 });
+      // A terminal capability call is served under the allowlist: refused when not allowed, its result the output when allowed.
+      const terminal = '{"status":"capability_call","abi_version":1,"capability_call":{"name":"clock.now_unix","args":{}}}';
+      const forbidden = await ctx.call('io.bytes', bytesInput(terminal));
+      expect(forbidden.status !== 'success' && forbidden.error?.code === 'A-AUTH-FORBIDDEN', `a terminal call of a capability the tool may not use answered ${forbidden.status} ${forbidden.error?.code}`);
+      const served = expectSuccess(await ctx.call('io.bytes_clock', bytesInput(terminal)));
+      expect(typeof (served as { unix_ms?: unknown }).unix_ms === 'number', `the terminal call's result is not the output: ${JSON.stringify(served)}`);
+      ctx.observe('terminal_forbidden', forbidden.error);
     },
   },
   {
@@ -662,6 +672,11 @@ export const ioChecks: readonly Check[] = [
       await expectGuestFault(ctx, keySurrogate, 'S-TOOL-OUTPUT-VALUE');
       const proto = await ctx.call('io.bytes', bytesInput(wrap('{"__proto__":{"isAdmin":true}}')));
       await expectGuestFault(ctx, proto, 'S-TOOL-OUTPUT-VALUE', { pointer: `${base}/__proto__` });
+      if (ctx.engine === 'helix') {
+        // An envelope that says error and then ok is ok: the last value of a member given twice.
+        const twice = await ctx.call('io.bytes', bytesInput('{"status":"error","status":"ok","output":{"last":true}}'));
+        expect(JSON.stringify(expectSuccess(twice)) === '{"last":true}', `a status given twice did not keep the last: ${twice.status}`);
+      }
       const dup = await ctx.call('io.bytes', bytesInput(wrap('{"a":1,"a":2,"constructor":{"name":"x"}}')));
       expect(JSON.stringify(expectSuccess(dup)) === '{"a":2,"constructor":{"name":"x"}}', `duplicate keys did not keep the last: ${JSON.stringify(dup.output)}`);
 
@@ -852,7 +867,7 @@ export const ioChecks: readonly Check[] = [
     category: 'io',
     abi: ['ABI-RESP-003'],
     engines: ['helix'],
-    expected: 'I-REQ-ENVELOPE listing the unknown member and the bad tool_id type; I-REQ-INPUT listing all three input violations; an input that is an array is refused; no run is made (the guest would trap if it ran)',
+    expected: 'I-REQ-JSON-DEPTH first for a bad envelope whose input is 100 levels deep; I-REQ-ENVELOPE listing the unknown member and the bad tool_id type; I-REQ-INPUT listing all three input violations; an input that is an array is refused; no run is made (the guest would trap if it ran)',
     packs: () => [
       {
         id: 'io.strict',
@@ -862,6 +877,11 @@ export const ioChecks: readonly Check[] = [
     ],
     async run(ctx) {
       const host = await ctx.host();
+      // The whole request is checked as JSON data first: a bad envelope with deep input is I-REQ-JSON-DEPTH.
+      let deep: Record<string, unknown> = {};
+      for (let i = 0; i < 100; i++) deep = { a: deep };
+      const first = await host.call({ tool_id: 5, input: deep, sudo: true });
+      expectRefused(first as never, 'I-REQ-JSON-DEPTH');
       const env = await host.call({ tool_id: 5, input: {}, sudo: true });
       expectRefused(env as never, 'I-REQ-ENVELOPE');
       const envDetails = JSON.stringify(env.error!.details);
