@@ -52,7 +52,7 @@ const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): 
  * Text quoted in a report: cut to JSON_REPORT_MAX_CHARS, lone surrogates as U+FFFD, so that a
  * report is itself within the bounds (a guest may echo its answer into its output).
  */
-function cut(text: string): string {
+export function cutReportText(text: string): string {
   const short = text.length > JSON_REPORT_MAX_CHARS ? `${text.slice(0, JSON_REPORT_MAX_CHARS - 1)}…` : text;
   return (short as unknown as { toWellFormed(): string }).toWellFormed();
 }
@@ -64,15 +64,15 @@ export function jsonPointer(segments: Iterable<string | number>): string {
     out += `/${String(s).replace(/~/g, '~0').replace(/\//g, '~1')}`;
     if (out.length > JSON_REPORT_MAX_CHARS) break;
   }
-  return cut(out);
+  return cutReportText(out);
 }
 
 /** The problem with a number, if any: not finite, or an integer beyond ±(2^53-1); `literal` as written. */
 function numberProblem(n: number, literal?: string): string | undefined {
   if (Number.isNaN(n)) return 'NaN, which is not a JSON number';
-  if (!Number.isFinite(n)) return `the number ${cut(literal ?? String(n))}, which is not finite`;
+  if (!Number.isFinite(n)) return `the number ${cutReportText(literal ?? String(n))}, which is not finite`;
   // Every double of magnitude 2^53 or more is an integer: this refuses all of them, 1e20 too.
-  if (Number.isInteger(n) && !Number.isSafeInteger(n)) return `the number ${cut(literal ?? String(n))}, beyond ±${MAX_JSON_INTEGER} (2^53-1), where a double no longer keeps integers exact`;
+  if (Number.isInteger(n) && !Number.isSafeInteger(n)) return `the number ${cutReportText(literal ?? String(n))}, beyond ±${MAX_JSON_INTEGER} (2^53-1), where a double no longer keeps integers exact`;
   return undefined;
 }
 
@@ -277,7 +277,7 @@ export function checkJsonValue(value: unknown, options: JsonBoundsOptions = {}):
       if (found !== undefined) return found;
     }
   } catch (err) {
-    return notJson(`a property that threw when read (${cut(err instanceof Error ? err.message : String(err))})`);
+    return notJson(`a property that threw when read (${cutReportText(err instanceof Error ? err.message : String(err))})`);
   }
   return undefined;
 }

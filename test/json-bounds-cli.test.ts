@@ -77,6 +77,15 @@ describe('helix call', () => {
     }
   }, 60_000);
 
+  it('cuts a pointer to 512 characters after prefixing /input, as host.call does (ABI-JSON-007)', async () => {
+    const r = await helixCall('j.echo', `{"${'k'.repeat(600)}\\ud800":1}`);
+    expect(r.code).toBe(2);
+    expect(r.envelope).toMatchObject({ status: 'invalid_request', error: { code: 'I-REQ-JSON-VALUE' } });
+    const pointer = String(r.envelope.error!.details.pointer);
+    expect(pointer).toHaveLength(512);
+    expect(pointer).toMatch(/^\/input\/k+…$/);
+  }, 60_000);
+
   it('refuses an input file that is not UTF-8 rather than reading U+FFFD into it (ABI-JSON-007)', async () => {
     const name = path.join(work.dir, 'latin1.json');
     writeFileSync(name, Buffer.from([0x7b, 0x22, 0x73, 0x22, 0x3a, 0x22, 0xe9, 0x22, 0x7d]));

@@ -3,7 +3,7 @@
 // that have since changed gets one warning line on stderr.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { type ErrorCode, HelixError, scanJsonText } from '../../abi/index.js';
+import { cutReportText, type ErrorCode, HelixError, scanJsonText } from '../../abi/index.js';
 import { staleBuild } from '../toolchain/source-stamp.js';
 import { jsonRefusal } from '../json-entry.js';
 import { createHost, type Host } from '../host.js';
@@ -57,10 +57,11 @@ export async function callCommand(toolId: string, opts: CallCommandOptions): Pro
     return;
   }
   // The text is bounded before it is parsed (ABI-JSON-001 to -004), naming the literal, and
-  // where as host.call would: a pointer into the request envelope.
+  // where as host.call would: a pointer into the request envelope, cut again once prefixed so it
+  // stays within JSON_REPORT_MAX_CHARS as host.call's does (ABI-JSON-007).
   const violation = scanJsonText(text);
   if (violation !== undefined) {
-    const refusal = jsonRefusal({ ...violation, pointer: `/input${violation.pointer}` }, 'request', 'the request');
+    const refusal = jsonRefusal({ ...violation, pointer: cutReportText(`/input${violation.pointer}`) }, 'request', 'the request');
     refuse(refusal.message, undefined, refusal.code, refusal.details);
     return;
   }

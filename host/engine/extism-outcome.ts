@@ -8,6 +8,7 @@ import { jsonRefusal } from '../json-entry.js';
 import { isGuestException, UNCAUGHT_EXCEPTION, uncaughtMessage, type GuestAbort } from './decision.js';
 import type { ExecuteFault, ExecuteResult } from './protocol.js';
 import { fault } from './runner.js';
+import { utf8Prefix, wellFormed } from './report-text.js';
 import { siteDetails, siteText, trapSite } from './trap-site.js';
 
 /** Most bytes of a plugin's error message kept in a fault's details. */
@@ -82,7 +83,7 @@ export function classify({ output, pluginError: errorBytes, failure, decision, r
   try {
     json = JSON.parse(text);
   } catch (err) {
-    return fault('S-TOOL-OUTPUT-JSON', `The output is not JSON: ${(err as Error).message}`, { preview: preview(bytes) }, fuelUsed, pages);
+    return fault('S-TOOL-OUTPUT-JSON', `The output is not JSON: ${wellFormed((err as Error).message)}`, { preview: preview(bytes) }, fuelUsed, pages);
   }
   const measures = { fuelUsed, memoryPages: pages, recycled: false };
   return { kind: 'output', output: { status: 'ok', output: json } as GuestOutput, outputSha256: createHash('sha256').update(bytes).digest('hex'), ...measures };
@@ -107,7 +108,7 @@ function pluginError(text: string, fuelUsed: number, pages: number): ExecuteResu
   if (envelope.success && envelope.data.status === 'error') {
     return { kind: 'output', output: envelope.data, outputSha256: createHash('sha256').update(text).digest('hex'), fuelUsed, memoryPages: pages, recycled: false };
   }
-  return fault('S-TOOL-EXTISM-ERROR', `The plugin reported an error: ${text.slice(0, 200)}`, { plugin_error: text.slice(0, PLUGIN_ERROR_MAX) }, fuelUsed, pages);
+  return fault('S-TOOL-EXTISM-ERROR', `The plugin reported an error: ${utf8Prefix(text, 200)}`, { plugin_error: utf8Prefix(text, PLUGIN_ERROR_MAX) }, fuelUsed, pages);
 }
 
 function outputRefusal(violation: JsonViolation, fuelUsed: number, pages: number): ExecuteFault {

@@ -13,6 +13,7 @@ import { inBounds, pagesOf, readBytes, unpackPtrLen, writeBytes } from './guest-
 import { KeptInstances, restore, takeSnapshot, type Snapshot } from './instance-snapshot.js';
 import type { ExecuteFault, ExecuteOutput, ExecuteResult, RunnableTask } from './protocol.js';
 import { authorFunction, exportNamesOf, panicLocation, siteDetails, siteText, trapSite } from './trap-site.js';
+import { utf8Prefix, wellFormed } from './report-text.js';
 
 export type { BrokerLink } from './capability-import.js';
 
@@ -168,12 +169,12 @@ function parseOutput(bytes: Uint8Array): { kind: 'output'; output: import('../..
   try {
     json = JSON.parse(text);
   } catch (err) {
-    return { kind: 'fault', code: 'S-TOOL-OUTPUT-JSON', message: `The output is not JSON: ${(err as Error).message}`, details: { preview: text.slice(0, 200) } };
+    return { kind: 'fault', code: 'S-TOOL-OUTPUT-JSON', message: `The output is not JSON: ${wellFormed((err as Error).message)}`, details: { preview: utf8Prefix(text, 200) } };
   }
   const envelope = GuestOutputSchema.safeParse(json);
   if (!envelope.success) {
     const violations = envelope.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
-    return { kind: 'fault', code: 'S-TOOL-OUTPUT-ENVELOPE', message: `The output is not a valid envelope: ${violations.join('; ')}`, details: { violations, preview: text.slice(0, 200) } };
+    return { kind: 'fault', code: 'S-TOOL-OUTPUT-ENVELOPE', message: `The output is not a valid envelope: ${violations.join('; ')}`, details: { violations, preview: utf8Prefix(text, 200) } };
   }
   return { kind: 'output', output: envelope.data };
 }
