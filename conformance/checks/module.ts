@@ -3,14 +3,18 @@
 import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { createHost } from '../../host/host.js';
+import { createHost, hostStore } from '../../host/host.js';
+import { moduleCacheKey } from '../../host/loader/loader-cache.js';
+import { readAudit } from '../../host/store/audit.js';
+import { rawDatabases } from '../../host/store/raw-access.js';
+import { instrumentModule } from '../../host/wasm/index.js';
 import { packageRoot } from '../../host/paths.js';
 import { collectSourceInputs, stampPath, stampText } from '../../host/toolchain/source-stamp.js';
 import { checkDefaultPolicy } from '../runner.js';
 import { expect, expectOutcome, expectSuccess, type Check, type CheckContext } from '../check.js';
 import { EXTISM_ECHO } from '../kit/canary.js';
 import { extismWat } from '../kit/extism-wat.js';
-import { abiPrelude, echoModule } from '../kit/guest-wat.js';
+import { abiPrelude, echoModule, fixedOutputModule } from '../kit/guest-wat.js';
 import { DEFAULT_LIMITS, digestOf, writeToolpack } from '../kit/toolpack.js';
 import { wat2wasm } from '../kit/wat.js';
 
@@ -319,7 +323,7 @@ export const moduleChecks: readonly Check[] = [
     id: 'module.start-function',
     title: 'A start function that spins or traps runs inside the call, metered, never at load',
     category: 'module',
-    abi: ['ABI-EXTISM-005', 'ABI-LOAD-008'],
+    abi: ['ABI-EXTISM-005', 'ABI-CALL-002'],
     engines: ['helix', 'extism'],
     expected: 'the host starts (the loader runs no guest code); a call of the spinning start ends S-TOOL-FUEL-EXHAUSTED with fuel_used at least the budget; a trapping start ends S-TOOL-TRAP',
     packs: (engine) => {
@@ -621,6 +625,51 @@ export const moduleChecks: readonly Check[] = [
       ctx.observe('refusal', refused);
       const rule = ctx.engine === 'extism' ? 'ABI-EXTISM-002' : 'ABI-IMPORT-001';
       expect(refused !== undefined && refused.startsWith('P-PRECOND-MANIFEST-INVALID') && refused.includes('env.exfiltrate') && refused.includes(rule), `the host over the cached home did not refuse the swapped module: ${refused ?? 'it started and served'}`);
+    },
+  },
+  {
+    id: 'module.poisoned-load-cache',
+    title: 'Instrumented bytes swapped in the load cache of the store are never run: they are hashed, rebuilt and audited',
+    category: 'module',
+    abi: ['ABI-LOAD-008'],
+    engines: ['helix', 'extism'],
+    expected: 'a first host caches the echo module\'s instrumented bytes in its home; the cached bytes are replaced by a hostile module\'s (the entry\'s seal and recorded digest left as they were); a second host over the same home answers the echo\'s output, not the hostile {"pwned":true}, and the audit trail records store.load_cache_rebuilt for the entry',
+    packs: (engine) => [{ id: 'module.cached', module: engine === 'extism' ? EXTISM_ECHO : echoModule(), manifest: engine === 'extism' ? extismManifest() : {} }],
+    async run(ctx) {
+      const plugins = await ctx.pluginsDir();
+      const policyFile = path.join(ctx.env.dir, 'cache-policy.json');
+      writeFileSync(policyFile, JSON.stringify(checkDefaultPolicy(ctx.env)));
+      const home = path.join(ctx.env.dir, 'home-cache');
+      const first = await createHost({ pluginsDir: plugins, policyFile, home });
+      let key: string;
+      try {
+        const r = await first.call({ tool_id: 'module.cached', input: { round: 1 } });
+        expect(r.status === 'success', `the first call answered ${r.status} ${r.error?.code ?? ''}`);
+        const tool = first.tools().find((t) => t.id === 'module.cached')!;
+        key = moduleCacheKey(tool.moduleDigest!, tool.limits.maxMemoryPages);
+        const store = hostStore(first);
+        const entry = rawDatabases(store).loadCache.get(key) as { bytes?: Uint8Array; bytesDigest?: string } | undefined;
+        expect(entry?.bytes instanceof Uint8Array, `the load cache holds no instrumented bytes under ${key}`);
+        const hostile = ctx.engine === 'extism' ? extismWat('(call $output_set (call $emit (i32.const 0) (i32.const 14)) (i64.const 14)) (i32.const 0)', { data: '{\\"pwned\\":true}' }) : fixedOutputModule('{"status":"ok","output":{"pwned":true}}');
+        ctx.show({ label: 'the module whose instrumented bytes are put in the cache', lang: 'wat', text: hostile });
+        const poison = instrumentModule(await wat2wasm(hostile), { maxMemoryPages: tool.limits.maxMemoryPages }).bytes;
+        await store.transaction(() => rawDatabases(store).loadCache.put(key, { ...entry, bytes: poison }));
+        ctx.observe('cache_key', key);
+        ctx.observe('poison_bytes', poison.length);
+      } finally {
+        await first.close();
+      }
+      const second = await createHost({ pluginsDir: plugins, policyFile, home });
+      try {
+        const r = await second.call({ tool_id: 'module.cached', input: { round: 2 } });
+        ctx.observe('second_output', r.output);
+        expect(r.status === 'success' && JSON.stringify(r.output) === JSON.stringify({ round: 2 }), `the second host answered ${JSON.stringify(r.output ?? r.error)}`);
+        const rebuilt = readAudit(hostStore(second)).filter((a) => a.kind === 'store.load_cache_rebuilt');
+        ctx.observe('audit', rebuilt);
+        expect(rebuilt.some((a) => (a as { key?: string }).key === key), `no store.load_cache_rebuilt audit record for ${key}`);
+      } finally {
+        await second.close();
+      }
     },
   },
 ];
