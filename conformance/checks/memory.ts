@@ -1,6 +1,8 @@
 // Conformance checks: memory. What a module can make the host allocate (linear memory, tables,
 // module bytes, declared counts, compiled variants and kept instances) must stay within the
 // ABI's bounds, whether the module declares it up front, grows into it or asks per request.
+import { statSync } from 'node:fs';
+import path from 'node:path';
 import { MAX_MODULE_BYTES, MAX_MODULE_VARIANT_BYTES, MAX_MODULE_VARIANTS, MAX_TABLE_ELEMENTS } from '../../abi/index.js';
 import type { EngineStats } from '../../host/engine/engine.js';
 import type { Host } from '../../host/host.js';
@@ -90,6 +92,9 @@ function leb(n: number): number[] {
   } while (n > 0);
   return out;
 }
+
+/** 100,000 mutable globals: within V8's limit of globals, but one added export each after instrumentation. */
+const MANY_GLOBALS = '(global (mut i32) (i32.const 0))'.repeat(100_000);
 
 const HEADER = [0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00];
 const section = (id: number, content: readonly number[]): number[] => [id, ...leb(content.length), ...content];
@@ -229,11 +234,16 @@ export const memoryChecks: readonly Check[] = [
       return [{ id: 'memory.huge', module: huge, manifest: engine === 'extism' ? EXTISM : {} }];
     },
     async run(ctx) {
+      await ctx.pluginsDir();
+      const before = process.memoryUsage().rss;
       const t0 = performance.now();
       const lines = await refusedWith(ctx);
       const ms = performance.now() - t0;
       ctx.observe('refusal_ms', Math.round(ms));
-      expectLine(lines, 'for the size', /memory_huge/, /ABI-ALLOC-005|bytes/, new RegExp(`${MAX_MODULE_BYTES}`));
+      const size = statSync(path.join(await ctx.pluginsDir(), 'memory.huge', 'tool.wasm')).size;
+      ctx.observe('module_bytes', size);
+      expectLine(lines, 'naming the size and the bound', /memory_huge/, new RegExp(`${size} bytes, more than the bound of ${MAX_MODULE_BYTES} bytes`));
+      ctx.observe('rss_growth_mib', Math.round((process.memoryUsage().rss - before) / 2 ** 20));
       expect(lines.length === 1, `expected one violation, got ${lines.length}`);
       expect(ms < 10_000, `the refusal took ${Math.round(ms)} ms`);
     },
@@ -328,7 +338,7 @@ export const memoryChecks: readonly Check[] = [
     category: 'memory',
     abi: ['ABI-ALLOC-006', 'ABI-MODULE-001', 'ABI-ALLOC-007'],
     engines: ['helix', 'extism'],
-    expected: 'P-PRECOND-MANIFEST-INVALID: ABI-MODULE-001 naming "1000001 types, more than the engine\'s limit of 1000000", the same for functions (1000001), globals (1000001) and exports (100001), and a function declaring 50001 locals; each module is a few bytes, the refusal takes milliseconds and the host grows by little',
+    expected: 'P-PRECOND-MANIFEST-INVALID: ABI-MODULE-001 naming "1000001 types, more than the engine\'s limit of 1000000", the same for functions (1000001), globals (1000001) and exports (100001), a function declaring 50001 locals, and a module within every limit whose 100,001 mutable globals would give its instrumented form more than 100,000 exports; the count modules are a few bytes, the refusal takes milliseconds and the host grows by little',
     packs: (engine) => {
       const manifest = engine === 'extism' ? EXTISM : {};
       const voidType = section(1, [1, 0x60, 0, 0]);
@@ -340,6 +350,12 @@ export const memoryChecks: readonly Check[] = [
         { id: 'memory.globals', module: new Uint8Array([...HEADER, ...section(6, leb(1_000_001))]), manifest },
         { id: 'memory.exports', module: new Uint8Array([...HEADER, ...section(7, leb(100_001))]), manifest },
         { id: 'memory.locals', module: new Uint8Array([...HEADER, ...voidType, ...oneFunc, ...section(10, [1, ...leb(body.length), ...body])]), manifest },
+        // A module that meets the ABI and V8's limits, but whose instrumented form would not: one added export per mutable global.
+        {
+          id: 'memory.instrumented_exports',
+          module: engine === 'extism' ? extismWat('(i32.const 0)', { extra: MANY_GLOBALS }) : `(module ${abiPrelude()} ${MANY_GLOBALS} (func (export "execute") (param i32 i32) (result i64) (i64.const 0)))`,
+          manifest,
+        },
       ];
     },
     async run(ctx) {
@@ -353,6 +369,7 @@ export const memoryChecks: readonly Check[] = [
       expectLine(lines, 'for the globals', /memory_globals/, /ABI-MODULE-001/, /1000001 globals, more than the engine's limit of 1000000/);
       expectLine(lines, 'for the exports', /memory_exports/, /ABI-MODULE-001/, /100001 exports, more than the engine's limit of 100000/);
       expectLine(lines, 'for the locals', /memory_locals/, /ABI-MODULE-001/, /local/, /50000/);
+      expectLine(lines, 'for the exports the instrumenter would add', /memory_instrumented_exports/, /ABI-MODULE-001/, /mutable globals/, /more than the engine's limit of 100000 exports/);
     },
   },
   {
