@@ -8,6 +8,7 @@ import type { EngineStats } from '../../host/engine/engine.js';
 import type { Host } from '../../host/host.js';
 import { decodeModule, instrumentModule } from '../../host/wasm/index.js';
 import { expect, expectOutcome, expectSuccess, type Check, type CheckContext, type Engine, type PackSpec } from '../check.js';
+import { checkDefaultPolicy } from '../runner.js';
 import { extismWat } from '../kit/extism-wat.js';
 import { abiPrelude, echoModule, numberResultModule } from '../kit/guest-wat.js';
 import { DEFAULT_LIMITS } from '../kit/toolpack.js';
@@ -161,33 +162,38 @@ export const memoryChecks: readonly Check[] = [
   },
   {
     id: 'memory.grow-past-cap',
-    title: 'A guest that grows memory without end stops at the cap: memory.grow returns -1, a trap after it names the pages',
+    title: 'A guest that grows memory without end stops at the smallest of manifest, policy and request caps; a trap after it names the pages',
     category: 'memory',
     abi: ['ABI-MEMORY-002', 'ABI-ALLOC-007'],
     engines: ['helix', 'extism'],
-    expected: 'a module declaring a maximum of 65536 pages (or none) grows to exactly the cap: 64 pages under the manifest, 16 under memory_mb_limit 1, with metrics.memory_peak_pages the same; a guest that traps once growth fails ends S-TOOL-TRAP with details.memory_pages = details.max_memory_pages = the cap',
+    expected: 'under a policy ceiling of 32 pages, modules declaring a maximum of 65536 pages grow to exactly the cap: 24 pages under a manifest cap of 24, 32 (the policy) under a manifest cap of 64, 16 under memory_mb_limit 1, with metrics.memory_peak_pages the same; a guest that traps once growth fails ends S-TOOL-TRAP with details.memory_pages = details.max_memory_pages = 32',
+    policy: (_engine, env) => ({ ...checkDefaultPolicy(env), ceilings: { maxMemoryPages: 32 } }),
     packs: (engine) => {
       const limits = { ...DEFAULT_LIMITS, maxMemoryPages: 64 };
       const trapper =
         engine === 'extism'
           ? { id: 'memory.grow_trap', module: extismWat('(loop $l (br_if $l (i32.ne (memory.grow (i32.const 1)) (i32.const -1)))) unreachable'), manifest: { ...EXTISM, limits } }
-          : { id: 'memory.grow_trap', module: `(module ${abiPrelude()} (func (export "execute") (param i32 i32) (result i64) (loop $l (br_if $l (i32.ne (memory.grow (i32.const 1)) (i32.const -1)))) unreachable))`, manifest: { limits } };
-      return [growProbe(engine, 'memory.grow', { limits }), trapper];
+          : { id: 'memory.grow_trap', module: `(module ${abiPrelude({ maxPages: 65536 })} (func (export "execute") (param i32 i32) (result i64) (loop $l (br_if $l (i32.ne (memory.grow (i32.const 1)) (i32.const -1)))) unreachable))`, manifest: { limits } };
+      return [growProbe(engine, 'memory.grow', { limits }), growProbe(engine, 'memory.grow24', { limits: { ...DEFAULT_LIMITS, maxMemoryPages: 24 } }), trapper];
     },
     async run(ctx) {
-      const full = await ctx.call('memory.grow', {});
-      const out = expectSuccess(full);
-      expect(out.value === 64, `the guest grew to ${JSON.stringify(out.value)} pages under a cap of 64`);
-      expect(full.metrics.memory_peak_pages === 64, `memory_peak_pages is ${full.metrics.memory_peak_pages}, not 64`);
-      const capped = await ctx.call('memory.grow', { n: 2 }, { request: { constraints: { memory_mb_limit: 1 } } });
-      const small = expectSuccess(capped);
-      expect(small.value === 16, `under memory_mb_limit 1 the guest grew to ${JSON.stringify(small.value)} pages, not 16`);
-      expect(capped.metrics.memory_peak_pages === 16, `memory_peak_pages is ${capped.metrics.memory_peak_pages} under memory_mb_limit 1`);
+      const grows = async (tool: string, pages: number, request?: Record<string, unknown>): Promise<number> => {
+        const r = await ctx.call(tool, { tool, pages }, request === undefined ? {} : { request });
+        const out = expectSuccess(r);
+        expect(out.value === pages, `${tool}${request === undefined ? '' : ` with ${JSON.stringify(request)}`} grew to ${JSON.stringify(out.value)} pages, not ${pages}`);
+        expect(r.metrics.memory_peak_pages === pages, `${tool}: memory_peak_pages is ${r.metrics.memory_peak_pages}, not ${pages}`);
+        return r.metrics.memory_peak_pages;
+      };
+      const peaks = {
+        manifest_24: await grows('memory.grow24', 24),
+        policy_32: await grows('memory.grow', 32),
+        request_1mb: await grows('memory.grow', 16, { constraints: { memory_mb_limit: 1 } }),
+      };
       const trap = await ctx.call('memory.grow_trap', {});
       expectOutcome(trap, 'terminal_error', 'S-TOOL-TRAP');
       const d = trap.error?.details ?? {};
-      expect(d.memory_pages === 64 && d.max_memory_pages === 64, `trap details memory_pages ${JSON.stringify(d.memory_pages)}, max_memory_pages ${JSON.stringify(d.max_memory_pages)}`);
-      ctx.observe('peak_pages', { manifest_cap: full.metrics.memory_peak_pages, request_cap: capped.metrics.memory_peak_pages, trap: trap.metrics.memory_peak_pages });
+      expect(d.memory_pages === 32 && d.max_memory_pages === 32, `trap details memory_pages ${JSON.stringify(d.memory_pages)}, max_memory_pages ${JSON.stringify(d.max_memory_pages)}`);
+      ctx.observe('peak_pages', { ...peaks, trap: trap.metrics.memory_peak_pages });
       ctx.observe('trap_details', d);
     },
   },

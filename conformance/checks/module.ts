@@ -476,7 +476,7 @@ export const moduleChecks: readonly Check[] = [
     ],
     async run(ctx) {
       const lines = await refusedWith(ctx);
-      expectLine(lines, 'naming the duplicate', /module\.twin/, /1\.0\.0/);
+      expectLine(lines, 'naming the duplicate and both files', /duplicate tool module\.twin@1\.0\.0/, /also defined in .*module\.twin(\.copy)?\/module_twin\.tool\.yaml/);
       // Two versions of the same id: a separate host over its own plugins directory.
       const root = path.join(ctx.env.dir, 'versions');
       mkdirSync(root);
@@ -490,7 +490,7 @@ export const moduleChecks: readonly Check[] = [
       const latest = await host.call({ tool_id: 'module.twin', tool_version: '^2', input: {} });
       expect(one.status === 'success' && (one.output as { v?: string }).v === 'one' && one.provenance.tool_version === '1.0.0', `tool_version ^1 answered ${JSON.stringify(one)}`);
       expect(latest.status === 'success' && (latest.output as { v?: string }).v === 'two' && latest.provenance.tool_version === '2.0.0', `tool_version ^2 answered ${JSON.stringify(latest)}`);
-      ctx.observe('picked', { '^1': one.provenance.tool_version, '*': latest.provenance.tool_version });
+      ctx.observe('picked', { '^1': one.provenance.tool_version, '^2': latest.provenance.tool_version });
     },
   },
   {
