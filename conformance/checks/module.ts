@@ -210,7 +210,7 @@ export const moduleChecks: readonly Check[] = [
     category: 'module',
     abi: ['ABI-EXPORT-005', 'ABI-EXPORT-006'],
     engines: ['helix'],
-    expected: 'the module with extra exports (functions, a global, a table) loads and serves; a trap is S-TOOL-TRAP with details.panic the exported message; a helix_panic that loops forever still ends the call with S-TOOL-TRAP promptly (small fuel allowance), without a panic message',
+    expected: 'the module with extra exports (functions, a global, a table) loads and serves; a trap is S-TOOL-TRAP with details.panic the exported message, a 5000-byte message cut to at most 1024 bytes; a helix_panic that loops forever still ends the call with S-TOOL-TRAP promptly (small fuel allowance), without a panic message',
     packs: () => [
       {
         id: 'module.panicky',
@@ -229,6 +229,13 @@ export const moduleChecks: readonly Check[] = [
   (func (export "execute") (param i32 i32) (result i64) unreachable))`,
         manifest: { limits: { ...DEFAULT_LIMITS, fuel: 1_000_000_000 }, timeoutMs: 20_000 },
       },
+      {
+        id: 'module.panic_long',
+        module: `(module ${abiPrelude()}
+  (data (i32.const 8192) "${'x'.repeat(5000)}")
+  (func (export "helix_panic") (result i64) (i64.or (i64.shl (i64.const 8192) (i64.const 32)) (i64.const 5000)))
+  (func (export "execute") (param i32 i32) (result i64) unreachable))`,
+      },
       { id: 'module.extras_ok', module: echoModule('(func (export "not_called") (result i32) unreachable) (global (export "flag") i32 (i32.const 1)) (table (export "fns") 1 funcref)') },
     ],
     async run(ctx) {
@@ -239,6 +246,11 @@ export const moduleChecks: readonly Check[] = [
       expectOutcome(r, 'terminal_error', 'S-TOOL-TRAP');
       expect(r.error?.details?.panic === 'the guest gave up: bad input', `details.panic is ${JSON.stringify(r.error?.details?.panic)}`);
       ctx.observe('panic_details', r.error?.details);
+      const long = await ctx.call('module.panic_long', {});
+      expectOutcome(long, 'terminal_error', 'S-TOOL-TRAP');
+      const text = long.error?.details?.panic;
+      expect(typeof text === 'string' && text.length > 0 && text.length <= 1024, `a 5000-byte panic message gave details.panic of ${typeof text === 'string' ? text.length : JSON.stringify(text)} characters, not at most 1024`);
+      ctx.observe('long_panic_chars', (text as string).length);
       const t0 = performance.now();
       const loops = await ctx.call('module.panic_loops', {});
       const ms = performance.now() - t0;
