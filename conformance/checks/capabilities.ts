@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ResponseEnvelope } from '../../abi/index.js';
 import { getArtifact, importInline, listArtifacts } from '../../host/artifacts/index.js';
-import { FORBIDDEN_BYTES } from '../../host/broker/answers.js';
+import { errorAnswer, FORBIDDEN, FORBIDDEN_BYTES } from '../../host/broker/answers.js';
 import { brokenLink, entryHash, JOURNAL_GENESIS, readJournal } from '../../host/broker/journal.js';
 import { hostStore, type Host } from '../../host/host.js';
 import { getRun } from '../../host/runs/run-store.js';
@@ -269,6 +269,34 @@ export const capabilityChecks: readonly Check[] = [
     },
   },
   {
+    id: 'capabilities.json-bounds-before-name',
+    title: 'JSON bounds are checked before the name: an unknown and an allowlisted name get the same answer or the same abort',
+    category: 'capabilities',
+    abi: ['ABI-CAP-002', 'ABI-CAP-001', 'ABI-JSON-006'],
+    engines: ['helix'],
+    expected: 'a request carrying the integer 2^53+1 is answered with the same bytes whether it names no.such_thing or the allowlisted kv.get; a request nested 100 deep ends the run S-TOOL-CAPABILITY-DEPTH for either name, the journal keeping the abort with args null',
+    packs: () => [raw('cap.raw', ['kv.get', 'clock.now_unix'])],
+    async run(ctx) {
+      const host = await ctx.host();
+      const huge = (name: string) => `{"abi_version":1,"name":"${name}","args":{"key":"k","n":9007199254740993}}`;
+      const a = rawAnswers(await ctx.call('cap.raw', rawInput([{ request: huge('no.such_thing') }, { request: huge('kv.get') }, { request: { abi_version: 1, name: 'clock.now_unix', args: {} } }])));
+      expect(Buffer.compare(a[0]!.bytes, a[1]!.bytes) === 0, `the answers differ by name: ${a[0]!.text.slice(0, 200)} / ${a[1]!.text.slice(0, 200)}`);
+      expect(a[0]!.json.status === 'error' && a[0]!.json.error?.code !== 'A-AUTH-FORBIDDEN', `an out-of-bounds number was answered ${a[0]!.text.slice(0, 300)}`);
+      expect(a[2]!.json.status === 'ok', 'the guest could not go on after the bounds refusal');
+      ctx.observe('bounds_answer', a[0]!.text.slice(0, 300));
+      const deep = (name: string) => `{"abi_version":1,"name":"${name}","args":{"key":${'['.repeat(100)}${']'.repeat(100)}}}`;
+      const codes: Record<string, unknown> = {};
+      for (const name of ['no.such_thing', 'kv.get']) {
+        const r = await ctx.call('cap.raw', rawInput([{ request: deep(name) }, { request: { abi_version: 1, name: 'clock.now_unix', args: {} } }]));
+        expectOutcome(r, 'terminal_error', 'S-TOOL-CAPABILITY-DEPTH');
+        const journal = readJournal(hostStore(host), r.run_id!);
+        expect(journal.length === 1 && journal[0]!.outcome === 'abort' && journal[0]!.args === null, `${name}: the journal keeps ${JSON.stringify(journal.map((e) => [e.name, e.outcome, e.args]))}`);
+        codes[name] = r.error!.code;
+      }
+      ctx.observe('depth_codes', codes);
+    },
+  },
+  {
     id: 'capabilities.malformed-envelope',
     title: 'Malformed capability requests (not UTF-8, not JSON, wrong shape, bad abi_version) are answered I-REQ-ENVELOPE and the guest goes on',
     category: 'capabilities',
@@ -490,7 +518,7 @@ export const capabilityChecks: readonly Check[] = [
     category: 'capabilities',
     abi: ['ABI-CAP-008', 'ABI-CAP-007'],
     engines: ['helix'],
-    expected: 'writes to an undeclared role and to the reserved role "log" are refused (C-CONTRACT-OUTPUT-ROLE); the sealed output cannot be read by id inside its own run; the run succeeds with one output linked to it; the journal keeps each piece as data_length only; a run writing nothing, one never sealing, and one with the wrong type fail C-CONTRACT-DECLARED-OUTPUTS naming the problem, and leave no artifact behind',
+    expected: 'writes to an undeclared role and to the reserved role "log" are refused (C-CONTRACT-OUTPUT-ROLE); artifact.list inside the run, after the output was sealed, does not show it; the run succeeds with one output linked to it; the journal keeps each piece as data_length only; a run writing nothing, one never sealing, and one with the wrong type fail C-CONTRACT-DECLARED-OUTPUTS naming the problem, and leave no artifact behind',
     packs: () => [script('cap.writer', { capabilities: { abiVersion: 1, allow: ['artifact.write', 'artifact.read', 'artifact.list'] }, declaredOutputs: [{ role: 'report', type: 'text', label: 'a report' }] })],
     async run(ctx) {
       const host = await ctx.host();
@@ -510,7 +538,7 @@ export const capabilityChecks: readonly Check[] = [
       const sealed = a[3]!.capability_result!.result as { artifact_id: string; bytes: number; sha256: string };
       expect(a[0]!.status === 'ok' && sealed.bytes === 14, `the declared writes were answered ${JSON.stringify([a[0], a[3]])}`);
       expect(a[1]!.error?.code === 'C-CONTRACT-OUTPUT-ROLE', `the undeclared role was answered ${JSON.stringify(a[1])}`);
-      expect(a[2]!.status === 'error', `the reserved role log was answered ${JSON.stringify(a[2])}`);
+      expect(a[2]!.error?.code === 'C-CONTRACT-OUTPUT-ROLE', `the reserved role log was answered ${JSON.stringify(a[2])}`);
       const listed = JSON.stringify(a[4]!.capability_result?.result ?? {});
       expect(!listed.includes(sealed.artifact_id), 'the output was visible to artifact.list inside its own run');
       const run = getRun(store, r.run_id!)!;
@@ -588,7 +616,7 @@ export const capabilityChecks: readonly Check[] = [
     category: 'capabilities',
     abi: ['ABI-BULK-001'],
     engines: ['helix'],
-    expected: 'a bulk artifact.write from a tool allowlisting only artifact.read gets A-AUTH-FORBIDDEN with abi_version 2, the same bytes as an unknown name; a read with an `encoding` argument gets I-REQ-CAPABILITY-ARGS; a good read gets abi_version 2; a tool with maxCapabilityCalls 3 making 5 bulk reads ends R-CAP-CALL-LIMIT',
+    expected: 'a bulk artifact.write from a tool allowlisting only artifact.read gets exactly the forbidden error with abi_version 2; an unknown name through the bulk import is answered I-REQ-BULK-CAPABILITY (only the two bulk names pass); a read with an `encoding` argument gets I-REQ-CAPABILITY-ARGS; a good read gets abi_version 2; a tool with maxCapabilityCalls 3 making 5 bulk reads ends R-CAP-CALL-LIMIT',
     packs: () => [raw('cap.bulk', ['artifact.read'], { bulk: true }), raw('cap.bulk_few', ['artifact.read'], { bulk: true, limits: { maxCapabilityCalls: 3 } })],
     async run(ctx) {
       const id = await stored(ctx, new Uint8Array(randomBytes(100)));
@@ -600,8 +628,8 @@ export const capabilityChecks: readonly Check[] = [
         { request: { abi_version: 2, name: 'artifact.read', args: { artifact_id: id } }, bulk: buf },
       ];
       const a = rawAnswers(await ctx.call('cap.bulk', rawInput(calls)));
-      expect(a[0]!.json.error?.code === 'A-AUTH-FORBIDDEN' && a[0]!.json.abi_version === 2, `the unlisted write was answered ${a[0]!.text}`);
-      expect(Buffer.compare(a[0]!.bytes, a[1]!.bytes) === 0 || a[1]!.json.error?.code === 'I-REQ-BULK-CAPABILITY', `an unknown name was answered ${a[1]!.text}`);
+      expect(Buffer.compare(a[0]!.bytes, Buffer.from(errorAnswer(FORBIDDEN, 2))) === 0, `the unlisted write was answered ${a[0]!.text}`);
+      expect(a[1]!.json.error?.code === 'I-REQ-BULK-CAPABILITY' && a[1]!.json.abi_version === 2, `an unknown name was answered ${a[1]!.text}`);
       expect(a[2]!.json.error?.code === 'I-REQ-CAPABILITY-ARGS' && a[2]!.json.abi_version === 2, `encoding was answered ${a[2]!.text}`);
       expect(a[3]!.json.status === 'ok' && a[3]!.json.abi_version === 2 && a[3]!.json.capability_result!.result.bytes === 64, `the read was answered ${a[3]!.text}`);
       ctx.observe('answers', a.map((x) => x.text.slice(0, 200)));
