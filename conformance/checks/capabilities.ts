@@ -391,12 +391,24 @@ export const capabilityChecks: readonly Check[] = [
     title: 'A capability request over 1.5 MB is answered R-CAP-PAYLOAD, and the guest goes on',
     category: 'capabilities',
     abi: ['ABI-CAP-005'],
-    engines: ['helix'],
-    expected: 'log.emit with a 1.6 MB field is answered R-CAP-PAYLOAD (max_bytes 1500000) and not logged; a kv.put of a 70 kB value is I-REQ-CAPABILITY-ARGS; the next clock.now_unix call is answered ok and the run succeeds',
-    packs: () => [script('cap.big', { capabilities: { abiVersion: 1, allow: ['log.emit', 'kv.put', 'clock.now_unix'] } })],
+    engines: ['helix', 'extism'],
+    expected: 'log.emit with a 1.6 MB field is answered R-CAP-PAYLOAD (max_bytes 1500000) and not logged; on helix a kv.put of a 70 kB value is I-REQ-CAPABILITY-ARGS and the next clock.now_unix call is answered ok; the run succeeds',
+    packs: (engine) => [
+      engine === 'extism'
+        ? { id: 'cap.big', module: extismForwarder(), manifest: { abi: 'extism/v1', entrypoint: 'run', limits: { ...DEFAULT_LIMITS, maxInputBytes: 4_000_000, maxMemoryPages: 1024 }, capabilities: { abiVersion: 1, allow: ['log.emit'] } } }
+        : script('cap.big', { capabilities: { abiVersion: 1, allow: ['log.emit', 'kv.put', 'clock.now_unix'] } }),
+    ],
     async run(ctx) {
       const host = await ctx.host();
-      const r = await ctx.call('cap.big', { calls: [call('log.emit', { event: 'huge', fields: { pad: 'y'.repeat(1_600_000) } }), call('kv.put', { key: 'big', value: 'x'.repeat(70_000) }), call('clock.now_unix')] });
+      const pad = { event: 'huge', fields: { pad: 'y'.repeat(1_600_000) } };
+      if (ctx.engine === 'extism') {
+        const r = await ctx.call('cap.big', { abi_version: 1, name: 'log.emit', args: pad });
+        const out = expectSuccess(r) as { error?: { code: string; details: { max_bytes?: number } } };
+        expect(out.error?.code === 'R-CAP-PAYLOAD' && out.error.details.max_bytes === 1_500_000, `the 1.6 MB request was answered ${JSON.stringify(out).slice(0, 300)}`);
+        expect(readAudit(hostStore(host)).filter((a) => a.run_id === r.run_id && a.kind === 'log').length === 0, 'the oversized line was logged');
+        return;
+      }
+      const r = await ctx.call('cap.big', { calls: [call('log.emit', pad), call('kv.put', { key: 'big', value: 'x'.repeat(70_000) }), call('clock.now_unix')] });
       expectSuccess(r);
       const [huge, big, clock] = answersOf(r);
       expect(huge?.error?.code === 'R-CAP-PAYLOAD' && huge.error.details.max_bytes === 1_500_000, `the 1.6 MB request was answered ${JSON.stringify(huge).slice(0, 300)}`);

@@ -21,7 +21,7 @@ import { readBlobBytes } from '../../host/store/blobs.js';
 import { kvGet } from '../../host/store/kv.js';
 import { expect, expectOutcome, expectSuccess, type Check, type CheckContext, type CheckEnv, type PackSpec } from '../check.js';
 import { checkDefaultPolicy } from '../runner.js';
-import { FORMS, formsIn, formsInTree, MARKER, SECRET, SECRET_KEY_FILE, SECRET_NAME, startUpstream, TEMPLATES, type Hit } from '../kit/caps-kit.js';
+import { extismForwarder, FORMS, formsIn, formsInTree, MARKER, SECRET, SECRET_KEY_FILE, SECRET_NAME, startUpstream, TEMPLATES, type Hit } from '../kit/caps-kit.js';
 
 const run = promisify(execFile);
 const LIMITS = { maxInputBytes: 1_000_000, maxOutputBytes: 4_000_000, fuel: 5e9, maxMemoryPages: 1024, maxCapabilityCalls: 1000 };
@@ -326,6 +326,27 @@ export const secretChecks: readonly Check[] = [
       expect(JSON.stringify(journal[2]!.args).includes(MARKER), `kv.get was journaled with args ${JSON.stringify(journal[2]!.args)}`);
       expectClean("the run's records", await runRecords(host, r.run_id!));
       ctx.observe('journal', journal.map((e) => ({ name: e.name, args: e.args, outcome: e.outcome })));
+      await scanHome(ctx);
+    },
+  },
+  {
+    id: 'secrets.extism-output',
+    title: 'An extism/v1 plugin that outputs the secrets.get answer gets the marker recorded and returned, never the value',
+    category: 'secrets',
+    abi: ['ABI-SECRET-006', 'ABI-SECRET-007', 'ABI-SECRET-001'],
+    engines: ['extism'],
+    expected: 'the plugin forwards secrets.get {name: db_password} to helix_capability_call and outputs the raw answer; the call succeeds with capability_result.result.value "[secret:db_password]"; the journal entry of secrets.get is mode redacted and keyed; no form in the response, the records or the Helix home',
+    packs: () => [{ id: 's.extism', module: extismForwarder(), manifest: { abi: 'extism/v1', entrypoint: 'run', capabilities: { abiVersion: 1, allow: [`secrets.get.${SECRET_NAME}`] } } }],
+    policy: (_e, env) => secretPolicy(env),
+    async run(ctx) {
+      const host = await ctx.host();
+      const r = await ctx.call('s.extism', { abi_version: 1, name: 'secrets.get', args: { name: SECRET_NAME } });
+      const out = expectSuccess(r) as { capability_result?: { result?: { value?: string } } };
+      expect(out.capability_result?.result?.value === MARKER, `the output is ${JSON.stringify(out).slice(0, 300)}`);
+      expectClean('the response', JSON.stringify(r));
+      const [entry] = readJournal(hostStore(host), r.run_id!);
+      expect(entry?.name === 'secrets.get' && entry.mode === 'redacted' && entry.result === null && entry.keyed === true, `the journal entry: ${JSON.stringify(entry).slice(0, 300)}`);
+      expectClean("the run's records", await runRecords(host, r.run_id!));
       await scanHome(ctx);
     },
   },
