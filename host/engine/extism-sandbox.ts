@@ -93,6 +93,10 @@ export class ExtismSandbox {
 
   /** Runs one call. Never throws for anything the plugin does. */
   run(task: RunnableTask): ExecuteResult {
+    // The input is a block of kernel memory, capped like linear memory (ABI-EXTISM-009): an input
+    // that cannot be placed ends the call before any plugin code runs, as an answer that does not fit does.
+    const misfit = inputMisfit(task);
+    if (misfit !== undefined) return misfit;
     const budget = BigInt(task.fuel);
     let slot = this.#slots.take(task.key);
     let recycled = false;
@@ -151,6 +155,21 @@ export class ExtismSandbox {
   kept(): string[] {
     return this.#slots.keys();
   }
+}
+
+/** The fault of a call whose input does not fit in the kernel memory of its cap (block 0 holds a byte). */
+function inputMisfit(task: RunnableTask): ExecuteResult | undefined {
+  if (1 + task.input.length <= task.maxMemoryPages * 65_536) return undefined;
+  const pages = task.maxMemoryPages;
+  return {
+    kind: 'fault',
+    code: 'S-TOOL-TRAP',
+    message: `The input (${task.input.length} bytes) does not fit in the plugin's Extism memory (capped at ${pages} pages).`,
+    details: { phase: 'execute', max_memory_pages: pages, input_bytes: task.input.length },
+    fuelUsed: 0,
+    memoryPages: 0,
+    recycled: false,
+  };
 }
 
 /** A new instance with its kernel begun for the call; its start function has not run yet. */
