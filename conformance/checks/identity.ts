@@ -11,6 +11,7 @@ import { loadPolicy, type LoadedPolicy } from '../../host/policy/load-policy.js'
 import { readJournal } from '../../host/store/journal.js';
 import { rawDatabases } from '../../host/store/raw-access.js';
 import { CheckFailure, expect, expectOutcome, expectSuccess, type Check, type CheckContext } from '../check.js';
+import { extismWat } from '../kit/extism-wat.js';
 import { expectExit, runHelix } from '../kit/files-kit.js';
 import { compileGuest } from '../kit/as-guest.js';
 import { echoModule, numberResultModule } from '../kit/guest-wat.js';
@@ -21,6 +22,15 @@ const RUN_ID = /^run_[0-9a-f]{32}$/;
 
 /** A guest that counts its executions in a global and answers the count: a re-execution on a kept instance answers otherwise. */
 const COUNTER = numberResultModule('(global.set $count (i64.add (global.get $count) (i64.const 1))) (global.get $count)', { extra: '(global $count (mut i64) (i64.const 0))' });
+
+/** The same as an extism/v1 plugin: answers {"value":N} with N its execution count (one digit). */
+const EXTISM_COUNTER = extismWat(
+  `(global.set $count (i32.add (global.get $count) (i32.const 1)))
+    (i32.store8 (i32.const 9) (i32.add (i32.const 48) (global.get $count)))
+    (call $output_set (call $emit (i32.const 0) (i32.const 11)) (i64.const 11))
+    (i32.const 0)`,
+  { data: '{\\"value\\":0}', extra: '(global $count (mut i32) (i32.const 0))' },
+);
 
 /** One call on `host`, parsed. */
 async function callOn(host: Host, tool: string, input: unknown, request: Record<string, unknown> = {}): Promise<ResponseEnvelope> {
@@ -105,9 +115,13 @@ export const identityChecks: readonly Check[] = [
     title: 'The same call replays its stored run, even from a guest that counts its executions, and a canonically equal input is the same run',
     category: 'identity',
     abi: ['ABI-RUNID-001'],
-    engines: ['helix'],
+    engines: ['helix', 'extism'],
     expected: 'a second identical call answers replayed: true with the same run_id and output and fuel_used 0; the same input written with other key order, 1.0 for 1 and \\u0041 for A through helix call (another process, same home) is the same run, replayed; a different input is a new run executed (fuel > 0)',
-    packs: () => [{ id: 'identity.counter', module: COUNTER, outputSchema: { type: 'object' } }],
+    packs: (engine) => [
+      engine === 'extism'
+        ? { id: 'identity.counter', module: EXTISM_COUNTER, manifest: { abi: 'extism/v1', entrypoint: 'run' }, outputSchema: { type: 'object' } }
+        : { id: 'identity.counter', module: COUNTER, outputSchema: { type: 'object' } },
+    ],
     async run(ctx) {
       const first = await ctx.call('identity.counter', { a: 1, b: 'A' });
       expectSuccess(first);
