@@ -93,6 +93,16 @@ describe('runs', () => {
     expect(other.error).toMatchObject({ code: 'I-REQ-IDEMPOTENCY-CONFLICT', details: { bound_run_id: a.run_id } });
   });
 
+  it('binds a key first presented on a replayed call, so it cannot be reused for a different request', async () => {
+    const key = 'key-replayed-000000000001';
+    const plain = await call('r.echo', { v: 'bound-on-replay' });
+    const keyed = await call('r.echo', { v: 'bound-on-replay' }, { constraints: { idempotency_key: key } });
+    expect(keyed).toMatchObject({ status: 'success', replayed: true, run_id: plain.run_id });
+    const other = await call('r.echo', { v: 'another request' }, { constraints: { idempotency_key: key } });
+    expect(other.error).toMatchObject({ code: 'I-REQ-IDEMPOTENCY-CONFLICT', details: { bound_run_id: plain.run_id } });
+    expect(await call('r.echo', { v: 'bound-on-replay' }, { constraints: { idempotency_key: key } })).toMatchObject({ status: 'success', replayed: true, run_id: plain.run_id });
+  });
+
   it('links input artifacts and identifies them by content, not by id', async () => {
     const one = await host.artifacts.importInline('>r1\nACGT\n', { label: 'reads' });
     const same = await host.artifacts.importInline('>r1\nACGT\n', { label: 'same bytes, new artifact' });

@@ -1,6 +1,6 @@
 // Unit tests of the toolpack file reader: containment after symlinks, regular files only, size
 // bounds before reading, and the descriptor re-check (ABI-FILE-001..005).
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -80,6 +80,28 @@ describe('readRegularFile', () => {
     expect(read).toMatchObject({ ok: false, reason: expect.stringMatching(/replaced by a symbolic link.*ABI-FILE-004/) });
     expect(JSON.stringify(read)).not.toContain('OUTSIDE-MARKER');
   });
+
+  it('refuses a file swapped with a link to outside while it is resolved and read, with the rule, never reading outside (ABI-FILE-002, -004)', async () => {
+    const { pack, outside } = layout();
+    const target = path.join(pack, 'schemas', 'race.json');
+    writeFileSync(target, '{"type":"object"}');
+    // Another process swaps the file for a link to outside and back as fast as it can.
+    const script = `const fs = require('node:fs'); const [t, o] = JSON.parse(process.argv[1]); const end = Date.now() + 3000;
+      while (Date.now() < end) { try { fs.rmSync(t + '.l', { force: true }); fs.symlinkSync(o, t + '.l'); fs.renameSync(t + '.l', t); fs.writeFileSync(t + '.r', '{}'); fs.renameSync(t + '.r', t); } catch {} }`;
+    const child = spawn(process.execPath, ['-e', script, JSON.stringify([target, outside])], { stdio: 'ignore' });
+    const reasons = new Set<string>();
+    try {
+      for (const end = Date.now() + 1500; Date.now() < end; ) {
+        const read = readPackFile('schemas/race.json', pack, pack, 1000);
+        if (read.ok) expect(read.bytes.toString()).not.toContain('OUTSIDE-MARKER');
+        else reasons.add(read.reason.replace(/ \/.*? \(/, ' DIR ('));
+        await new Promise((r) => setImmediate(r));
+      }
+    } finally {
+      child.kill('SIGKILL');
+    }
+    for (const reason of reasons) expect(reason).toMatch(/\(ABI-FILE-00[24]\)$/);
+  }, 20_000);
 
   it('follows a symlinked policy file outside any toolpack: the operator chose it', () => {
     const { pack, outside } = layout();

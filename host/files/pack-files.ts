@@ -32,6 +32,9 @@ export function resolveInPack(ref: string, fromDir: string, packDir: string): Re
   try {
     real = realpathSync(lexical);
   } catch (err) {
+    // realpath reads each link it finds on the way: EINVAL is a link that was no longer a link
+    // when read, a file swapped while the path was being resolved.
+    if ((err as NodeJS.ErrnoException).code === 'EINVAL') return { ok: false, reason: 'was swapped while its path was being resolved, so it was not read (ABI-FILE-004)' };
     return { ok: false, reason: fsReason(err) };
   }
   if (!isInside(real, packDir)) return { ok: false, reason: `resolves through a symbolic link to a place outside the toolpack directory ${shown(packDir)} (ABI-FILE-002)` };

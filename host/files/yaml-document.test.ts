@@ -94,6 +94,15 @@ describe('parseYamlText', () => {
     expect(doc.ok && doc.value).toEqual({ when: '2001-12-14', bin: 'aGk=' });
   });
 
+  it('refuses an explicit !!set, !!omap or !!pairs, which yaml resolves even under the core schema, with its line (ABI-FILE-009)', () => {
+    // A set once passed as a JS Set: a schema's `properties: !!set {a}` became an object with no keys.
+    expect(problem(parseYamlText('type: object\nproperties: !!set {secret, token}\n'))).toMatchObject({ line: 2, path: ['properties'], reason: expect.stringMatching(/YAML set \(!!set\), which JSON cannot represent \(ABI-FILE-009\)/) });
+    expect(problem(parseYamlText('a:\n  b: !!set\n    ? x\n'))).toMatchObject({ line: 3, path: ['a', 'b'] });
+    expect(problem(parseYamlText('o: !!omap [a: 1]\n'))).toMatchObject({ path: ['o'], reason: expect.stringMatching(/ordered map/) });
+    expect(problem(parseYamlText('p: !!pairs [a: 1]\n'))).toMatchObject({ path: ['p'], reason: expect.stringMatching(/list of pairs/) });
+    expect(parseYamlText('m: !!map {a: 1}\ns: !!seq [1]\n')).toMatchObject({ ok: true, value: { m: { a: 1 }, s: [1] } });
+  });
+
   it('refuses collection keys and reports YAML syntax errors with their line', () => {
     expect(problem(parseYamlText('? [a, b]\n: 1\n'))).toMatchObject({ line: 1, reason: expect.stringMatching(/key must be a plain scalar/) });
     expect(problem(parseYamlText('a: 1\na: 2\n'))).toMatchObject({ line: 2, reason: expect.stringMatching(/invalid YAML/) });

@@ -42,6 +42,13 @@ export function parseYamlText(text: string): ParsedDocument {
   return { ok: true, value, lineOf: (p) => lineOfNode(doc.getIn(p as unknown[], true) as Node | undefined) };
 }
 
+/** Collection tags yaml resolves even under the core schema, none of which is JSON data. */
+const NON_JSON_COLLECTIONS = new Map([
+  ['tag:yaml.org,2002:set', 'a YAML set (!!set)'],
+  ['tag:yaml.org,2002:omap', 'a YAML ordered map (!!omap)'],
+  ['tag:yaml.org,2002:pairs', 'a YAML list of pairs (!!pairs)'],
+]);
+
 const tooDeep = `nested deeper than ${DOCUMENT_MAX_DEPTH} levels of mappings and sequences (ABI-FILE-007)`;
 
 /**
@@ -182,6 +189,9 @@ function walkDocument(root: Node | null, lineOf: (node: Node) => number | undefi
       return undefined;
     }
     if (!isMap(node) && !isSeq(node)) return fail(node, 'holds a node JSON cannot represent', at);
+    // yaml resolves these tags whatever the schema: a set would reach the loader as a JS Set (JSON.stringify writes {}).
+    const kind = typeof node.tag === 'string' ? NON_JSON_COLLECTIONS.get(node.tag) : undefined;
+    if (kind !== undefined) return fail(node, `is ${kind}, which JSON cannot represent (ABI-FILE-009)`, at);
     if (depth + 1 > DOCUMENT_MAX_DEPTH) return fail(node, tooDeep, at);
     const children: Array<[string | number, Node | null]> = [];
     if (isSeq(node)) {

@@ -4,7 +4,7 @@
 // once, when it ends, unless it is still executing after BEGIN_AFTER_MS (ABI-STORE-034).
 import type { RunEvent, RunRecord } from '../../abi/index.js';
 import { HelixError } from '../../abi/index.js';
-import { idempotencyRun } from '../store/documents.js';
+import { bindIdempotencyKey, idempotencyRun } from '../store/documents.js';
 import type { Store } from '../store/open-store.js';
 import { isOtherLiveOwner } from '../store/owner.js';
 import { beginRun, BEGIN_AFTER_MS, blockRun, endRun, getRun, isRunningElsewhere, startedEvent, type RunAttempt, type RunFinisher, type RunStart } from './run-store.js';
@@ -51,9 +51,16 @@ export class RunCoordinator {
   async run(start: RunStart, deadlineMs: number, execute: ExecuteRun): Promise<RunOutcome> {
     this.#checkIdempotency(start);
     const existing = getRun(this.store, start.run_id);
-    if (existing?.status === 'succeeded') return { record: existing, replayed: true, joined: false };
+    if (existing?.status === 'succeeded') {
+      await this.#bindKey(start);
+      return { record: existing, replayed: true, joined: false };
+    }
     const inflight = this.#inflight.get(start.run_id);
-    if (inflight !== undefined) return { record: await inflight, replayed: false, joined: true };
+    if (inflight !== undefined) {
+      const record = await inflight;
+      await this.#bindKey(start);
+      return { record, replayed: false, joined: true };
+    }
 
     const promise = this.#start(start, existing, deadlineMs, execute);
     this.#inflight.set(start.run_id, promise.then((o) => o.record));
@@ -110,6 +117,20 @@ export class RunCoordinator {
       }
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
+  }
+
+  /**
+   * Binds a key first presented on a replayed or joined call to the run it was answered with, so
+   * the key cannot later be used for a different request (an executed run binds its key when it
+   * is recorded). Nothing is written when the key is unset or already bound to this run.
+   */
+  async #bindKey(start: RunStart): Promise<void> {
+    const key = start.idempotency_key;
+    if (key === null || idempotencyRun(this.store, key) === start.run_id) return;
+    await this.store.transaction(() => {
+      this.#checkIdempotency(start);
+      if (idempotencyRun(this.store, key) === undefined) bindIdempotencyKey(this.store, key, start.run_id);
+    });
   }
 
   #checkIdempotency(start: RunStart): void {
