@@ -53,7 +53,7 @@ export const artifactChecks: readonly Check[] = [
     id: 'artifacts.import-outside-root',
     title: 'Imports that climb out with .., name a path outside, or go through a symbolic link are refused and store nothing',
     category: 'artifacts',
-    abi: ['ABI-STORE-050'],
+    abi: ['ABI-PATH-001', 'ABI-STORE-050'],
     engines: ['helix'],
     expected: 'A-AUTH-PATH-OUTSIDE-ROOTS for root/../outside/secret, root/sub/../../outside/secret, /etc/passwd, and an outside path that does not exist (the same message shape: no existence oracle); A-AUTH-SYMLINK for a link in the root to the secret, a path through a linked directory, and a link to a file inside the root; helix artifact import exits 1 with nothing on stdout; no artifact, blob, chunk or pending write afterwards',
     async run(ctx) {
@@ -92,7 +92,7 @@ export const artifactChecks: readonly Check[] = [
     id: 'artifacts.import-devices-fifos',
     title: 'Devices (/dev/zero, /dev/urandom), a FIFO and a link to /dev/zero are refused at once; a file that grows past the ceiling while read leaves nothing held',
     category: 'artifacts',
-    abi: ['ABI-STORE-050'],
+    abi: ['ABI-PATH-001', 'ABI-STORE-050'],
     engines: ['helix'],
     expected: 'with /dev and /proc/<pid> among the import roots: /dev/zero, /dev/urandom and /dev/null are P-PRECOND-PATH "character device", a FIFO with no writer is P-PRECOND-PATH "FIFO" (each within 2 s, nothing waited on or read), a link to /dev/zero is A-AUTH-SYMLINK; /proc/<pid>/maps (size 0, then more than the 4096-byte ceiling) is I-REQ-TOO-LARGE "grew past the import limit"; afterwards no artifact and no pending write',
     policy: (_engine, env) => ({ ...checkDefaultPolicy(env), ceilings: { maxImportBytes: 4096 }, paths: { importRoots: [env.importRoot, '/dev', `/proc/${process.pid}`], exportRoots: [path.join(env.dir, 'export')] } }),
@@ -117,7 +117,7 @@ export const artifactChecks: readonly Check[] = [
     id: 'artifacts.import-swap-race',
     title: 'A file swapped back and forth with a link to a secret while it is imported never brings the secret into the store',
     category: 'artifacts',
-    abi: ['ABI-STORE-050'],
+    abi: ['ABI-PATH-001', 'ABI-STORE-050'],
     engines: ['helix'],
     expected: 'repeated imports while another process swaps root/data between a regular file and a link to a file outside: each is either an artifact holding exactly the inside bytes or a refusal (A-AUTH-SYMLINK, or P-PRECOND-PATH "replaced between the checks and the open"); no stored artifact holds the secret; no pending write is left',
     async run(ctx) {
@@ -237,7 +237,7 @@ export const artifactChecks: readonly Check[] = [
     id: 'artifacts.export-through-links',
     title: 'Exports to a symbolic link, through a linked directory, out with .., onto an existing file or a FIFO are refused and touch nothing',
     category: 'artifacts',
-    abi: [],
+    abi: ['ABI-PATH-002'],
     engines: ['helix'],
     expected: 'host.artifacts.export: a destination that is a link to a file outside is A-AUTH-SYMLINK (also with overwrite) and the target keeps its bytes; a path through a linked directory and export/../outside are A-AUTH-PATH-OUTSIDE-ROOTS; an existing file without overwrite and a FIFO are P-PRECOND-PATH within 2 s; helix artifact export to the link exits 1 with A-AUTH-SYMLINK; the export directory holds nothing new',
     async run(ctx) {
