@@ -16,6 +16,7 @@ import { writeJobBundle } from '../../host/fanout/write-job.js';
 import { canonicalJson } from '../../host/hashing.js';
 import { hostStore, type Host } from '../../host/host.js';
 import { readAudit } from '../../host/store/audit.js';
+import { readJournal } from '../../host/store/journal.js';
 import { CheckFailure, expect, expectOutcome, expectSuccess, type Check, type CheckContext, type CheckEnv, type PolicyDocument } from '../check.js';
 import { echoModule } from '../kit/guest-wat.js';
 import {
@@ -680,6 +681,13 @@ function cancelAtEnd(ctx: CheckContext): (jobId: string) => string {
 
 const submit = (args: Record<string, unknown>) => args;
 
+/** The answer the run's first journaled capability call got (a failed run's output is not returned). */
+function firstJournalAnswer(host: Host, runId: string): Answer {
+  const entry = readJournal(hostStore(host), runId)[0] as { result?: unknown; error?: unknown } | undefined;
+  if (entry === undefined) throw new CheckFailure(`run ${runId} journaled no call`);
+  return (entry.error !== undefined && entry.error !== null ? { status: 'error', error: entry.error } : { status: 'ok', capability_result: { name: 'slurm.submit', result: entry.result } }) as Answer;
+}
+
 const slurmChecks: Check[] = [
   {
     id: 'privileged.slurm-refusals',
@@ -856,6 +864,49 @@ const slurmChecks: Check[] = [
       const stderr = (await host.artifacts.readBytes(r1.stderr.artifact_id, 4096)).toString('utf8');
       expect(stderr === 'to-stderr\n', `the job's stderr: ${JSON.stringify(stderr)}`);
       ctx.observe('collected', r1);
+    },
+  },
+  {
+    id: 'privileged.slurm-adoption',
+    title: 'A run that died between sbatch and its checkpoint adopts the job Slurm already has instead of submitting again',
+    category: 'privileged',
+    abi: ['ABI-SLURM-008'],
+    engines: ['container'],
+    services: ['slurm'],
+    expected:
+      "a run whose submit failed is executed again; when Slurm then holds a job named helix.<run>.k-<key> (submitted outside the run, as a crash after sbatch leaves it) the submit answers source adopted with that job's id and submits nothing; the next execution of the run answers source checkpoint; Slurm knows exactly one job of the name",
+    policy: (_e, env) => realSlurmPolicy(env),
+    packs: slurmPacks,
+    async run(ctx) {
+      const track = cancelAtEnd(ctx);
+      // The run fails after its submit (its guest makes calls past its limit), so each call executes it again.
+      const input = { calls: [{ name: 'slurm.submit', args: { argv: ['/bin/sleep', '1'], key: 'adopt' } }], storm: 'log.emit' };
+      const attempt = async (): Promise<{ runId: string; submit: Answer }> => {
+        const r = await ctx.call('s.tool', JSON.parse(JSON.stringify(input)) as Record<string, unknown>);
+        expect(r.status !== 'success' && r.error?.code === 'R-CAP-CALL-LIMIT', `the storming run ended ${r.status} ${r.error?.code}`);
+        const host = await ctx.host();
+        return { runId: r.run_id!, submit: firstJournalAnswer(host, r.run_id!) };
+      };
+      // First execution: sbatch fails (a shim), so the run has no job and no checkpoint.
+      const saved = process.env.PATH;
+      slurmShims(ctx, 1);
+      const first = await attempt();
+      process.env.PATH = saved;
+      expect(first.submit.error?.code === 'R-UPSTREAM-SLURM', `the first submit: ${JSON.stringify(first.submit)}`);
+      // The job a crash left: in Slurm under the run's job name, in no checkpoint.
+      const name = `helix.${first.runId}.k-adopt`;
+      const leftover = track((await runSlurmCommand('sbatch', ['--parsable', `--job-name=${name}`, `--chdir=${ctx.env.dir}`, '--output=/dev/null', '--time=1', '--wrap', 'sleep 1'])).trim().split(';')[0]!);
+      const second = await attempt();
+      expect(second.runId === first.runId, 'the second call is another run');
+      const adopted = second.submit.capability_result?.result;
+      expect(adopted?.source === 'adopted' && adopted.job_id === leftover && adopted.job_name === name, `the second submit: ${JSON.stringify(second.submit)}`);
+      const third = await attempt();
+      const again = third.submit.capability_result?.result;
+      expect(again?.source === 'checkpoint' && again.job_id === leftover, `the third submit: ${JSON.stringify(third.submit)}`);
+      const named = await findJobs({ name });
+      expect(named.length === 1 && named[0]!.jobId === leftover, `Slurm knows ${named.length} jobs named ${name}: ${JSON.stringify(named)}`);
+      ctx.observe('submits', [first.submit.error?.code, adopted?.source, again?.source]);
+      ctx.observe('job', { name, job_id: leftover });
     },
   },
   {
