@@ -4,7 +4,7 @@
 // cluster, every hostile thing a container or a job leaves behind must be refused when it is read
 // back, and tampered bundles must be refused before anything is written.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, cpSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { existsSync, statfsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, cpSync, writeFileSync, mkdtempSync } from 'node:fs';
 import path from 'node:path';
 import Docker from 'dockerode';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
@@ -19,6 +19,7 @@ import { readAudit } from '../../host/store/audit.js';
 import { readJournal } from '../../host/store/journal.js';
 import { CheckFailure, expect, expectOutcome, expectSuccess, type Check, type CheckContext, type CheckEnv, type PolicyDocument } from '../check.js';
 import { echoModule } from '../kit/guest-wat.js';
+import { mountFuseDir } from '../kit/priv-fuse.js';
 import {
   answersOf,
   codesOf,
@@ -1143,7 +1144,25 @@ const fanoutChecks: Check[] = [
       const left = readdirSync(tmp);
       ctx.observe('left_in_tmpdir', left);
       expect(left.length === 0, `the node's temporary store was left in $TMPDIR: ${left.join(', ')}`);
-      ctx.note('not exercised: a home on a network filesystem (no NFS, SMB or FUSE filesystem can be mounted here)');
+    },
+  },
+  {
+    id: 'privileged.fanout-network-home',
+    title: 'helix job run refuses a node store home on a FUSE filesystem (a network or cluster filesystem by its statfs type)',
+    category: 'privileged',
+    abi: ['ABI-FANOUT-003'],
+    engines: ['container'],
+    expected: '--home on a mounted FUSE directory is P-PRECOND-JOB-HOME naming the filesystem (exit 1), before anything is opened: the directory stays empty and no result is written',
+    policy: (_e, env) => fanPolicy(env),
+    packs: fanPacks,
+    async run(ctx) {
+      const mount = await mountFuseDir(ctx);
+      ctx.observe('statfs_type', `0x${statfsSync(mount).type.toString(16)}`);
+      const { dir } = await bundle(ctx, 'bundle');
+      const run = await helixCli(['job', 'run', dir, '--home', mount], { boundMs: 60_000 });
+      ctx.observe('refusal', run.stderr.split('\n')[0]);
+      expect(run.code === 1 && run.stderr.includes('P-PRECOND-JOB-HOME') && run.stderr.includes('fuse'), `--home on FUSE: exit ${run.code}: ${run.stderr.slice(0, 500)}`);
+      expect(readdirSync(mount).length === 0, `the node store was opened on the FUSE directory: ${readdirSync(mount).join(', ')}`);
     },
   },
   {
