@@ -1,13 +1,15 @@
 // slurm.submit's plan: the tool's entry and its narrower lists, the job's name, comment and
 // directory from the run and the call, and the work root checked before anything is written.
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PolicySchema, type PolicyInput } from '../abi/index.js';
 import { refusalOf } from '../test/helpers/refusal.js';
 import { planSlurmSubmit, SlurmSubmitArgsSchema } from './slurm-request.js';
+import { slurmSubmit } from './slurm-submit.js';
 import { prepareJobDir } from './slurm-workspace.js';
+import type { CapabilityContext } from './types.js';
 
 const RUN = `run_${'a'.repeat(32)}`;
 
@@ -60,6 +62,39 @@ describe('prepareJobDir', () => {
       symlinkSync(t, path.join(t, 'link'));
       await expect(prepareJobDir(at(path.join(t, 'link')), never)).rejects.toMatchObject({ code: 'P-PRECOND-SLURM-WORK-ROOT', message: expect.stringContaining('symbolic link') });
     } finally {
+      rmSync(t, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('slurm.submit and its work root', () => {
+  it('refuses a work root reached through a symbolic link before any Slurm command runs (ABI-SLURM-007)', async () => {
+    const t = mkdtempSync(path.join(tmpdir(), 'helix-slurm-root-'));
+    const savedPath = process.env.PATH;
+    try {
+      // squeue, sacct and sbatch stand-ins that record being run: none may be.
+      const bin = path.join(t, 'bin');
+      mkdirSync(bin);
+      for (const command of ['squeue', 'sacct', 'sbatch', 'scancel']) {
+        writeFileSync(path.join(bin, command), `#!/bin/sh\necho ${command} >> '${path.join(t, 'ran.log')}'\nexit 0\n`, { mode: 0o755 });
+      }
+      process.env.PATH = `${bin}:${savedPath ?? ''}`;
+      mkdirSync(path.join(t, 'real'));
+      symlinkSync(path.join(t, 'real'), path.join(t, 'link'));
+      const ctx = {
+        toolId: 'seq.stats',
+        runId: RUN,
+        callSeq: 1,
+        policy: policy({ workRoot: path.join(t, 'link'), tools: { 'seq.stats': {} } }),
+        artifacts: { stat: () => undefined },
+        checkpoints: { get: () => undefined, put: async () => undefined },
+        signal: new AbortController().signal,
+      } as unknown as CapabilityContext;
+      await expect(slurmSubmit.invoke(slurmSubmit.args.parse({ argv: ['/bin/true'] }), ctx)).rejects.toMatchObject({ code: 'P-PRECOND-SLURM-WORK-ROOT' });
+      expect(existsSync(path.join(t, 'ran.log'))).toBe(false);
+      expect(readdirSync(path.join(t, 'real'))).toEqual([]);
+    } finally {
+      process.env.PATH = savedPath;
       rmSync(t, { recursive: true, force: true });
     }
   });

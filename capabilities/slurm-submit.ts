@@ -3,11 +3,12 @@
 // finds the checkpoint answers from it, and one that finds no checkpoint but a job of the same
 // name (sbatch answered, then the host died) adopts that job instead of submitting another
 // (ABI-SLURM-008). A replay or a verification answers from the journal and never gets here.
+import path from 'node:path';
 import { z } from 'zod';
 import { HelixError } from '../abi/index.js';
 import { findJobs, submitBatch } from './slurm-commands.js';
 import { planSlurmSubmit, SlurmSubmitArgsSchema, type SlurmSubmitArgs, type SubmitPlan } from './slurm-request.js';
-import { prepareJobDir } from './slurm-workspace.js';
+import { checkWorkRoot, prepareJobDir } from './slurm-workspace.js';
 import type { CapabilityContext, CapabilityDefinition } from './types.js';
 
 /** What the checkpoints keep of a job: enough to find, own and collect it later. */
@@ -71,6 +72,8 @@ export const slurmSubmit: CapabilityDefinition<SlurmSubmitArgs, SlurmSubmitResul
     for (const input of plan.inputs) ctx.artifacts.stat(input.artifactId);
     const done = readJobRecord(ctx, callKey(ctx.runId, plan.call));
     if (done !== undefined) return { job_id: done.job_id, job_name: done.job_name, source: 'checkpoint' };
+    // The work root is refused before any Slurm command runs (ABI-SLURM-007), not only when the directory is made.
+    await checkWorkRoot(path.dirname(plan.dir));
     const found = await findJobs({ name: plan.jobName });
     if (found.length > 0) {
       const adopted = await checkpoint(ctx, plan, found[0]!.jobId, 'adopted');

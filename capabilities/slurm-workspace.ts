@@ -18,8 +18,8 @@ function workRootError(root: string, why: string): HelixError {
   return new HelixError('P-PRECOND-SLURM-WORK-ROOT', { message: `slurm.submit cannot place the job: the policy's slurm.workRoot ${root} ${why}.`, details: { work_root: root } });
 }
 
-/** Checks that the work root is a real, writable directory (no link on the way). */
-async function checkWorkRoot(root: string): Promise<void> {
+/** Checks that the work root is a real, writable directory (no link on the way), or P-PRECOND-SLURM-WORK-ROOT. */
+export async function checkWorkRoot(root: string): Promise<void> {
   let real: string;
   try {
     real = await realpath(root);
