@@ -3,9 +3,9 @@
 // broke), mutations that may or may not, and edits of the YAML text itself (deleted spans, YAML
 // punctuation, aliases, re-indented and duplicated lines).
 import { stringify } from 'yaml';
+import { mutateJson, randomJson, type Json } from './fuzz-json.js';
 import type { Rand } from './fuzz-random.js';
 
-type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type Manifest = Record<string, unknown>;
 
 const LOWER = 'abcdefghijklmnopqrstuvwxyz';
@@ -15,20 +15,6 @@ const PLAIN_CAPABILITIES = ['clock.now_unix', 'log.emit', 'kv.get', 'kv.put', 'k
 
 const ident = (r: Rand, max = 8): string => r.chars(LOWER, 1) + r.chars(IDENT, r.int(0, max));
 
-/** A random JSON value (small). */
-export function randomJson(r: Rand, depth = 2): Json {
-  const leaves: (() => Json)[] = [
-    () => null,
-    () => r.chance(0.5),
-    () => r.int(-1e6, 1e6),
-    () => r.pick([0, -1, 1.5, 1e300, -0, 2 ** 53, 65_537, 86_400_001]),
-    () => r.chars(`${LOWER}ABC.:/-_ 0123456789`, r.int(0, 12)),
-    () => r.pick(['', 'helix/v1', 'extism/v1', 'sha256:', '1.0.0', 'v1', 'log', '__proto__', '~', 'null', 'yes', '0x10']),
-  ];
-  if (depth <= 0 || r.chance(0.6)) return r.pick(leaves)();
-  if (r.chance(0.5)) return Array.from({ length: r.int(0, 3) }, () => randomJson(r, depth - 1));
-  return Object.fromEntries(Array.from({ length: r.int(0, 3) }, () => [ident(r, 4), randomJson(r, depth - 1)]));
-}
 
 /** A JSON Schema that compiles and accepts objects. */
 function objectSchema(r: Rand): Manifest {
@@ -196,21 +182,8 @@ export function breakManifest(r: Rand, valid: Manifest): BrokenManifest {
 
 /** A mutation of `m` that may or may not keep it valid: a field set to a random value, deleted, or added. */
 export function mutateManifest(r: Rand, valid: Manifest): { manifest: Manifest; what: string } {
-  const m = clone(valid);
-  const paths: string[][] = [];
-  const walk = (v: unknown, at: string[]): void => {
-    paths.push(at);
-    if (typeof v === 'object' && v !== null && at.length < 4) for (const [k, x] of Object.entries(v)) walk(x, [...at, k]);
-  };
-  walk(m, []);
-  const at = r.pick(paths.slice(1));
-  const parent = at.slice(0, -1).reduce<any>((o, k) => o[k], m);
-  const key = at[at.length - 1]!;
-  const op = r.int(0, 2);
-  if (op === 0) delete parent[key];
-  else if (op === 1) parent[key] = randomJson(r);
-  else if (typeof parent === 'object' && parent !== null) parent[Array.isArray(parent) ? parent.length : ident(r, 5)] = randomJson(r);
-  return { manifest: m, what: `${['deleted', 'set', 'added beside'][op]} ${at.join('.')}` };
+  const { value, what } = mutateJson(r, valid as Json);
+  return { manifest: value as Manifest, what };
 }
 
 /** The YAML text of a manifest. */
