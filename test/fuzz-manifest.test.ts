@@ -20,7 +20,7 @@ import { wat2wasm } from './helpers/wat.js';
 
 /** Runs per property; a manifest that loads costs its two schemas' Ajv compiles (some 30 to 70 ms), so valid ones run fewer. */
 const RUNS = fuzzRuns(150);
-const VALID_RUNS = fuzzRuns(30);
+const VALID_RUNS = fuzzRuns(20);
 const policy = loadPolicy(undefined).policy;
 const root = tempDir('helix-fuzz-manifest-');
 let module: Uint8Array;
