@@ -12,8 +12,8 @@ import { jsonRefusal } from '../../host/json-entry.js';
 import { FUEL_EXPORT, instrumentModule } from '../../host/wasm/index.js';
 import { checkDefaultPolicy } from '../runner.js';
 import { expect, expectOutcome, type Check, type CheckContext, type CheckEnv, type PackSpec, type PolicyDocument } from '../check.js';
-import { argNames, capabilityRequestValue, guestOutputValue, mutatedText, randomArgs, requestEnvelopeValue } from '../kit/fuzz-envelopes.js';
-import { selectorModule } from '../kit/fuzz-guests.js';
+import { argNames, capabilityRequestValue, guestErrorValue, guestOutputValue, mutatedText, randomArgs, requestEnvelopeValue } from '../kit/fuzz-envelopes.js';
+import { extismSelectorModule, selectorModule } from '../kit/fuzz-guests.js';
 import { breakManifest, manifestText, mutateText, validManifest } from '../kit/fuzz-manifests.js';
 import { guestModule, randomProgram, type Program } from '../kit/fuzz-programs.js';
 import { rand, sampleSeeds } from '../kit/fuzz-random.js';
@@ -161,15 +161,50 @@ const EXHAUSTED = 6;
 
 // ---- envelopes -------------------------------------------------------------------------------
 
-/** 50 guest output envelopes, valid or mutated in shape or bytes, all in one selector module. */
+/** 50 guest output envelopes, valid or mutated in shape or bytes, in one selector module per engine (an extism/v1 plugin sends them as its output). */
 const outputCases = once(async () => {
   const names = [...CAPABILITIES.keys()];
   const cases = sampleSeeds(0xf022_0004, 50).map((seed) => {
     const r = rand(seed);
     return mutatedText(r, guestOutputValue(r, names));
   });
-  return { cases, module: await wat2wasm(selectorModule(cases.map((c) => c.bytes), 'output')) };
+  const bytes = cases.map((c) => c.bytes);
+  return { cases, helix: await wat2wasm(selectorModule(bytes, 'output')), extism: await wat2wasm(extismSelectorModule(bytes, 'output')) };
 });
+
+/** 30 error objects, valid or mutated, that an extism/v1 plugin sets with error_set. */
+const errorCases = once(async () => {
+  const cases = sampleSeeds(0xf022_0009, 30).map((seed) => {
+    const r = rand(seed);
+    return mutatedText(r, guestErrorValue(r));
+  });
+  return { cases, module: await wat2wasm(extismSelectorModule(cases.map((c) => c.bytes), 'error')) };
+});
+
+/** What the host must answer an extism/v1 plugin's output bytes with (the value itself, ABI-EXTISM-007), under an output schema of any object. */
+function expectedForExtismOutput(bytes: Uint8Array): { status: ResponseEnvelope['status']; code?: string; output?: unknown } {
+  const text = decode(bytes);
+  if (text === undefined) return { status: 'terminal_error', code: 'S-TOOL-OUTPUT-ENCODING' };
+  const violation = scanJsonText(text);
+  if (violation !== undefined) return { status: 'terminal_error', code: jsonRefusal(violation, 'output', '').code };
+  const parsed = parseJson(text);
+  if (!parsed.ok) return { status: 'terminal_error', code: 'S-TOOL-OUTPUT-JSON' };
+  const isObject = typeof parsed.value === 'object' && parsed.value !== null && !Array.isArray(parsed.value);
+  return isObject ? { status: 'success', output: parsed.value } : { status: 'terminal_error', code: 'C-CONTRACT-OUTPUT-SCHEMA' };
+}
+
+/** What the host must answer an extism/v1 plugin's error text with (ABI-EXTISM-008). */
+function expectedForExtismError(bytes: Uint8Array): { status: ResponseEnvelope['status']; code: string } {
+  const text = new TextDecoder().decode(bytes);
+  const parsed = parseJson(text);
+  if (parsed.ok && typeof parsed.value === 'object' && parsed.value !== null) {
+    const violation = scanJsonText(text);
+    if (violation !== undefined) return { status: 'terminal_error', code: jsonRefusal(violation, 'output', '').code };
+  }
+  const envelope = GuestOutputSchema.safeParse({ status: 'error', error: parsed.ok ? parsed.value : undefined });
+  if (envelope.success && envelope.data.status === 'error') return { status: statusForCode(envelope.data.error.code, 'pure'), code: envelope.data.error.code };
+  return { status: 'terminal_error', code: 'S-TOOL-EXTISM-ERROR' };
+}
 
 /** What the host must answer a helix/v1 guest's output bytes with, under an output schema of any object. */
 function expectedForOutput(bytes: Uint8Array): { status: ResponseEnvelope['status']; code?: string; output?: unknown } {
@@ -405,19 +440,27 @@ export const fuzzChecks: readonly Check[] = [
   },
   {
     id: 'fuzz.guest-outputs',
-    title: '50 generated guest output envelopes, valid and mutated in shape or bytes, each classed by its first fault',
+    title: '50 generated guest outputs, valid and mutated in shape or bytes, each classed by its first fault (and 30 Extism errors)',
     category: 'fuzz',
-    abi: ['ABI-OUTPUT-001', 'ABI-OUTPUT-002', 'ABI-JSON-002'],
-    engines: ['helix'],
+    abi: ['ABI-OUTPUT-001', 'ABI-OUTPUT-002', 'ABI-JSON-002', 'ABI-EXTISM-007', 'ABI-EXTISM-008'],
+    engines: ['helix', 'extism'],
     expected:
-      'bytes that are not UTF-8 end S-TOOL-OUTPUT-ENCODING, a JSON-bounds breach its S-TOOL-OUTPUT code, text that is not JSON S-TOOL-OUTPUT-JSON, JSON that is no envelope S-TOOL-OUTPUT-ENVELOPE; an ok envelope answers its output (C-CONTRACT-OUTPUT-SCHEMA if not an object), an error envelope the guest code with its class status, a terminal capability call of a tool allowed none A-AUTH-FORBIDDEN',
-    packs: async () => [{ id: 'fuzz.outputs', module: (await outputCases()).module }],
+      'bytes that are not UTF-8 end S-TOOL-OUTPUT-ENCODING, a JSON-bounds breach its S-TOOL-OUTPUT code, text that is not JSON S-TOOL-OUTPUT-JSON; on helix/v1, JSON that is no envelope S-TOOL-OUTPUT-ENVELOPE, an ok envelope answers its output (C-CONTRACT-OUTPUT-SCHEMA if not an object), an error envelope the guest code with its class status, a terminal capability call of a tool allowed none A-AUTH-FORBIDDEN; on extism/v1 the bytes are the output value itself, and an error text that is a taxonomy error object is the guest error, any other S-TOOL-EXTISM-ERROR',
+    packs: async (engine) => {
+      const outputs = await outputCases();
+      if (engine !== 'extism') return [{ id: 'fuzz.outputs', module: outputs.helix }];
+      const extism = { abi: 'extism/v1', entrypoint: 'run' };
+      return [
+        { id: 'fuzz.outputs', module: outputs.extism, manifest: extism },
+        { id: 'fuzz.errors', module: (await errorCases()).module, manifest: extism },
+      ];
+    },
     async run(ctx) {
       const { cases } = await outputCases();
       const got: string[] = [];
       for (const [i, c] of cases.entries()) {
         const res = await ctx.call('fuzz.outputs', { i });
-        const want = expectedForOutput(c.bytes);
+        const want = ctx.engine === 'extism' ? expectedForExtismOutput(c.bytes) : expectedForOutput(c.bytes);
         const label = `case ${i} (${c.what}): ${hex(c.bytes).slice(0, 160)}`;
         expect(res.status === want.status && res.error?.code === want.code, `${label}: expected ${want.status} ${want.code ?? ''}, got ${res.status} ${res.error?.code ?? ''} ${res.error?.message ?? ''}`);
         if (want.status === 'success') expect(JSON.stringify(res.output) === JSON.stringify(want.output), `${label}: the output changed`);
@@ -425,6 +468,18 @@ export const fuzzChecks: readonly Check[] = [
       }
       ctx.observe('outcomes', tally(got));
       showSample(ctx, 'first 12 outputs', cases.slice(0, 12).map((c, i) => `case ${i} (${c.what}): ${hex(c.bytes).slice(0, 200)}`));
+      if (ctx.engine !== 'extism') return;
+      const errors = (await errorCases()).cases;
+      const set: string[] = [];
+      for (const [i, c] of errors.entries()) {
+        const res = await ctx.call('fuzz.errors', { i });
+        const want = expectedForExtismError(c.bytes);
+        const label = `error case ${i} (${c.what}): ${hex(c.bytes).slice(0, 160)}`;
+        expect(res.status === want.status && res.error?.code === want.code, `${label}: expected ${want.status} ${want.code}, got ${res.status} ${res.error?.code ?? ''} ${res.error?.message ?? ''}`);
+        set.push(want.code);
+      }
+      ctx.observe('error_outcomes', tally(set));
+      showSample(ctx, 'first 8 error texts', errors.slice(0, 8).map((c, i) => `error case ${i} (${c.what}): ${hex(c.bytes).slice(0, 200)}`));
     },
   },
   {

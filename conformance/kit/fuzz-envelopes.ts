@@ -65,20 +65,24 @@ export function randomArgs(r: Rand, names: readonly string[]): { [k: string]: Js
   return args;
 }
 
+/** A guest's error object (an envelope's `error`, an Extism plugin's error text): a taxonomy code or not, a message within bounds or not. */
+export function guestErrorValue(r: Rand): { [k: string]: Json } {
+  const error: { [k: string]: Json } = {
+    code: r.pick(['S-TOOL-TRAP', 'I-REQ-INPUT', 'R-UPSTREAM-TIMEOUT', 'C-CONTRACT-INPUT', 'T-TOOL-OOPS', 'x-bad', 'S-', 'A-AUTH-FORBIDDEN']),
+    message: r.pick(['it failed', '', 'x'.repeat(5000)]),
+  };
+  if (r.chance(0.5)) error.details = randomObject(r);
+  if (r.chance(0.3)) error.hint = 'try again';
+  return error;
+}
+
 /** A guest's output envelope as a value: ok, error (taxonomy code or not) or a terminal capability call. */
 export function guestOutputValue(r: Rand, capabilityNames: readonly string[]): Json {
   switch (r.int(0, 2)) {
     case 0:
       return { status: 'ok', output: r.chance(0.8) ? randomObject(r) : randomJson(r) };
-    case 1: {
-      const error: { [k: string]: Json } = {
-        code: r.pick(['S-TOOL-TRAP', 'I-REQ-INPUT', 'R-UPSTREAM-TIMEOUT', 'C-CONTRACT-INPUT', 'T-TOOL-OOPS', 'x-bad', 'S-', 'A-AUTH-FORBIDDEN']),
-        message: r.pick(['it failed', '', 'x'.repeat(5000)]),
-      };
-      if (r.chance(0.5)) error.details = randomObject(r);
-      if (r.chance(0.3)) error.hint = 'try again';
-      return { status: 'error', error };
-    }
+    case 1:
+      return { status: 'error', error: guestErrorValue(r) };
     default: {
       const name = r.pick([...capabilityNames, 'no.such_thing']);
       return { status: 'capability_call', abi_version: r.pick([1, 2, 3]), capability_call: { name, args: randomArgs(r, []) } };
