@@ -1,17 +1,19 @@
 // Property tests of the envelope parsers through a real host (conformance/kit/fuzz-envelopes.ts):
 // request envelopes a client hands host.call, output envelopes a guest returns and capability
-// requests a guest sends, each valid, mutated in shape or mutated in bytes. No parser throws or
+// requests a guest sends (helix/v1, and outputs and error texts of extism/v1 plugins), each valid,
+// mutated in shape or mutated in bytes (oracles: conformance/kit/fuzz-oracles.ts). No parser throws or
 // crashes the host: every call answers one valid response envelope, refusals carry the taxonomy
-// code the ABI names for the first thing wrong (ABI-JSON-005, ABI-OUTPUT-001/002, ABI-CAP-001,
+// code the ABI names for the first thing wrong (ABI-JSON-005, ABI-OUTPUT-001/002, ABI-EXTISM-007/008, ABI-CAP-001,
 // ABI-JSON-006), and what is valid is served as sent. `npm run fuzz` runs them longer.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CapabilityRequestSchema, CapabilityResponseSchema, checkJsonValue, errorClassOf, GuestOutputSchema, RequestEnvelopeSchema, ResponseEnvelopeSchema, scanJsonText, statusForCode, type ResponseEnvelope } from '../abi/index.js';
+import { CapabilityResponseSchema, checkJsonValue, errorClassOf, RequestEnvelopeSchema, ResponseEnvelopeSchema, scanJsonText, type ResponseEnvelope } from '../abi/index.js';
 import { hostStore } from '../host/host.js';
 import { jsonRefusal } from '../host/json-entry.js';
 import { getRun } from '../host/runs/run-store.js';
 import { CAPABILITIES } from '../capabilities/index.js';
-import { capabilityRequestValue, guestOutputValue, mutatedText, requestEnvelopeValue } from '../conformance/kit/fuzz-envelopes.js';
+import { capabilityRequestValue, guestErrorValue, guestOutputValue, mutatedText, requestEnvelopeValue } from '../conformance/kit/fuzz-envelopes.js';
+import { decode, expectedAnswer, expectedForExtismError, expectedForExtismOutput, expectedForOutput, parseJson } from '../conformance/kit/fuzz-oracles.js';
 import { mutateBytes } from '../conformance/kit/fuzz-json.js';
 import { rand } from '../conformance/kit/fuzz-random.js';
 import { bytesInput } from './helpers/bytes-guest-wat.js';
@@ -22,25 +24,6 @@ const RUNS = fuzzRuns(150);
 const TIMEOUT = Math.max(600_000, RUNS * 2_000);
 const json = useJsonHost();
 const seeds = fc.integer({ min: 0, max: 0x7fffffff });
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-/** The text of bytes, or undefined when they are not UTF-8. */
-function decode(bytes: Uint8Array): string | undefined {
-  try {
-    return utf8.decode(bytes);
-  } catch {
-    return undefined;
-  }
-}
-
-function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
-  try {
-    return { ok: true, value: JSON.parse(text) };
-  } catch {
-    return { ok: false };
-  }
-}
-
 /** One response: a valid envelope whose error code, if any, is of a taxonomy class (a guest may send a subcode of its own, ABI-OUTPUT-002); its run, if any, ended (a dry run names its run but stores none). */
 function checked(raw: unknown): ResponseEnvelope {
   const r = ResponseEnvelopeSchema.parse(raw);
@@ -88,27 +71,9 @@ describe('the envelope parsers on random and mutated envelopes', () => {
         const r = rand(seed);
         const { bytes, what } = mutatedText(r, guestOutputValue(r, names));
         const res = checked(await json.host.call({ tool_id: 'j.out', input: bytesInput(bytes) }));
-        const text = decode(bytes);
-        const violation = text === undefined ? undefined : scanJsonText(text, { envelope: true });
-        const parsed = text === undefined || violation !== undefined ? undefined : parseJson(text);
-        const envelope = parsed?.ok === true ? GuestOutputSchema.safeParse(parsed.value) : undefined;
-        const fault =
-          text === undefined ? 'S-TOOL-OUTPUT-ENCODING' : violation !== undefined ? jsonRefusal(violation, 'output', '').code : parsed?.ok !== true ? 'S-TOOL-OUTPUT-JSON' : envelope?.success !== true ? 'S-TOOL-OUTPUT-ENVELOPE' : undefined;
-        if (fault !== undefined) {
-          expect(res, what).toMatchObject({ status: 'terminal_error', error: { code: fault } });
-          expect(getRun(hostStore(json.host), res.run_id!)).toMatchObject({ status: 'failed', result: { error: { code: fault } } });
-          return;
-        }
-        const out = envelope!.data!;
-        if (out.status === 'ok') {
-          if (typeof out.output === 'object' && out.output !== null && !Array.isArray(out.output)) expect(res, what).toMatchObject({ status: 'success', output: out.output });
-          else expect(res, what).toMatchObject({ status: 'terminal_error', error: { code: 'C-CONTRACT-OUTPUT-SCHEMA' } });
-        } else if (out.status === 'error') {
-          expect(res, what).toMatchObject({ status: statusForCode(out.error.code, 'pure'), error: { code: out.error.code, message: out.error.message } });
-        } else {
-          // A terminal capability call, under the allowlist: j.out allows none.
-          expect(res, what).toMatchObject({ status: 'terminal_error', error: { code: 'A-AUTH-FORBIDDEN' } });
-        }
+        const want = expectedForOutput(bytes);
+        expect(res, what).toMatchObject({ status: want.status, ...(want.code === undefined ? {} : { error: { code: want.code } }), ...(want.status === 'success' ? { output: want.output } : {}) });
+        if (want.status !== 'success' && want.code!.startsWith('S-TOOL-')) expect(getRun(hostStore(json.host), res.run_id!)).toMatchObject({ status: 'failed', result: { error: { code: want.code } } });
       }),
       { numRuns: RUNS },
     );
@@ -129,21 +94,24 @@ describe('the envelope parsers on random and mutated envelopes', () => {
         }
         expect(res.status, what).toBe('success');
         const answer = CapabilityResponseSchema.parse((res.output as { answer: unknown }).answer);
-        const parsed = text === undefined || violation !== undefined ? undefined : parseJson(text);
-        const request = parsed?.ok === true ? CapabilityRequestSchema.safeParse(parsed.value) : undefined;
-        const expected =
-          text === undefined || (violation === undefined && parsed?.ok !== true)
-            ? 'I-REQ-ENVELOPE'
-            : violation !== undefined
-              ? jsonRefusal(violation, 'capability', '').code
-              : request?.success !== true
-                ? 'I-REQ-ENVELOPE'
-                : !['kv.put', 'kv.get'].includes(request.data.name)
-                  ? 'A-AUTH-FORBIDDEN'
-                  : !CAPABILITIES.get(request.data.name)!.args.safeParse(request.data.args).success
-                    ? 'I-REQ-CAPABILITY-ARGS'
-                    : 'ok';
-        expect(answer.status === 'ok' ? 'ok' : answer.error.code, what).toBe(expected);
+        const expected = expectedAnswer(bytes, ['kv.put', 'kv.get']);
+        if (expected === 'answered') expect(answer.status, what).toBe('ok');
+        else expect(answer.status === 'ok' ? 'ok' : answer.error.code, what).toBe(expected);
+      }),
+      { numRuns: RUNS },
+    );
+    await json.expectServing();
+  }, TIMEOUT);
+
+  it('extism/v1 outputs and error texts: the value itself (ABI-EXTISM-007), the guest error or S-TOOL-EXTISM-ERROR (ABI-EXTISM-008)', async () => {
+    const names = [...CAPABILITIES.keys()];
+    await fc.assert(
+      fc.asyncProperty(seeds, fc.boolean(), async (seed, asError) => {
+        const r = rand(seed);
+        const { bytes, what } = asError ? mutatedText(r, guestErrorValue(r)) : mutatedText(r, guestOutputValue(r, names));
+        const res = checked(await json.host.call({ tool_id: asError ? 'j.x_err' : 'j.x_out', input: bytesInput(bytes) }));
+        const want = asError ? expectedForExtismError(bytes) : expectedForExtismOutput(bytes);
+        expect(res, what).toMatchObject({ status: want.status, ...(want.code === undefined ? {} : { error: { code: want.code } }), ...(want.status === 'success' ? { output: want.output } : {}) });
       }),
       { numRuns: RUNS },
     );

@@ -6,7 +6,7 @@
 // and capability envelopes and random capability arguments each answered with the code of their
 // first fault.
 import { parse as parseYaml } from 'yaml';
-import { CapabilityRequestSchema, CapabilityResponseSchema, checkJsonValue, errorClassOf, GuestOutputSchema, RequestEnvelopeSchema, ResponseEnvelopeSchema, scanJsonText, statusForCode, ToolManifestSchema, type ResponseEnvelope } from '../../abi/index.js';
+import { CapabilityResponseSchema, checkJsonValue, errorClassOf, RequestEnvelopeSchema, ResponseEnvelopeSchema, scanJsonText, ToolManifestSchema, type ResponseEnvelope } from '../../abi/index.js';
 import { CAPABILITIES } from '../../capabilities/index.js';
 import { jsonRefusal } from '../../host/json-entry.js';
 import { FUEL_EXPORT, instrumentModule } from '../../host/wasm/index.js';
@@ -14,6 +14,7 @@ import { checkDefaultPolicy } from '../runner.js';
 import { expect, expectOutcome, type Check, type CheckContext, type CheckEnv, type PackSpec, type PolicyDocument } from '../check.js';
 import { argNames, capabilityRequestValue, guestErrorValue, guestOutputValue, mutatedText, randomArgs, requestEnvelopeValue } from '../kit/fuzz-envelopes.js';
 import { extismSelectorModule, selectorModule } from '../kit/fuzz-guests.js';
+import { decode, expectedAnswer, expectedForExtismError, expectedForExtismOutput, expectedForOutput } from '../kit/fuzz-oracles.js';
 import { breakManifest, manifestText, mutateText, validManifest } from '../kit/fuzz-manifests.js';
 import { guestModule, randomProgram, type Program } from '../kit/fuzz-programs.js';
 import { rand, sampleSeeds } from '../kit/fuzz-random.js';
@@ -21,25 +22,7 @@ import { echoModule } from '../kit/guest-wat.js';
 import { DEFAULT_LIMITS, digestOf } from '../kit/toolpack.js';
 import { wat2wasm } from '../kit/wat.js';
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 const encoder = new TextEncoder();
-
-/** The text of bytes, or undefined when they are not UTF-8. */
-function decode(bytes: Uint8Array): string | undefined {
-  try {
-    return utf8.decode(bytes);
-  } catch {
-    return undefined;
-  }
-}
-
-function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
-  try {
-    return { ok: true, value: JSON.parse(text) };
-  } catch {
-    return { ok: false };
-  }
-}
 
 /** Counts of a list of labels, for the evidence. */
 function tally(labels: readonly string[]): Record<string, number> {
@@ -181,50 +164,6 @@ const errorCases = once(async () => {
   return { cases, module: await wat2wasm(extismSelectorModule(cases.map((c) => c.bytes), 'error')) };
 });
 
-/** What the host must answer an extism/v1 plugin's output bytes with (the value itself, ABI-EXTISM-007), under an output schema of any object. */
-function expectedForExtismOutput(bytes: Uint8Array): { status: ResponseEnvelope['status']; code?: string; output?: unknown } {
-  const text = decode(bytes);
-  if (text === undefined) return { status: 'terminal_error', code: 'S-TOOL-OUTPUT-ENCODING' };
-  const violation = scanJsonText(text);
-  if (violation !== undefined) return { status: 'terminal_error', code: jsonRefusal(violation, 'output', '').code };
-  const parsed = parseJson(text);
-  if (!parsed.ok) return { status: 'terminal_error', code: 'S-TOOL-OUTPUT-JSON' };
-  const isObject = typeof parsed.value === 'object' && parsed.value !== null && !Array.isArray(parsed.value);
-  return isObject ? { status: 'success', output: parsed.value } : { status: 'terminal_error', code: 'C-CONTRACT-OUTPUT-SCHEMA' };
-}
-
-/** What the host must answer an extism/v1 plugin's error text with (ABI-EXTISM-008). */
-function expectedForExtismError(bytes: Uint8Array): { status: ResponseEnvelope['status']; code: string } {
-  const text = new TextDecoder().decode(bytes);
-  const parsed = parseJson(text);
-  if (parsed.ok && typeof parsed.value === 'object' && parsed.value !== null) {
-    const violation = scanJsonText(text);
-    if (violation !== undefined) return { status: 'terminal_error', code: jsonRefusal(violation, 'output', '').code };
-  }
-  const envelope = GuestOutputSchema.safeParse({ status: 'error', error: parsed.ok ? parsed.value : undefined });
-  if (envelope.success && envelope.data.status === 'error') return { status: statusForCode(envelope.data.error.code, 'pure'), code: envelope.data.error.code };
-  return { status: 'terminal_error', code: 'S-TOOL-EXTISM-ERROR' };
-}
-
-/** What the host must answer a helix/v1 guest's output bytes with, under an output schema of any object. */
-function expectedForOutput(bytes: Uint8Array): { status: ResponseEnvelope['status']; code?: string; output?: unknown } {
-  const text = decode(bytes);
-  if (text === undefined) return { status: 'terminal_error', code: 'S-TOOL-OUTPUT-ENCODING' };
-  const violation = scanJsonText(text, { envelope: true });
-  if (violation !== undefined) return { status: 'terminal_error', code: jsonRefusal(violation, 'output', '').code };
-  const parsed = parseJson(text);
-  if (!parsed.ok) return { status: 'terminal_error', code: 'S-TOOL-OUTPUT-JSON' };
-  const envelope = GuestOutputSchema.safeParse(parsed.value);
-  if (!envelope.success) return { status: 'terminal_error', code: 'S-TOOL-OUTPUT-ENVELOPE' };
-  const out = envelope.data;
-  if (out.status === 'ok') {
-    const isObject = typeof out.output === 'object' && out.output !== null && !Array.isArray(out.output);
-    return isObject ? { status: 'success', output: out.output } : { status: 'terminal_error', code: 'C-CONTRACT-OUTPUT-SCHEMA' };
-  }
-  if (out.status === 'error') return { status: statusForCode(out.error.code, 'pure'), code: out.error.code };
-  return { status: 'terminal_error', code: 'A-AUTH-FORBIDDEN' };
-}
-
 /** 50 capability requests, valid or mutated, all in one selector module. */
 const requestCases = once(async () => {
   const cases = sampleSeeds(0xf022_0005, 50).map((seed) => {
@@ -233,22 +172,6 @@ const requestCases = once(async () => {
   });
   return { cases, module: await wat2wasm(selectorModule(cases.map((c) => c.bytes), 'request')) };
 });
-
-/** The answer a guest allowed `allowed` (and granted them) must get for request bytes, short of what the capability itself does. */
-function expectedAnswer(bytes: Uint8Array, allowed: readonly string[]): string | 'depth' | 'answered' {
-  const text = decode(bytes);
-  if (text === undefined) return 'I-REQ-ENVELOPE';
-  const violation = scanJsonText(text, { envelope: true });
-  if (violation?.kind === 'depth') return 'depth';
-  if (violation !== undefined) return jsonRefusal(violation, 'capability', '').code;
-  const parsed = parseJson(text);
-  if (!parsed.ok) return 'I-REQ-ENVELOPE';
-  const request = CapabilityRequestSchema.safeParse(parsed.value);
-  if (!request.success) return 'I-REQ-ENVELOPE';
-  if (!allowed.includes(request.data.name)) return 'A-AUTH-FORBIDDEN';
-  if (!CAPABILITIES.get(request.data.name)!.args.safeParse(request.data.args).success) return 'I-REQ-CAPABILITY-ARGS';
-  return 'answered';
-}
 
 /** The capability answer a fixedRequestModule guest outputs. */
 function answerOf(r: ResponseEnvelope): { status: 'ok' } | { status: 'error'; error: { code: string; details: Record<string, unknown> } } {
