@@ -164,12 +164,16 @@ const errorCases = once(async () => {
   return { cases, module: await wat2wasm(extismSelectorModule(cases.map((c) => c.bytes), 'error')) };
 });
 
-/** 50 capability requests, valid or mutated, all in one selector module. */
+/** 50 capability requests, valid or mutated, and two at the JSON bounds, all in one selector module. */
 const requestCases = once(async () => {
   const cases = sampleSeeds(0xf022_0005, 50).map((seed) => {
     const r = rand(seed);
     return mutatedText(r, capabilityRequestValue(r, CAPABILITIES));
   });
+  // Two at the JSON bounds, which random shapes seldom reach (ABI-JSON-006): args too deep end the run, a number a double cannot hold inside args is answered.
+  const deep = `${'{"a":'.repeat(70)}1${'}'.repeat(70)}`;
+  cases.push({ bytes: encoder.encode(`{"abi_version":1,"name":"kv.put","args":{"key":"k","value":${deep}}}`), what: 'kv.put with a value nested 70 deep' });
+  cases.push({ bytes: encoder.encode('{"abi_version":1,"name":"kv.put","args":{"key":"k","value":[1e400]}}'), what: 'kv.put with the number 1e400' });
   return { cases, module: await wat2wasm(selectorModule(cases.map((c) => c.bytes), 'request')) };
 });
 
@@ -407,7 +411,7 @@ export const fuzzChecks: readonly Check[] = [
   },
   {
     id: 'fuzz.capability-requests',
-    title: '50 generated capability requests, valid and mutated in shape or bytes, each answered by the broker',
+    title: '50 generated capability requests, valid and mutated in shape or bytes, and 2 at the JSON bounds, each answered by the broker',
     category: 'fuzz',
     abi: ['ABI-CAP-001', 'ABI-CAP-002', 'ABI-JSON-006'],
     engines: ['helix'],
