@@ -4,7 +4,8 @@
 // memory, loads and stores, written as WAT. The same program is wrapped two ways: a standalone
 // module exporting `main` (for the instrumenter's own properties) and a helix/v1 guest whose
 // execute answers {"value": main(a, b)} (for runs through the real host).
-import { numberResultModule } from './guest-wat.js';
+import { EMIT, KERNEL } from './extism-wat.js';
+import { numberResultModule, watString } from './guest-wat.js';
 import type { Rand } from './fuzz-random.js';
 
 /** Functions in a program; $f0 is the entry, calls only go to later functions, so every program ends. */
@@ -90,6 +91,41 @@ export function guestModule(p: Program, limits: DeclaredLimits = {}): string {
     ...(max === null ? {} : { maxPages: max }),
     extra: `(global $g (mut i32) (i32.const 3)) ${tableFields(p, limits, false)} ${p.funcs.join('\n  ')}`,
   });
+}
+
+/**
+ * The program as an extism/v1 plugin (entry `run`): its output is {"value": main(args) as an
+ * unsigned 32-bit number}, written at 0x100 and copied into an Extism block.
+ */
+export function extismGuestModule(p: Program, limits: DeclaredLimits = {}): string {
+  const max = limits.maxPages === undefined ? p.maxPages : limits.maxPages;
+  const prefix = '{"value":';
+  return `(module ${KERNEL}
+  (memory (export "memory") ${p.pages}${max === null ? '' : ` ${max}`})
+  (global $g (mut i32) (i32.const 3))
+  (data (i32.const 256) "${watString(prefix)}")
+  ${tableFields(p, limits, false)}
+  ${p.funcs.join('\n  ')}
+  ${EMIT}
+  (func (export "run") (result i32)
+    (local $v i32) (local $len i32) (local $t i32) (local $i i32)
+    (local.set $v (call $f0 (i32.const ${p.args[0]}) (i32.const ${p.args[1]})))
+    ;; the digits of $v (unsigned) after the prefix, then the closing brace
+    (local.set $t (local.get $v))
+    (loop $count
+      (local.set $len (i32.add (local.get $len) (i32.const 1)))
+      (local.set $t (i32.div_u (local.get $t) (i32.const 10)))
+      (br_if $count (local.get $t)))
+    (local.set $i (local.get $len))
+    (loop $digits
+      (local.set $i (i32.sub (local.get $i) (i32.const 1)))
+      (i32.store8 (i32.add (i32.const ${256 + prefix.length}) (local.get $i)) (i32.add (i32.const 48) (i32.rem_u (local.get $v) (i32.const 10))))
+      (local.set $v (i32.div_u (local.get $v) (i32.const 10)))
+      (br_if $digits (local.get $i)))
+    (i32.store8 (i32.add (i32.const ${256 + prefix.length}) (local.get $len)) (i32.const 125))
+    (local.set $len (i32.add (local.get $len) (i32.const ${prefix.length + 1})))
+    (call $output_set (call $emit (i32.const 256) (local.get $len)) (i64.extend_i32_u (local.get $len)))
+    (i32.const 0)))`;
 }
 
 /** The grammar, for one program (its tables). */
