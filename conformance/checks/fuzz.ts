@@ -180,7 +180,7 @@ const requestCases = once(async () => {
   return { cases, module: await wat2wasm(selectorModule(cases.map((c) => c.bytes), 'request')) };
 });
 
-/** The capability answer a fixedRequestModule guest outputs. */
+/** The capability answer a request selector guest outputs ({"answer": ...}). */
 function answerOf(r: ResponseEnvelope): { status: 'ok' } | { status: 'error'; error: { code: string; details: Record<string, unknown> } } {
   return CapabilityResponseSchema.parse((r.output as { answer: unknown }).answer) as never;
 }

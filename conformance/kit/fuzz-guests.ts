@@ -26,7 +26,7 @@ const INDEX = `
 /**
  * One module holding many cases, which the input {"i":N} selects: with `output`, execute returns
  * case N's bytes verbatim as its output; with `request`, it sends them as a capability request
- * and answers as fixedRequestModule does. One toolpack serves a whole sample, so the host loads
+ * and outputs {"status":"ok","output":{"answer":<the answer>}} when the host answers. One toolpack serves a whole sample, so the host loads
  * one module instead of fifty.
  */
 export function selectorModule(cases: readonly Uint8Array[], mode: 'output' | 'request'): string {
