@@ -14,6 +14,9 @@ import { DEFAULT_LIMITS } from '../kit/toolpack.js';
 import { gzipSync } from 'node:zlib';
 import path from 'node:path';
 
+/** A value as JSON for a message, cut to `n` characters (undefined shown as such). */
+const show = (v: unknown, n: number): string => String(JSON.stringify(v)).slice(0, n);
+
 const FUEL = 5_000_000;
 const OK = '{"status":"ok","output":{}}';
 const SPIN = '(loop $l (br $l))';
@@ -323,7 +326,7 @@ export const cpuChecks: readonly Check[] = [
         await ctx.host();
       } catch (e) {
         if (!isHelixError(e)) throw e;
-        ctx.note(`the loader refused the shared-memory module: ${e.code}: ${e.message} ${JSON.stringify(e.details).slice(0, 500)}`);
+        ctx.note(`the loader refused the shared-memory module: ${e.code}: ${e.message} ${show(e.details, 500)}`);
         expect(e.code === 'P-PRECOND-MANIFEST-INVALID', `refused with ${e.code}, not P-PRECOND-MANIFEST-INVALID`);
         return;
       }

@@ -8,6 +8,9 @@ import { EMIT, KERNEL } from '../kit/extism-wat.js';
 import { echoModule, numberResultModule } from '../kit/guest-wat.js';
 import { DEFAULT_LIMITS } from '../kit/toolpack.js';
 
+/** A value as JSON for a message, cut to `n` characters (undefined shown as such). */
+const show = (v: unknown, n: number): string => String(JSON.stringify(v)).slice(0, n);
+
 const SECRET_SLOT = 60_000;
 
 /**
@@ -184,7 +187,7 @@ export const isolationChecks: readonly Check[] = [
       flags.forEach((f, i) => expect(f === 0, `concurrent plant call ${i} found ${describeFlags(f)}`));
       e.forEach((r, i) => {
         const out = expectSuccess(r);
-        expect(out.secret === `ECHO-${i}` && out.pad === 'e'.repeat(i * 7), `echo call ${i} answered another call's input: ${JSON.stringify(out).slice(0, 200)}`);
+        expect(out.secret === `ECHO-${i}` && out.pad === 'e'.repeat(i * 7), `echo call ${i} answered another call's input: ${show(out, 200)}`);
       });
     },
   },
@@ -246,10 +249,10 @@ export const isolationChecks: readonly Check[] = [
       expectOutcome(w, 'terminal_error', 'R-CAP-CALL-LIMIT');
       const [listed] = answers(during);
       ctx.observe('reader_during', { writer_still_running: duringWhileRunning, listed });
-      expect(JSON.stringify(listed).includes(visible.id), `the reader's listing does not show the imported artifact ${visible.id}: ${JSON.stringify(listed).slice(0, 300)}`);
-      expect(!JSON.stringify(listed).includes('iso-secret-output'), `the reader saw the writer's sealed output while the writer ran: ${JSON.stringify(listed).slice(0, 300)}`);
+      expect(JSON.stringify(listed).includes(visible.id), `the reader's listing does not show the imported artifact ${visible.id}: ${show(listed, 300)}`);
+      expect(!JSON.stringify(listed).includes('iso-secret-output'), `the reader saw the writer's sealed output while the writer ran: ${show(listed, 300)}`);
       const [after] = answers(await ctx.call('iso.reader', { calls: [cap('artifact.list', { limit: 1000 })], echo: 'after' }));
-      expect(!JSON.stringify(after).includes('iso-secret-output'), `the failed run's output became visible: ${JSON.stringify(after).slice(0, 300)}`);
+      expect(!JSON.stringify(after).includes('iso-secret-output'), `the failed run's output became visible: ${show(after, 300)}`);
       const stored = host.artifacts.list().filter((a) => a.created_by_run === w.run_id || a.label === 'iso-secret-output');
       ctx.observe('writer', { run_id: w.run_id, code: w.error?.code, stored_outputs: stored.length });
       expect(stored.length === 0, `the store holds ${stored.length} artifact(s) of the failed run`);

@@ -6,6 +6,9 @@ import path from 'node:path';
 import { packageRoot } from '../../host/paths.js';
 import { CheckFailure, type CheckContext } from '../check.js';
 
+/** A value as JSON for a message, cut to `n` characters (undefined shown as such). */
+const show = (v: unknown, n: number): string => String(JSON.stringify(v)).slice(0, n);
+
 /** The built CLI entry point. */
 export function cliPath(): string {
   return path.join(packageRoot(), 'dist', 'host', 'cli', 'main.js');
@@ -147,7 +150,7 @@ export async function startServer(ctx: CheckContext, opts: { plugins: string; po
       const r = await server.request('tools/call', { name: tool, arguments: probe });
       const sc = r.result?.structuredContent as Record<string, unknown> | undefined;
       if (r.error !== undefined || r.result?.isError === true || JSON.stringify(sc) !== JSON.stringify(probe)) {
-        throw new CheckFailure(`the server did not serve a good tools/call afterwards: ${JSON.stringify(r).slice(0, 500)}`);
+        throw new CheckFailure(`the server did not serve a good tools/call afterwards: ${show(r, 500)}`);
       }
     },
     alive,
