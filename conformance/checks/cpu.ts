@@ -247,6 +247,50 @@ export const cpuChecks: readonly Check[] = [
     },
   },
   {
+    id: 'cpu.table-and-init-costs',
+    title: 'table.grow and table.fill cost one unit per element and memory.init one per 64 bytes; a table.grow of two billion elements runs out of fuel first',
+    category: 'cpu',
+    abi: ['ABI-FUEL-003'],
+    engines: ['helix', 'extism'],
+    expected: `growing or filling 10,000 more table elements costs exactly 10,000 units more; memory.init of 6,400 bytes of a passive segment exactly 100 more than of 0; table.grow of 2,147,483,647 elements ends S-TOOL-FUEL-EXHAUSTED at ${FUEL}`,
+    packs: (engine) => {
+      const table = '(table $t 10000 externref)';
+      const seg = `(data $seg "${'a'.repeat(6400)}")`;
+      const grow = (n: number): string => `(drop (table.grow $t (ref.null extern) (i32.const ${n})))`;
+      const fill = (n: number): string => `(table.fill $t (i32.const 0) (ref.null extern) (i32.const ${n}))`;
+      const init = (n: number): string => `(memory.init $seg (i32.const 8192) (i32.const 0) (i32.const ${n}))`;
+      return [
+        pack(engine, 'cpu.tgrow_0', grow(0), { extra: table }),
+        pack(engine, 'cpu.tgrow_10000', grow(10_000), { extra: table }),
+        pack(engine, 'cpu.tfill_0', fill(0), { extra: table }),
+        pack(engine, 'cpu.tfill_10000', fill(10_000), { extra: table }),
+        pack(engine, 'cpu.init_0', init(0), { extra: seg }),
+        pack(engine, 'cpu.init_6400', init(6400), { extra: seg }),
+        pack(engine, 'cpu.tgrow_huge', grow(2_147_483_647), { extra: table, limits: { fuel: FUEL } }),
+      ];
+    },
+    async run(ctx) {
+      const costs: Record<string, number> = {};
+      for (const [small, big, want] of [
+        ['cpu.tgrow_0', 'cpu.tgrow_10000', 10_000],
+        ['cpu.tfill_0', 'cpu.tfill_10000', 10_000],
+        ['cpu.init_0', 'cpu.init_6400', 100],
+      ] as const) {
+        const a = await ctx.call(small, { n: 1 });
+        const b = await ctx.call(big, { n: 1 });
+        expectSuccess(a);
+        expectSuccess(b);
+        const extra = b.metrics.fuel_used - a.metrics.fuel_used;
+        costs[big] = extra;
+        expect(extra === want, `${big} cost ${extra} units more than ${small}, not ${want}`);
+      }
+      ctx.observe('extra_units', costs);
+      const huge = await ctx.call('cpu.tgrow_huge', { n: 1 });
+      expectOutcome(huge, 'terminal_error', 'S-TOOL-FUEL-EXHAUSTED');
+      expect(details(huge).fuel_limit === FUEL, `the huge table.grow ran under ${String(details(huge).fuel_limit)}`);
+    },
+  },
+  {
     id: 'cpu.bulk-memory-huge-length',
     title: 'memory.fill, memory.copy and memory.grow of huge lengths are charged before they run: fuel runs out, not the bounds check',
     category: 'cpu',
