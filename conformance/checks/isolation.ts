@@ -193,13 +193,11 @@ export const isolationChecks: readonly Check[] = [
   },
   {
     id: 'isolation.kv-namespaces',
-    title: "One tool's kv keys are invisible to another tool: get, list and put stay in each tool's own namespace",
+    title: "One tool's kv keys are invisible to another tool: get, list, delete and put stay in each tool's own namespace",
     category: 'isolation',
-    // The kv namespace per tool is stated in ABI.md's capability table (kv.get: "the tool's
-    // key-value namespace"), which carries no requirement id; see the report.
-    abi: [],
+    abi: ['ABI-CAP-010'],
     engines: ['helix'],
-    expected: 'after tool A puts "secret", tool B: kv.get finds nothing, kv.list lists nothing; B puts its own "secret"; A still reads its own value and lists only its key',
+    expected: 'after tool A puts "secret", tool B: kv.get finds nothing, kv.list lists nothing, kv.delete of "secret" removes nothing of A; B puts its own "secret"; A still reads its own value and lists only its key',
     packs: () => {
       const kv = ['kv.put', 'kv.get', 'kv.list', 'kv.delete'];
       return [scriptPack('iso.kv_a', kv), scriptPack('iso.kv_b', kv)];
@@ -211,6 +209,8 @@ export const isolationChecks: readonly Check[] = [
       ctx.observe('b_sees', { get, list });
       expect(get?.found === false, `tool B read tool A's key: ${JSON.stringify(get)}`);
       expect(JSON.stringify(list).includes('secret') === false, `tool B's kv.list shows tool A's key: ${JSON.stringify(list)}`);
+      const [del] = answers(await ctx.call('iso.kv_b', { calls: [cap('kv.delete', { key: 'secret' })] }));
+      ctx.observe('b_deletes_a_key', del);
       answers(await ctx.call('iso.kv_b', { calls: [cap('kv.put', { key: 'secret', value: 'B-VALUE' }), cap('kv.delete', { key: 'other' })] }));
       const [aGet, aList] = answers(await ctx.call('iso.kv_a', { calls: [cap('kv.get', { key: 'secret' }), cap('kv.list', {})] }));
       ctx.observe('a_sees', { get: aGet, list: aList });
