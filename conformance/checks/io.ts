@@ -988,6 +988,38 @@ export const ioChecks: readonly Check[] = [
     },
   },
   {
+    id: 'io.extism-input-over-kernel-memory',
+    title: "An input larger than an Extism plugin's capped kernel memory ends the call before any plugin code runs, and does not take the worker down",
+    category: 'io',
+    abi: ['ABI-EXTISM-009'],
+    engines: ['extism'],
+    expected:
+      'with maxMemoryPages 16 (1 MiB) and maxInputBytes 4 MB: a 1.2 MB input is terminal_error S-TOOL-TRAP naming input_bytes and max_memory_pages 16 (not S-TOOL-WORKER-LOST, which a retry could never cure); a 0.9 MB input then succeeds on the same host',
+    packs: () => [
+      {
+        id: 'io.extism_length',
+        // Outputs {"n":<input length mod 10>}: it reads the input's length, so the input must be placed.
+        module: extismWat(
+          `(i32.store8 (i32.const 5) (i32.add (i32.const 48) (i32.wrap_i64 (i64.rem_u (call $input_length) (i64.const 10)))))
+   (call $output_set (call $emit (i32.const 0) (i32.const 7)) (i64.const 7))
+   (i32.const 0)`,
+          { data: '{\\"n\\":0}' },
+        ),
+        manifest: { abi: 'extism/v1', entrypoint: 'run', limits: { ...IO_LIMITS, maxInputBytes: 4_000_000, maxMemoryPages: 16 } },
+      },
+    ],
+    async run(ctx) {
+      const big = { pad: 'y'.repeat(1_200_000) };
+      const r = await ctx.call('io.extism_length', big);
+      expectOutcome(r, 'terminal_error', 'S-TOOL-TRAP');
+      expectDetails(r, { max_memory_pages: 16, input_bytes: JSON.stringify(big).length });
+      ctx.observe('refused', { code: r.error?.code, message: r.error?.message, details: r.error?.details });
+      const fits = { pad: 'y'.repeat(900_000) };
+      const ok = expectSuccess(await ctx.call('io.extism_length', fits));
+      expect(ok.n === JSON.stringify(fits).length % 10, `the plugin saw another input length: ${JSON.stringify(ok)}`);
+    },
+  },
+  {
     id: 'io.extism-limits',
     title: 'An extism/v1 plugin is held to fuel, memory and the deadline as a helix/v1 guest is',
     category: 'io',
