@@ -98,7 +98,7 @@ const PACKS: readonly PackSpec[] = [
   {
     id: 's.slow',
     // About a second of counting: a run still executing 200 ms after it began.
-    module: numberResultModule('(local.set $n (i32.const 0)) (loop $l (local.set $n (i32.add (local.get $n) (i32.const 1))) (br_if $l (i32.lt_u (local.get $n) (i32.const 150000000)))) (i64.extend_i32_u (local.get $n))'),
+    module: numberResultModule('(local.set $n (i32.const 0)) (loop $l (local.set $n (i32.add (local.get $n) (i32.const 1))) (br_if $l (i32.lt_u (local.get $n) (i32.const 500000000)))) (i64.extend_i32_u (local.get $n))'),
     manifest: { timeoutMs: 60_000, limits: { ...DEFAULT_LIMITS, fuel: 1e11 } },
   },
   {
@@ -234,8 +234,9 @@ async function expectRefusedEverywhere(ctx: CheckContext, home: string, code: st
     ...(withCall ? [['call', 's.echo', '--plugins', await ctx.pluginsDir(), '--home', home, '--policy', cliPolicy(ctx), '--input', '{"n":1}']] : []),
   ];
   let first = '';
-  for (const args of commands) {
-    const r = await helix(args);
+  const exits = await Promise.all(commands.map((args) => helix(args)));
+  for (const [i, args] of commands.entries()) {
+    const r = exits[i]!;
     expectCleanError(r, code, exit, `${label}: helix ${args.slice(0, 2).join(' ')}`);
     expect(problem.test(r.stderr), `${label}: helix ${args.slice(0, 2).join(' ')} does not say ${problem}: ${firstLine(r.stderr)}`);
     first ||= firstLine(r.stderr);
@@ -304,14 +305,16 @@ export const storeChecks: readonly Check[] = [
         ['meta-flag', [[18, u16(0)]], /not marked as a meta page/],
         ['page-number', [[pageSize, u64(9n)]], /meta page 1 carries page number 9/],
       ];
-      for (const [label, edits, problem] of cases) {
-        const home = path.join(ctx.env.dir, `h-${label}`);
-        damagedCopy(sound, home, edits);
-        const line = await expectRefusedEverywhere(ctx, home, 'D-DATA-STORE-HEADER', 3, problem, label, label === cases[0]![0]);
-        expect(line.includes(storeFile(home)), `${label}: the refusal does not name the file: ${line}`);
-        const r = await helix(['runs', 'list', '--home', home]);
-        expect(/backup/.test(r.stderr) && /helix store check/.test(r.stderr), `${label}: the hint does not say to restore from a backup and run helix store check: ${r.stderr}`);
-      }
+      await Promise.all(
+        cases.map(async ([label, edits, problem]) => {
+          const home = path.join(ctx.env.dir, `h-${label}`);
+          damagedCopy(sound, home, edits);
+          const line = await expectRefusedEverywhere(ctx, home, 'D-DATA-STORE-HEADER', 3, problem, label, label === cases[0]![0]);
+          expect(line.includes(storeFile(home)), `${label}: the refusal does not name the file: ${line}`);
+          const r = await helix(['runs', 'list', '--home', home]);
+          expect(/backup/.test(r.stderr) && /helix store check/.test(r.stderr), `${label}: the hint does not say to restore from a backup and run helix store check: ${r.stderr}`);
+        }),
+      );
       const empty = path.join(ctx.env.dir, 'h-empty');
       mkdirSync(empty);
       writeFileSync(storeFile(empty), '');
@@ -340,11 +343,13 @@ export const storeChecks: readonly Check[] = [
         ['page-size-differs', [[pageSize + 48, u32(pageSize * 2)]], new RegExp(`meta page 1 has page size ${pageSize * 2}, meta page 0 has ${pageSize}`)],
         ['txnid-odd-in-page-0', [[24 + 128, u64(txn0 === 0n ? 3n : txn0 | 1n)]], /meta page 0 holds transaction \d+, which belongs in meta page 1/],
       ];
-      for (const [label, edits, problem] of cases) {
-        const home = path.join(ctx.env.dir, `h-${label}`);
-        damagedCopy(sound, home, edits);
-        await expectRefusedEverywhere(ctx, home, 'D-DATA-STORE-HEADER', 3, problem, label, label === cases[0]![0]);
-      }
+      await Promise.all(
+        cases.map(async ([label, edits, problem]) => {
+          const home = path.join(ctx.env.dir, `h-${label}`);
+          damagedCopy(sound, home, edits);
+          await expectRefusedEverywhere(ctx, home, 'D-DATA-STORE-HEADER', 3, problem, label, label === cases[0]![0]);
+        }),
+      );
     },
   },
   {
@@ -367,12 +372,14 @@ export const storeChecks: readonly Check[] = [
         ['cut-to-10-bytes', [], /too short for an LMDB header/, 10],
         ['cut-to-half', [], /the last page is \d+, but the file has \d+ pages|outside pages/, Math.floor(readFileSync(sound).length / pageSize / 2) * pageSize],
       ];
-      for (const [label, edits, problem, cut] of cases) {
-        const home = path.join(ctx.env.dir, `h-${label}`);
-        const file = damagedCopy(sound, home, edits);
-        if (cut !== undefined) truncateSync(file, cut);
-        await expectRefusedEverywhere(ctx, home, 'D-DATA-STORE-HEADER', 3, problem, label, label === cases[0]![0]);
-      }
+      await Promise.all(
+        cases.map(async ([label, edits, problem, cut]) => {
+          const home = path.join(ctx.env.dir, `h-${label}`);
+          const file = damagedCopy(sound, home, edits);
+          if (cut !== undefined) truncateSync(file, cut);
+          await expectRefusedEverywhere(ctx, home, 'D-DATA-STORE-HEADER', 3, problem, label, label === cases[0]![0]);
+        }),
+      );
     },
   },
   {
