@@ -401,7 +401,10 @@ export const storeChecks: readonly Check[] = [
       };
       const mkfifo = async (p: string): Promise<void> => {
         const c = spawn('mkfifo', [p], { stdio: 'ignore' });
-        const code = await new Promise((r) => c.once('exit', r));
+        const code = await new Promise((r) => {
+          c.once('exit', r);
+          c.once('error', (e) => r(e.message));
+        });
         expect(code === 0, `mkfifo ${p} failed`);
       };
       let home = fresh('store-dir', false);
@@ -753,7 +756,10 @@ export const storeChecks: readonly Check[] = [
       let out = '';
       traced.stdout!.on('data', (c: Buffer) => (out += c.toString()));
       const timer = setTimeout(() => traced.kill('SIGKILL'), 60_000);
-      const code = await new Promise((r) => traced.once('exit', r));
+      const code = await new Promise((r) => {
+        traced.once('exit', r);
+        traced.once('error', (e) => r(`not started (${e.message}): this check needs strace installed`));
+      });
       clearTimeout(timer);
       expect(code === 0, `strace helix call exited ${code}: ${out.slice(0, 200)}`);
       const runId = (JSON.parse(out.trim().split('\n')[0]!) as { run_id: string }).run_id;
