@@ -8,6 +8,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { statSync, chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, symlinkSync, truncateSync, utimesSync, writeFileSync, existsSync, chownSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { packageRoot } from '../../host/paths.js';
 import type { JournalEntry, RunRecord } from '../../abi/index.js';
 import { isHelixError } from '../../abi/index.js';
 import { hostStore } from '../../host/host.js';
@@ -658,6 +660,46 @@ export const storeChecks: readonly Check[] = [
       expect(shown.status === 'interrupted' && shown.journal.entries === 0, `the run is ${shown.status} with ${shown.journal.entries} journal entries`);
       const { exit, report } = await storeCheck(home);
       expect(exit.code === 0, `store check after the kill: ${problemLines(report).join('; ')}`);
+    },
+  },
+  {
+    id: 'store.killed-before-commit',
+    title: 'A process SIGKILLed 50 ms into a run, before the run\'s one commit, leaves nothing of the run in the store',
+    category: 'store',
+    abi: ['ABI-STORE-034'],
+    engines: ['helix'],
+    expected: 'the child reports the run id and kills itself about 50 ms after the run began (under 200 ms); afterwards the store holds no run record, no event and no active run under that id, and store check is clean',
+    packs,
+    policy,
+    async run(ctx) {
+      const home = path.join(ctx.env.dir, 'early');
+      const script = `const [hostJs, plugins, home, policyFile] = process.argv.slice(1);
+const { createHost } = await import(hostJs);
+const host = await createHost({ pluginsDir: plugins, policyFile, home, warn: () => {} });
+host.call({ tool_id: 's.forever', input: {} }, { onRunStarted: (id) => { const t0 = performance.now(); setTimeout(() => process.stdout.write(id + ' ' + Math.round(performance.now() - t0) + '\\n', () => process.kill(process.pid, 'SIGKILL')), 50); } });`;
+      const hostJs = pathToFileURL(path.join(packageRoot(), 'dist', 'host', 'host.js')).href;
+      const child = spawn(process.execPath, ['--input-type=module', '-e', script, hostJs, await ctx.pluginsDir(), home, cliPolicy(ctx)], { stdio: ['ignore', 'pipe', 'pipe'] });
+      ctx.defer(() => kill9(child));
+      let out = '';
+      let err = '';
+      child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+      child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+      const signal = await new Promise((r) => child.once('exit', (_code, sig) => r(sig)));
+      clearTimeout(timer);
+      const [runId, ms] = out.trim().split(' ');
+      expect(signal === 'SIGKILL' && /^run_[0-9a-f]{32}$/.test(runId ?? ''), `the child did not report a run and kill itself: ${out} ${err.slice(0, 300)}`);
+      ctx.observe('killed after the run began (ms)', Number(ms));
+      expect(Number(ms) < 200, `the kill came ${ms} ms after the run began, not before its start could commit`);
+      const left = await withStore(home, (store) => ({
+        run: raw(store, 'runs').getBinary(runId!) !== undefined,
+        events: [...raw(store, 'runEvents').getKeys({ start: [runId!, 0], end: [runId!, Number.MAX_SAFE_INTEGER] })].length,
+        active: raw(store, 'activeRuns').getBinary(runId!) !== undefined,
+      }));
+      ctx.observe('left in the store', left);
+      expect(!left.run && left.events === 0 && !left.active, `the run killed before its commit left ${JSON.stringify(left)}`);
+      const { exit, report } = await storeCheck(home);
+      expect(exit.code === 0, `store check: ${problemLines(report).join('; ')}`);
     },
   },
   {
