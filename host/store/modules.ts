@@ -71,7 +71,10 @@ export async function recordModules(store: Store, tools: readonly ModuleToRecord
   if (tools.length === 0) return;
   // The bytes are kept so a run can be verified after the toolpack has changed or gone.
   const blobs = await Promise.all(tools.map((t) => (storeHandle(store).db.blobs.doesExist(t.manifest.digest.slice(7)) ? undefined : writeChunks(store, once(t.module.bytes)))));
-  const records = tools.map((t) => moduleRecord(t, previousRecord(store, t.manifest.digest, now), now));
+  // Once per digest: tools sharing a module share its record, and a damaged one is audited once.
+  const previous = new Map<string, ReturnType<typeof readRecord<'modules'>>>();
+  for (const t of tools) if (!previous.has(t.manifest.digest)) previous.set(t.manifest.digest, previousRecord(store, t.manifest.digest, now));
+  const records = tools.map((t) => moduleRecord(t, previous.get(t.manifest.digest), now));
   if (blobs.every((b) => b === undefined) && records.every((r) => r.current)) return;
   await store.transaction(() => {
     for (const b of blobs) if (b !== undefined) commitBlob(store, b);
