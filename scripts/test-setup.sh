@@ -6,6 +6,7 @@
 #   seqkit       the reference the bundled sequence tools are checked against
 #   chromium     opens the conformance report as a reviewer's browser would (headless), and
 #                takes its screenshot
+#   strace       shows, in a conformance check, which thread of helix flushes the store
 #   gdb          pauses LMDB inside a close for the store lifecycle test; backtraces of crashed
 #                processes in the store stress run
 set -eu
@@ -17,6 +18,7 @@ command -v wasm-ld >/dev/null 2>&1 || need="$need lld"
 command -v seqkit >/dev/null 2>&1 || need="$need seqkit"
 command -v gdb >/dev/null 2>&1 || need="$need gdb"
 command -v chromium >/dev/null 2>&1 || need="$need chromium"
+command -v strace >/dev/null 2>&1 || need="$need strace"
 need="${need# }"
 [ -z "$need" ] && exit 0
 
