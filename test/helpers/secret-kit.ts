@@ -51,22 +51,8 @@ export function formsInTree(dir: string): string[] {
   return found;
 }
 
-/** Guest templates (conformance/assembly/secret-paths.ts), one per covered form and alignment. */
-export const TEMPLATES: ReadonlyArray<readonly [string, string]> = [
-  ['raw', '{{raw}}'],
-  ['json', '{{json}}'],
-  ['base64, aligned', '{{b64}}'],
-  ['base64, one byte in', '{{b64|a}}'],
-  ['base64, two bytes in, padded', '{{b64|ab}}'],
-  ['base64, two bytes in, more after', '{{b64|ab|cdef}}'],
-  ['base64url, aligned', '{{b64url}}'],
-  ['base64url, one byte in', '{{b64url|a}}'],
-  ['base64url, two bytes in', '{{b64url|ab}}'],
-  ['basic auth', '{{b64|user:}}'],
-  ['hex', '{{hex}}'],
-  ['HEX', '{{HEX}}'],
-  ['percent', '{{pct}}'],
-];
+/** Guest templates (conformance/assembly/secret-paths.ts), one per covered form and alignment: the conformance kit's. */
+export { TEMPLATES } from '../../conformance/kit/caps-kit.js';
 
 const limits = { maxInputBytes: 1_000_000, maxOutputBytes: 4_000_000, fuel: 5e9, maxMemoryPages: 1024, maxCapabilityCalls: 1000 };
 
