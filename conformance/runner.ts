@@ -14,7 +14,7 @@ import { CheckFailure, type CallEvidence, type Check, type CheckContext, type Ch
 import { compileGuest, guestSourcePath } from './kit/as-guest.js';
 import { canaryPack, CANARY_ID } from './kit/canary.js';
 import { writeToolpack, type ToolpackSpec } from './kit/toolpack.js';
-import { serviceState } from './services.js';
+import { serviceState } from './outside-engines.js';
 
 /** The verdict of one check on one engine. */
 export type Verdict = 'pass' | 'fail';

@@ -6,7 +6,7 @@
 #   seqkit       the reference the bundled sequence tools are checked against
 #   chromium     opens the conformance report as a reviewer's browser would (headless), and
 #                takes its screenshot
-#   strace       shows, in a conformance check, which thread of helix flushes the store
+#   strace       shows which thread of helix flushes the store (a check of helix conformance)
 #   gdb          pauses LMDB inside a close for the store lifecycle test; backtraces of crashed
 #                processes in the store stress run
 set -eu

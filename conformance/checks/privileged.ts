@@ -39,7 +39,7 @@ import {
 import { digestOf } from '../kit/toolpack.js';
 import { wat2wasm } from '../kit/wat.js';
 import { checkDefaultPolicy } from '../runner.js';
-import { serviceState } from '../services.js';
+import { serviceState } from '../outside-engines.js';
 
 /** An allowlisted image id no engine has. */
 const ABSENT = `sha256:${'e'.repeat(64)}`;
