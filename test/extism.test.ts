@@ -21,65 +21,18 @@ import { verifyRun } from '../host/runs/verify.js';
 import type { WasmTool } from '../host/tools/wasm-tool.js';
 import { packageRoot } from '../host/paths.js';
 import { compileGuest } from './helpers/as-guest.js';
-import { EMIT, extismWat, KERNEL } from './helpers/extism-wat.js';
+import { EXTISM_COUNTER, extismWat } from './helpers/extism-wat.js';
+import { extismForwarder } from '../conformance/kit/caps-kit.js';
 import { pluginsDir, tempDir, writeToolpack, type ToolpackSpec } from './helpers/toolpack.js';
 
-/**
- * Sends its input (a request envelope) to the broker `times` times and outputs the last answer:
- * the guest side of a capability call, as plain as it gets.
- */
-function forwarder(times: number, tail = ''): string {
-  return extismWat(`
-    (local $n i64) (local $req i64) (local $i i64) (local $resp i64) (local $k i32)
-    (local.set $n (call $input_length))
-    (local.set $req (call $alloc (local.get $n)))
-    (block $done (loop $copy
-      (br_if $done (i64.ge_u (local.get $i) (local.get $n)))
-      (call $store_u8 (i64.add (local.get $req) (local.get $i)) (call $input_load_u8 (local.get $i)))
-      (local.set $i (i64.add (local.get $i) (i64.const 1)))
-      (br $copy)))
-    (loop $again
-      (local.set $resp (call $cap (local.get $req)))
-      (local.set $k (i32.add (local.get $k) (i32.const 1)))
-      (br_if $again (i32.lt_u (local.get $k) (i32.const ${times}))))
-    (call $output_set (local.get $resp) (call $length (local.get $resp)))
-    ${tail}
-    (i32.const 0)`);
-}
+const forwarder = extismForwarder;
 
 const SPIN = extismWat('(loop $l (br $l)) (i32.const 0)');
 // Grows memory a page at a time until growth fails, then traps, as an allocator would.
 const GROW = extismWat('(loop $l (br_if $l (i32.ne (memory.grow (i32.const 1)) (i32.const -1)))) unreachable');
 const ERROR_TEXT = extismWat('(call $error_set (call $emit (i32.const 0) (i32.const 20))) (i32.const 1)', { data: 'the sky is falling!!' });
 const RETURN_7 = extismWat('(i32.const 7)');
-/**
- * Counts its calls three ways, in a mutable global, a byte of linear memory and an Extism var,
- * and outputs the counts as {"g":G,"m":M,"v":V}: a plugin that served an earlier call would show
- * a count above 1 (ABI-CALL-001).
- */
-const COUNTER = `(module ${KERNEL}
-  (import "extism:host/env" "var_get" (func $var_get (param i64) (result i64)))
-  (import "extism:host/env" "var_set" (func $var_set (param i64 i64)))
-  (import "extism:host/env" "load_u8" (func $load_u8 (param i64) (result i32)))
-  (memory (export "memory") 1)
-  (data (i32.const 0) "{\\"g\\":0,\\"m\\":0,\\"v\\":0}")
-  (data (i32.const 32) "n")
-  (global $g (mut i32) (i32.const 0))
-  ${EMIT}
-  (func (export "run") (result i32) (local $val i64) (local $v i32)
-    (global.set $g (i32.add (global.get $g) (i32.const 1)))
-    (i32.store8 (i32.const 5) (i32.add (i32.const 48) (global.get $g)))
-    (i32.store8 (i32.const 100) (i32.add (i32.load8_u (i32.const 100)) (i32.const 1)))
-    (i32.store8 (i32.const 11) (i32.add (i32.const 48) (i32.load8_u (i32.const 100))))
-    (local.set $val (call $var_get (call $emit (i32.const 32) (i32.const 1))))
-    (if (i64.ne (local.get $val) (i64.const 0)) (then (local.set $v (call $load_u8 (local.get $val)))))
-    (local.set $v (i32.add (local.get $v) (i32.const 1)))
-    (i32.store8 (i32.const 64) (local.get $v))
-    ;; var_get freed the key block: var_set needs a new one.
-    (call $var_set (call $emit (i32.const 32) (i32.const 1)) (call $emit (i32.const 64) (i32.const 1)))
-    (i32.store8 (i32.const 17) (i32.add (i32.const 48) (local.get $v)))
-    (call $output_set (call $emit (i32.const 0) (i32.const 19)) (i64.const 19))
-    (i32.const 0)))`;
+const COUNTER = EXTISM_COUNTER;
 /** COUNTER with a start function that counts too, touching no host function: g is 2 every call. */
 const COUNTER_START = COUNTER.replace('(global $g (mut i32) (i32.const 0))', '(global $g (mut i32) (i32.const 0)) (start $init) (func $init (global.set $g (i32.add (global.get $g) (i32.const 1))))');
 /** A start function that reads the input's length from the kernel; run outputs it as {"n":N}. */

@@ -166,8 +166,8 @@ export const RAW_LIMITS = { maxInputBytes: 1_000_000, maxOutputBytes: 4_000_000,
 // Extism: a plugin that sends its input (a request envelope) `times` times to helix_capability_call
 // and outputs the last answer.
 
-/** An extism/v1 plugin forwarding its input to the broker `times` times; its output is the last answer. */
-export function extismForwarder(times = 1): string {
+/** An extism/v1 plugin forwarding its input to the broker `times` times; its output is the last answer; `tail` runs before it returns. */
+export function extismForwarder(times = 1, tail = ''): string {
   return extismWat(`
     (local $n i64) (local $req i64) (local $i i64) (local $resp i64) (local $k i32)
     (local.set $n (call $input_length))
@@ -182,6 +182,7 @@ export function extismForwarder(times = 1): string {
       (local.set $k (i32.add (local.get $k) (i32.const 1)))
       (br_if $again (i32.lt_u (local.get $k) (i32.const ${times}))))
     (call $output_set (local.get $resp) (call $length (local.get $resp)))
+    ${tail}
     (i32.const 0)`);
 }
 

@@ -36,3 +36,32 @@ export function extismWat(body: string, opts: { pages?: number; data?: string; e
   ${opts.extra ?? ''}
   (func (export "run") (result i32) ${body}))`;
 }
+
+/**
+ * Counts its calls three ways, in a mutable global, a byte of linear memory and an Extism var,
+ * and outputs the counts as {"g":G,"m":M,"v":V}: a plugin that served an earlier call would show
+ * a count above 1 (ABI-CALL-001).
+ */
+export const EXTISM_COUNTER = `(module ${KERNEL}
+  (import "extism:host/env" "var_get" (func $var_get (param i64) (result i64)))
+  (import "extism:host/env" "var_set" (func $var_set (param i64 i64)))
+  (import "extism:host/env" "load_u8" (func $load_u8 (param i64) (result i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 0) "{\\"g\\":0,\\"m\\":0,\\"v\\":0}")
+  (data (i32.const 32) "n")
+  (global $g (mut i32) (i32.const 0))
+  ${EMIT}
+  (func (export "run") (result i32) (local $val i64) (local $v i32)
+    (global.set $g (i32.add (global.get $g) (i32.const 1)))
+    (i32.store8 (i32.const 5) (i32.add (i32.const 48) (global.get $g)))
+    (i32.store8 (i32.const 100) (i32.add (i32.load8_u (i32.const 100)) (i32.const 1)))
+    (i32.store8 (i32.const 11) (i32.add (i32.const 48) (i32.load8_u (i32.const 100))))
+    (local.set $val (call $var_get (call $emit (i32.const 32) (i32.const 1))))
+    (if (i64.ne (local.get $val) (i64.const 0)) (then (local.set $v (call $load_u8 (local.get $val)))))
+    (local.set $v (i32.add (local.get $v) (i32.const 1)))
+    (i32.store8 (i32.const 64) (local.get $v))
+    ;; var_get freed the key block: var_set needs a new one.
+    (call $var_set (call $emit (i32.const 32) (i32.const 1)) (call $emit (i32.const 64) (i32.const 1)))
+    (i32.store8 (i32.const 17) (i32.add (i32.const 48) (local.get $v)))
+    (call $output_set (call $emit (i32.const 0) (i32.const 19)) (i64.const 19))
+    (i32.const 0)))`;
