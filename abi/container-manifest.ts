@@ -21,7 +21,11 @@ const shape = ToolManifestSchema.shape;
 
 /** A declared output of a container tool: a file of /work/out (default: named as its role) or, when `logs` names its role, a log. */
 export const ContainerOutputSchema = DeclaredOutputSchema.extend({
-  file: z.string().regex(CONTAINER_FILE_NAME, 'must be a plain file name (letters, digits, . _ -; no path)').optional().describe('The file of /work/out registered under this role; default the role. Not for a role logs names.'),
+  file: z
+    .string()
+    .regex(CONTAINER_FILE_NAME, 'must be a plain file name (letters, digits, . _ -; no path)')
+    .optional()
+    .describe('The file of /work/out registered under this role; default the role. Not for a role logs names.'),
 });
 
 /** The manifest of a container toolpack. */
@@ -33,20 +37,30 @@ export const ContainerManifestSchema = z.strictObject({
   description: shape.description,
   image: z
     .string()
-    .refine((s) => DOCKER_IMAGE_REF.test(s) || DOCKER_IMAGE_NAME.test(s), 'must be an image id, repository@sha256:<64 hex>, or a name the policy pins (docker.pins)')
+    .refine(
+      (s) => DOCKER_IMAGE_REF.test(s) || DOCKER_IMAGE_NAME.test(s),
+      'must be an image id, repository@sha256:<64 hex>, or a name the policy pins (docker.pins)',
+    )
     .describe("The image: an id or digest, or a name such as helix-seqkit:local that the operator's policy pins to an id (docker.pins)."),
   argv: z
     .array(z.string().min(1).max(4096))
     .min(1)
     .max(256)
-    .describe('The command as exec(2) gets it, never through a shell; {{params.NAME}}, {{inputs.NAME}} and {{outputs.ROLE}} are replaced (ABI-CONTAINER-003).'),
+    .describe(
+      'The command as exec(2) gets it, never through a shell; {{params.NAME}}, {{inputs.NAME}} and {{outputs.ROLE}} are replaced (ABI-CONTAINER-003).',
+    ),
   deterministic: shape.deterministic,
   timeoutMs: shape.timeoutMs,
   limits: z
     .strictObject({
       maxInputBytes: shape.limits.shape.maxInputBytes,
       maxOutputBytes: shape.limits.shape.maxOutputBytes,
-      memoryBytes: z.number().int().min(6 * 1024 * 1024).optional().describe("Container memory; default the policy's docker ceiling."),
+      memoryBytes: z
+        .number()
+        .int()
+        .min(6 * 1024 * 1024)
+        .optional()
+        .describe("Container memory; default the policy's docker ceiling."),
       cpus: z.number().min(0.01).optional().describe("CPUs; default the policy's docker ceiling."),
       pids: z.number().int().positive().optional().describe("Processes and threads; default the policy's docker ceiling."),
       tmpfsBytes: z.number().int().positive().optional().describe("Size of /tmp; default the policy's docker ceiling."),
@@ -55,7 +69,9 @@ export const ContainerManifestSchema = z.strictObject({
   stdout: z
     .strictObject({ format: z.enum(['none', 'tsv', 'json']) })
     .default({ format: 'none' })
-    .describe('How stdout becomes the output: tsv a table with a header line ({rows: [...]}), json an object, none nothing (ABI-CONTAINER-006).'),
+    .describe(
+      'How stdout becomes the output: tsv a table with a header line ({rows: [...]}), json an object, none nothing (ABI-CONTAINER-006).',
+    ),
   inputSchema: shape.inputSchema,
   outputSchema: shape.outputSchema,
   declaredOutputs: z.array(ContainerOutputSchema).default([]),

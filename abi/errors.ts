@@ -6,12 +6,28 @@ export const ERROR_CLASSES = {
   'I-REQ': { meaning: 'Invalid request: schema violations, missing fields, bad types.', status: 'invalid_request', retryable: false },
   'A-AUTH': { meaning: 'Authorization: the policy or an allowlist refuses it.', status: 'terminal_error', retryable: false },
   'P-PRECOND': { meaning: 'A precondition is not met (missing resource, bad configuration).', status: 'terminal_error', retryable: false },
-  'R-TIMEOUT': { meaning: 'The deadline passed. Retryable only for pure and idempotent tools.', status: 'retryable_error', retryable: true },
+  'R-TIMEOUT': {
+    meaning: 'The deadline passed. Retryable only for pure and idempotent tools.',
+    status: 'retryable_error',
+    retryable: true,
+  },
   'R-UPSTREAM': { meaning: 'A transient upstream failure. Retry with backoff.', status: 'retryable_error', retryable: true },
   'R-CAP': { meaning: 'Capacity or rate limit. Retry after `retry_after_ms`.', status: 'retryable_error', retryable: true },
-  'S-TOOL': { meaning: 'The tool faulted. Faults of a sandboxed guest are deterministic, so a retry cannot help unless marked retryable.', status: 'terminal_error', retryable: false },
-  'C-CONTRACT': { meaning: 'Contract mismatch between caller and tool (unknown tool, version, output shape).', status: 'terminal_error', retryable: false },
-  'D-DATA': { meaning: 'Data integrity or quality violation (checksum mismatch, malformed content).', status: 'terminal_error', retryable: false },
+  'S-TOOL': {
+    meaning: 'The tool faulted. Faults of a sandboxed guest are deterministic, so a retry cannot help unless marked retryable.',
+    status: 'terminal_error',
+    retryable: false,
+  },
+  'C-CONTRACT': {
+    meaning: 'Contract mismatch between caller and tool (unknown tool, version, output shape).',
+    status: 'terminal_error',
+    retryable: false,
+  },
+  'D-DATA': {
+    meaning: 'Data integrity or quality violation (checksum mismatch, malformed content).',
+    status: 'terminal_error',
+    retryable: false,
+  },
 } as const;
 
 export type ErrorClass = keyof typeof ERROR_CLASSES;
@@ -142,11 +158,13 @@ export const ERROR_CODES = {
     hint: 'Write job bundles with `helix job submit` (or `helix job bundle`) and let `helix job run` write the result; details name the file and what is wrong (ABI-FANOUT-001).',
   },
   'I-REQ-JOB-ARRAY': {
-    message: "The fan-out request is malformed: the pointer names no artifact field of the tool's input, or the artifacts to fan out over are missing or repeated.",
+    message:
+      "The fan-out request is malformed: the pointer names no artifact field of the tool's input, or the artifacts to fan out over are missing or repeated.",
     hint: "Pass --over with the JSON pointer of an x-helix-artifact field of the tool's input (e.g. /sequences) and one or more distinct artifact ids (ABI-FANOUT-007).",
   },
   'I-REQ-SLURM-FILE-NAME': {
-    message: "A file name in the job's directory (an input in in/, a declared output in out/) is not a plain file name, or two of them are the same.",
+    message:
+      "A file name in the job's directory (an input in in/, a declared output in out/) is not a plain file name, or two of them are the same.",
     hint: 'Name each file with letters, digits and _ . - (not starting with . or -, at most 128), every input name different and every output name different, also in case (ABI-SLURM-007).',
   },
   'A-AUTH-TOOL-DENIED': {
@@ -186,7 +204,8 @@ export const ERROR_CODES = {
     hint: "Keep secrets out of kv, artifacts, logs and outputs: use the value only where it is meant to go (an http.request to an allowed origin). details name the secret, the capability, the path and the encoding; the policy's secretWrites says what is refused.",
   },
   'A-AUTH-BUDGET-CEILING': {
-    message: "The call's input needs a larger budget (fuel, capability calls or deadline) than the policy's ceiling allows for that much data.",
+    message:
+      "The call's input needs a larger budget (fuel, capability calls or deadline) than the policy's ceiling allows for that much data.",
     hint: 'Raise the policy field named in details.policy_field (ceilings.perInputMiB.*) to at least details.per_input_mib, or call the tool on less data.',
   },
   'A-AUTH-DOCKER-IMAGE': {
@@ -195,7 +214,7 @@ export const ERROR_CODES = {
   },
   'A-AUTH-DOCKER-NETWORK': {
     message: 'The policy does not grant this tool the network it asks for.',
-    hint: "Ask for network none, or grant docker.tools.<tool>.network: bridge in the policy; host is never granted (ABI-DOCKER-002).",
+    hint: 'Ask for network none, or grant docker.tools.<tool>.network: bridge in the policy; host is never granted (ABI-DOCKER-002).',
   },
   'A-AUTH-DOCKER-ENV': {
     message: 'The policy does not let this tool set this environment variable in its containers.',
@@ -230,7 +249,8 @@ export const ERROR_CODES = {
     hint: 'Give --dir inside slurm.workRoot, or set slurm.workRoot in the policy to a directory the nodes see at the same path (ABI-FANOUT-007).',
   },
   'A-AUTH-SLURM-OUTPUT-PATH': {
-    message: "A file to collect from the job's directory is a symbolic link or not a regular file, or out/ or meta/ is not the job's own directory.",
+    message:
+      "A file to collect from the job's directory is a symbolic link or not a regular file, or out/ or meta/ is not the job's own directory.",
     hint: 'Have the job write its declared outputs as regular files directly under out/, and leave out/ and meta/ as they were made (ABI-SLURM-010).',
   },
   'P-PRECOND-MANIFEST-INVALID': {
@@ -367,7 +387,7 @@ export const ERROR_CODES = {
   },
   'R-CAP-MCP-OUTPUT-BACKLOG': {
     message: "The MCP client stopped reading the server's output.",
-    hint: 'Read the server\'s stdout continuously; a client that leaves more than the backlog bound unread is disconnected, and its calls are cancelled and recorded.',
+    hint: "Read the server's stdout continuously; a client that leaves more than the backlog bound unread is disconnected, and its calls are cancelled and recorded.",
     retryable: false,
   },
   'R-CAP-PAYLOAD': {
@@ -385,7 +405,7 @@ export const ERROR_CODES = {
   },
   'S-TOOL-FUEL-EXHAUSTED': {
     message: 'The tool used up its fuel (instruction budget).',
-    hint: "Send less work, or raise limits.fuel in the manifest (the policy ceiling caps it).",
+    hint: 'Send less work, or raise limits.fuel in the manifest (the policy ceiling caps it).',
   },
   'S-TOOL-BAD-POINTER': {
     message: 'The tool returned a pointer or length outside its memory.',
@@ -433,10 +453,10 @@ export const ERROR_CODES = {
   },
   'S-TOOL-EXTISM-ERROR': {
     message: 'The Extism plugin reported an error.',
-    hint: 'details.plugin_error carries the plugin\'s message (extism_error_set) or details.return_code its non-zero result; report it to the plugin\'s author with the input.',
+    hint: "details.plugin_error carries the plugin's message (extism_error_set) or details.return_code its non-zero result; report it to the plugin's author with the input.",
   },
   'S-TOOL-DOCKER-OUTPUT': {
-    message: "A declared output the container left in out/ is not a regular file of at most the allowed size, so it was not read.",
+    message: 'A declared output the container left in out/ is not a regular file of at most the allowed size, so it was not read.',
     hint: "The container must write each declared output as a regular file (not a symbolic link, directory, FIFO or device) within the policy's docker.ceilings.maxOutputFileBytes (ABI-DOCKER-009); details.file and details.reason say which and why.",
   },
   'S-TOOL-CONTAINER-EXIT': {
@@ -478,7 +498,7 @@ export const ERROR_CODES = {
   },
   'C-CONTRACT-OUTPUT-SCHEMA': {
     message: "The tool's output does not match its output schema.",
-    hint: "The tool breaks its own contract; report it to its author with details.violations.",
+    hint: 'The tool breaks its own contract; report it to its author with details.violations.',
   },
   'C-CONTRACT-JOB-TOOL': {
     message: 'The tool the node loaded is not the one the job was made for, so its run would have another identity.',
@@ -494,7 +514,7 @@ export const ERROR_CODES = {
   },
   'D-DATA-BUNDLE-IDENTITY': {
     message: 'The result bundle does not hold the run the job was made for: another run id, tool, params, policy or inputs.',
-    hint: "Collect the result next to the job bundle it was run from; a result that names another run was changed or mixed up (ABI-FANOUT-005). details name the field.",
+    hint: 'Collect the result next to the job bundle it was run from; a result that names another run was changed or mixed up (ABI-FANOUT-005). details name the field.',
   },
   'D-DATA-BUNDLE-VERIFY': {
     message: 'The collected run does not reproduce: re-executed against its journal, it gives another result than the result bundle holds.',
@@ -530,8 +550,7 @@ export const ERROR_CODES = {
 export type ErrorCode = keyof typeof ERROR_CODES;
 
 /** Guests may use any code of a known class with their own subcode, e.g. `D-DATA-FORMAT`. */
-export const ERROR_CODE_PATTERN =
-  /^(I-REQ|A-AUTH|P-PRECOND|R-TIMEOUT|R-UPSTREAM|R-CAP|S-TOOL|C-CONTRACT|D-DATA)-[A-Z0-9]+(?:-[A-Z0-9]+)*$/;
+export const ERROR_CODE_PATTERN = /^(I-REQ|A-AUTH|P-PRECOND|R-TIMEOUT|R-UPSTREAM|R-CAP|S-TOOL|C-CONTRACT|D-DATA)-[A-Z0-9]+(?:-[A-Z0-9]+)*$/;
 
 /** The four outcomes: every response has exactly one. */
 export type ResponseStatus = 'success' | 'retryable_error' | 'terminal_error' | 'invalid_request';

@@ -41,5 +41,10 @@ export class HelixError extends Error {
  * install of the package in one process): the check reads the shared brand, not the prototype.
  */
 export function isHelixError(value: unknown): value is HelixError {
-  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true && typeof (value as { code?: unknown }).code === 'string';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as Record<symbol, unknown>)[BRAND] === true &&
+    typeof (value as { code?: unknown }).code === 'string'
+  );
 }

@@ -5,9 +5,13 @@ import { describe, expect, it } from 'vitest';
 import { fuzzRuns, smallDoc, writeDoc } from '../test/helpers/json-arbitraries.js';
 import { checkJsonValue, jsonPointer, MAX_JSON_DEPTH, scanJsonText, type JsonBoundsOptions, type JsonViolation } from './json-bounds.js';
 
-const brief = (v: JsonViolation | undefined): { kind: string; pointer: string } | undefined => (v === undefined ? undefined : { kind: v.kind, pointer: v.pointer });
+const brief = (v: JsonViolation | undefined): { kind: string; pointer: string } | undefined =>
+  v === undefined ? undefined : { kind: v.kind, pointer: v.pointer };
 /** Both checks on one text: the scan of the text, the walk of what JSON.parse makes of it. */
-const both = (text: string, options?: JsonBoundsOptions) => ({ scan: brief(scanJsonText(text, options)), walk: brief(checkJsonValue(JSON.parse(text), options)) });
+const both = (text: string, options?: JsonBoundsOptions) => ({
+  scan: brief(scanJsonText(text, options)),
+  walk: brief(checkJsonValue(JSON.parse(text), options)),
+});
 const nested = (n: number): string => `${'['.repeat(n)}${']'.repeat(n)}`;
 
 describe('the depth bound (ABI-JSON-001)', () => {
@@ -22,8 +26,14 @@ describe('the depth bound (ABI-JSON-001)', () => {
   it('bounds each member of an envelope, so the envelope itself may nest one level more', () => {
     const ok = `{"output":${nested(64)}}`;
     expect(both(ok, { envelope: true })).toEqual({ scan: undefined, walk: undefined });
-    expect(both(ok)).toEqual({ scan: { kind: 'depth', pointer: `/output${'/0'.repeat(63)}` }, walk: { kind: 'depth', pointer: `/output${'/0'.repeat(63)}` } });
-    expect(brief(scanJsonText(`{"output":${nested(65)}}`, { envelope: true }))).toEqual({ kind: 'depth', pointer: `/output${'/0'.repeat(64)}` });
+    expect(both(ok)).toEqual({
+      scan: { kind: 'depth', pointer: `/output${'/0'.repeat(63)}` },
+      walk: { kind: 'depth', pointer: `/output${'/0'.repeat(63)}` },
+    });
+    expect(brief(scanJsonText(`{"output":${nested(65)}}`, { envelope: true }))).toEqual({
+      kind: 'depth',
+      pointer: `/output${'/0'.repeat(64)}`,
+    });
   });
 
   it('scans a million levels of text and walks 200,000 levels of objects without recursing', () => {
@@ -36,14 +46,27 @@ describe('the depth bound (ABI-JSON-001)', () => {
   it('is not fooled by brackets, quotes and backslashes inside strings', () => {
     const text = `{"s":"[[[[\\"{{{\\\\","t":[${nested(3)}],"u\\"[":${nested(62)}}`;
     expect(both(text)).toEqual({ scan: undefined, walk: undefined });
-    expect(both(text, { maxDepth: 4 })).toEqual({ scan: { kind: 'depth', pointer: '/t/0/0/0' }, walk: { kind: 'depth', pointer: '/t/0/0/0' } });
+    expect(both(text, { maxDepth: 4 })).toEqual({
+      scan: { kind: 'depth', pointer: '/t/0/0/0' },
+      walk: { kind: 'depth', pointer: '/t/0/0/0' },
+    });
   });
 });
 
 describe('numbers (ABI-JSON-003)', () => {
   it('refuses non-finite numbers and integers beyond ±(2^53-1), quoting the literal', () => {
     // Every double of magnitude 2^53 or more is an integer, so 1.5e300 is refused with them.
-    for (const literal of ['1e400', '-1e400', '9007199254740992', '9007199254740993', '-9007199254740992', '1e20', '1.5e300', '18446744073709551615', '9007199254740991.9']) {
+    for (const literal of [
+      '1e400',
+      '-1e400',
+      '9007199254740992',
+      '9007199254740993',
+      '-9007199254740992',
+      '1e20',
+      '1.5e300',
+      '18446744073709551615',
+      '9007199254740991.9',
+    ]) {
       const r = both(`{"n":[0,${literal}]}`);
       expect(r, literal).toEqual({ scan: { kind: 'number', pointer: '/n/1' }, walk: { kind: 'number', pointer: '/n/1' } });
       expect(scanJsonText(`[${literal}]`)!.problem).toContain(literal);
@@ -52,7 +75,17 @@ describe('numbers (ABI-JSON-003)', () => {
   });
 
   it('keeps fractions and integers within ±(2^53-1) as IEEE doubles', () => {
-    for (const literal of ['9007199254740991', '-9007199254740991', '0.1', '1.5e-300', '1e-400', '-0', '4503599627370495.5', '1E2', '9.007199254740991e15']) {
+    for (const literal of [
+      '9007199254740991',
+      '-9007199254740991',
+      '0.1',
+      '1.5e-300',
+      '1e-400',
+      '-0',
+      '4503599627370495.5',
+      '1E2',
+      '9.007199254740991e15',
+    ]) {
       expect(both(`[${literal}]`), literal).toEqual({ scan: undefined, walk: undefined });
     }
   });
@@ -68,7 +101,8 @@ describe('member names and strings (ABI-JSON-004)', () => {
 
   it('refuses lone surrogates, escaped or raw, in strings and names; a pair is fine', () => {
     expect(both('["\\ud83d\\ude00","😀"]')).toEqual({ scan: undefined, walk: undefined });
-    for (const text of ['["ok","\\ud800"]', '["ok","x\\udfff"]']) expect(both(text), text).toEqual({ scan: { kind: 'string', pointer: '/1' }, walk: { kind: 'string', pointer: '/1' } });
+    for (const text of ['["ok","\\ud800"]', '["ok","x\\udfff"]'])
+      expect(both(text), text).toEqual({ scan: { kind: 'string', pointer: '/1' }, walk: { kind: 'string', pointer: '/1' } });
     expect(brief(scanJsonText('["ok","raw \ud800"]'))).toEqual({ kind: 'string', pointer: '/1' });
     // The report itself stays Unicode text: the lone surrogate is U+FFFD in the pointer.
     expect(both('{"\\udc00":1}')).toEqual({ scan: { kind: 'string', pointer: '/\ufffd' }, walk: { kind: 'string', pointer: '/\ufffd' } });
@@ -120,7 +154,14 @@ describe('values that are not JSON data (ABI-JSON-005)', () => {
   it('turns an exception thrown while reading into the violation', () => {
     const hostile = Object.defineProperty([0], 'length', { value: 1 });
     expect(checkJsonValue(hostile)).toBeUndefined();
-    const throwing = new Proxy({}, { getPrototypeOf: () => { throw new Error('boom'); } });
+    const throwing = new Proxy(
+      {},
+      {
+        getPrototypeOf: () => {
+          throw new Error('boom');
+        },
+      },
+    );
     expect(checkJsonValue({ t: throwing })).toMatchObject({ kind: 'value', pointer: '/t' });
   });
 });
@@ -138,9 +179,25 @@ describe('properties', () => {
   });
 
   it('the scan never throws on any text, and what passes both checks survives JSON exactly', () => {
-    const jsonish = fc.string({ unit: fc.constantFrom('[', ']', '{', '}', '"', '\\', ',', ':', '1', '9', 'e', '-', '.', 'u', 'd', '8', '0', 'a', ' ', '\ud800'), maxLength: 80 });
-    fc.assert(fc.property(jsonish, (text) => void scanJsonText(text, { maxDepth: 3 })), { numRuns: fuzzRuns(300) });
-    const anything = fc.anything({ maxDepth: 3, withBigInt: true, withMap: true, withSet: true, withDate: true, withTypedArray: true, withSparseArray: true, withNullPrototype: true, withBoxedValues: true });
+    const jsonish = fc.string({
+      unit: fc.constantFrom('[', ']', '{', '}', '"', '\\', ',', ':', '1', '9', 'e', '-', '.', 'u', 'd', '8', '0', 'a', ' ', '\ud800'),
+      maxLength: 80,
+    });
+    fc.assert(
+      fc.property(jsonish, (text) => void scanJsonText(text, { maxDepth: 3 })),
+      { numRuns: fuzzRuns(300) },
+    );
+    const anything = fc.anything({
+      maxDepth: 3,
+      withBigInt: true,
+      withMap: true,
+      withSet: true,
+      withDate: true,
+      withTypedArray: true,
+      withSparseArray: true,
+      withNullPrototype: true,
+      withBoxedValues: true,
+    });
     fc.assert(
       fc.property(anything, (value) => {
         if (checkJsonValue(value) !== undefined) return;

@@ -72,7 +72,8 @@ function numberProblem(n: number, literal?: string): string | undefined {
   if (Number.isNaN(n)) return 'NaN, which is not a JSON number';
   if (!Number.isFinite(n)) return `the number ${cutReportText(literal ?? String(n))}, which is not finite`;
   // Every double of magnitude 2^53 or more is an integer: this refuses all of them, 1e20 too.
-  if (Number.isInteger(n) && !Number.isSafeInteger(n)) return `the number ${cutReportText(literal ?? String(n))}, beyond ±${MAX_JSON_INTEGER} (2^53-1), where a double no longer keeps integers exact`;
+  if (Number.isInteger(n) && !Number.isSafeInteger(n))
+    return `the number ${cutReportText(literal ?? String(n))}, beyond ±${MAX_JSON_INTEGER} (2^53-1), where a double no longer keeps integers exact`;
   return undefined;
 }
 
@@ -101,7 +102,8 @@ interface ScanFrame {
 export function scanJsonText(text: string, options: JsonBoundsOptions = {}): JsonViolation | undefined {
   const depth = depthBound(options);
   const frames: ScanFrame[] = [];
-  const at = (extra?: string): string => jsonPointer([...frames.map((f) => (f.array ? f.index : f.key)), ...(extra === undefined ? [] : [extra])]);
+  const at = (extra?: string): string =>
+    jsonPointer([...frames.map((f) => (f.array ? f.index : f.key)), ...(extra === undefined ? [] : [extra])]);
   const rawWellFormed = isWellFormed(text);
   let nextBackslash = text.indexOf('\\');
   const n = text.length;
@@ -206,7 +208,11 @@ export function checkJsonValue(value: unknown, options: JsonBoundsOptions = {}):
   const frames: WalkFrame[] = [];
   const seen = new Set<object>();
   const at = (open = frames.length): string => jsonPointer(frames.slice(0, open).map((f) => f.segment));
-  const notJson = (what: string, open?: number): JsonViolation => ({ kind: 'value', pointer: at(open), problem: `${what}, which is not JSON data` });
+  const notJson = (what: string, open?: number): JsonViolation => ({
+    kind: 'value',
+    pointer: at(open),
+    problem: `${what}, which is not JSON data`,
+  });
 
   /** Checks a value; an array or object becomes a new frame. */
   const enter = (v: unknown): JsonViolation | undefined => {
@@ -228,7 +234,9 @@ export function checkJsonValue(value: unknown, options: JsonBoundsOptions = {}):
     if (types.isProxy(v)) return notJson('a Proxy');
     if (seen.has(v)) {
       const ancestor = frames.findIndex((f) => f.container === v);
-      return notJson(ancestor >= 0 ? `a cycle back to ${at(ancestor) || 'the root'}` : `an object also found at ${firstPointer(value, v) || 'the root'}`);
+      return notJson(
+        ancestor >= 0 ? `a cycle back to ${at(ancestor) || 'the root'}` : `an object also found at ${firstPointer(value, v) || 'the root'}`,
+      );
     }
     if (frames.length >= depth.limit) return { kind: 'depth', pointer: at(), problem: depth.problem };
     seen.add(v);

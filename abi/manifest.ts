@@ -27,17 +27,27 @@ const rate = (max: number) => z.number().positive().max(max);
 export const ManifestPerInputMiBSchema = z
   .strictObject({
     fuel: rate(1e12).optional().describe('Fuel added per MiB of input, on top of limits.fuel.'),
-    maxCapabilityCalls: rate(1_000_000).optional().describe('Capability calls added per MiB of input, on top of limits.maxCapabilityCalls (fractions allowed: 0.25 is one per 4 MiB).'),
+    maxCapabilityCalls: rate(1_000_000)
+      .optional()
+      .describe('Capability calls added per MiB of input, on top of limits.maxCapabilityCalls (fractions allowed: 0.25 is one per 4 MiB).'),
     timeoutMs: rate(86_400_000).optional().describe('Milliseconds of deadline added per MiB of input, on top of timeoutMs.'),
   })
-  .describe('Budgets that grow with the data: per MiB of the input artifacts the params reference (a gzip artifact counts 8 times its stored size). See ABI-BUDGET-* in abi/ABI.md.');
+  .describe(
+    'Budgets that grow with the data: per MiB of the input artifacts the params reference (a gzip artifact counts 8 times its stored size). See ABI-BUDGET-* in abi/ABI.md.',
+  );
 
 /** Resource limits a tool asks for; each is capped by the policy's ceiling. */
 export const ManifestLimitsSchema = z.strictObject({
   maxInputBytes: positiveInt.describe('Largest accepted input, in bytes of UTF-8 JSON.'),
   maxOutputBytes: positiveInt.describe('Largest output envelope the guest may return, in bytes.'),
   fuel: positiveInt.optional().describe('Instruction budget per call; default the policy ceiling.'),
-  maxMemoryPages: z.number().int().min(1).max(65_536).optional().describe('Linear memory ceiling in 64 KiB pages; default the policy ceiling.'),
+  maxMemoryPages: z
+    .number()
+    .int()
+    .min(1)
+    .max(65_536)
+    .optional()
+    .describe('Linear memory ceiling in 64 KiB pages; default the policy ceiling.'),
   maxCapabilityCalls: z.number().int().min(0).max(1_000_000).optional().describe('Capability calls per run; default the policy ceiling.'),
   perInputMiB: ManifestPerInputMiBSchema.optional(),
 });
@@ -48,7 +58,9 @@ export const NETWORK_PATTERN = /^(https?):\/\/(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9]
 
 /** Which capabilities the guest may call (the allowlist, ABI-CAP-002), with per-capability settings. */
 export const ManifestCapabilitiesSchema = z.strictObject({
-  abiVersion: z.union([z.literal(1), z.literal(2)]).describe('Capability ABI version: 1, or 2 to import helix_v1.capability_call_bulk (the bulk path, ABI-BULK-001).'),
+  abiVersion: z
+    .union([z.literal(1), z.literal(2)])
+    .describe('Capability ABI version: 1, or 2 to import helix_v1.capability_call_bulk (the bulk path, ABI-BULK-001).'),
   allow: z
     .array(z.string().regex(CAPABILITY_NAME_PATTERN, 'must be a capability name such as clock.now_unix'))
     .describe('Exact capability names; scoped entries such as secrets.get.db_password grant only that secret.'),
@@ -76,7 +88,10 @@ export const ToolManifestSchema = z.strictObject({
   description: z.string().min(1).max(2000),
   abi: z.enum(ABI_IDS),
   module: z.string().min(1).describe('Path of the .wasm module, relative to the manifest.'),
-  entrypoint: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).optional(),
+  entrypoint: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/)
+    .optional(),
   digest: z.string().regex(DIGEST_PATTERN, 'must be sha256: followed by 64 lowercase hex digits'),
   deterministic: z.enum(['pure', 'idempotent', 'side_effectful']),
   timeoutMs: positiveInt.max(86_400_000),

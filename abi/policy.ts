@@ -19,10 +19,22 @@ const positiveInt = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 export const PolicyPerInputMiBSchema = z
   .strictObject({
     fuel: z.number().min(0).max(1e12).optional().describe('Fuel the ceiling grows by per MiB of input. Default 1,000,000,000.'),
-    maxCapabilityCalls: z.number().min(0).max(1_000_000).optional().describe('Capability calls the ceiling grows by per MiB of input. Default 64.'),
-    timeoutMs: z.number().min(0).max(86_400_000).optional().describe('Milliseconds the deadline ceiling grows by per MiB of input. Default 2000.'),
+    maxCapabilityCalls: z
+      .number()
+      .min(0)
+      .max(1_000_000)
+      .optional()
+      .describe('Capability calls the ceiling grows by per MiB of input. Default 64.'),
+    timeoutMs: z
+      .number()
+      .min(0)
+      .max(86_400_000)
+      .optional()
+      .describe('Milliseconds the deadline ceiling grows by per MiB of input. Default 2000.'),
   })
-  .describe("How far the ceilings grow per MiB of a call's input artifacts, for tools whose manifests declare limits.perInputMiB. See ABI-BUDGET-* in abi/ABI.md.");
+  .describe(
+    "How far the ceilings grow per MiB of a call's input artifacts, for tools whose manifests declare limits.perInputMiB. See ABI-BUDGET-* in abi/ABI.md.",
+  );
 
 /** Upper bounds on what any manifest or request may ask for. */
 export const PolicyCeilingsSchema = z.strictObject({
@@ -50,7 +62,10 @@ export const PolicyNetworkSchema = z.strictObject({
 });
 
 /** Where a secret's value comes from; values never enter logs, audit records, runs or journals. */
-export const SecretSourceSchema = z.union([z.strictObject({ env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must be an environment variable name') }), z.strictObject({ file: z.string().min(1) })]);
+export const SecretSourceSchema = z.union([
+  z.strictObject({ env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must be an environment variable name') }),
+  z.strictObject({ file: z.string().min(1) }),
+]);
 
 /** What happens to a write that carries a secret's value: refused with A-AUTH-SECRET-WRITE, or stored with `[secret:<name>]` in its place. */
 export const SecretWriteActionSchema = z.enum(['refuse', 'redact']);
@@ -67,13 +82,18 @@ export const PolicySecretWritesSchema = z
   .strictObject({
     kv: SecretWriteActionSchema.optional().describe('kv.put keys and values. Default refuse.'),
     artifacts: SecretWriteActionSchema.optional().describe('artifact.write pieces and labels, and the stored preview. Default refuse.'),
-    log: SecretWriteActionSchema.optional().describe("log.emit lines (the run's log artifact, the audit trail, MCP log notifications). Default redact."),
+    log: SecretWriteActionSchema.optional().describe(
+      "log.emit lines (the run's log artifact, the audit trail, MCP log notifications). Default redact.",
+    ),
     output: SecretWriteActionSchema.optional().describe("The tool's output; refuse ends the run with A-AUTH-SECRET-WRITE. Default redact."),
   })
-  .describe("What happens to a guest's write that carries the value of a secret its run received (raw or encoded): refuse (A-AUTH-SECRET-WRITE) or redact ([secret:<name>]). See ABI-SECRET-* in abi/ABI.md.");
+  .describe(
+    "What happens to a guest's write that carries the value of a secret its run received (raw or encoded): refuse (A-AUTH-SECRET-WRITE) or redact ([secret:<name>]). See ABI-SECRET-* in abi/ABI.md.",
+  );
 
 /** An image Docker can only resolve to one content: its id `sha256:<64 hex>` or `repository@sha256:<64 hex>`. A tag never is. */
-export const DOCKER_IMAGE_REF = /^(?:sha256:[0-9a-f]{64}|[a-z0-9]+(?:[._-][a-z0-9]+)*(?:[.:][a-z0-9-]+)*(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)*@sha256:[0-9a-f]{64})$/;
+export const DOCKER_IMAGE_REF =
+  /^(?:sha256:[0-9a-f]{64}|[a-z0-9]+(?:[._-][a-z0-9]+)*(?:[.:][a-z0-9-]+)*(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)*@sha256:[0-9a-f]{64})$/;
 /**
  * A name for an image as a container toolpack's manifest may write it, `repository[:tag]`: stable
  * across rebuilds of one recipe, but not content, so it runs only through the policy's
@@ -87,25 +107,66 @@ const imageRef = z.string().regex(DOCKER_IMAGE_REF, 'must be an image id sha256:
 
 /** What `docker.run` may do for one tool (ABI-DOCKER-002): the images, the network, the environment names. */
 export const PolicyDockerToolSchema = z.strictObject({
-  images: z.array(imageRef).optional().describe("The images this tool may run, each also on docker.images. Default: every image on docker.images."),
-  network: z.enum(['none', 'bridge']).default('none').describe("The most network the tool's containers may ask for. Default none; host is never granted."),
-  env: z.array(z.string().regex(DOCKER_ENV_NAME, 'must be an environment variable name')).default([]).describe('Environment variable names the tool may set in its containers. Default none.'),
+  images: z
+    .array(imageRef)
+    .optional()
+    .describe('The images this tool may run, each also on docker.images. Default: every image on docker.images.'),
+  network: z
+    .enum(['none', 'bridge'])
+    .default('none')
+    .describe("The most network the tool's containers may ask for. Default none; host is never granted."),
+  env: z
+    .array(z.string().regex(DOCKER_ENV_NAME, 'must be an environment variable name'))
+    .default([])
+    .describe('Environment variable names the tool may set in its containers. Default none.'),
 });
 export type PolicyDockerTool = z.infer<typeof PolicyDockerToolSchema>;
 
 /** The most any container may ask for (ABI-DOCKER-003); a request that leaves a limit out gets the ceiling. */
 export const PolicyDockerCeilingsSchema = z.strictObject({
-  memoryBytes: z.number().int().min(8 * 1024 * 1024).max(2 ** 40).default(512 * 1024 * 1024).describe('Memory (and memory plus swap) in bytes. Default 512 MiB.'),
+  memoryBytes: z
+    .number()
+    .int()
+    .min(8 * 1024 * 1024)
+    .max(2 ** 40)
+    .default(512 * 1024 * 1024)
+    .describe('Memory (and memory plus swap) in bytes. Default 512 MiB.'),
   cpus: z.number().min(0.01).max(1024).default(1).describe('CPUs, fractions down to 0.01 allowed. Default 1.'),
   pids: z.number().int().min(1).max(1_000_000).default(128).describe('Processes and threads. Default 128.'),
-  tmpfsBytes: z.number().int().min(1024 * 1024).max(2 ** 40).default(64 * 1024 * 1024).describe('Size of the writable /tmp, in bytes. Default 64 MiB.'),
-  timeoutMs: positiveInt.max(86_400_000).default(60_000).describe('Milliseconds before the container is killed and removed. Default 60000.'),
+  tmpfsBytes: z
+    .number()
+    .int()
+    .min(1024 * 1024)
+    .max(2 ** 40)
+    .default(64 * 1024 * 1024)
+    .describe('Size of the writable /tmp, in bytes. Default 64 MiB.'),
+  timeoutMs: positiveInt
+    .max(86_400_000)
+    .default(60_000)
+    .describe('Milliseconds before the container is killed and removed. Default 60000.'),
   // Both travel in one capability answer, which the broker caps at 1.5 MB (R-CAP-PAYLOAD).
-  maxStdoutBytes: positiveInt.max(512 * 1024).default(256 * 1024).describe('Bytes of stdout kept; the rest is cut and the result says so. Default 256 KiB, at most 512 KiB.'),
-  maxStderrBytes: positiveInt.max(512 * 1024).default(256 * 1024).describe('Bytes of stderr kept; the rest is cut and the result says so. Default 256 KiB, at most 512 KiB.'),
-  maxLogBytes: positiveInt.max(1024 * 1024 * 1024).default(16 * 1024 * 1024).describe('Bytes of stdout, and of stderr, kept in a log artifact when the call asks for one; the rest is cut and the result says so. Default 16 MiB.'),
-  maxWorkspaceInputBytes: positiveInt.max(2 ** 50).default(4 * 1024 * 1024 * 1024).describe("Bytes of the input artifacts a call may materialise in its workspace's in/, all together. Default 4 GiB."),
-  maxOutputFileBytes: positiveInt.max(2 ** 50).default(1024 * 1024 * 1024).describe("Bytes of one declared output file read back from the workspace's out/. Default 1 GiB."),
+  maxStdoutBytes: positiveInt
+    .max(512 * 1024)
+    .default(256 * 1024)
+    .describe('Bytes of stdout kept; the rest is cut and the result says so. Default 256 KiB, at most 512 KiB.'),
+  maxStderrBytes: positiveInt
+    .max(512 * 1024)
+    .default(256 * 1024)
+    .describe('Bytes of stderr kept; the rest is cut and the result says so. Default 256 KiB, at most 512 KiB.'),
+  maxLogBytes: positiveInt
+    .max(1024 * 1024 * 1024)
+    .default(16 * 1024 * 1024)
+    .describe(
+      'Bytes of stdout, and of stderr, kept in a log artifact when the call asks for one; the rest is cut and the result says so. Default 16 MiB.',
+    ),
+  maxWorkspaceInputBytes: positiveInt
+    .max(2 ** 50)
+    .default(4 * 1024 * 1024 * 1024)
+    .describe("Bytes of the input artifacts a call may materialise in its workspace's in/, all together. Default 4 GiB."),
+  maxOutputFileBytes: positiveInt
+    .max(2 ** 50)
+    .default(1024 * 1024 * 1024)
+    .describe("Bytes of one declared output file read back from the workspace's out/. Default 1 GiB."),
 });
 export type PolicyDockerCeilings = z.infer<typeof PolicyDockerCeilingsSchema>;
 
@@ -116,25 +177,41 @@ export type PolicyDockerCeilings = z.infer<typeof PolicyDockerCeilingsSchema>;
 export const PolicyDockerSchema = z
   .strictObject({
     images: z.array(imageRef).default([]).describe('The images any tool may run, by id or digest.'),
-    tools: z.record(z.string(), PolicyDockerToolSchema).default({}).describe('Per exact tool id (never a pattern), what its containers may use.'),
+    tools: z
+      .record(z.string(), PolicyDockerToolSchema)
+      .default({})
+      .describe('Per exact tool id (never a pattern), what its containers may use.'),
     pins: z
       .record(z.string().regex(DOCKER_IMAGE_NAME, 'must be an image name such as helix-seqkit:local'), imageRef)
       .optional()
-      .describe("The image names container toolpacks may write, each pinned to an id or digest on docker.images (ABI-CONTAINER-002). Default none."),
+      .describe(
+        'The image names container toolpacks may write, each pinned to an id or digest on docker.images (ABI-CONTAINER-002). Default none.',
+      ),
     ceilings: PolicyDockerCeilingsSchema.default(() => PolicyDockerCeilingsSchema.parse({})),
   })
   .superRefine((d, ctx) => {
     for (const [tool, grant] of Object.entries(d.tools)) {
-      if (!EXACT_TOOL_ID.test(tool)) ctx.addIssue({ code: 'custom', path: ['tools', tool], message: `${JSON.stringify(tool)} must be an exact tool id (no wildcard: docker.run is privileged)` });
+      if (!EXACT_TOOL_ID.test(tool))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['tools', tool],
+          message: `${JSON.stringify(tool)} must be an exact tool id (no wildcard: docker.run is privileged)`,
+        });
       (grant.images ?? []).forEach((image, i) => {
-        if (!d.images.includes(image)) ctx.addIssue({ code: 'custom', path: ['tools', tool, 'images', i], message: `${image} is not on docker.images; add it there first` });
+        if (!d.images.includes(image))
+          ctx.addIssue({
+            code: 'custom',
+            path: ['tools', tool, 'images', i],
+            message: `${image} is not on docker.images; add it there first`,
+          });
       });
     }
     for (const [name, image] of Object.entries(d.pins ?? {})) {
-      if (!d.images.includes(image)) ctx.addIssue({ code: 'custom', path: ['pins', name], message: `${image} is not on docker.images; add it there first` });
+      if (!d.images.includes(image))
+        ctx.addIssue({ code: 'custom', path: ['pins', name], message: `${image} is not on docker.images; add it there first` });
     }
   })
-  .describe("What docker.run may do: the image allowlist, per-tool grants and the ceilings. See ABI-DOCKER-* in abi/ABI.md.");
+  .describe('What docker.run may do: the image allowlist, per-tool grants and the ceilings. See ABI-DOCKER-* in abi/ABI.md.');
 export type PolicyDocker = z.infer<typeof PolicyDockerSchema>;
 /** The docker section a policy without one gets: nothing allowed. */
 export const NO_DOCKER: PolicyDocker = PolicyDockerSchema.parse({});

@@ -127,7 +127,9 @@ export const JournalEntrySchema = z.strictObject({
   mode: z.enum(['value', 'digest', 'redacted']),
   result: z.unknown(),
   result_sha256: z.string().regex(SHA256_PATTERN).nullable(),
-  error: z.strictObject({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()), hint: z.string().optional() }).nullable(),
+  error: z
+    .strictObject({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()), hint: z.string().optional() })
+    .nullable(),
   /** sha256 of the answer bytes the guest received. */
   response_sha256: z.string().regex(SHA256_PATTERN),
   fuel: z.number().int().min(0),

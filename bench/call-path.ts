@@ -62,14 +62,22 @@ interface Counts {
 async function sandboxed(tool: LoadedTool, options: EngineOptions, calls: Counts, inFlight: number) {
   const engine = createEngine(options);
   const module = engineModule(tool, await tool.module.prepare());
-  const refuse = async () => ({ kind: 'abort' as const, code: 'A-AUTH-FORBIDDEN' as const, message: 'no capabilities in the benchmark', details: {} });
+  const refuse = async () => ({
+    kind: 'abort' as const,
+    code: 'A-AUTH-FORBIDDEN' as const,
+    message: 'no capabilities in the benchmark',
+    details: {},
+  });
   const call = async () => {
     const r = await engine.execute({ module, input: encoder.encode(JSON.stringify(INPUT)), limits: tool.limits, broker: refuse });
     if (r.kind !== 'output' || r.output.status !== 'ok') throw new Error(`${tool.manifest.id} failed: ${JSON.stringify(r)}`);
   };
   try {
     const lat = await latency(call, calls.latency, calls.warmup);
-    const tput = await throughput(Array.from({ length: inFlight }, () => call), calls.throughput);
+    const tput = await throughput(
+      Array.from({ length: inFlight }, () => call),
+      calls.throughput,
+    );
     // Calls that come PACE_MS apart, as an agent's do: only the call is timed.
     const paced: number[] = [];
     for (let i = 0; i < (calls.paced ?? 0); i++) {
@@ -101,13 +109,20 @@ export async function callPathRows(config: BenchConfig): Promise<Row[]> {
   const helixFresh = await sandboxed(loaded!, { recycleInstances: false }, laneCalls, threads * 4);
   // An extism/v1 toolpack through the same engine entry: fresh state per call under fuel,
   // deadline and memory caps. Its calls cost milliseconds today, so fewer of them.
-  const extismCalls = { latency: c.extismLatency, throughput: c.extismThroughput, warmup: Math.min(20, c.extismLatency), paced: c.extismPaced };
+  const extismCalls = {
+    latency: c.extismLatency,
+    throughput: c.extismThroughput,
+    warmup: Math.min(20, c.extismLatency),
+    paced: c.extismPaced,
+  };
   const helixExtism = await sandboxed(loadedExtism!, {}, extismCalls, threads * 4);
 
   // (b) @extism/extism in worker mode: one plugin per thread (a plugin is not reentrant).
   const createPlugin = await loadExtism();
   const ext = fixture('echo-extism');
-  const plugins = await Promise.all(Array.from({ length: threads }, () => createPlugin({ wasm: [{ data: ext.bytes }] }, { runInWorker: true, useWasi: false })));
+  const plugins = await Promise.all(
+    Array.from({ length: threads }, () => createPlugin({ wasm: [{ data: ext.bytes }] }, { runInWorker: true, useWasi: false })),
+  );
   const entry = ext.manifest.entrypoint ?? 'echo';
   const inputText = JSON.stringify(INPUT);
   const extismCall = (i: number) => async () => {
@@ -115,19 +130,78 @@ export async function callPathRows(config: BenchConfig): Promise<Row[]> {
     JSON.parse(out!.text());
   };
   const extism = await latency(extismCall(0), c.latency, Math.min(300, c.latency));
-  const extismTput = await throughput(plugins.map((_, i) => extismCall(i)), c.throughput);
+  const extismTput = await throughput(
+    plugins.map((_, i) => extismCall(i)),
+    c.throughput,
+  );
   await Promise.all(plugins.map((p) => p.close()));
 
   const vsMedian = { name: `@extism/extism worker mode, median`, figure: extism.median };
   const vsTput = { name: `@extism/extism worker mode, ${threads} plugins`, figure: extismTput };
   const p99 = (x: { p99: number }) => `p99 ${x.p99.toFixed(0)} µs`;
   return [
-    makeRow({ id: 'call.floor', name: 'echo in-process on a reused instance, no fuel (the floor), median', unit: 'µs', figure: floor.median, baseline: vsMedian, samples: c.latency, note: p99(floor) }),
-    makeRow({ id: 'call.helix', name: 'helix/v1 echo through the engine (worker lane, fresh state, fuel), median', unit: 'µs', figure: helix.median, baseline: vsMedian, target: { of: 'ratio', op: '<=', value: 0.5 }, samples: c.latency, note: p99(helix) }),
-    makeRow({ id: 'call.helix.throughput', name: `helix/v1 echo through the engine, ${threads * 4} in flight`, unit: 'calls/s', figure: helix.tput, baseline: vsTput, target: { of: 'ratio', op: '>=', value: 2 }, samples: c.throughput }),
-    makeRow({ id: 'call.helix.fresh', name: 'helix/v1 echo, recycling off (new instance per call), median', unit: 'µs', figure: helixFresh.median, baseline: vsMedian, samples: c.latency, note: p99(helixFresh) }),
-    makeRow({ id: 'extism.back_to_back', name: 'extism/v1 echo through the engine, back-to-back calls, median', unit: 'µs', figure: helixExtism.median, baseline: vsMedian, target: { of: 'ratio', op: '<=', value: 2 }, samples: c.extismLatency, note: p99(helixExtism) }),
-    makeRow({ id: 'extism.throughput', name: `extism/v1 echo through the engine, ${threads * 4} in flight`, unit: 'calls/s', figure: helixExtism.tput, baseline: vsTput, samples: c.extismThroughput }),
-    makeRow({ id: 'extism.paced', name: `extism/v1 echo through the engine, calls ${PACE_MS} ms apart, median`, unit: 'µs', figure: helixExtism.paced, baseline: vsMedian, samples: c.extismPaced }),
+    makeRow({
+      id: 'call.floor',
+      name: 'echo in-process on a reused instance, no fuel (the floor), median',
+      unit: 'µs',
+      figure: floor.median,
+      baseline: vsMedian,
+      samples: c.latency,
+      note: p99(floor),
+    }),
+    makeRow({
+      id: 'call.helix',
+      name: 'helix/v1 echo through the engine (worker lane, fresh state, fuel), median',
+      unit: 'µs',
+      figure: helix.median,
+      baseline: vsMedian,
+      target: { of: 'ratio', op: '<=', value: 0.5 },
+      samples: c.latency,
+      note: p99(helix),
+    }),
+    makeRow({
+      id: 'call.helix.throughput',
+      name: `helix/v1 echo through the engine, ${threads * 4} in flight`,
+      unit: 'calls/s',
+      figure: helix.tput,
+      baseline: vsTput,
+      target: { of: 'ratio', op: '>=', value: 2 },
+      samples: c.throughput,
+    }),
+    makeRow({
+      id: 'call.helix.fresh',
+      name: 'helix/v1 echo, recycling off (new instance per call), median',
+      unit: 'µs',
+      figure: helixFresh.median,
+      baseline: vsMedian,
+      samples: c.latency,
+      note: p99(helixFresh),
+    }),
+    makeRow({
+      id: 'extism.back_to_back',
+      name: 'extism/v1 echo through the engine, back-to-back calls, median',
+      unit: 'µs',
+      figure: helixExtism.median,
+      baseline: vsMedian,
+      target: { of: 'ratio', op: '<=', value: 2 },
+      samples: c.extismLatency,
+      note: p99(helixExtism),
+    }),
+    makeRow({
+      id: 'extism.throughput',
+      name: `extism/v1 echo through the engine, ${threads * 4} in flight`,
+      unit: 'calls/s',
+      figure: helixExtism.tput,
+      baseline: vsTput,
+      samples: c.extismThroughput,
+    }),
+    makeRow({
+      id: 'extism.paced',
+      name: `extism/v1 echo through the engine, calls ${PACE_MS} ms apart, median`,
+      unit: 'µs',
+      figure: helixExtism.paced,
+      baseline: vsMedian,
+      samples: c.extismPaced,
+    }),
   ];
 }

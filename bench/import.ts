@@ -52,5 +52,12 @@ export async function measureImport(options: ImportOptions): Promise<ImportFigur
   const largeRuns = Math.min(2, options.runs);
   const largeRss: number[] = [];
   for (let i = 0; i < largeRuns; i++) largeRss.push((await importOnce(options.largeFile)).rss);
-  return { importMs: median(imports), sha256sumMs: median(sha), runs: options.runs, peakRssBytes: median(rss), largePeakRssBytes: median(largeRss), largeRuns };
+  return {
+    importMs: median(imports),
+    sha256sumMs: median(sha),
+    runs: options.runs,
+    peakRssBytes: median(rss),
+    largePeakRssBytes: median(largeRss),
+    largeRuns,
+  };
 }

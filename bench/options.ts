@@ -81,7 +81,8 @@ export function benchConfig(argv: readonly string[]): BenchConfig {
     else throw new Error(`unknown argument ${a}\n${USAGE}`);
   }
   const sections = only === undefined || only === '' ? null : new Set(only.split(',').map((x) => x.trim()));
-  for (const x of sections ?? []) if (!(SECTIONS as readonly string[]).includes(x)) throw new Error(`--only: no section ${JSON.stringify(x)}\n${USAGE}`);
+  for (const x of sections ?? [])
+    if (!(SECTIONS as readonly string[]).includes(x)) throw new Error(`--only: no section ${JSON.stringify(x)}\n${USAGE}`);
   // Asking for the 4 GB rows by name is asking for the big mode.
   if (sections?.has('big') === true) big = true;
   if (quick && big) throw new Error(`--quick and --big exclude each other: the quick mode never runs the 4 GB rows\n${USAGE}`);
@@ -99,7 +100,15 @@ export function benchConfig(argv: readonly string[]): BenchConfig {
       repeats: envNumber('BENCH_REPEATS', 1),
       startRepeats: envNumber('BENCH_START_REPEATS', 2),
       coldModuleBytes: envSize('BENCH_COLD_MODULE_SIZE', 2 ** 18),
-      calls: callCounts({ latency: 100, throughput: 400, extismLatency: 5, extismThroughput: 20, extismPaced: 3, recorded: 50, recordedThroughput: 200 }),
+      calls: callCounts({
+        latency: 100,
+        throughput: 400,
+        extismLatency: 5,
+        extismThroughput: 20,
+        extismPaced: 3,
+        recorded: 50,
+        recordedThroughput: 200,
+      }),
       computeRounds: envNumber('BENCH_COMPUTE_ROUNDS', 3000),
     };
   }
@@ -113,7 +122,15 @@ export function benchConfig(argv: readonly string[]): BenchConfig {
     repeats: envNumber('BENCH_REPEATS', 5),
     startRepeats: envNumber('BENCH_START_REPEATS', 20),
     coldModuleBytes: envSize('BENCH_COLD_MODULE_SIZE', 2 ** 20),
-    calls: callCounts({ latency: 3000, throughput: 20000, extismLatency: 200, extismThroughput: 1000, extismPaced: 50, recorded: 1000, recordedThroughput: 5000 }),
+    calls: callCounts({
+      latency: 3000,
+      throughput: 20000,
+      extismLatency: 200,
+      extismThroughput: 1000,
+      extismPaced: 50,
+      recorded: 1000,
+      recordedThroughput: 5000,
+    }),
     computeRounds: envNumber('BENCH_COMPUTE_ROUNDS', 300000),
   };
 }

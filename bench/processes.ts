@@ -41,7 +41,11 @@ const PROBE = path.join(packageRoot(), 'dist', 'bench', 'usage-probe.js');
 export function timeProcess(command: string, args: readonly string[], options: TimedOptions = {}): Promise<Timed> {
   return new Promise((resolve, reject) => {
     const t = performance.now();
-    const child = spawn(command, args, { cwd: options.cwd, env: { ...process.env, ...options.env }, stdio: ['ignore', options.captureStdout === true ? 'pipe' : 'ignore', 'pipe'] });
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: { ...process.env, ...options.env },
+      stdio: ['ignore', options.captureStdout === true ? 'pipe' : 'ignore', 'pipe'],
+    });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout?.on('data', (b: Buffer) => out.push(b));
@@ -79,5 +83,8 @@ export async function timeHelix(args: readonly string[], options: TimedOptions &
 /** Throws a plain line naming the missing command and how to install it. */
 export function requireCommand(command: string, install: string): void {
   const found = spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
-  if (!found) throw new Error(`${command} is not installed: the benchmark measures Helix against it. Install it (${install}) and run the benchmark again.`);
+  if (!found)
+    throw new Error(
+      `${command} is not installed: the benchmark measures Helix against it. Install it (${install}) and run the benchmark again.`,
+    );
 }

@@ -42,7 +42,11 @@ export async function measureRecordedCall(options: RecordedCallOptions = {}): Pr
   const calls = options.calls ?? 1000;
   const inFlight = options.inFlight ?? 64;
   const home = options.home ?? mkdtempSync(path.join(options.tempRoot ?? tmpdir(), 'helix-bench-recorded-'));
-  const host: Host = await createHost({ pluginsDir: path.join(packageRoot(), 'bench', 'fixtures', 'echo'), policy: loadPolicy(undefined), home });
+  const host: Host = await createHost({
+    pluginsDir: path.join(packageRoot(), 'bench', 'fixtures', 'echo'),
+    policy: loadPolicy(undefined),
+    home,
+  });
   try {
     let n = 0;
     const newRun = async (): Promise<void> => {
@@ -50,11 +54,18 @@ export async function measureRecordedCall(options: RecordedCallOptions = {}): Pr
       if (r.status !== 'success' || r.replayed) throw new Error(`bench.echo did not execute: ${JSON.stringify(r.error ?? r.warnings)}`);
     };
     const lat = await latency(newRun, calls, 100);
-    const runsPerSecond = await throughput(Array.from({ length: inFlight }, () => newRun), options.throughputCalls ?? 5000);
-    const replay = await latency(async () => {
-      const r = await host.call({ tool_id: 'bench.echo', input: { ...INPUT, n: 0 } });
-      if (!r.replayed) throw new Error('expected a replay');
-    }, calls, 100);
+    const runsPerSecond = await throughput(
+      Array.from({ length: inFlight }, () => newRun),
+      options.throughputCalls ?? 5000,
+    );
+    const replay = await latency(
+      async () => {
+        const r = await host.call({ tool_id: 'bench.echo', input: { ...INPUT, n: 0 } });
+        if (!r.replayed) throw new Error('expected a replay');
+      },
+      calls,
+      100,
+    );
     return { newRun: lat, runsPerSecond, inFlight, replay };
   } finally {
     await host.close();

@@ -34,7 +34,8 @@ async function measureMcp(calls: number): Promise<{ host: number; mcp: number }>
     };
     const mcpCall = async () => {
       const r = await client.callTool({ name: 'bench-echo', arguments: { ...INPUT, n: n++ } });
-      if (r.isError === true || (r._meta as Record<string, unknown>)['helix/replayed'] !== false) throw new Error(`bench-echo over MCP did not execute: ${JSON.stringify(r.content)}`);
+      if (r.isError === true || (r._meta as Record<string, unknown>)['helix/replayed'] !== false)
+        throw new Error(`bench-echo over MCP did not execute: ${JSON.stringify(r.content)}`);
     };
     const a = await latency(hostCall, calls, Math.min(100, calls));
     const b = await latency(mcpCall, calls, Math.min(100, calls));
@@ -53,9 +54,39 @@ export async function recordedRows(config: BenchConfig): Promise<Row[]> {
   const f = await measureRecordedCall({ calls: c.recorded, throughputCalls: c.recordedThroughput, inFlight: 64 });
   const mcp = await measureMcp(c.recorded);
   return [
-    makeRow({ id: 'recorded.new_run', name: 'host.call of bench.echo, new recorded run, median', unit: 'µs', figure: f.newRun.median, target: { of: 'figure', op: '<=', value: 1000 }, samples: c.recorded, note: `p99 ${f.newRun.p99.toFixed(0)} µs` }),
-    makeRow({ id: 'recorded.throughput', name: `host.call of bench.echo, new runs, ${f.inFlight} in flight`, unit: 'runs/s', figure: f.runsPerSecond, target: { of: 'figure', op: '>=', value: 4000 }, samples: c.recordedThroughput }),
-    makeRow({ id: 'recorded.replay', name: 'host.call of bench.echo, replay of a succeeded run, median', unit: 'µs', figure: f.replay.median, baseline: { name: 'new run', figure: f.newRun.median }, samples: c.recorded, note: `p99 ${f.replay.p99.toFixed(0)} µs` }),
-    makeRow({ id: 'recorded.mcp', name: 'MCP tools/call of bench-echo (SDK client, in-memory transport), new run, median', unit: 'µs', figure: mcp.mcp, baseline: { name: 'host.call on the same host', figure: mcp.host }, samples: c.recorded }),
+    makeRow({
+      id: 'recorded.new_run',
+      name: 'host.call of bench.echo, new recorded run, median',
+      unit: 'µs',
+      figure: f.newRun.median,
+      target: { of: 'figure', op: '<=', value: 1000 },
+      samples: c.recorded,
+      note: `p99 ${f.newRun.p99.toFixed(0)} µs`,
+    }),
+    makeRow({
+      id: 'recorded.throughput',
+      name: `host.call of bench.echo, new runs, ${f.inFlight} in flight`,
+      unit: 'runs/s',
+      figure: f.runsPerSecond,
+      target: { of: 'figure', op: '>=', value: 4000 },
+      samples: c.recordedThroughput,
+    }),
+    makeRow({
+      id: 'recorded.replay',
+      name: 'host.call of bench.echo, replay of a succeeded run, median',
+      unit: 'µs',
+      figure: f.replay.median,
+      baseline: { name: 'new run', figure: f.newRun.median },
+      samples: c.recorded,
+      note: `p99 ${f.replay.p99.toFixed(0)} µs`,
+    }),
+    makeRow({
+      id: 'recorded.mcp',
+      name: 'MCP tools/call of bench-echo (SDK client, in-memory transport), new run, median',
+      unit: 'µs',
+      figure: mcp.mcp,
+      baseline: { name: 'host.call on the same host', figure: mcp.host },
+      samples: c.recorded,
+    }),
   ];
 }

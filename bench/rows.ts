@@ -92,7 +92,9 @@ export function formatTable(rows: readonly Row[]): string[] {
     const figure = r.error === undefined ? num(r.figure, r.unit) : `failed: ${r.error.replace(/\|/g, '/')}`;
     const baseline = r.baseline === null ? '-' : `${r.baseline.name}: ${num(r.baseline.figure, r.unit)}`;
     const met = r.met === null ? '-' : r.met ? 'met' : 'missed';
-    lines.push(`| ${r.name} | ${figure} | ${baseline} | ${r.ratio === null ? '-' : `${num(r.ratio)}x`} | ${targetText(r.target, r.unit)} | ${met} |`);
+    lines.push(
+      `| ${r.name} | ${figure} | ${baseline} | ${r.ratio === null ? '-' : `${num(r.ratio)}x`} | ${targetText(r.target, r.unit)} | ${met} |`,
+    );
   }
   return lines;
 }

@@ -26,7 +26,15 @@ async function importRows(config: BenchConfig, file: string, dir: string): Promi
     const f = await measureImport({ file, largeFile, runs: config.repeats });
     const small = sizeText(config.fastqBytes);
     return [
-      makeRow({ id: 'import.time', name: `helix artifact import of the ${small} FASTQ, process start to exit`, unit: 'ms', figure: f.importMs, baseline: { name: 'sha256sum', figure: f.sha256sumMs }, target: { of: 'ratio', op: '<=', value: 1.3 }, samples: f.runs }),
+      makeRow({
+        id: 'import.time',
+        name: `helix artifact import of the ${small} FASTQ, process start to exit`,
+        unit: 'ms',
+        figure: f.importMs,
+        baseline: { name: 'sha256sum', figure: f.sha256sumMs },
+        target: { of: 'ratio', op: '<=', value: 1.3 },
+        samples: f.runs,
+      }),
       makeRow({
         id: 'import.rss',
         name: `peak RSS of helix artifact import, ${sizeText(config.largeFastqBytes)} file`,
@@ -67,10 +75,13 @@ async function main(): Promise<number> {
     await section(config, rows, 'fuel', 'fuel overhead', () => fuelRows(config));
     await section(config, rows, 'start', 'start', () => startRows(config));
     const file = path.join(data, 'reads.fq');
-    if (config.only === null || config.only.has('import') || config.only.has('seq')) await generateFastq(file, { bytes: config.fastqBytes, seed: 1 });
+    if (config.only === null || config.only.has('import') || config.only.has('seq'))
+      await generateFastq(file, { bytes: config.fastqBytes, seed: 1 });
     await section(config, rows, 'import', 'import', () => importRows(config, file, data));
     const label = sizeText(config.fastqBytes);
-    await section(config, rows, 'seq', `sequence tools on ${label}`, () => sequenceRows({ file, label, repeats: config.repeats, idPrefix: '', big: false }));
+    await section(config, rows, 'seq', `sequence tools on ${label}`, () =>
+      sequenceRows({ file, label, repeats: config.repeats, idPrefix: '', big: false }),
+    );
     rmSync(file, { force: true });
     if (config.bigFastqBytes > 0) {
       const big = path.join(data, 'big.fq');
@@ -102,7 +113,9 @@ async function main(): Promise<number> {
 
   const missing = rows.filter((r) => r.figure === null);
   if (missing.length > 0) {
-    process.stderr.write(`bench: ${missing.length} row(s) gave no figure:\n${missing.map((r) => `  ${r.id}: ${r.error ?? 'no figure'}`).join('\n')}\n`);
+    process.stderr.write(
+      `bench: ${missing.length} row(s) gave no figure:\n${missing.map((r) => `  ${r.id}: ${r.error ?? 'no figure'}`).join('\n')}\n`,
+    );
     // The quick mode checks that the benchmarks run; a full run reports what failed and goes on.
     if (config.mode === 'quick') return 1;
   }

@@ -36,9 +36,19 @@ class Series {
   }
 
   row(spec: { id: string; name: string; unit: string; baseline?: Series; baselineName?: string; target?: Target; note?: string }): Row {
-    const baseline = spec.baseline === undefined ? undefined : { name: spec.baselineName!, figure: spec.baseline.samples.length > 0 ? median(spec.baseline.samples) : null };
+    const baseline =
+      spec.baseline === undefined
+        ? undefined
+        : { name: spec.baselineName!, figure: spec.baseline.samples.length > 0 ? median(spec.baseline.samples) : null };
     const error = this.error ?? spec.baseline?.error;
-    const base = { id: spec.id, name: spec.name, unit: spec.unit, ...(baseline && { baseline }), ...(spec.target && { target: spec.target }), ...(spec.note && { note: spec.note }) };
+    const base = {
+      id: spec.id,
+      name: spec.name,
+      unit: spec.unit,
+      ...(baseline && { baseline }),
+      ...(spec.target && { target: spec.target }),
+      ...(spec.note && { note: spec.note }),
+    };
     if (error !== undefined) return failedRow(base, error);
     return makeRow({ ...base, figure: median(this.samples), samples: this.samples.length });
   }
@@ -52,10 +62,20 @@ interface Envelope {
 }
 
 /** One `helix call`: wall ms, the tool's duration_ms and its output; a failed call throws its error code and message. */
-async function call(tool: string, input: unknown, home: string, cwd: string): Promise<{ ms: number; toolMs: number; output: Record<string, unknown> }> {
-  const t = await timeHelix(['call', tool, '--home', home, '--compact', '--input', JSON.stringify(input)], { cwd, captureStdout: true, okCodes: [0, 1] });
+async function call(
+  tool: string,
+  input: unknown,
+  home: string,
+  cwd: string,
+): Promise<{ ms: number; toolMs: number; output: Record<string, unknown> }> {
+  const t = await timeHelix(['call', tool, '--home', home, '--compact', '--input', JSON.stringify(input)], {
+    cwd,
+    captureStdout: true,
+    okCodes: [0, 1],
+  });
   const envelope = JSON.parse(t.stdout) as Envelope;
-  if (envelope.status !== 'success' || envelope.metrics === undefined) throw new Error(`${tool}: ${envelope.error?.code ?? envelope.status}: ${envelope.error?.message ?? ''}`);
+  if (envelope.status !== 'success' || envelope.metrics === undefined)
+    throw new Error(`${tool}: ${envelope.error?.code ?? envelope.status}: ${envelope.error?.message ?? ''}`);
   return { ms: t.ms, toolMs: envelope.metrics.duration_ms, output: envelope.output ?? {} };
 }
 
@@ -65,7 +85,10 @@ function seqkitRecords(stdout: string): number {
 }
 
 function mustEqual(what: string, helix: unknown, seqkit: unknown): void {
-  if (helix !== seqkit) throw new Error(`${what}: Helix says ${String(helix)}, seqkit ${String(seqkit)}: the benchmark compares like with like only when they agree`);
+  if (helix !== seqkit)
+    throw new Error(
+      `${what}: Helix says ${String(helix)}, seqkit ${String(seqkit)}: the benchmark compares like with like only when they agree`,
+    );
 }
 
 /** Measures the rows on `options.file`, each repetition on a fresh store beside it. */
@@ -113,7 +136,9 @@ export async function sequenceRows(options: SequenceOptions): Promise<Row[]> {
         rmSync(filtered, { force: true });
         return t.ms;
       });
-      const filter = await call('fastq.filter', { reads: id, min_length: 120, min_mean_quality: 16 }, home, dir).catch((e: unknown) => e as Error);
+      const filter = await call('fastq.filter', { reads: id, min_length: 120, min_mean_quality: 16 }, home, dir).catch(
+        (e: unknown) => e as Error,
+      );
       await s.filterTool.take(async () => {
         if (filter instanceof Error) throw filter;
         mustEqual('fastq.filter records_out', filter.output.records_out, kept);
@@ -135,14 +160,53 @@ export async function sequenceRows(options: SequenceOptions): Promise<Row[]> {
   const filter = { baseline: s.seqkitFilter, baselineName: 'seqkit seq -m 120 -Q 16' };
   const wholeNote = (x: Series) => (x.samples.length > 0 ? `whole call ${median(x.samples).toFixed(0)} ms` : undefined);
   const rows = [
-    s.statsTool.row({ id: `${p}seq.stats.tool`, name: `seq.stats ${on}, inside the tool`, unit: 'ms', ...stats, target: { of: 'ratio', op: '<=', value: 0.5 }, ...(options.big && { note: wholeNote(s.statsCall) }) }),
-    s.filterTool.row({ id: `${p}fastq.filter.tool`, name: `fastq.filter -m 120 -Q 16 ${on}, inside the tool`, unit: 'ms', ...filter, target: { of: 'ratio', op: '<=', value: 1 }, ...(options.big && { note: wholeNote(s.filterCall) }) }),
+    s.statsTool.row({
+      id: `${p}seq.stats.tool`,
+      name: `seq.stats ${on}, inside the tool`,
+      unit: 'ms',
+      ...stats,
+      target: { of: 'ratio', op: '<=', value: 0.5 },
+      ...(options.big && { note: wholeNote(s.statsCall) }),
+    }),
+    s.filterTool.row({
+      id: `${p}fastq.filter.tool`,
+      name: `fastq.filter -m 120 -Q 16 ${on}, inside the tool`,
+      unit: 'ms',
+      ...filter,
+      target: { of: 'ratio', op: '<=', value: 1 },
+      ...(options.big && { note: wholeNote(s.filterCall) }),
+    }),
   ];
   if (options.big) {
-    rows.push(s.kmerTool.row({ id: `${p}seq.kmer_count.tool`, name: `seq.kmer_count k=8 ${on}, inside the tool (no seqkit peer)`, unit: 'ms', note: wholeNote(s.kmerCall) }));
+    rows.push(
+      s.kmerTool.row({
+        id: `${p}seq.kmer_count.tool`,
+        name: `seq.kmer_count k=8 ${on}, inside the tool (no seqkit peer)`,
+        unit: 'ms',
+        note: wholeNote(s.kmerCall),
+      }),
+    );
   } else {
-    rows.splice(1, 0, s.statsCall.row({ id: `${p}seq.stats.call`, name: `seq.stats ${on}, whole helix call (process start to exit)`, unit: 'ms', ...stats, target: { of: 'ratio', op: '<=', value: 1 } }));
-    rows.push(s.filterCall.row({ id: `${p}fastq.filter.call`, name: `fastq.filter -m 120 -Q 16 ${on}, whole helix call`, unit: 'ms', ...filter, target: { of: 'ratio', op: '<=', value: 1.5 } }));
+    rows.splice(
+      1,
+      0,
+      s.statsCall.row({
+        id: `${p}seq.stats.call`,
+        name: `seq.stats ${on}, whole helix call (process start to exit)`,
+        unit: 'ms',
+        ...stats,
+        target: { of: 'ratio', op: '<=', value: 1 },
+      }),
+    );
+    rows.push(
+      s.filterCall.row({
+        id: `${p}fastq.filter.call`,
+        name: `fastq.filter -m 120 -Q 16 ${on}, whole helix call`,
+        unit: 'ms',
+        ...filter,
+        target: { of: 'ratio', op: '<=', value: 1.5 },
+      }),
+    );
   }
   return rows;
 }

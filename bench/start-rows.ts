@@ -25,7 +25,8 @@ async function replayRows(config: BenchConfig): Promise<Row[]> {
     for (let i = 0; i < config.startRepeats; i++) {
       help.push((await timeHelix(['--help'])).ms);
       const t = await timeHelix(args, { captureStdout: true, probe: true });
-      if ((JSON.parse(t.stdout) as { replayed?: boolean }).replayed !== true) throw new Error(`${TRIVIAL.tool} did not replay: ${t.stdout.slice(0, 200)}`);
+      if ((JSON.parse(t.stdout) as { replayed?: boolean }).replayed !== true)
+        throw new Error(`${TRIVIAL.tool} did not replay: ${t.stdout.slice(0, 200)}`);
       replay.push(t.ms);
       cpu.push(t.cpuMs!);
     }
@@ -77,8 +78,22 @@ async function coldRows(config: BenchConfig): Promise<Row[]> {
     }
     const name = `${COLD_TOOL} (${sizeText(size)} module)`;
     return [
-      makeRow({ id: 'start.cold', name: `cold start of ${name}: createHost on a new store and the first call`, unit: 'ms', figure: median(cold), baseline: { name: 'WebAssembly.compile of the module alone', figure: median(compile) }, samples: cold.length }),
-      makeRow({ id: 'start.cached', name: `second start of ${name} on the same store (the cached start)`, unit: 'ms', figure: median(cached), baseline: { name: 'cold start', figure: median(cold) }, samples: cached.length }),
+      makeRow({
+        id: 'start.cold',
+        name: `cold start of ${name}: createHost on a new store and the first call`,
+        unit: 'ms',
+        figure: median(cold),
+        baseline: { name: 'WebAssembly.compile of the module alone', figure: median(compile) },
+        samples: cold.length,
+      }),
+      makeRow({
+        id: 'start.cached',
+        name: `second start of ${name} on the same store (the cached start)`,
+        unit: 'ms',
+        figure: median(cached),
+        baseline: { name: 'cold start', figure: median(cold) },
+        samples: cached.length,
+      }),
     ];
   } finally {
     rmSync(work, { recursive: true, force: true });

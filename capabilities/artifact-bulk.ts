@@ -10,13 +10,24 @@ import type { CapabilityContext } from './types.js';
 export const BulkReadArgs = z.strictObject({
   artifact_id: ArtifactId,
   offset: z.number().int().min(0).default(0),
-  length: z.number().int().min(1).max(BULK_MAX_PIECE).optional().describe('Bytes to read; defaults to the buffer length, and must not exceed it.'),
+  length: z
+    .number()
+    .int()
+    .min(1)
+    .max(BULK_MAX_PIECE)
+    .optional()
+    .describe('Bytes to read; defaults to the buffer length, and must not exceed it.'),
   decompress: z.boolean().default(false).describe('Read the gunzipped content of a gzip artifact; offsets count decompressed bytes.'),
 });
 export type BulkReadArgs = z.infer<typeof BulkReadArgs>;
 
 /** What a bulk `artifact.read` answers in its envelope; the bytes themselves are in the buffer. */
-export const BulkReadResult = z.strictObject({ bytes: z.number().int(), offset: z.number().int(), next_offset: z.number().int(), eof: z.boolean() });
+export const BulkReadResult = z.strictObject({
+  bytes: z.number().int(),
+  offset: z.number().int(),
+  next_offset: z.number().int(),
+  eof: z.boolean(),
+});
 export type BulkReadResult = z.infer<typeof BulkReadResult>;
 
 /** The arguments of a bulk `artifact.write`: no `data`, no `encoding`; the piece is the buffer. */
@@ -24,16 +35,21 @@ export const BulkWriteArgs = z.strictObject({ role: OutputRole, ...WriteMeta });
 export type BulkWriteArgs = z.infer<typeof BulkWriteArgs>;
 
 /** A bulk capability's arguments checked against its schema and the buffer's room. */
-export type BulkArgs = { readonly ok: true; readonly args: BulkReadArgs | BulkWriteArgs } | { readonly ok: false; readonly violations: Array<{ path: string; message: string }> };
+export type BulkArgs =
+  | { readonly ok: true; readonly args: BulkReadArgs | BulkWriteArgs }
+  | { readonly ok: false; readonly violations: Array<{ path: string; message: string }> };
 
 /** Checks `args` of bulk capability `name`; a read's `length` may not exceed the buffer (`capacity`). */
 export function parseBulkArgs(name: 'artifact.read' | 'artifact.write', args: unknown, capacity: number): BulkArgs {
   const parsed = name === 'artifact.read' ? BulkReadArgs.safeParse(args) : BulkWriteArgs.safeParse(args);
-  if (!parsed.success) return { ok: false, violations: parsed.error.issues.map((i) => ({ path: `/${i.path.join('/')}`, message: i.message })) };
+  if (!parsed.success)
+    return { ok: false, violations: parsed.error.issues.map((i) => ({ path: `/${i.path.join('/')}`, message: i.message })) };
   if (name === 'artifact.read') {
     const read = parsed.data as BulkReadArgs;
-    if (read.length !== undefined && read.length > capacity) return { ok: false, violations: [{ path: '/length', message: `must be at most the buffer length (${capacity})` }] };
-    if (read.length === undefined && capacity === 0) return { ok: false, violations: [{ path: '/length', message: 'the buffer is empty: pass a buffer of at least one byte' }] };
+    if (read.length !== undefined && read.length > capacity)
+      return { ok: false, violations: [{ path: '/length', message: `must be at most the buffer length (${capacity})` }] };
+    if (read.length === undefined && capacity === 0)
+      return { ok: false, violations: [{ path: '/length', message: 'the buffer is empty: pass a buffer of at least one byte' }] };
   }
   return { ok: true, args: parsed.data };
 }
@@ -51,12 +67,20 @@ export async function bulkRead(args: BulkReadArgs, capacity: number, read: Capab
   const length = args.length ?? capacity;
   const got = await read(args.artifact_id, { offset: args.offset, length, decompress: args.decompress });
   const n = got.data.length;
-  return { result: { bytes: n, offset: args.offset, next_offset: args.offset + n, eof: got.eof }, data: got.data, ...(got.chunk === undefined ? {} : { chunk: got.chunk }) };
+  return {
+    result: { bytes: n, offset: args.offset, next_offset: args.offset + n, eof: got.eof },
+    data: got.data,
+    ...(got.chunk === undefined ? {} : { chunk: got.chunk }),
+  };
 }
 
 /** Appends the guest's buffer to the output under `args.role`; answers as the text `artifact.write` does. */
 export async function bulkWrite(args: BulkWriteArgs, data: Uint8Array, ctx: CapabilityContext): Promise<z.infer<typeof WriteResult>> {
   const meta = { ...(args.type === undefined ? {} : { type: args.type }), ...(args.label === undefined ? {} : { label: args.label }) };
   const r = await ctx.artifacts.write(args.role, data, args.final, meta);
-  return { role: args.role, bytes: r.bytes, ...(r.artifact === undefined ? {} : { artifact_id: r.artifact.id, sha256: r.artifact.sha256, size: r.artifact.size }) };
+  return {
+    role: args.role,
+    bytes: r.bytes,
+    ...(r.artifact === undefined ? {} : { artifact_id: r.artifact.id, sha256: r.artifact.sha256, size: r.artifact.size }),
+  };
 }

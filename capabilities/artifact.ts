@@ -41,7 +41,13 @@ const ReadArgs = z.strictObject({
   decompress: z.boolean().default(false).describe('Read the gunzipped content of a gzip artifact; offsets count decompressed bytes.'),
   encoding: Encoding,
 });
-const ReadResult = z.strictObject({ data: z.string(), encoding: z.enum(['utf8', 'base64']), offset: z.number().int(), next_offset: z.number().int(), eof: z.boolean() });
+const ReadResult = z.strictObject({
+  data: z.string(),
+  encoding: z.enum(['utf8', 'base64']),
+  offset: z.number().int(),
+  next_offset: z.number().int(),
+  eof: z.boolean(),
+});
 
 /** Cuts `data` back to the last complete UTF-8 character, unless it is the end of the content. */
 export function utf8Cut(data: Uint8Array, eof: boolean): number {
@@ -60,16 +66,27 @@ export function utf8Cut(data: Uint8Array, eof: boolean): number {
 /** `artifact.read`. */
 export const artifactRead: CapabilityDefinition<z.infer<typeof ReadArgs>, z.infer<typeof ReadResult>> = {
   name: 'artifact.read',
-  description: 'Reads up to 1 MiB of an artifact from an offset; with decompress, of its gunzipped content. utf8 pieces end on a character boundary (next_offset says where to continue).',
+  description:
+    'Reads up to 1 MiB of an artifact from an offset; with decompress, of its gunzipped content. utf8 pieces end on a character boundary (next_offset says where to continue).',
   privileged: false,
   // Artifacts are immutable: a verify re-reads the bytes and checks them against the journaled hash.
   journal: 'digest',
   args: ReadArgs,
   result: ReadResult,
   async invoke(args, ctx) {
-    const { data, eof } = await ctx.artifacts.read(args.artifact_id, { offset: args.offset, length: args.length, decompress: args.decompress });
+    const { data, eof } = await ctx.artifacts.read(args.artifact_id, {
+      offset: args.offset,
+      length: args.length,
+      decompress: args.decompress,
+    });
     if (args.encoding === 'base64') {
-      return { data: Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64'), encoding: 'base64', offset: args.offset, next_offset: args.offset + data.length, eof };
+      return {
+        data: Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64'),
+        encoding: 'base64',
+        offset: args.offset,
+        next_offset: args.offset + data.length,
+        eof,
+      };
     }
     const end = utf8Cut(data, eof);
     const text = new TextDecoder('utf-8', { fatal: false }).decode(data.subarray(0, end));
@@ -80,7 +97,14 @@ export const artifactRead: CapabilityDefinition<z.infer<typeof ReadArgs>, z.infe
 /** An output role, as declared in the manifest. */
 export const OutputRole = z.string().regex(/^[a-z][a-z0-9_]*$/, 'must be a declared output role');
 /** The artifact.write arguments beside the piece, through either import. */
-export const WriteMeta = { final: z.boolean().default(false), type: z.string().regex(/^[a-z][a-z0-9_]*$/).optional(), label: z.string().max(200).optional() };
+export const WriteMeta = {
+  final: z.boolean().default(false),
+  type: z
+    .string()
+    .regex(/^[a-z][a-z0-9_]*$/)
+    .optional(),
+  label: z.string().max(200).optional(),
+};
 
 const WriteArgs = z.strictObject({
   role: OutputRole,
@@ -89,12 +113,19 @@ const WriteArgs = z.strictObject({
   ...WriteMeta,
 });
 /** What `artifact.write` answers, through either import. */
-export const WriteResult = z.strictObject({ role: z.string(), bytes: z.number().int(), artifact_id: z.string().optional(), sha256: z.string().optional(), size: z.number().int().optional() });
+export const WriteResult = z.strictObject({
+  role: z.string(),
+  bytes: z.number().int(),
+  artifact_id: z.string().optional(),
+  sha256: z.string().optional(),
+  size: z.number().int().optional(),
+});
 
 /** `artifact.write`. */
 export const artifactWrite: CapabilityDefinition<z.infer<typeof WriteArgs>, z.infer<typeof WriteResult>> = {
   name: 'artifact.write',
-  description: "Appends a piece to the run's output under a declared role; with final, seals it and returns its artifact id (visible when the run ends).",
+  description:
+    "Appends a piece to the run's output under a declared role; with final, seals it and returns its artifact id (visible when the run ends).",
   privileged: false,
   journal: 'value',
   journalArgs: ({ data, ...rest }) => ({ ...rest, data_length: typeof data === 'string' ? data.length : null }),
@@ -104,7 +135,11 @@ export const artifactWrite: CapabilityDefinition<z.infer<typeof WriteArgs>, z.in
     const bytes = args.encoding === 'base64' ? Buffer.from(args.data, 'base64') : Buffer.from(args.data, 'utf8');
     const meta = { ...(args.type === undefined ? {} : { type: args.type }), ...(args.label === undefined ? {} : { label: args.label }) };
     const r = await ctx.artifacts.write(args.role, bytes, args.final, meta);
-    return { role: args.role, bytes: r.bytes, ...(r.artifact === undefined ? {} : { artifact_id: r.artifact.id, sha256: r.artifact.sha256, size: r.artifact.size }) };
+    return {
+      role: args.role,
+      bytes: r.bytes,
+      ...(r.artifact === undefined ? {} : { artifact_id: r.artifact.id, sha256: r.artifact.sha256, size: r.artifact.size }),
+    };
   },
 };
 
@@ -118,5 +153,7 @@ export const artifactList: CapabilityDefinition<z.infer<typeof ListArgs>, z.infe
   journal: 'value',
   args: ListArgs,
   result: ListResult,
-  invoke: (args, ctx) => ({ artifacts: ctx.artifacts.list({ limit: args.limit, ...(args.type === undefined ? {} : { type: args.type }) }) }),
+  invoke: (args, ctx) => ({
+    artifacts: ctx.artifacts.list({ limit: args.limit, ...(args.type === undefined ? {} : { type: args.type }) }),
+  }),
 };

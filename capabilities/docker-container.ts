@@ -48,7 +48,12 @@ class Capped extends Writable {
 }
 
 /** Runs the created-to-removed life of one container; the container is removed on every path. */
-export async function runContainer(docker: Docker, spec: Docker.ContainerCreateOptions, plan: DockerPlan, ctx: Pick<CapabilityContext, 'signal' | 'deadlineMs'>): Promise<Outcome> {
+export async function runContainer(
+  docker: Docker,
+  spec: Docker.ContainerCreateOptions,
+  plan: DockerPlan,
+  ctx: Pick<CapabilityContext, 'signal' | 'deadlineMs'>,
+): Promise<Outcome> {
   if (ctx.signal.aborted || Date.now() >= ctx.deadlineMs) throw stopped(ctx);
   let phase = 'creating the container';
   let container: Docker.Container;
@@ -102,7 +107,11 @@ export async function runContainer(docker: Docker, spec: Docker.ContainerCreateO
 }
 
 /** Waits for the container to exit, its timeout, or the call's deadline or cancellation, whichever is first. */
-function until(waited: Promise<unknown>, timeoutMs: number, ctx: Pick<CapabilityContext, 'signal' | 'deadlineMs'>): Promise<'exited' | 'timeout' | 'stopped'> {
+function until(
+  waited: Promise<unknown>,
+  timeoutMs: number,
+  ctx: Pick<CapabilityContext, 'signal' | 'deadlineMs'>,
+): Promise<'exited' | 'timeout' | 'stopped'> {
   return new Promise((resolve, reject) => {
     const stopAt = Math.max(0, ctx.deadlineMs - Date.now());
     const cleanup = (): void => {
@@ -154,7 +163,10 @@ export function engineError(err: unknown, phase: string): HelixError {
   const e = err as { statusCode?: number; code?: string; message?: string; json?: { message?: string } };
   const detail = e.json?.message ?? e.message ?? String(err);
   if (e.statusCode === 404 && /no such image/i.test(detail)) {
-    return new HelixError('P-PRECOND-DOCKER-IMAGE-MISSING', { message: `docker.run: the Docker engine does not have the image (${detail}).`, details: { phase } });
+    return new HelixError('P-PRECOND-DOCKER-IMAGE-MISSING', {
+      message: `docker.run: the Docker engine does not have the image (${detail}).`,
+      details: { phase },
+    });
   }
   return new HelixError('R-UPSTREAM-DOCKER', {
     message: `docker.run: the Docker engine failed while ${phase}: ${detail}`,
@@ -193,7 +205,14 @@ export async function sweepLeftovers(docker: Docker, host: string, alive: (pid: 
     const pid = Number(c.Labels[LABEL_PID]);
     return !(Number.isSafeInteger(pid) && pid > 0 && alive(pid));
   });
-  await Promise.all(orphans.map((c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined)));
+  await Promise.all(
+    orphans.map((c) =>
+      docker
+        .getContainer(c.Id)
+        .remove({ force: true })
+        .catch(() => undefined),
+    ),
+  );
   return orphans.map((c) => c.Id);
 }
 

@@ -14,7 +14,10 @@ export const MAX_ARGV_ENTRIES = 4096;
 export const MAX_ARG_CHARS = 65_536;
 
 // A NUL cannot cross exec(2): Docker would refuse the container after it was created.
-const plain = z.string().max(MAX_ARG_CHARS).refine((s) => !s.includes('\0'), 'must not contain NUL');
+const plain = z
+  .string()
+  .max(MAX_ARG_CHARS)
+  .refine((s) => !s.includes('\0'), 'must not contain NUL');
 
 /** Arguments of `docker.run`. There is no field for privilege, capabilities, devices, mounts or user: none can be asked for. */
 export const DockerRunArgsSchema = z.strictObject({
@@ -35,7 +38,14 @@ export const DockerRunArgsSchema = z.strictObject({
     .default([]),
   /** Files of the workspace's out/ registered, once the container is gone, as the run's outputs under declared roles (ABI-DOCKER-009). */
   outputs: z
-    .array(z.strictObject({ file: z.string().max(256), role: z.string().min(1).max(64), type: z.string().min(1).max(64).optional(), label: z.string().min(1).max(256).optional() }))
+    .array(
+      z.strictObject({
+        file: z.string().max(256),
+        role: z.string().min(1).max(64),
+        type: z.string().min(1).max(64).optional(),
+        label: z.string().min(1).max(256).optional(),
+      }),
+    )
     .max(MAX_WORKSPACE_ENTRIES)
     .default([]),
   /** Declared roles under which stdout and stderr are kept as log artifacts, up to docker.ceilings.maxLogBytes each. */
@@ -43,7 +53,11 @@ export const DockerRunArgsSchema = z.strictObject({
   limits: z
     .strictObject({
       // Docker's own floors: 6 MiB of memory, 0.01 CPU; below them the engine refuses the container.
-      memory_bytes: z.number().int().min(6 * 1024 * 1024).optional(),
+      memory_bytes: z
+        .number()
+        .int()
+        .min(6 * 1024 * 1024)
+        .optional(),
       cpus: z.number().min(0.01).optional(),
       pids: z.number().int().positive().optional(),
       tmpfs_bytes: z.number().int().positive().optional(),
@@ -86,18 +100,30 @@ const LIMITS = [
 export function planDockerRun(args: DockerRunArgs, toolId: string, policy: Policy): DockerPlan {
   const docker = policy.docker ?? NO_DOCKER;
   if (!DOCKER_IMAGE_REF.test(args.image)) {
-    throw new HelixError('I-REQ-DOCKER-IMAGE-REF', { message: `docker.run image ${JSON.stringify(args.image)} is not an image id or digest.`, details: { pointer: '/image', image: args.image } });
+    throw new HelixError('I-REQ-DOCKER-IMAGE-REF', {
+      message: `docker.run image ${JSON.stringify(args.image)} is not an image id or digest.`,
+      details: { pointer: '/image', image: args.image },
+    });
   }
   const grant = Object.hasOwn(docker.tools, toolId) ? docker.tools[toolId] : undefined;
   const images = grant === undefined ? [] : (grant.images ?? docker.images).filter((i) => docker.images.includes(i));
   if (!images.includes(args.image)) {
-    const why = grant === undefined ? `the policy's docker.tools has no entry for ${toolId}` : `${args.image} is not among the images the policy lets ${toolId} run`;
-    throw new HelixError('A-AUTH-DOCKER-IMAGE', { message: `docker.run refused: ${why}.`, details: { pointer: '/image', image: args.image, tool: toolId } });
+    const why =
+      grant === undefined
+        ? `the policy's docker.tools has no entry for ${toolId}`
+        : `${args.image} is not among the images the policy lets ${toolId} run`;
+    throw new HelixError('A-AUTH-DOCKER-IMAGE', {
+      message: `docker.run refused: ${why}.`,
+      details: { pointer: '/image', image: args.image, tool: toolId },
+    });
   }
   const network = args.network;
   if (network === 'host' || (network === 'bridge' && grant!.network !== 'bridge')) {
     const why = network === 'host' ? 'host network is never granted' : `the policy grants ${toolId} network ${grant!.network} only`;
-    throw new HelixError('A-AUTH-DOCKER-NETWORK', { message: `docker.run refused network ${network}: ${why}.`, details: { pointer: '/network', network, granted: grant!.network } });
+    throw new HelixError('A-AUTH-DOCKER-NETWORK', {
+      message: `docker.run refused network ${network}: ${why}.`,
+      details: { pointer: '/network', network, granted: grant!.network },
+    });
   }
   const env: string[] = [];
   for (const [name, value] of Object.entries(args.env ?? {})) {
@@ -122,7 +148,16 @@ export function planDockerRun(args: DockerRunArgs, toolId: string, policy: Polic
     limits[ceiling] = value;
   }
   checkWorkspace(args);
-  return { image: args.image, argv: args.argv, env, network, limits: limits as PolicyDockerCeilings, inputs: args.inputs, outputs: args.outputs, logs: args.logs };
+  return {
+    image: args.image,
+    argv: args.argv,
+    env,
+    network,
+    limits: limits as PolicyDockerCeilings,
+    inputs: args.inputs,
+    outputs: args.outputs,
+    logs: args.logs,
+  };
 }
 
 /** Refuses a workspace name that is not a plain file name, and two entries that would be one file or one role (ABI-DOCKER-008). */
@@ -134,7 +169,10 @@ function checkWorkspace(args: DockerRunArgs): void {
   const seen = new Map<string, string>();
   for (const e of entries) {
     if (!WORKSPACE_NAME.test(e.name)) {
-      throw new HelixError('I-REQ-DOCKER-WORKSPACE-NAME', { message: `docker.run workspace name ${JSON.stringify(e.name)} at ${e.pointer} is not a plain file name.`, details: { pointer: e.pointer, name: e.name } });
+      throw new HelixError('I-REQ-DOCKER-WORKSPACE-NAME', {
+        message: `docker.run workspace name ${JSON.stringify(e.name)} at ${e.pointer} is not a plain file name.`,
+        details: { pointer: e.pointer, name: e.name },
+      });
     }
     // Case folded: on a case-insensitive file system the two would be one file.
     const key = `${e.dir}/${e.name.toLowerCase()}`;
@@ -143,7 +181,10 @@ function checkWorkspace(args: DockerRunArgs): void {
     seen.set(key, e.pointer);
   }
   const roles = new Map<string, string>();
-  const named = [...args.outputs.map((o, i) => [o.role, `/outputs/${i}/role`] as const), ...(['stdout', 'stderr'] as const).flatMap((s) => (args.logs[s] === undefined ? [] : [[args.logs[s]!, `/logs/${s}`] as const]))];
+  const named = [
+    ...args.outputs.map((o, i) => [o.role, `/outputs/${i}/role`] as const),
+    ...(['stdout', 'stderr'] as const).flatMap((s) => (args.logs[s] === undefined ? [] : [[args.logs[s]!, `/logs/${s}`] as const])),
+  ];
   for (const [role, pointer] of named) {
     const first = roles.get(role);
     if (first !== undefined) throw collision(`role ${role}`, first, pointer);
@@ -152,5 +193,8 @@ function checkWorkspace(args: DockerRunArgs): void {
 }
 
 function collision(what: string, first: string, pointer: string): HelixError {
-  return new HelixError('I-REQ-DOCKER-WORKSPACE-COLLISION', { message: `docker.run workspace: ${what} at ${pointer} is already taken by ${first}.`, details: { pointer, first } });
+  return new HelixError('I-REQ-DOCKER-WORKSPACE-COLLISION', {
+    message: `docker.run workspace: ${what} at ${pointer} is already taken by ${first}.`,
+    details: { pointer, first },
+  });
 }

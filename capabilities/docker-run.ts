@@ -16,7 +16,13 @@ import type { ArtifactPort, CapabilityContext, CapabilityDefinition } from './ty
 export const CONTAINER_USER = '65534:65534';
 
 /** A stream kept as a log artifact. */
-const LogArtifactSchema = z.strictObject({ role: z.string(), artifact_id: z.string(), sha256: z.string(), size: z.number().int(), truncated: z.boolean() });
+const LogArtifactSchema = z.strictObject({
+  role: z.string(),
+  artifact_id: z.string(),
+  sha256: z.string(),
+  size: z.number().int(),
+  truncated: z.boolean(),
+});
 
 /** Result of `docker.run`: a non-zero exit is a result for the tool to judge, not an error. */
 export const DockerRunResultSchema = z.strictObject({
@@ -34,7 +40,9 @@ export const DockerRunResultSchema = z.strictObject({
   /** Killed by the kernel for passing limits.memory_bytes. */
   oom_killed: z.boolean(),
   /** The declared outputs found in out/, registered as the run's artifacts (only when the process exited by itself). */
-  outputs: z.array(z.strictObject({ file: z.string(), role: z.string(), artifact_id: z.string(), sha256: z.string(), size: z.number().int() })),
+  outputs: z.array(
+    z.strictObject({ file: z.string(), role: z.string(), artifact_id: z.string(), sha256: z.string(), size: z.number().int() }),
+  ),
   /** The declared output files out/ did not hold (all of them after a timeout or a memory kill). */
   missing_outputs: z.array(z.string()),
   /** stdout and stderr kept as log artifacts under the roles the call named, each up to docker.ceilings.maxLogBytes. */
@@ -60,7 +68,8 @@ export function createDockerRun(options: DockerRunOptions = {}): CapabilityDefin
   const docker = options.docker ?? (() => (engine ??= import('dockerode').then((m) => new m.default())));
   return {
     name: 'docker.run',
-    description: 'Runs argv in a confined container of an allowlisted image (by id or digest) on the host Docker engine, with a workspace: input artifacts in /work/in, declared outputs read back from /work/out; stdout and stderr capped, optionally kept as log artifacts; killed at its timeout; always removed.',
+    description:
+      'Runs argv in a confined container of an allowlisted image (by id or digest) on the host Docker engine, with a workspace: input artifacts in /work/in, declared outputs read back from /work/out; stdout and stderr capped, optionally kept as log artifacts; killed at its timeout; always removed.',
     privileged: true,
     journal: 'value',
     args: DockerRunArgsSchema,
@@ -99,7 +108,12 @@ export function createDockerRun(options: DockerRunOptions = {}): CapabilityDefin
 export const dockerRun: CapabilityDefinition<DockerRunArgs, DockerRunResult> = createDockerRun();
 
 /** The container a plan runs as, confined (ABI-DOCKER-005), its workspace mounted at /work (ABI-DOCKER-008). */
-export function containerSpec(plan: DockerPlan, ctx: Pick<CapabilityContext, 'runId' | 'toolId'>, host: string, mounts: Docker.MountSettings[]): Docker.ContainerCreateOptions {
+export function containerSpec(
+  plan: DockerPlan,
+  ctx: Pick<CapabilityContext, 'runId' | 'toolId'>,
+  host: string,
+  mounts: Docker.MountSettings[],
+): Docker.ContainerCreateOptions {
   const l = plan.limits;
   return {
     Image: plan.image,
@@ -134,7 +148,13 @@ export function containerSpec(plan: DockerPlan, ctx: Pick<CapabilityContext, 'ru
 }
 
 /** Keeps a stream as a log artifact under `role`, when the call named one. */
-async function keepLog(role: string | undefined, bytes: Buffer, total: number, plan: DockerPlan, artifacts: ArtifactPort): Promise<z.infer<typeof LogArtifactSchema> | null> {
+async function keepLog(
+  role: string | undefined,
+  bytes: Buffer,
+  total: number,
+  plan: DockerPlan,
+  artifacts: ArtifactPort,
+): Promise<z.infer<typeof LogArtifactSchema> | null> {
   if (role === undefined) return null;
   const kept = bytes.subarray(0, plan.limits.maxLogBytes);
   // The declared type, whatever the bytes look like: a log is a log.

@@ -39,10 +39,16 @@ export interface CollectedOutput {
  * declared by the tool, every input artifact present, their bytes within the ceiling.
  */
 export function checkWorkspaceRefs(plan: DockerPlan, artifacts: ArtifactPort): void {
-  const roles = [...plan.outputs.map((o, i) => [o.role, `/outputs/${i}/role`] as const), ...(['stdout', 'stderr'] as const).flatMap((s) => (plan.logs[s] === undefined ? [] : [[plan.logs[s]!, `/logs/${s}`] as const]))];
+  const roles = [
+    ...plan.outputs.map((o, i) => [o.role, `/outputs/${i}/role`] as const),
+    ...(['stdout', 'stderr'] as const).flatMap((s) => (plan.logs[s] === undefined ? [] : [[plan.logs[s]!, `/logs/${s}`] as const])),
+  ];
   for (const [role, pointer] of roles) {
     if (artifacts.declared(role) === undefined) {
-      throw new HelixError('C-CONTRACT-OUTPUT-ROLE', { message: `docker.run: role "${role}" at ${pointer} is not a declared output of the tool.`, details: { role, pointer } });
+      throw new HelixError('C-CONTRACT-OUTPUT-ROLE', {
+        message: `docker.run: role "${role}" at ${pointer} is not a declared output of the tool.`,
+        details: { role, pointer },
+      });
     }
   }
   let bytes = 0;
@@ -82,19 +88,40 @@ export class Workspace {
     const described = [];
     for (const input of plan.inputs) {
       const summary = artifacts.stat(input.artifact_id);
-      const file = await open(path.join(this.dir, 'in', input.name), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o444);
+      const file = await open(
+        path.join(this.dir, 'in', input.name),
+        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+        0o444,
+      );
       try {
         for (let offset = 0, eof = summary.size === 0; !eof; offset += PIECE_BYTES) {
-          const piece = await artifacts.read(input.artifact_id, { offset, length: Math.min(PIECE_BYTES, summary.size - offset), decompress: false });
+          const piece = await artifacts.read(input.artifact_id, {
+            offset,
+            length: Math.min(PIECE_BYTES, summary.size - offset),
+            decompress: false,
+          });
           await file.write(piece.data);
           eof = piece.eof || offset + PIECE_BYTES >= summary.size;
         }
       } finally {
         await file.close();
       }
-      described.push({ name: input.name, path: `${WORKSPACE_MOUNT}/in/${input.name}`, artifact_id: summary.id, sha256: summary.sha256, size: summary.size, type: summary.type, compression: summary.compression });
+      described.push({
+        name: input.name,
+        path: `${WORKSPACE_MOUNT}/in/${input.name}`,
+        artifact_id: summary.id,
+        sha256: summary.sha256,
+        size: summary.size,
+        type: summary.type,
+        compression: summary.compression,
+      });
     }
-    const meta = { run_id: call.runId, tool: call.toolId, inputs: described, outputs: plan.outputs.map((o) => ({ file: o.file, path: `${WORKSPACE_MOUNT}/out/${o.file}`, role: o.role })) };
+    const meta = {
+      run_id: call.runId,
+      tool: call.toolId,
+      inputs: described,
+      outputs: plan.outputs.map((o) => ({ file: o.file, path: `${WORKSPACE_MOUNT}/out/${o.file}`, role: o.role })),
+    };
     await writeFile(path.join(this.dir, 'meta', 'call.json'), `${JSON.stringify(meta, null, 2)}\n`, { mode: 0o444, flag: 'wx' });
     await chmod(path.join(this.dir, 'in'), 0o555);
     await chmod(path.join(this.dir, 'meta'), 0o555);
@@ -102,7 +129,12 @@ export class Workspace {
 
   /** The bind mounts: in/ and meta/ read-only, out/ the only writable one. */
   mounts(): Docker.MountSettings[] {
-    const bind = (sub: string, readOnly: boolean): Docker.MountSettings => ({ Type: 'bind', Source: path.join(this.dir, sub), Target: `${WORKSPACE_MOUNT}/${sub}`, ReadOnly: readOnly });
+    const bind = (sub: string, readOnly: boolean): Docker.MountSettings => ({
+      Type: 'bind',
+      Source: path.join(this.dir, sub),
+      Target: `${WORKSPACE_MOUNT}/${sub}`,
+      ReadOnly: readOnly,
+    });
     return [bind('in', true), bind('out', false), bind('meta', true)];
   }
 
@@ -136,7 +168,11 @@ export class Workspace {
       try {
         const st = await file.stat();
         if (!st.isFile()) throw refused(o.file, `it is ${kindOf(st)}, not a regular file`);
-        if (st.size > cap) throw refused(o.file, `it is ${st.size} bytes, over docker.ceilings.maxOutputFileBytes (${cap})`, { size: st.size, ceiling: cap });
+        if (st.size > cap)
+          throw refused(o.file, `it is ${st.size} bytes, over docker.ceilings.maxOutputFileBytes (${cap})`, {
+            size: st.size,
+            ceiling: cap,
+          });
         const meta = { ...(o.type === undefined ? {} : { type: o.type }), ...(o.label === undefined ? {} : { label: o.label }) };
         const buffer = Buffer.alloc(Math.min(PIECE_BYTES, Math.max(1, st.size)));
         let sealed: { id: string; sha256: string; size: number } | undefined;
@@ -194,5 +230,8 @@ function kindOf(st: Stats): string {
 }
 
 function refused(file: string, reason: string, extra: Record<string, unknown> = {}): HelixError {
-  return new HelixError('S-TOOL-DOCKER-OUTPUT', { message: `docker.run refused the output ${file}: ${reason}.`, details: { file, reason, ...extra } });
+  return new HelixError('S-TOOL-DOCKER-OUTPUT', {
+    message: `docker.run refused the output ${file}: ${reason}.`,
+    details: { file, reason, ...extra },
+  });
 }

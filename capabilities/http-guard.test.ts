@@ -1,7 +1,15 @@
 // Tables for http.request's destination rules: URL, origin patterns, private addresses, headers.
 import { describe, expect, it } from 'vitest';
 import { HelixError } from '../abi/index.js';
-import { HEADER_LIMITS, checkAddresses, checkHeaders, checkOrigin, compileAllowPrivate, parseTarget, patternMatches } from './http-guard.js';
+import {
+  HEADER_LIMITS,
+  checkAddresses,
+  checkHeaders,
+  checkOrigin,
+  compileAllowPrivate,
+  parseTarget,
+  patternMatches,
+} from './http-guard.js';
 
 function codeOf(fn: () => unknown): string | undefined {
   try {
@@ -144,7 +152,7 @@ describe('compileAllowPrivate and checkAddresses', () => {
       const e = err as HelixError;
       expect(e.message).toContain('metadata.example resolves to 169.254.169.254, which is link-local (169.254.0.0/16)');
       expect(e.details).toMatchObject({ host: 'metadata.example', address: '169.254.169.254', kind: 'link-local' });
-      expect(e.hint).toContain("network.allowPrivate");
+      expect(e.hint).toContain('network.allowPrivate');
     }
   });
 });
@@ -178,7 +186,10 @@ describe('checkHeaders', () => {
     ['a name given twice in different case', { Accept: 'a', accept: 'b' }],
     ['an overlong value', { 'X-Long': 'v'.repeat(HEADER_LIMITS.valueChars + 1) }],
     ['too many headers', Object.fromEntries(Array.from({ length: HEADER_LIMITS.count + 1 }, (_, i) => [`x-h${i}`, '1']))],
-    ['too many characters in all', Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`x-h${i}`, 'v'.repeat(HEADER_LIMITS.valueChars)]))],
+    [
+      'too many characters in all',
+      Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`x-h${i}`, 'v'.repeat(HEADER_LIMITS.valueChars)])),
+    ],
   ])('checkHeaders refuses %s with I-REQ-HTTP-HEADER', (_label, headers) => {
     expect(codeOf(() => checkHeaders(headers))).toBe('I-REQ-HTTP-HEADER');
   });

@@ -36,7 +36,10 @@ export function parseTarget(text: string): Target {
     throw urlError(`http.request refused ${url.href}: the scheme ${scheme} is not http or https`, url.href);
   }
   if (url.username !== '' || url.password !== '') {
-    throw urlError(`http.request refused a URL for ${url.host}: it carries a user name or password (userinfo)`, `${url.protocol}//${url.host}${url.pathname}`);
+    throw urlError(
+      `http.request refused a URL for ${url.host}: it carries a user name or password (userinfo)`,
+      `${url.protocol}//${url.host}${url.pathname}`,
+    );
   }
   // WHATWG parsing already lowercased the host and canonicalised IPv4 forms such as 0x7f.1.
   const host = url.hostname.replace(/\.$/, '');
@@ -106,7 +109,10 @@ export function compileAllowPrivate(entries: readonly string[]): PrivateAllowLis
     else violations.push(`network.allowPrivate[${i}]: ${JSON.stringify(raw)} is not a host name, *.domain, IP address or CIDR range`);
   });
   if (violations.length > 0) {
-    throw new HelixError('P-PRECOND-POLICY-INVALID', { message: `The policy's network.allowPrivate is invalid: ${violations.join('; ')}`, details: { violations } });
+    throw new HelixError('P-PRECOND-POLICY-INVALID', {
+      message: `The policy's network.allowPrivate is invalid: ${violations.join('; ')}`,
+      details: { violations },
+    });
   }
   return { hosts, domains, ranges };
 }
@@ -173,14 +179,18 @@ const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 export function checkHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
   const entries = Object.entries(headers);
   const fail = (message: string, name?: string): never => {
-    throw new HelixError('I-REQ-HTTP-HEADER', { message: `http.request refused the request headers: ${message}`, details: name === undefined ? {} : { header: name } });
+    throw new HelixError('I-REQ-HTTP-HEADER', {
+      message: `http.request refused the request headers: ${message}`,
+      details: name === undefined ? {} : { header: name },
+    });
   };
   if (entries.length > HEADER_LIMITS.count) fail(`${entries.length} headers, more than ${HEADER_LIMITS.count}`);
   const out: Record<string, string> = {};
   let total = 0;
   for (const [name, value] of entries) {
     const shown = JSON.stringify(name.slice(0, 64));
-    if (name.length === 0 || name.length > HEADER_LIMITS.nameChars || !TOKEN.test(name)) fail(`header name ${shown} is not an HTTP token of at most ${HEADER_LIMITS.nameChars} characters`, name.slice(0, 64));
+    if (name.length === 0 || name.length > HEADER_LIMITS.nameChars || !TOKEN.test(name))
+      fail(`header name ${shown} is not an HTTP token of at most ${HEADER_LIMITS.nameChars} characters`, name.slice(0, 64));
     const lower = name.toLowerCase();
     if (HOST_OWNED_HEADERS.has(lower)) fail(`header ${shown} is set by the host, not the tool`, lower);
     if (Object.hasOwn(out, lower)) fail(`header ${shown} is given twice (names are case-insensitive)`, lower);

@@ -4,7 +4,15 @@ import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HelixError } from '../abi/index.js';
 import { createHttpRequest } from './http.js';
-import { allowing, callHttp, httpRefusal, startServer, testContext, type RecordedRequest, type TestServer } from '../test/helpers/http-test-kit.js';
+import {
+  allowing,
+  callHttp,
+  httpRefusal,
+  startServer,
+  testContext,
+  type RecordedRequest,
+  type TestServer,
+} from '../test/helpers/http-test-kit.js';
 
 const call = callHttp;
 const refusal = httpRefusal;
@@ -19,7 +27,9 @@ let main: TestServer;
 let other: TestServer;
 
 beforeAll(async () => {
-  other = await startServer((req, res) => res.end(JSON.stringify({ method: req.method, headers: req.headers, body: req.body.toString('utf8') })));
+  other = await startServer((req, res) =>
+    res.end(JSON.stringify({ method: req.method, headers: req.headers, body: req.body.toString('utf8') })),
+  );
   main = await startServer((req: RecordedRequest, res) => {
     const [path = '', query = ''] = req.url.split('?');
     const to = new URLSearchParams(query).get('to') ?? '';
@@ -47,9 +57,15 @@ describe('http.request redirects', () => {
   });
 
   it('http.request turns a POST into a GET on 303 and keeps it on 307', async () => {
-    const see = await call({ method: 'POST', url: `${main.origin}/redirect?status=303&to=/final`, body: 'payload' }, allowing([main.origin]));
+    const see = await call(
+      { method: 'POST', url: `${main.origin}/redirect?status=303&to=/final`, body: 'payload' },
+      allowing([main.origin]),
+    );
     expect(see.body).toBe('final GET ');
-    const keep = await call({ method: 'POST', url: `${main.origin}/redirect?status=307&to=/final`, body: 'payload' }, allowing([main.origin]));
+    const keep = await call(
+      { method: 'POST', url: `${main.origin}/redirect?status=307&to=/final`, body: 'payload' },
+      allowing([main.origin]),
+    );
     expect(keep.body).toBe('final POST payload');
   });
 
@@ -69,7 +85,12 @@ describe('http.request redirects', () => {
     const before = other.hits.length;
     const err = await refusal({ url: `${main.origin}/redirect?to=${encodeURIComponent(`${other.origin}/x`)}` }, allowing([main.origin]));
     expect(err.code).toBe('A-AUTH-HTTP-REDIRECT');
-    expect(err.details).toMatchObject({ hop: 1, from: `${main.origin}/redirect?to=${encodeURIComponent(`${other.origin}/x`)}`, to: `${other.origin}/x`, refused: 'A-AUTH-HTTP-ORIGIN' });
+    expect(err.details).toMatchObject({
+      hop: 1,
+      from: `${main.origin}/redirect?to=${encodeURIComponent(`${other.origin}/x`)}`,
+      to: `${other.origin}/x`,
+      refused: 'A-AUTH-HTTP-ORIGIN',
+    });
     expect(err.message).toContain(`refused redirect 1 from ${main.origin}`);
     expect(err.hint).toContain(other.origin);
     expect(other.hits.length).toBe(before);
@@ -104,7 +125,10 @@ describe('http.request response size', () => {
   });
 
   it('http.request caps max_response_bytes by the policy maxResponseBytes', async () => {
-    const err = await refusal({ url: `${main.origin}/sized`, max_response_bytes: 10_000_000 }, allowing([main.origin], { maxResponseBytes: 1500 }));
+    const err = await refusal(
+      { url: `${main.origin}/sized`, max_response_bytes: 10_000_000 },
+      allowing([main.origin], { maxResponseBytes: 1500 }),
+    );
     expect(err.details).toMatchObject({ limit_bytes: 1500 });
     expect((await call({ url: `${main.origin}/sized`, max_response_bytes: 2000 }, allowing([main.origin]))).body).toHaveLength(2000);
   });
@@ -157,7 +181,10 @@ describe('http.request deadline', () => {
   it('http.request stops when the call is cancelled, passing on the broker reason when it is a HelixError', async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(new HelixError('R-CAP-CALL-LIMIT')), 100);
-    const err = await refusal({ url: `${main.origin}/slow-body` }, testContext({ manifest: [main.origin], allow: [main.origin], allowPrivate: ['127.0.0.1'], signal: controller.signal }));
+    const err = await refusal(
+      { url: `${main.origin}/slow-body` },
+      testContext({ manifest: [main.origin], allow: [main.origin], allowPrivate: ['127.0.0.1'], signal: controller.signal }),
+    );
     expect(err.code).toBe('R-CAP-CALL-LIMIT');
     const plain = new AbortController();
     setTimeout(() => plain.abort(), 100);

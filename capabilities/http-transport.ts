@@ -35,10 +35,13 @@ export class CallDeadline {
     private readonly deadlineMs: number,
     private readonly parent: AbortSignal,
   ) {
-    this.timer = setTimeout(() => {
-      this.timedOut = true;
-      this.controller.abort(new Error('deadline'));
-    }, Math.max(0, deadlineMs - Date.now()));
+    this.timer = setTimeout(
+      () => {
+        this.timedOut = true;
+        this.controller.abort(new Error('deadline'));
+      },
+      Math.max(0, deadlineMs - Date.now()),
+    );
     if (parent.aborted) this.onParentAbort();
     else parent.addEventListener('abort', this.onParentAbort, { once: true });
   }
@@ -101,7 +104,10 @@ export async function resolveTarget(target: Target, resolve: Resolver, deadline:
     });
   }
   if (found.length === 0) {
-    throw new HelixError('R-UPSTREAM-HTTP-DNS', { message: `http.request could not resolve ${target.hostname}: no addresses`, details: { url: target.url.href, host: target.hostname } });
+    throw new HelixError('R-UPSTREAM-HTTP-DNS', {
+      message: `http.request could not resolve ${target.hostname}: no addresses`,
+      details: { url: target.url.href, host: target.hostname },
+    });
   }
   return found;
 }
@@ -118,7 +124,11 @@ export interface TlsOptions {
  * verifies the certificate against it, and the Host header still names it.
  */
 export function pinnedAgent(target: Target, addresses: readonly ResolvedAddress[], tls: TlsOptions = {}): Agent {
-  const lookup = (name: string, options: LookupOptions, callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void): void => {
+  const lookup = (
+    name: string,
+    options: LookupOptions,
+    callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
+  ): void => {
     const wanted = options.family === 4 || options.family === 6 ? addresses.filter((a) => a.family === options.family) : addresses;
     const first = wanted[0];
     if (name.toLowerCase().replace(/\.$/, '') !== target.hostname || first === undefined) {
@@ -126,7 +136,11 @@ export function pinnedAgent(target: Target, addresses: readonly ResolvedAddress[
       callback(err, '', 4);
       return;
     }
-    if (options.all === true) callback(null, wanted.map((a) => ({ address: a.address, family: a.family })));
+    if (options.all === true)
+      callback(
+        null,
+        wanted.map((a) => ({ address: a.address, family: a.family })),
+      );
     else callback(null, first.address, first.family);
   };
   return new Agent({ connect: { lookup, ...(tls.ca === undefined ? {} : { ca: tls.ca }) }, connections: 1 });
@@ -141,7 +155,13 @@ export async function sendOnce(
 ): Promise<Dispatcher.ResponseData> {
   if (deadline.aborted) throw deadline.error(target.url.href, 'waiting for the response headers');
   try {
-    return await request(target.url, { dispatcher: agent, method: init.method as Dispatcher.HttpMethod, headers: init.headers, body: init.body ?? null, signal: deadline.signal });
+    return await request(target.url, {
+      dispatcher: agent,
+      method: init.method as Dispatcher.HttpMethod,
+      headers: init.headers,
+      body: init.body ?? null,
+      signal: deadline.signal,
+    });
   } catch (err) {
     throw networkError(err, target, deadline, 'waiting for the response headers');
   }

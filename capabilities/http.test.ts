@@ -51,7 +51,10 @@ describe('http.request to allowed destinations', () => {
   });
 
   it('http.request sends a POST body and headers, and the host sets Content-Length itself', async () => {
-    const result = await call({ method: 'POST', url: `${origin}/items`, headers: { 'Content-Type': 'application/json' }, body: '{"a":"é"}' }, allowing([origin]));
+    const result = await call(
+      { method: 'POST', url: `${origin}/items`, headers: { 'Content-Type': 'application/json' }, body: '{"a":"é"}' },
+      allowing([origin]),
+    );
     const echo = JSON.parse(result.body) as { method: string; body: string; headers: Record<string, string> };
     expect(echo.method).toBe('POST');
     expect(Buffer.from(echo.body, 'base64').toString('utf8')).toBe('{"a":"é"}');
@@ -60,7 +63,10 @@ describe('http.request to allowed destinations', () => {
   });
 
   it('http.request decodes a base64 request body and returns a binary response as base64', async () => {
-    const sent = await call({ method: 'PUT', url: `${origin}/blob`, body: Buffer.from([0, 1, 254, 255]).toString('base64'), body_encoding: 'base64' }, allowing([origin]));
+    const sent = await call(
+      { method: 'PUT', url: `${origin}/blob`, body: Buffer.from([0, 1, 254, 255]).toString('base64'), body_encoding: 'base64' },
+      allowing([origin]),
+    );
     expect(Buffer.from((JSON.parse(sent.body) as { body: string }).body, 'base64')).toEqual(Buffer.from([0, 1, 254, 255]));
     const got = await call({ url: `${origin}/binary` }, allowing([origin]));
     expect(got.body_encoding).toBe('base64');
@@ -69,7 +75,9 @@ describe('http.request to allowed destinations', () => {
 
   it('http.request refuses a GET with a body and a body that is not base64', async () => {
     expect((await refusal({ url: `${origin}/`, body: 'x' }, allowing([origin]))).code).toBe('I-REQ-HTTP-BODY');
-    expect((await refusal({ method: 'POST', url: `${origin}/`, body: 'not base64!', body_encoding: 'base64' }, allowing([origin]))).code).toBe('I-REQ-HTTP-BODY');
+    expect(
+      (await refusal({ method: 'POST', url: `${origin}/`, body: 'not base64!', body_encoding: 'base64' }, allowing([origin]))).code,
+    ).toBe('I-REQ-HTTP-BODY');
   });
 });
 
@@ -117,10 +125,13 @@ describe('http.request refuses destinations before connecting', () => {
     expect(err.details).toMatchObject({ host, kind });
   });
 
-  it.each(['http://10.0.0.1:80', 'http://169.254.169.254:80', 'http://0.0.0.0:80'])('http.request refuses the IP literal %s even when both lists allow it', async (url) => {
-    const err = await refusal({ url: `${url}/latest/meta-data/` }, testContext({ manifest: [url], allow: [url] }));
-    expect(err.code).toBe('A-AUTH-HTTP-PRIVATE-ADDRESS');
-  });
+  it.each(['http://10.0.0.1:80', 'http://169.254.169.254:80', 'http://0.0.0.0:80'])(
+    'http.request refuses the IP literal %s even when both lists allow it',
+    async (url) => {
+      const err = await refusal({ url: `${url}/latest/meta-data/` }, testContext({ manifest: [url], allow: [url] }));
+      expect(err.code).toBe('A-AUTH-HTTP-PRIVATE-ADDRESS');
+    },
+  );
 
   it('http.request refuses IPv6 literals such as [::1], which no origin pattern can name', async () => {
     const err = await refusal({ url: `http://[::1]:${server.port}/` }, allowing([origin]));
@@ -129,7 +140,12 @@ describe('http.request refuses destinations before connecting', () => {
 
   it('http.request refuses header injection and host-owned headers without sending anything', async () => {
     const before = server.hits.length;
-    const attempts: Record<string, string>[] = [{ 'X-A': 'b\r\nX-Injected: 1' }, { Host: 'evil.example' }, { 'Transfer-Encoding': 'chunked' }, { 'X-A\nB': 'c' }];
+    const attempts: Record<string, string>[] = [
+      { 'X-A': 'b\r\nX-Injected: 1' },
+      { Host: 'evil.example' },
+      { 'Transfer-Encoding': 'chunked' },
+      { 'X-A\nB': 'c' },
+    ];
     for (const headers of attempts) {
       expect((await refusal({ url: `${origin}/`, headers }, allowing([origin]))).code).toBe('I-REQ-HTTP-HEADER');
     }
@@ -144,7 +160,11 @@ describe('http.request refuses destinations before connecting', () => {
 
   it('http.request reports a name that does not resolve as R-UPSTREAM-HTTP-DNS', async () => {
     const url = 'https://nowhere.test:443';
-    const err = await refusal({ url: `${url}/` }, testContext({ manifest: [url], allow: [url] }), createHttpRequest({ resolve: fakeDns({}) }));
+    const err = await refusal(
+      { url: `${url}/` },
+      testContext({ manifest: [url], allow: [url] }),
+      createHttpRequest({ resolve: fakeDns({}) }),
+    );
     expect(err.code).toBe('R-UPSTREAM-HTTP-DNS');
     expect(err.details).toMatchObject({ host: 'nowhere.test', cause_code: 'ENOTFOUND' });
   });
@@ -182,7 +202,26 @@ describe('http.request over HTTPS with a pinned address', () => {
     try {
       const [key, cert] = [join(dir, 'key.pem'), join(dir, 'cert.pem')];
       const subject = ['-subj', '/CN=pinned.test', '-addext', 'subjectAltName=DNS:pinned.test'];
-      execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert, '-days', '1', ...subject], { stdio: 'ignore' });
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'ec',
+          '-pkeyopt',
+          'ec_paramgen_curve:prime256v1',
+          '-nodes',
+          '-keyout',
+          key,
+          '-out',
+          cert,
+          '-days',
+          '1',
+          ...subject,
+        ],
+        { stdio: 'ignore' },
+      );
       tls = { key: readFileSync(key, 'utf8'), cert: readFileSync(cert, 'utf8') };
     } finally {
       rmSync(dir, { recursive: true, force: true });

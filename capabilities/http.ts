@@ -9,8 +9,28 @@
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { HelixError, isHelixError } from '../abi/index.js';
-import { checkAddresses, checkHeaders, checkOrigin, compileAllowPrivate, parseTarget, type PrivateAllowList, type Target } from './http-guard.js';
-import { CallDeadline, discard, networkError, pinnedAgent, readBounded, resolveTarget, sendOnce, systemResolver, type ResolvedAddress, type Resolver, type TlsOptions } from './http-transport.js';
+import {
+  checkAddresses,
+  checkHeaders,
+  checkOrigin,
+  compileAllowPrivate,
+  parseTarget,
+  type PrivateAllowList,
+  type Target,
+} from './http-guard.js';
+import {
+  CallDeadline,
+  discard,
+  networkError,
+  pinnedAgent,
+  readBounded,
+  resolveTarget,
+  sendOnce,
+  systemResolver,
+  type ResolvedAddress,
+  type Resolver,
+  type TlsOptions,
+} from './http-transport.js';
 import type { CapabilityContext, CapabilityDefinition } from './types.js';
 
 /** Longest URL accepted, in characters. */
@@ -64,7 +84,8 @@ export function createHttpRequest(options: HttpRequestOptions = {}): CapabilityD
   const resolve = options.resolve ?? systemResolver;
   return {
     name: 'http.request',
-    description: "Outbound HTTP(S) to origins allowed by both the tool's manifest and the policy; private addresses refused; size and time bounded.",
+    description:
+      "Outbound HTTP(S) to origins allowed by both the tool's manifest and the policy; private addresses refused; size and time bounded.",
     privileged: false,
     journal: 'value',
     args: HttpArgsSchema,
@@ -98,7 +119,8 @@ async function run(args: HttpArgs, ctx: CapabilityContext, resolve: Resolver, tl
       try {
         const response = await sendOnce(target, { method, headers, body }, agent, deadline);
         const location = response.headers.location;
-        if (!REDIRECTS.has(response.statusCode) || typeof location !== 'string') return await finish(target, method, response, limit, deadline);
+        if (!REDIRECTS.has(response.statusCode) || typeof location !== 'string')
+          return await finish(target, method, response, limit, deadline);
         discard(response.body);
         if (hop >= policy.maxRedirects) throw redirectLimit(target, hop, policy.maxRedirects);
         redirect = { hop: hop + 1, from: target, to: resolveLocation(location, target.url) };
@@ -134,10 +156,20 @@ interface Redirect {
  * Rules 1 and 2 for one hop: the origin is allowed, then every address it resolves to is; the
  * addresses are returned so the connection is pinned to exactly what was checked.
  */
-async function admit(target: Target, ctx: CapabilityContext, allow: PrivateAllowList, resolve: Resolver, deadline: CallDeadline): Promise<readonly ResolvedAddress[]> {
+async function admit(
+  target: Target,
+  ctx: CapabilityContext,
+  allow: PrivateAllowList,
+  resolve: Resolver,
+  deadline: CallDeadline,
+): Promise<readonly ResolvedAddress[]> {
   checkOrigin(target, ctx.manifest.network, ctx.policy.network.allow);
   const addresses = await resolveTarget(target, resolve, deadline);
-  checkAddresses(target, addresses.map((a) => a.address), allow);
+  checkAddresses(
+    target,
+    addresses.map((a) => a.address),
+    allow,
+  );
   return addresses;
 }
 
@@ -179,7 +211,13 @@ function redirectLimit(target: Target, hop: number, max: number): HelixError {
   });
 }
 
-async function finish(target: Target, method: string, response: Dispatcher.ResponseData, limit: number, deadline: CallDeadline): Promise<HttpResult> {
+async function finish(
+  target: Target,
+  method: string,
+  response: Dispatcher.ResponseData,
+  limit: number,
+  deadline: CallDeadline,
+): Promise<HttpResult> {
   const tooLarge = (seen: number, declared: boolean): HelixError =>
     new HelixError('R-CAP-HTTP-RESPONSE-TOO-LARGE', {
       message: `http.request refused the response of ${target.url.href}: its body ${declared ? 'declares' : 'ran past'} ${seen} bytes, over the limit of ${limit} bytes`,
@@ -202,7 +240,13 @@ async function finish(target: Target, method: string, response: Dispatcher.Respo
     if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
   }
   const text = decodeUtf8(bytes);
-  return { status: response.statusCode, headers, body: text ?? bytes.toString('base64'), body_encoding: text === undefined ? 'base64' : 'utf8', url: target.url.href };
+  return {
+    status: response.statusCode,
+    headers,
+    body: text ?? bytes.toString('base64'),
+    body_encoding: text === undefined ? 'base64' : 'utf8',
+    url: target.url.href,
+  };
 }
 
 function decodeUtf8(bytes: Buffer): string | undefined {
@@ -216,12 +260,18 @@ function decodeUtf8(bytes: Buffer): string | undefined {
 function requestBody(args: HttpArgs): Buffer | undefined {
   if (args.body === undefined) return undefined;
   if (args.method === 'GET' || args.method === 'HEAD') {
-    throw new HelixError('I-REQ-HTTP-BODY', { message: `http.request refused a ${args.method} with a body: only POST, PUT, PATCH and DELETE carry one`, details: { method: args.method } });
+    throw new HelixError('I-REQ-HTTP-BODY', {
+      message: `http.request refused a ${args.method} with a body: only POST, PUT, PATCH and DELETE carry one`,
+      details: { method: args.method },
+    });
   }
   if (args.body_encoding === 'utf8') return Buffer.from(args.body, 'utf8');
   // Node's base64 decoder skips garbage silently; a strict check keeps a typo from sending other bytes.
   if (!/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(args.body)) {
-    throw new HelixError('I-REQ-HTTP-BODY', { message: 'http.request refused the body: body_encoding is base64 but the body is not valid base64', details: { body_encoding: 'base64' } });
+    throw new HelixError('I-REQ-HTTP-BODY', {
+      message: 'http.request refused the body: body_encoding is base64 but the body is not valid base64',
+      details: { body_encoding: 'base64' },
+    });
   }
   return Buffer.from(args.body, 'base64');
 }

@@ -15,7 +15,27 @@ export type * from './types.js';
 
 /** Every capability this host serves, by name. */
 export const CAPABILITIES: ReadonlyMap<string, CapabilityDefinition<any, any>> = new Map(
-  ([clockNowUnix, logEmit, kvGet, kvPut, kvDelete, kvList, artifactStat, artifactRead, artifactWrite, artifactList, secretsGet, httpRequest, dockerRun, slurmSubmit, slurmStatus, slurmCancel, slurmCollect] as Array<CapabilityDefinition<any, any>>).map((c) => [c.name, c]),
+  (
+    [
+      clockNowUnix,
+      logEmit,
+      kvGet,
+      kvPut,
+      kvDelete,
+      kvList,
+      artifactStat,
+      artifactRead,
+      artifactWrite,
+      artifactList,
+      secretsGet,
+      httpRequest,
+      dockerRun,
+      slurmSubmit,
+      slurmStatus,
+      slurmCancel,
+      slurmCollect,
+    ] as Array<CapabilityDefinition<any, any>>
+  ).map((c) => [c.name, c]),
 );
 
 /** What an allowlist entry names: a capability, and for scoped ones the scope. */

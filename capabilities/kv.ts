@@ -8,8 +8,16 @@ export const KV_MAX_KEY_BYTES = 256;
 export const KV_MAX_VALUE_BYTES = 64 * 1024;
 export const KV_MAX_LIST = 1000;
 
-const Key = z.string().min(1).refine((k) => Buffer.byteLength(k) <= KV_MAX_KEY_BYTES, `key must be at most ${KV_MAX_KEY_BYTES} bytes`);
-const Value = z.unknown().refine((v) => v !== undefined && JSON.stringify(v).length <= KV_MAX_VALUE_BYTES, `value must be JSON of at most ${KV_MAX_VALUE_BYTES} bytes`);
+const Key = z
+  .string()
+  .min(1)
+  .refine((k) => Buffer.byteLength(k) <= KV_MAX_KEY_BYTES, `key must be at most ${KV_MAX_KEY_BYTES} bytes`);
+const Value = z
+  .unknown()
+  .refine(
+    (v) => v !== undefined && JSON.stringify(v).length <= KV_MAX_VALUE_BYTES,
+    `value must be JSON of at most ${KV_MAX_VALUE_BYTES} bytes`,
+  );
 
 const GetArgs = z.strictObject({ key: Key });
 const GetResult = z.strictObject({ found: z.boolean(), value: z.unknown().optional() });

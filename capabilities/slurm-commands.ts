@@ -51,23 +51,45 @@ export interface SlurmJobFound {
 }
 
 /** Runs `command` with `args` (and `input` on stdin); its stdout, or R-UPSTREAM-SLURM. */
-export function runSlurmCommand(command: string, args: readonly string[], options: SlurmCommandOptions & { input?: string } = {}): Promise<string> {
+export function runSlurmCommand(
+  command: string,
+  args: readonly string[],
+  options: SlurmCommandOptions & { input?: string } = {},
+): Promise<string> {
   const bound = options.timeoutMs ?? SLURM_COMMAND_BOUND_MS;
   return new Promise((resolve, reject) => {
     const child = execFile(
       command,
       [...args],
-      { env: options.env ?? process.env, timeout: bound, killSignal: 'SIGKILL', maxBuffer: MAX_STDOUT, encoding: 'utf8', ...(options.signal === undefined ? {} : { signal: options.signal }) },
+      {
+        env: options.env ?? process.env,
+        timeout: bound,
+        killSignal: 'SIGKILL',
+        maxBuffer: MAX_STDOUT,
+        encoding: 'utf8',
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+      },
       (err, stdout, stderr) => {
         if (err === null) return resolve(stdout);
         const e = err as NodeJS.ErrnoException & { code?: string | number; killed?: boolean };
         if (options.signal?.aborted) return reject(options.signal.reason);
         const timedOut = e.killed === true && typeof e.code !== 'number';
-        const why = timedOut ? `did not answer within ${bound} ms` : typeof e.code === 'number' ? `exited ${e.code}` : `could not run (${e.code ?? e.message})`;
+        const why = timedOut
+          ? `did not answer within ${bound} ms`
+          : typeof e.code === 'number'
+            ? `exited ${e.code}`
+            : `could not run (${e.code ?? e.message})`;
         reject(
           new HelixError('R-UPSTREAM-SLURM', {
             message: `Slurm: ${command} ${why}${stderr.trim() === '' ? '' : `: ${stderr.trim().slice(0, 300)}`}`,
-            details: { command, args: [...args], ...(typeof e.code === 'number' ? { exit_code: e.code } : {}), ...(typeof e.code === 'string' ? { errno: e.code } : {}), timed_out: timedOut, stderr: stderr.slice(0, MAX_STDERR_KEPT) },
+            details: {
+              command,
+              args: [...args],
+              ...(typeof e.code === 'number' ? { exit_code: e.code } : {}),
+              ...(typeof e.code === 'string' ? { errno: e.code } : {}),
+              timed_out: timedOut,
+              stderr: stderr.slice(0, MAX_STDERR_KEPT),
+            },
           }),
         );
       },
@@ -83,12 +105,20 @@ export function runSlurmCommand(command: string, args: readonly string[], option
 export async function submitBatch(script: string, options: SlurmCommandOptions = {}): Promise<string> {
   const out = await runSlurmCommand('sbatch', ['--parsable'], { ...options, input: script });
   const jobId = out.trim().split(';')[0]!;
-  if (!SLURM_JOB_ID.test(jobId)) throw new HelixError('R-UPSTREAM-SLURM', { message: `Slurm: sbatch answered ${JSON.stringify(out.slice(0, 200))}, not a job id.`, details: { command: 'sbatch', stdout: out.slice(0, MAX_STDERR_KEPT) } });
+  if (!SLURM_JOB_ID.test(jobId))
+    throw new HelixError('R-UPSTREAM-SLURM', {
+      message: `Slurm: sbatch answered ${JSON.stringify(out.slice(0, 200))}, not a job id.`,
+      details: { command: 'sbatch', stdout: out.slice(0, MAX_STDERR_KEPT) },
+    });
   return jobId;
 }
 
 function checkJobId(jobId: string): void {
-  if (!SLURM_JOB_ID.test(jobId)) throw new HelixError('I-REQ-SLURM-VALUE', { message: `Slurm job id ${JSON.stringify(jobId.slice(0, 40))} refused: it is not a job id.`, details: { field: 'job_id', problem: 'it is not a number' } });
+  if (!SLURM_JOB_ID.test(jobId))
+    throw new HelixError('I-REQ-SLURM-VALUE', {
+      message: `Slurm job id ${JSON.stringify(jobId.slice(0, 40))} refused: it is not a job id.`,
+      details: { field: 'job_id', problem: 'it is not a number' },
+    });
 }
 
 // The uid of this process: Helix sees and adopts only its own user's jobs.
@@ -129,7 +159,14 @@ export async function jobStatus(jobId: string, options: SlurmCommandOptions = {}
     const state = mapSlurmState(slurmState);
     const ended = a !== undefined && mapSlurmState(a.state).terminal;
     const [code, signal] = ended ? a.exit.split(':').map(Number) : [];
-    return { id, slurmState, state, exitCode: Number.isInteger(code) ? code! : null, signal: Number.isInteger(signal) ? signal! : null, reason: live.get(id)?.reason ?? a?.reason ?? '' };
+    return {
+      id,
+      slurmState,
+      state,
+      exitCode: Number.isInteger(code) ? code! : null,
+      signal: Number.isInteger(signal) ? signal! : null,
+      reason: live.get(id)?.reason ?? a?.reason ?? '',
+    };
   });
   return { jobId, state: combineStates(tasks.map((t) => t.state)), tasks };
 }
@@ -139,7 +176,10 @@ export async function jobStatus(jobId: string, options: SlurmCommandOptions = {}
  * and in accounting, each job once. A comment is found in accounting only where the cluster
  * stores comments (AccountingStoreFlags=job_comment); the name always is.
  */
-export async function findJobs(by: { readonly name: string } | { readonly comment: string }, options: SlurmCommandOptions = {}): Promise<SlurmJobFound[]> {
+export async function findJobs(
+  by: { readonly name: string } | { readonly comment: string },
+  options: SlurmCommandOptions = {},
+): Promise<SlurmJobFound[]> {
   const found = new Map<string, SlurmJobFound>();
   const keep = (id: string, name: string, comment: string, slurmState: string): void => {
     const jobId = id.split('_')[0]!;
@@ -152,7 +192,20 @@ export async function findJobs(by: { readonly name: string } | { readonly commen
     const [id = '', name = '', comment = '', state = ''] = line.split('|');
     keep(id, name, comment, state);
   }
-  const sacctArgs = ['-n', '-P', '-X', '-u', user, '-S', SACCT_SINCE, '-E', 'now', '-o', 'JobID,JobName,Comment,State', ...('name' in by ? ['--name', by.name] : [])];
+  const sacctArgs = [
+    '-n',
+    '-P',
+    '-X',
+    '-u',
+    user,
+    '-S',
+    SACCT_SINCE,
+    '-E',
+    'now',
+    '-o',
+    'JobID,JobName,Comment,State',
+    ...('name' in by ? ['--name', by.name] : []),
+  ];
   for (const line of lines(await runSlurmCommand('sacct', sacctArgs, options))) {
     const [id = '', name = '', comment = '', state = ''] = line.split('|');
     keep(id, name, comment, state);

@@ -31,19 +31,43 @@ export type SlurmStatusResult = z.infer<typeof SlurmStatusResultSchema>;
 function ownJob(name: string, jobId: string, ctx: CapabilityContext): SlurmJobRecord {
   const record = readJobRecord(ctx, jobKey(jobId));
   if (record === undefined) {
-    throw new HelixError('P-PRECOND-SLURM-JOB-UNKNOWN', { message: `${name} refused: ${ctx.toolId} submitted no job ${jobId}.`, details: { job_id: jobId, tool: ctx.toolId } });
+    throw new HelixError('P-PRECOND-SLURM-JOB-UNKNOWN', {
+      message: `${name} refused: ${ctx.toolId} submitted no job ${jobId}.`,
+      details: { job_id: jobId, tool: ctx.toolId },
+    });
   }
   return record;
 }
 
 function toResult(jobId: string, status: SlurmJobStatus | undefined): SlurmStatusResult {
   const task = status?.tasks.length === 1 ? status.tasks[0] : undefined;
-  if (status === undefined) return { job_id: jobId, state: 'unknown', terminal: false, slurm_state: '', exit_code: null, signal: null, reason: 'Slurm knows no such job' };
-  return { job_id: jobId, state: status.state.name, terminal: status.state.terminal, slurm_state: task?.slurmState ?? '', exit_code: task?.exitCode ?? null, signal: task?.signal ?? null, reason: task?.reason ?? '' };
+  if (status === undefined)
+    return {
+      job_id: jobId,
+      state: 'unknown',
+      terminal: false,
+      slurm_state: '',
+      exit_code: null,
+      signal: null,
+      reason: 'Slurm knows no such job',
+    };
+  return {
+    job_id: jobId,
+    state: status.state.name,
+    terminal: status.state.terminal,
+    slurm_state: task?.slurmState ?? '',
+    exit_code: task?.exitCode ?? null,
+    signal: task?.signal ?? null,
+    reason: task?.reason ?? '',
+  };
 }
 
 /** A capability that answers the state of one of the tool's jobs, after `act` (if any) on it. */
-function stateCapability(name: string, description: string, act?: (jobId: string) => Promise<void>): CapabilityDefinition<JobArgs, SlurmStatusResult> {
+function stateCapability(
+  name: string,
+  description: string,
+  act?: (jobId: string) => Promise<void>,
+): CapabilityDefinition<JobArgs, SlurmStatusResult> {
   return {
     name,
     description,
@@ -66,7 +90,11 @@ export const slurmStatus = stateCapability(
 );
 
 /** The `slurm.cancel` capability. */
-export const slurmCancel = stateCapability('slurm.cancel', 'Cancels a job this tool submitted (scancel); a job already ended stays as it is. Answers with its state after the request.', (jobId) => cancelJob(jobId));
+export const slurmCancel = stateCapability(
+  'slurm.cancel',
+  'Cancels a job this tool submitted (scancel); a job already ended stays as it is. Answers with its state after the request.',
+  (jobId) => cancelJob(jobId),
+);
 
 const CollectedSchema = z.strictObject({ artifact_id: z.string().nullable(), size: z.number().int().nullable(), truncated: z.boolean() });
 
@@ -90,7 +118,8 @@ function summary(c: CollectedFile): z.infer<typeof CollectedSchema> {
 /** The `slurm.collect` capability. */
 export const slurmCollect: CapabilityDefinition<JobArgs, SlurmCollectResult> = {
   name: 'slurm.collect',
-  description: "Makes artifacts of an ended job's declared outputs (regular files in out/, within the policy's outputBytes) and of its stdout and stderr (cut at outputBytes); a second collect answers with the same artifacts.",
+  description:
+    "Makes artifacts of an ended job's declared outputs (regular files in out/, within the policy's outputBytes) and of its stdout and stderr (cut at outputBytes); a second collect answers with the same artifacts.",
   privileged: true,
   journal: 'value',
   args: JobArgs,
@@ -101,17 +130,34 @@ export const slurmCollect: CapabilityDefinition<JobArgs, SlurmCollectResult> = {
     if (before !== undefined) return SlurmCollectResultSchema.parse(before);
     const status = toResult(args.job_id, await jobStatus(args.job_id, { signal: ctx.signal }));
     if (!status.terminal) {
-      throw new HelixError('P-PRECOND-SLURM-JOB-ACTIVE', { message: `slurm.collect refused: job ${args.job_id} is ${status.state}, not ended.`, details: { job_id: args.job_id, state: status.state } });
+      throw new HelixError('P-PRECOND-SLURM-JOB-ACTIVE', {
+        message: `slurm.collect refused: job ${args.job_id} is ${status.state}, not ended.`,
+        details: { job_id: args.job_id, state: status.state },
+      });
     }
     const maxBytes = (ctx.policy.slurm ?? NO_SLURM).ceilings.outputBytes;
     const label = (what: string): string => `slurm job ${args.job_id} ${what}`;
     const outputs: SlurmCollectResult['outputs'] = [];
     for (const o of job.outputs) {
-      const file = await collectFile(job.dir, 'out', o.name, { maxBytes, truncate: false, label: label(`out/${o.name}`), ...(o.type === undefined ? {} : { type: o.type }) }, ctx);
+      const file = await collectFile(
+        job.dir,
+        'out',
+        o.name,
+        { maxBytes, truncate: false, label: label(`out/${o.name}`), ...(o.type === undefined ? {} : { type: o.type }) },
+        ctx,
+      );
       outputs.push({ name: o.name, ...summary(file) });
     }
-    const log = (name: 'stdout' | 'stderr'): Promise<CollectedFile> => collectFile(job.dir, 'meta', name, { maxBytes, truncate: true, label: label(name), type: 'text' }, ctx);
-    const result: SlurmCollectResult = { job_id: args.job_id, state: status.state, exit_code: status.exit_code, outputs, stdout: summary(await log('stdout')), stderr: summary(await log('stderr')) };
+    const log = (name: 'stdout' | 'stderr'): Promise<CollectedFile> =>
+      collectFile(job.dir, 'meta', name, { maxBytes, truncate: true, label: label(name), type: 'text' }, ctx);
+    const result: SlurmCollectResult = {
+      job_id: args.job_id,
+      state: status.state,
+      exit_code: status.exit_code,
+      outputs,
+      stdout: summary(await log('stdout')),
+      stderr: summary(await log('stderr')),
+    };
     await ctx.checkpoints.put({ [collectedKey(args.job_id)]: result });
     return result;
   },

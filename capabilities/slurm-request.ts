@@ -18,11 +18,25 @@ export const SUBMIT_KEY = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 export const SlurmSubmitArgsSchema = z.strictObject({
   argv: z.array(z.string().max(MAX_JOB_ARG_CHARS)).min(1).max(MAX_JOB_ARGV),
   inputs: z
-    .array(z.strictObject({ artifact_id: z.string().regex(ARTIFACT_ID_PATTERN), name: z.string().min(1).max(256), decompress: z.boolean().default(false) }))
+    .array(
+      z.strictObject({
+        artifact_id: z.string().regex(ARTIFACT_ID_PATTERN),
+        name: z.string().min(1).max(256),
+        decompress: z.boolean().default(false),
+      }),
+    )
     .max(MAX_JOB_FILES)
     .default([]),
   outputs: z
-    .array(z.strictObject({ name: z.string().min(1).max(256), type: z.string().regex(/^[a-z][a-z0-9_]{0,31}$/).optional() }))
+    .array(
+      z.strictObject({
+        name: z.string().min(1).max(256),
+        type: z
+          .string()
+          .regex(/^[a-z][a-z0-9_]{0,31}$/)
+          .optional(),
+      }),
+    )
     .max(MAX_JOB_FILES)
     .default([]),
   partition: z.string().max(256).optional(),
@@ -56,16 +70,25 @@ export interface SubmitPlan {
 
 /** The I-REQ-SLURM-FILE-NAME error for the file `name` at `pointer`. */
 function badName(pointer: string, name: string, problem: string): HelixError {
-  return new HelixError('I-REQ-SLURM-FILE-NAME', { message: `slurm.submit refused the file name ${JSON.stringify(name.slice(0, 200))} at ${pointer}: ${problem}.`, details: { pointer, name: name.slice(0, 200), problem } });
+  return new HelixError('I-REQ-SLURM-FILE-NAME', {
+    message: `slurm.submit refused the file name ${JSON.stringify(name.slice(0, 200))} at ${pointer}: ${problem}.`,
+    details: { pointer, name: name.slice(0, 200), problem },
+  });
 }
 
 /** Checks each name of `files` (in/ or out/) and that no two are the same. */
 function checkNames(files: readonly { readonly name: string }[], field: 'inputs' | 'outputs'): void {
   const seen = new Set<string>();
   files.forEach((f, i) => {
-    if (!JOB_FILE_NAME.test(f.name)) throw badName(`/${field}/${i}/name`, f.name, 'it is not a plain file name (letters, digits, _ . -, not starting with . or -, at most 128)');
+    if (!JOB_FILE_NAME.test(f.name))
+      throw badName(
+        `/${field}/${i}/name`,
+        f.name,
+        'it is not a plain file name (letters, digits, _ . -, not starting with . or -, at most 128)',
+      );
     // Names differing only in case are the same file on a case-insensitive filesystem.
-    if (seen.has(f.name.toLowerCase())) throw badName(`/${field}/${i}/name`, f.name, `another of the ${field} has the same name (ignoring case)`);
+    if (seen.has(f.name.toLowerCase()))
+      throw badName(`/${field}/${i}/name`, f.name, `another of the ${field} has the same name (ignoring case)`);
     seen.add(f.name.toLowerCase());
   });
 }
@@ -84,11 +107,17 @@ function jobCommand(args: SlurmSubmitArgs): readonly string[] {
  * the plan, or the HelixError that refuses it (A-AUTH-SLURM-TOOL, -PARTITION, -ACCOUNT, -QOS,
  * -LIMIT, I-REQ-SLURM-VALUE, I-REQ-SLURM-FILE-NAME, P-PRECOND-SLURM-WORK-ROOT).
  */
-export function planSlurmSubmit(args: SlurmSubmitArgs, ctx: { readonly toolId: string; readonly runId: string; readonly callSeq: number; readonly policy: Policy }): SubmitPlan {
+export function planSlurmSubmit(
+  args: SlurmSubmitArgs,
+  ctx: { readonly toolId: string; readonly runId: string; readonly callSeq: number; readonly policy: Policy },
+): SubmitPlan {
   const slurm = ctx.policy.slurm ?? NO_SLURM;
   const grant = Object.hasOwn(slurm.tools, ctx.toolId) ? slurm.tools[ctx.toolId] : undefined;
   if (grant === undefined) {
-    throw new HelixError('A-AUTH-SLURM-TOOL', { message: `slurm.submit refused: the policy's slurm.tools has no entry for ${ctx.toolId}.`, details: { tool: ctx.toolId } });
+    throw new HelixError('A-AUTH-SLURM-TOOL', {
+      message: `slurm.submit refused: the policy's slurm.tools has no entry for ${ctx.toolId}.`,
+      details: { tool: ctx.toolId },
+    });
   }
   checkNames(args.inputs, 'inputs');
   checkNames(args.outputs, 'outputs');
@@ -119,7 +148,10 @@ export function planSlurmSubmit(args: SlurmSubmitArgs, ctx: { readonly toolId: s
   };
   decideDirectives(spec, slurm, allowed, ctx.toolId);
   if (workRoot === undefined) {
-    throw new HelixError('P-PRECOND-SLURM-WORK-ROOT', { message: "slurm.submit cannot place the job: the policy's slurm section has no workRoot.", details: { work_root: null } });
+    throw new HelixError('P-PRECOND-SLURM-WORK-ROOT', {
+      message: "slurm.submit cannot place the job: the policy's slurm section has no workRoot.",
+      details: { work_root: null },
+    });
   }
   return {
     call,

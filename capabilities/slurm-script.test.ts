@@ -51,7 +51,16 @@ describe('renderBatchScript', () => {
   });
 
   it('takes an allowlisted partition, an array within its ceiling, and Slurm patterns in log paths', () => {
-    const script = renderBatchScript({ ...spec, partition: 'long', arraySize: 8, output: '/srv/helix-jobs/x/meta/stdout-%A_%a', error: '/srv/helix-jobs/x/meta/stderr-%j' }, slurm);
+    const script = renderBatchScript(
+      {
+        ...spec,
+        partition: 'long',
+        arraySize: 8,
+        output: '/srv/helix-jobs/x/meta/stdout-%A_%a',
+        error: '/srv/helix-jobs/x/meta/stderr-%j',
+      },
+      slurm,
+    );
     expect(script).toContain("#SBATCH --partition='long'\n");
     expect(script).toContain("#SBATCH --array='0-7'\n");
     expect(script).toContain("#SBATCH --output='/srv/helix-jobs/x/meta/stdout-%A_%a'\n");
@@ -63,35 +72,62 @@ describe('renderBatchScript', () => {
   });
 
   it('refuses a line break, NUL or #SBATCH in a name or comment, and characters outside the strict set', () => {
-    expect(refusal({ jobName: 'x\n#SBATCH --uid=0' })).toMatchObject({ code: 'I-REQ-SLURM-VALUE', details: { field: 'jobName', problem: 'it contains a line break' } });
-    expect(refusal({ comment: 'x\r' })).toMatchObject({ code: 'I-REQ-SLURM-VALUE', details: { field: 'comment', problem: 'it contains a line break' } });
-    expect(refusal({ comment: 'a\0b' })).toMatchObject({ code: 'I-REQ-SLURM-VALUE', details: { field: 'comment', problem: 'it contains a NUL' } });
-    expect(refusal({ comment: '#SBATCH' })).toMatchObject({ code: 'I-REQ-SLURM-VALUE', details: { field: 'comment', problem: 'it contains #SBATCH' } });
+    expect(refusal({ jobName: 'x\n#SBATCH --uid=0' })).toMatchObject({
+      code: 'I-REQ-SLURM-VALUE',
+      details: { field: 'jobName', problem: 'it contains a line break' },
+    });
+    expect(refusal({ comment: 'x\r' })).toMatchObject({
+      code: 'I-REQ-SLURM-VALUE',
+      details: { field: 'comment', problem: 'it contains a line break' },
+    });
+    expect(refusal({ comment: 'a\0b' })).toMatchObject({
+      code: 'I-REQ-SLURM-VALUE',
+      details: { field: 'comment', problem: 'it contains a NUL' },
+    });
+    expect(refusal({ comment: '#SBATCH' })).toMatchObject({
+      code: 'I-REQ-SLURM-VALUE',
+      details: { field: 'comment', problem: 'it contains #SBATCH' },
+    });
     expect(refusal({ jobName: "a'b" })).toMatchObject({ code: 'I-REQ-SLURM-VALUE', details: { field: 'jobName' } });
     expect(refusal({ jobName: 'a b' })).toMatchObject({ code: 'I-REQ-SLURM-VALUE', details: { field: 'jobName' } });
     expect(refusal({ jobName: '' })).toMatchObject({ code: 'I-REQ-SLURM-VALUE', details: { field: 'jobName' } });
-    expect(refusal({ argv: ['echo', 'a\n#SBATCH --partition=x'] })).toMatchObject({ code: 'I-REQ-SLURM-VALUE', details: { field: 'argv/1', problem: 'it contains a line break' } });
+    expect(refusal({ argv: ['echo', 'a\n#SBATCH --partition=x'] })).toMatchObject({
+      code: 'I-REQ-SLURM-VALUE',
+      details: { field: 'argv/1', problem: 'it contains a line break' },
+    });
     expect(refusal({ argv: [] })).toMatchObject({ code: 'I-REQ-SLURM-VALUE', details: { field: 'argv' } });
     expect(refusal({ argv: [''] })).toMatchObject({ code: 'I-REQ-SLURM-VALUE', details: { field: 'argv/0' } });
   });
 
   it('refuses relative paths, .. segments, quotes and foreign % patterns in paths', () => {
     expect(refusal({ workDir: 'jobs/x' })).toMatchObject({ code: 'I-REQ-SLURM-VALUE', details: { field: 'workDir' } });
-    expect(refusal({ workDir: '/srv/helix-jobs/../etc' })).toMatchObject({ code: 'I-REQ-SLURM-VALUE', details: { field: 'workDir', problem: 'it contains a .. segment' } });
+    expect(refusal({ workDir: '/srv/helix-jobs/../etc' })).toMatchObject({
+      code: 'I-REQ-SLURM-VALUE',
+      details: { field: 'workDir', problem: 'it contains a .. segment' },
+    });
     expect(refusal({ output: "/srv/x'y" })).toMatchObject({ code: 'I-REQ-SLURM-VALUE', details: { field: 'output' } });
     expect(refusal({ error: '/srv/x-%u' })).toMatchObject({ code: 'I-REQ-SLURM-VALUE', details: { field: 'error' } });
   });
 
   it('refuses a partition, account or QOS not allowlisted, and one that is no Slurm name', () => {
-    expect(refusal({ partition: 'gpu' })).toMatchObject({ code: 'A-AUTH-SLURM-PARTITION', details: { asked: 'gpu', allowed: ['debug', 'long'] } });
+    expect(refusal({ partition: 'gpu' })).toMatchObject({
+      code: 'A-AUTH-SLURM-PARTITION',
+      details: { asked: 'gpu', allowed: ['debug', 'long'] },
+    });
     expect(refusal({ account: 'other' })).toMatchObject({ code: 'A-AUTH-SLURM-ACCOUNT', details: { asked: 'other', allowed: ['lab'] } });
     expect(refusal({ qos: 'high' })).toMatchObject({ code: 'A-AUTH-SLURM-QOS', details: { asked: 'high', allowed: [] } });
-    expect(refusal({ partition: 'debug\n#SBATCH --qos=high' })).toMatchObject({ code: 'I-REQ-SLURM-VALUE', details: { field: 'partition' } });
+    expect(refusal({ partition: 'debug\n#SBATCH --qos=high' })).toMatchObject({
+      code: 'I-REQ-SLURM-VALUE',
+      details: { field: 'partition' },
+    });
     expect(refusal({ account: "lab' --qos=high" })).toMatchObject({ code: 'I-REQ-SLURM-VALUE', details: { field: 'account' } });
   });
 
   it('refuses limits over the ceilings, naming the ceiling', () => {
-    expect(refusal({ timeMinutes: 31 })).toMatchObject({ code: 'A-AUTH-SLURM-LIMIT', details: { field: 'timeMinutes', asked: 31, ceiling: 30, policy_field: 'slurm.ceilings.timeMinutes' } });
+    expect(refusal({ timeMinutes: 31 })).toMatchObject({
+      code: 'A-AUTH-SLURM-LIMIT',
+      details: { field: 'timeMinutes', asked: 31, ceiling: 30, policy_field: 'slurm.ceilings.timeMinutes' },
+    });
     expect(refusal({ cpusPerTask: 3 })).toMatchObject({ code: 'A-AUTH-SLURM-LIMIT', details: { field: 'cpusPerTask', ceiling: 2 } });
     expect(refusal({ memoryMiB: 513 })).toMatchObject({ code: 'A-AUTH-SLURM-LIMIT', details: { field: 'memoryMiB', ceiling: 512 } });
     expect(refusal({ arraySize: 9 })).toMatchObject({ code: 'A-AUTH-SLURM-LIMIT', details: { field: 'arraySize', ceiling: 8 } });
@@ -105,8 +141,12 @@ describe('the policy slurm section', () => {
       const r = PolicySlurmSchema.safeParse(input);
       return r.success ? [] : r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
     };
-    expect(issues({ tools: { 'seq.*': {} } })).toEqual(['tools.seq.*: "seq.*" must be an exact tool id (no wildcard: the slurm capabilities are privileged)']);
-    expect(issues({ partitions: ['debug'], tools: { 'seq.stats': { partitions: ['gpu'] } } })).toEqual(['tools.seq.stats.partitions.0: gpu is not on slurm.partitions; add it there first']);
+    expect(issues({ tools: { 'seq.*': {} } })).toEqual([
+      'tools.seq.*: "seq.*" must be an exact tool id (no wildcard: the slurm capabilities are privileged)',
+    ]);
+    expect(issues({ partitions: ['debug'], tools: { 'seq.stats': { partitions: ['gpu'] } } })).toEqual([
+      'tools.seq.stats.partitions.0: gpu is not on slurm.partitions; add it there first',
+    ]);
     expect(issues({ workRoot: 'jobs' })).toHaveLength(1);
     expect(issues({ workRoot: '/srv/../etc' })).toEqual(['workRoot: must not contain a .. segment']);
     expect(issues({ partitions: ['debug\n'] })).toHaveLength(1);

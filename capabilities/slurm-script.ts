@@ -52,7 +52,10 @@ export function shQuote(value: string): string {
 
 /** The I-REQ-SLURM-VALUE error for `field`. */
 function badValue(field: string, value: string, problem: string): HelixError {
-  return new HelixError('I-REQ-SLURM-VALUE', { message: `Slurm ${field} ${JSON.stringify(value.slice(0, 200))} refused: ${problem}.`, details: { field, problem } });
+  return new HelixError('I-REQ-SLURM-VALUE', {
+    message: `Slurm ${field} ${JSON.stringify(value.slice(0, 200))} refused: ${problem}.`,
+    details: { field, problem },
+  });
 }
 
 /** Refuses a value with a newline, NUL or `#SBATCH`, then one outside `charset`. */
@@ -67,18 +70,27 @@ function checkPath(field: string, value: string, patterns: boolean): void {
   checkValue(field, value, undefined, '');
   // %j, %A and %a are the only patterns a log path may carry: Slurm expands them, nothing else does.
   const plain = patterns ? value.replaceAll(/%[jAa]/g, 'x') : value;
-  if (!SLURM_PATH.test(plain)) throw badValue(field, value, `it is not an absolute path of letters, digits and _ . / -${patterns ? ' (with %j, %A, %a)' : ''}`);
+  if (!SLURM_PATH.test(plain))
+    throw badValue(field, value, `it is not an absolute path of letters, digits and _ . / -${patterns ? ' (with %j, %A, %a)' : ''}`);
   if (value.split('/').includes('..')) throw badValue(field, value, 'it contains a .. segment');
 }
 
 /** A name from `allowed` (the policy's list, narrowed for the tool): `asked`, or the first when left out. */
-export function pickAllowed(kind: 'partition' | 'account' | 'qos', asked: string | undefined, allowed: readonly string[], who: string): string | undefined {
+export function pickAllowed(
+  kind: 'partition' | 'account' | 'qos',
+  asked: string | undefined,
+  allowed: readonly string[],
+  who: string,
+): string | undefined {
   if (asked === undefined) return allowed[0];
   checkValue(kind, asked, SLURM_NAME, 'a Slurm name (letters, digits, _ . -)');
   if (allowed.includes(asked)) return asked;
   const code = kind === 'partition' ? 'A-AUTH-SLURM-PARTITION' : kind === 'account' ? 'A-AUTH-SLURM-ACCOUNT' : 'A-AUTH-SLURM-QOS';
   const list = kind === 'qos' ? 'QOS' : `${kind}s`;
-  throw new HelixError(code, { message: `Slurm ${kind} ${JSON.stringify(asked)} refused: it is not among the ${list} the policy's slurm section allows ${who}.`, details: { field: kind, asked, allowed: [...allowed] } });
+  throw new HelixError(code, {
+    message: `Slurm ${kind} ${JSON.stringify(asked)} refused: it is not among the ${list} the policy's slurm section allows ${who}.`,
+    details: { field: kind, asked, allowed: [...allowed] },
+  });
 }
 
 // Each spec limit against the ceiling it is bounded by.
@@ -90,7 +102,10 @@ const LIMITS = [
 ] as const satisfies ReadonlyArray<readonly [keyof SlurmJobSpec, keyof PolicySlurmCeilings]>;
 
 /** The limits of `spec` within `ceilings`: left out, the ceiling; over it, A-AUTH-SLURM-LIMIT. */
-export function boundLimits(spec: Pick<SlurmJobSpec, 'timeMinutes' | 'cpusPerTask' | 'memoryMiB' | 'arraySize'>, ceilings: PolicySlurmCeilings): Pick<SlurmDirectives, 'timeMinutes' | 'cpusPerTask' | 'memoryMiB' | 'arraySize'> {
+export function boundLimits(
+  spec: Pick<SlurmJobSpec, 'timeMinutes' | 'cpusPerTask' | 'memoryMiB' | 'arraySize'>,
+  ceilings: PolicySlurmCeilings,
+): Pick<SlurmDirectives, 'timeMinutes' | 'cpusPerTask' | 'memoryMiB' | 'arraySize'> {
   for (const [asked, ceiling] of LIMITS) {
     const value = spec[asked];
     if (value === undefined) continue;
@@ -111,13 +126,19 @@ export function boundLimits(spec: Pick<SlurmJobSpec, 'timeMinutes' | 'cpusPerTas
 }
 
 /** Checks every value of `spec` and decides its directives under `slurm`, with the allowlists given (default: the section's own) for `who`. */
-export function decideDirectives(spec: SlurmJobSpec, slurm: PolicySlurm, allowed: Pick<PolicySlurm, 'partitions' | 'accounts' | 'qos'> = slurm, who = 'any job'): SlurmDirectives {
+export function decideDirectives(
+  spec: SlurmJobSpec,
+  slurm: PolicySlurm,
+  allowed: Pick<PolicySlurm, 'partitions' | 'accounts' | 'qos'> = slurm,
+  who = 'any job',
+): SlurmDirectives {
   checkValue('jobName', spec.jobName, SLURM_LABEL, 'made of letters, digits and _ . : = + @ , - (1 to 200)');
   checkValue('comment', spec.comment, SLURM_LABEL, 'made of letters, digits and _ . : = + @ , - (1 to 200)');
   checkPath('workDir', spec.workDir, false);
   checkPath('output', spec.output, true);
   checkPath('error', spec.error, true);
-  if (spec.argv.length === 0 || spec.argv.length > MAX_JOB_ARGV) throw badValue('argv', String(spec.argv.length), `it must hold 1 to ${MAX_JOB_ARGV} entries`);
+  if (spec.argv.length === 0 || spec.argv.length > MAX_JOB_ARGV)
+    throw badValue('argv', String(spec.argv.length), `it must hold 1 to ${MAX_JOB_ARGV} entries`);
   spec.argv.forEach((arg, i) => {
     checkValue(`argv/${i}`, arg, undefined, '');
     if (arg.length > MAX_JOB_ARG_CHARS) throw badValue(`argv/${i}`, arg, `it is longer than ${MAX_JOB_ARG_CHARS} characters`);
@@ -138,7 +159,11 @@ export function decideDirectives(spec: SlurmJobSpec, slurm: PolicySlurm, allowed
  * single-quoted, and one `exec` of the quoted argv (ABI-SLURM-004). Throws the HelixError that
  * refuses it (I-REQ-SLURM-VALUE, A-AUTH-SLURM-PARTITION, -ACCOUNT, -QOS, -LIMIT).
  */
-export function renderBatchScript(spec: SlurmJobSpec, policySlurm: PolicySlurm, allowed?: Pick<PolicySlurm, 'partitions' | 'accounts' | 'qos'>): string {
+export function renderBatchScript(
+  spec: SlurmJobSpec,
+  policySlurm: PolicySlurm,
+  allowed?: Pick<PolicySlurm, 'partitions' | 'accounts' | 'qos'>,
+): string {
   const d = decideDirectives(spec, policySlurm, allowed);
   const lines = ['#!/bin/sh', '# Generated by Helix: every value is quoted; nothing here is read by a shell before exec.'];
   const directive = (flag: string, value: string | number | undefined): void => {

@@ -2,10 +2,33 @@
 // do next, each with whether it is final and whether the job's work is there to collect.
 
 /** A job's state as Helix reports it. */
-export type JobStateName = 'pending' | 'running' | 'suspended' | 'completed' | 'failed' | 'cancelled' | 'timeout' | 'out_of_memory' | 'node_fail' | 'preempted' | 'unknown';
+export type JobStateName =
+  | 'pending'
+  | 'running'
+  | 'suspended'
+  | 'completed'
+  | 'failed'
+  | 'cancelled'
+  | 'timeout'
+  | 'out_of_memory'
+  | 'node_fail'
+  | 'preempted'
+  | 'unknown';
 
 /** Every Helix job state, in the order a combined state prefers them (see combineStates). */
-export const JOB_STATE_NAMES: readonly JobStateName[] = ['running', 'pending', 'suspended', 'unknown', 'node_fail', 'out_of_memory', 'timeout', 'failed', 'preempted', 'cancelled', 'completed'];
+export const JOB_STATE_NAMES: readonly JobStateName[] = [
+  'running',
+  'pending',
+  'suspended',
+  'unknown',
+  'node_fail',
+  'out_of_memory',
+  'timeout',
+  'failed',
+  'preempted',
+  'cancelled',
+  'completed',
+];
 
 /** A mapped state. */
 export interface JobState {
@@ -44,7 +67,15 @@ const STATES: Readonly<Record<string, JobStateName>> = {
   PREEMPTED: 'preempted',
 };
 
-const TERMINAL: ReadonlySet<JobStateName> = new Set(['completed', 'failed', 'cancelled', 'timeout', 'out_of_memory', 'node_fail', 'preempted']);
+const TERMINAL: ReadonlySet<JobStateName> = new Set([
+  'completed',
+  'failed',
+  'cancelled',
+  'timeout',
+  'out_of_memory',
+  'node_fail',
+  'preempted',
+]);
 
 /**
  * Maps one Slurm state to Helix's. sacct writes `CANCELLED by 0`, squeue `CANCELLED`; a state

@@ -46,14 +46,28 @@ export function readJobRecord(ctx: Pick<CapabilityContext, 'checkpoints'>, key: 
   if (!parsed.success) {
     throw new HelixError('D-DATA-RECORD-INVALID', {
       message: `The checkpoint ${key} in the store's checkpoints database is damaged: it is not a Slurm job record.`,
-      details: { database: 'checkpoints', key, problem: 'it is not a Slurm job record', violations: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`) },
+      details: {
+        database: 'checkpoints',
+        key,
+        problem: 'it is not a Slurm job record',
+        violations: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`),
+      },
     });
   }
   return parsed.data;
 }
 
 async function checkpoint(ctx: CapabilityContext, plan: SubmitPlan, jobId: string, how: SlurmJobRecord['how']): Promise<SlurmJobRecord> {
-  const record: SlurmJobRecord = { job_id: jobId, job_name: plan.jobName, run_id: ctx.runId, call: plan.call, dir: plan.dir, outputs: [...plan.outputs], how, at: ctx.clock.nowUnixMs() };
+  const record: SlurmJobRecord = {
+    job_id: jobId,
+    job_name: plan.jobName,
+    run_id: ctx.runId,
+    call: plan.call,
+    dir: plan.dir,
+    outputs: [...plan.outputs],
+    how,
+    at: ctx.clock.nowUnixMs(),
+  };
   await ctx.checkpoints.put({ [callKey(ctx.runId, plan.call)]: record, [jobKey(jobId)]: record });
   return record;
 }
@@ -61,7 +75,8 @@ async function checkpoint(ctx: CapabilityContext, plan: SubmitPlan, jobId: strin
 /** The `slurm.submit` capability. */
 export const slurmSubmit: CapabilityDefinition<SlurmSubmitArgs, SlurmSubmitResult> = {
   name: 'slurm.submit',
-  description: "Submits argv as a Slurm batch job (inputs copied into its directory, directives from the policy's allowlists and ceilings); at most once per run and call: the job id is checkpointed before it answers.",
+  description:
+    "Submits argv as a Slurm batch job (inputs copied into its directory, directives from the policy's allowlists and ceilings); at most once per run and call: the job id is checkpointed before it answers.",
   privileged: true,
   journal: 'value',
   args: SlurmSubmitArgsSchema,

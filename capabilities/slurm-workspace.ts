@@ -15,7 +15,10 @@ const PIECE_BYTES = 1024 * 1024;
 const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
 
 function workRootError(root: string, why: string): HelixError {
-  return new HelixError('P-PRECOND-SLURM-WORK-ROOT', { message: `slurm.submit cannot place the job: the policy's slurm.workRoot ${root} ${why}.`, details: { work_root: root } });
+  return new HelixError('P-PRECOND-SLURM-WORK-ROOT', {
+    message: `slurm.submit cannot place the job: the policy's slurm.workRoot ${root} ${why}.`,
+    details: { work_root: root },
+  });
 }
 
 /** Checks that the work root is a real, writable directory (no link on the way), or P-PRECOND-SLURM-WORK-ROOT. */
@@ -59,7 +62,10 @@ export async function prepareJobDir(plan: SubmitPlan, ctx: Pick<CapabilityContex
 }
 
 function pathRefused(file: string, why: string): HelixError {
-  return new HelixError('A-AUTH-SLURM-OUTPUT-PATH', { message: `slurm.collect refused ${file}: ${why}.`, details: { path: file, problem: why } });
+  return new HelixError('A-AUTH-SLURM-OUTPUT-PATH', {
+    message: `slurm.collect refused ${file}: ${why}.`,
+    details: { path: file, problem: why },
+  });
 }
 
 /** What collect made of one file: its artifact, or null when the job did not write it. */
@@ -106,12 +112,19 @@ export async function collectFile(
   });
   try {
     const opened = await handle.stat();
-    if (opened.ino !== stats.ino || opened.dev !== stats.dev || !opened.isFile()) throw pathRefused(file, 'it was replaced while it was being checked');
+    if (opened.ino !== stats.ino || opened.dev !== stats.dev || !opened.isFile())
+      throw pathRefused(file, 'it was replaced while it was being checked');
     const keep = Math.min(opened.size, options.maxBytes);
     const stream = handle.createReadStream({ start: 0, end: keep === 0 ? 0 : keep - 1, autoClose: false });
     try {
       const source = keep === 0 ? (async function* () {})() : stream;
-      const artifact = await ctx.imports.importStream(source, { path: file, mtimeMs: opened.mtimeMs, maxBytes: options.maxBytes, label: options.label, ...(options.type === undefined ? {} : { type: options.type }) });
+      const artifact = await ctx.imports.importStream(source, {
+        path: file,
+        mtimeMs: opened.mtimeMs,
+        maxBytes: options.maxBytes,
+        label: options.label,
+        ...(options.type === undefined ? {} : { type: options.type }),
+      });
       return { artifact, truncated: opened.size > keep };
     } finally {
       stream.destroy();

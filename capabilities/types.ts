@@ -24,10 +24,18 @@ export interface ArtifactPort {
    * in a buffer of their own, or in `into` when it is given and holds `length` bytes (then `data`
    * is a view of it); `chunk` is the stored chunk's key when they are exactly one whole chunk.
    */
-  read(id: string, range: { offset: number; length: number; decompress: boolean; into?: Uint8Array }): Promise<{ data: Uint8Array; eof: boolean; chunk?: string }>;
+  read(
+    id: string,
+    range: { offset: number; length: number; decompress: boolean; into?: Uint8Array },
+  ): Promise<{ data: Uint8Array; eof: boolean; chunk?: string }>;
   list(filter: { limit: number; type?: string }): ArtifactSummary[];
   /** Appends to the output under `role`; with `final`, seals it and returns its id (visible when the run ends). */
-  write(role: string, data: Uint8Array, final: boolean, meta: { type?: string; label?: string }): Promise<{ bytes: number; artifact?: { id: string; sha256: string; size: number } }>;
+  write(
+    role: string,
+    data: Uint8Array,
+    final: boolean,
+    meta: { type?: string; label?: string },
+  ): Promise<{ bytes: number; artifact?: { id: string; sha256: string; size: number } }>;
   /** The declared output under `role` (its type), or undefined when the tool declares no such role. */
   declared(role: string): { readonly type: string } | undefined;
 }
@@ -72,7 +80,10 @@ export interface ImportPort {
    * Stores the bytes `source` yields as an artifact whose source is the file at `path` (its real
    * path), visible when the promise resolves; I-REQ-TOO-LARGE past `maxBytes`.
    */
-  importStream(source: AsyncIterable<Uint8Array>, meta: { path: string; mtimeMs: number; maxBytes: number; label?: string; type?: string }): Promise<ArtifactSummary>;
+  importStream(
+    source: AsyncIterable<Uint8Array>,
+    meta: { path: string; mtimeMs: number; maxBytes: number; label?: string; type?: string },
+  ): Promise<ArtifactSummary>;
 }
 
 /** Everything a capability call may reach. */

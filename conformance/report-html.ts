@@ -76,12 +76,23 @@ export function renderHtml(report: Report): string {
   <div class="card"><span class="n" id="summary-coverage">${cov.covered}/${cov.requirements}</span>ABI requirements with a check</div>
 </div>
 <p class="meta" id="page-count">(recounted by the browser)</p>
-${countsTable('By engine', ENGINES.filter((e) => s.byEngine[e] !== undefined).map((e) => [e, s.byEngine[e]!]))}
-${countsTable('By category', CATEGORIES.filter((c) => s.byCategory[c] !== undefined).map((c) => [CATEGORY_TITLES[c], s.byCategory[c]!]))}
+${countsTable(
+  'By engine',
+  ENGINES.filter((e) => s.byEngine[e] !== undefined).map((e) => [e, s.byEngine[e]!]),
+)}
+${countsTable(
+  'By category',
+  CATEGORIES.filter((c) => s.byCategory[c] !== undefined).map((c) => [CATEGORY_TITLES[c], s.byCategory[c]!]),
+)}
 ${coverageSection(report)}
 <h2>Checks</h2>
 <p class="meta">Each check ran on a host of its own (its toolpacks, its policy, a new store); after it, the same host had to answer a well-behaved call (“survival”). Failed checks are open.</p>
-${CATEGORIES.map((c) => categorySection(c, report.results.filter((r) => r.category === c))).join('\n')}
+${CATEGORIES.map((c) =>
+  categorySection(
+    c,
+    report.results.filter((r) => r.category === c),
+  ),
+).join('\n')}
 </main>
 <script>${RECOUNT}</script>
 </body></html>
@@ -97,14 +108,18 @@ ${rows.map(([name, c]) => `<tr><td>${esc(name)}</td><td class="num">${c.total}</
 function coverageSection(report: Report): string {
   const cov = report.coverage;
   const problems = [
-    cov.uncovered.length === 0 ? '' : `<p class="missing" id="uncovered">No check backs ${cov.uncovered.length} requirement(s): ${esc(cov.uncovered.join(' '))}</p>`,
+    cov.uncovered.length === 0
+      ? ''
+      : `<p class="missing" id="uncovered">No check backs ${cov.uncovered.length} requirement(s): ${esc(cov.uncovered.join(' '))}</p>`,
     cov.unknown.length === 0 ? '' : `<p class="missing">Checks cite ids ABI.md does not define: ${esc(cov.unknown.join('; '))}</p>`,
   ].join('');
   const rows = cov.map
     .map(
       (r) =>
         `<tr id="${anchor(r.id)}"><td><code>${esc(r.id)}</code></td><td>${esc(r.section)}</td><td>${esc(r.summary)}</td><td>${
-          r.checks.length === 0 ? '<span class="missing">none</span>' : r.checks.map((c) => `<a href="#${anchor(c)}">${esc(c)}</a>`).join(', ')
+          r.checks.length === 0
+            ? '<span class="missing">none</span>'
+            : r.checks.map((c) => `<a href="#${anchor(c)}">${esc(c)}</a>`).join(', ')
         }</td></tr>`,
     )
     .join('\n');
@@ -136,9 +151,14 @@ ${ev.calls
       }</td><td class="num">${c.fuelUsed ?? ''}</td><td class="num">${c.memoryPeakPages ?? ''}</td><td class="num">${ms(c.durationMs)}</td></tr>`,
   )
   .join('\n')}</table></dd>`;
-  const observations = Object.keys(ev.observations).length === 0 ? '' : `<dt>Observations</dt><dd><pre>${esc(JSON.stringify(ev.observations, null, 2))}</pre></dd>`;
+  const observations =
+    Object.keys(ev.observations).length === 0
+      ? ''
+      : `<dt>Observations</dt><dd><pre>${esc(JSON.stringify(ev.observations, null, 2))}</pre></dd>`;
   const notes = ev.notes.length === 0 ? '' : `<dt>Notes</dt><dd><ul>${ev.notes.map((n) => `<li>${esc(n)}</li>`).join('')}</ul></dd>`;
-  const sources = r.sources.map((src) => `<details><summary>${esc(src.label)} (${esc(src.lang)})</summary><pre>${esc(src.text)}</pre></details>`).join('\n');
+  const sources = r.sources
+    .map((src) => `<details><summary>${esc(src.label)} (${esc(src.lang)})</summary><pre>${esc(src.text)}</pre></details>`)
+    .join('\n');
   return `<details class="result ${r.verdict}" data-verdict="${r.verdict}" data-check="${esc(r.id)}" data-engine="${esc(r.engine)}" id="${anchor(r.id)}-${r.engine}"${r.verdict === 'fail' ? ' open' : ''}>
 <summary><span class="verdict ${r.verdict}">${r.verdict === 'pass' ? 'PASS' : 'FAIL'}</span><span class="id" id="${anchor(r.id)}">${esc(r.id)}</span><span class="engine">${esc(r.engine)}</span><span class="title">${esc(r.title)}</span></summary>
 <div class="body"><dl>

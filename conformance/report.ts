@@ -19,12 +19,21 @@ export interface Report {
   readonly helixVersion: string;
   readonly startedAt: string;
   readonly durationMs: number;
-  readonly machine: { readonly node: string; readonly platform: string; readonly arch: string; readonly cpus: number; readonly memoryBytes: number };
+  readonly machine: {
+    readonly node: string;
+    readonly platform: string;
+    readonly arch: string;
+    readonly cpus: number;
+    readonly memoryBytes: number;
+  };
   /** What was asked: the engines and the --only selectors. */
   readonly selection: { readonly engines: readonly Engine[]; readonly only: readonly string[] };
   /** Distinct checks in the suite and how many were selected. */
   readonly checks: { readonly inSuite: number; readonly selected: number };
-  readonly summary: Counts & { readonly byEngine: Readonly<Partial<Record<Engine, Counts>>>; readonly byCategory: Readonly<Partial<Record<Category, Counts>>> };
+  readonly summary: Counts & {
+    readonly byEngine: Readonly<Partial<Record<Engine, Counts>>>;
+    readonly byCategory: Readonly<Partial<Record<Category, Counts>>>;
+  };
   readonly coverage: Coverage;
   /** True when every result passed and every requirement has a check. */
   readonly ok: boolean;
@@ -43,7 +52,11 @@ export function buildReport(args: {
   coverage: Coverage;
   results: readonly CheckResult[];
 }): Report {
-  const count = (rs: readonly CheckResult[]): Counts => ({ total: rs.length, passed: rs.filter((r) => r.verdict === 'pass').length, failed: rs.filter((r) => r.verdict === 'fail').length });
+  const count = (rs: readonly CheckResult[]): Counts => ({
+    total: rs.length,
+    passed: rs.filter((r) => r.verdict === 'pass').length,
+    failed: rs.filter((r) => r.verdict === 'fail').length,
+  });
   const group = <K extends string>(key: (r: CheckResult) => K): Partial<Record<K, Counts>> => {
     const out: Partial<Record<K, Counts>> = {};
     for (const k of new Set(args.results.map(key))) out[k] = count(args.results.filter((r) => key(r) === k));

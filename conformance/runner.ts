@@ -103,12 +103,14 @@ async function runOne(check: Check, engine: Engine, tmp: string): Promise<CheckR
         let spec: ToolpackSpec = pack;
         if ('guest' in pack && typeof pack.guest === 'string') {
           spec = { ...pack, module: await compileGuest(pack.guest) };
-          if (!sources.some((s) => s.label === pack.guest)) sources.push({ label: pack.guest, lang: 'assemblyscript', text: readFileSync(guestSourcePath(pack.guest), 'utf8') });
+          if (!sources.some((s) => s.label === pack.guest))
+            sources.push({ label: pack.guest, lang: 'assemblyscript', text: readFileSync(guestSourcePath(pack.guest), 'utf8') });
         } else if (typeof pack.module === 'string' && pack.id !== CANARY_ID) {
           sources.push({ label: `${pack.id} (module)`, lang: 'wat', text: pack.module.trim() });
         }
         const { manifestPath } = await writeToolpack(root, spec);
-        if (pack.id !== CANARY_ID && pack.manifest !== undefined) sources.push({ label: `${pack.id} (manifest fields)`, lang: 'yaml', text: stringify(pack.manifest) });
+        if (pack.id !== CANARY_ID && pack.manifest !== undefined)
+          sources.push({ label: `${pack.id} (manifest fields)`, lang: 'yaml', text: stringify(pack.manifest) });
         for (const [name, content] of Object.entries(('extraFiles' in pack ? pack.extraFiles : undefined) ?? {})) {
           const target = path.join(path.dirname(manifestPath), name);
           mkdirSync(path.dirname(target), { recursive: true });
@@ -129,7 +131,12 @@ async function runOne(check: Check, engine: Engine, tmp: string): Promise<CheckR
 
   const startHost = async (): Promise<Host> => {
     const pluginsDir = await writePlugins();
-    return createHost({ pluginsDir, policyFile: policyFile(), home: path.join(dir, 'home'), warn: (line) => notes.push(`host warning: ${line}`) });
+    return createHost({
+      pluginsDir,
+      policyFile: policyFile(),
+      home: path.join(dir, 'home'),
+      warn: (line) => notes.push(`host warning: ${line}`),
+    });
   };
 
   const ctx: CheckContext = {
@@ -151,7 +158,9 @@ async function runOne(check: Check, engine: Engine, tmp: string): Promise<CheckR
     async call(tool, input = {}, options = {}) {
       const h = await ctx.host();
       const t0 = performance.now();
-      const r = ResponseEnvelopeSchema.parse(await h.call({ tool_id: tool, input, ...options.request } as never, options.signal === undefined ? {} : { signal: options.signal }));
+      const r = ResponseEnvelopeSchema.parse(
+        await h.call({ tool_id: tool, input, ...options.request } as never, options.signal === undefined ? {} : { signal: options.signal }),
+      );
       calls.push(callEvidence(tool, r, performance.now() - t0));
       return r;
     },
@@ -181,7 +190,10 @@ async function runOne(check: Check, engine: Engine, tmp: string): Promise<CheckR
   }
   const durationMs = performance.now() - started;
   if (host === undefined && starting !== undefined) await starting.catch(() => undefined);
-  const probed = missing === undefined ? await survive(check, engine, dir, host) : { survival: { ok: true, durationMs: 0, detail: 'not probed: the check did not run' } };
+  const probed =
+    missing === undefined
+      ? await survive(check, engine, dir, host)
+      : { survival: { ok: true, durationMs: 0, detail: 'not probed: the check did not run' } };
   const survival = probed.survival;
   if (survival.ok === false && failure === undefined) failure = `the host did not survive: ${survival.detail}`;
   const peakRssDeltaBytes = memory.stop();
@@ -197,7 +209,15 @@ async function runOne(check: Check, engine: Engine, tmp: string): Promise<CheckR
     expected: check.expected,
     verdict: failure === undefined ? 'pass' : 'fail',
     ...(failure === undefined ? {} : { failure }),
-    evidence: { durationMs: round(durationMs), peakRssDeltaBytes, fuelUsed: fuel.length === 0 ? null : Math.max(...fuel), calls, notes, observations, survival },
+    evidence: {
+      durationMs: round(durationMs),
+      peakRssDeltaBytes,
+      fuelUsed: fuel.length === 0 ? null : Math.max(...fuel),
+      calls,
+      notes,
+      observations,
+      survival,
+    },
     sources,
   };
 }
@@ -206,7 +226,12 @@ async function runOne(check: Check, engine: Engine, tmp: string): Promise<CheckR
  * The canary on the check's host; when the check's host never started (a refused start), on a
  * new host of the canary alone in the same process and home, to show the refusal harmed neither.
  */
-async function survive(check: Check, engine: Engine, dir: string, host: Host | undefined): Promise<{ survival: Evidence['survival']; extra?: Host }> {
+async function survive(
+  check: Check,
+  engine: Engine,
+  dir: string,
+  host: Host | undefined,
+): Promise<{ survival: Evidence['survival']; extra?: Host }> {
   const t0 = performance.now();
   let target = host;
   let extra: Host | undefined;
@@ -215,7 +240,12 @@ async function survive(check: Check, engine: Engine, dir: string, host: Host | u
       const root = path.join(dir, 'plugins-canary');
       mkdirSync(root, { recursive: true });
       await writeToolpack(root, canaryPack(engine));
-      extra = target = await createHost({ pluginsDir: root, policy: loadPolicy(undefined), home: path.join(dir, 'home'), warn: () => undefined });
+      extra = target = await createHost({
+        pluginsDir: root,
+        policy: loadPolicy(undefined),
+        home: path.join(dir, 'home'),
+        warn: () => undefined,
+      });
     }
     const probe = { probe: `survival of ${check.id} on ${engine}`, at: Date.now(), nonce: Math.random() };
     const r = ResponseEnvelopeSchema.parse(await target.call({ tool_id: CANARY_ID, input: probe }));
@@ -224,7 +254,10 @@ async function survive(check: Check, engine: Engine, dir: string, host: Host | u
     const detail = ok ? `the canary answered on ${where}` : `the canary answered ${r.status} ${r.error?.code ?? ''} on ${where}`;
     return { survival: { ok, durationMs: round(performance.now() - t0), detail }, ...(extra === undefined ? {} : { extra }) };
   } catch (e) {
-    return { survival: { ok: false, durationMs: round(performance.now() - t0), detail: `the canary could not be called: ${describeError(e)}` }, ...(extra === undefined ? {} : { extra }) };
+    return {
+      survival: { ok: false, durationMs: round(performance.now() - t0), detail: `the canary could not be called: ${describeError(e)}` },
+      ...(extra === undefined ? {} : { extra }),
+    };
   }
 }
 

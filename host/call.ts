@@ -5,7 +5,25 @@
 import { randomUUID } from 'node:crypto';
 import { types } from 'node:util';
 import { performance } from 'node:perf_hooks';
-import { type CallMetrics, checkJsonValue, type EffectiveLimits, ERROR_CODES, errorClassOf, HelixError, inputBytesOf, type RequestEnvelope, RequestEnvelopeSchema, type ResponseEnvelope, type RunEvent, type RunLink, type RunRecord, type RunResult, statusForCode, WASM_PAGE_BYTES, type WireError } from '../abi/index.js';
+import {
+  type CallMetrics,
+  checkJsonValue,
+  type EffectiveLimits,
+  ERROR_CODES,
+  errorClassOf,
+  HelixError,
+  inputBytesOf,
+  type RequestEnvelope,
+  RequestEnvelopeSchema,
+  type ResponseEnvelope,
+  type RunEvent,
+  type RunLink,
+  type RunRecord,
+  type RunResult,
+  statusForCode,
+  WASM_PAGE_BYTES,
+  type WireError,
+} from '../abi/index.js';
 import { getArtifact } from './artifacts/index.js';
 import { jsonRefusal } from './json-entry.js';
 import type { LoadedPolicy } from './policy/load-policy.js';
@@ -83,9 +101,21 @@ export async function performCall(ctx: CallContext, raw: unknown, options: CallO
   if (!parsed.success) {
     const r = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
     const violations = parsed.error.issues.map((i) => ({ path: `/${i.path.join('/')}`, message: i.message }));
-    const err = new HelixError('I-REQ-ENVELOPE', { message: `The request envelope has ${violations.length} violation${violations.length === 1 ? '' : 's'}.`, details: { violations } });
-    const provenance = { tool_id: typeof r.tool_id === 'string' ? r.tool_id : '', tool_version: typeof r.tool_version === 'string' ? r.tool_version : '*', digest: null };
-    return errorResponse(typeof r.call_id === 'string' ? r.call_id : randomUUID(), err.toWire(), { ...ZERO_METRICS, duration_ms: elapsed() }, provenance);
+    const err = new HelixError('I-REQ-ENVELOPE', {
+      message: `The request envelope has ${violations.length} violation${violations.length === 1 ? '' : 's'}.`,
+      details: { violations },
+    });
+    const provenance = {
+      tool_id: typeof r.tool_id === 'string' ? r.tool_id : '',
+      tool_version: typeof r.tool_version === 'string' ? r.tool_version : '*',
+      digest: null,
+    };
+    return errorResponse(
+      typeof r.call_id === 'string' ? r.call_id : randomUUID(),
+      err.toWire(),
+      { ...ZERO_METRICS, duration_ms: elapsed() },
+      provenance,
+    );
   }
   const req = parsed.data;
   const callId = req.call_id ?? randomUUID();
@@ -97,40 +127,75 @@ export async function performCall(ctx: CallContext, raw: unknown, options: CallO
     provenance = { tool_id: tool.id, tool_version: tool.version, digest: tool.moduleDigest };
     const prepared = prepare(ctx, tool, req);
     runId = prepared.start.run_id;
-    options.onIdentity?.({ run_id: runId, params_hash: prepared.start.params_hash, canonical_params: prepared.start.canonical_params, policy_hash: prepared.start.policy_hash });
+    options.onIdentity?.({
+      run_id: runId,
+      params_hash: prepared.start.params_hash,
+      canonical_params: prepared.start.canonical_params,
+      policy_hash: prepared.start.policy_hash,
+    });
 
     // Policy, first time (README "How a call runs", step 2); a refusal is recorded as a blocked run.
     const refusal = authorize(ctx.policy, tool);
     if (refusal !== undefined) {
       await ctx.coordinator.block(prepared.start, { status: 'terminal_error', error: refusal.toWire(), warnings: [] });
-      return errorResponse(callId, refusal.toWire(), { ...ZERO_METRICS, duration_ms: elapsed() }, provenance, tool.deterministic, { run_id: runId, replayed: false });
+      return errorResponse(callId, refusal.toWire(), { ...ZERO_METRICS, duration_ms: elapsed() }, provenance, tool.deterministic, {
+        run_id: runId,
+        replayed: false,
+      });
     }
     if (req.dry_run) {
-      return successResponse(callId, null, { ...ZERO_METRICS, duration_ms: elapsed() }, provenance, ['dry_run: validated and authorized, not executed'], { run_id: runId, replayed: false });
+      return successResponse(
+        callId,
+        null,
+        { ...ZERO_METRICS, duration_ms: elapsed() },
+        provenance,
+        ['dry_run: validated and authorized, not executed'],
+        { run_id: runId, replayed: false },
+      );
     }
 
     const t = tool;
     options.onRunStarted?.(runId);
-    const outcome = await ctx.coordinator.run(prepared.start, ctx.now() + prepared.limits.timeoutMs, (unstoredEvents) => execute(ctx, t, req, prepared, callId, elapsed, options, unstoredEvents));
+    const outcome = await ctx.coordinator.run(prepared.start, ctx.now() + prepared.limits.timeoutMs, (unstoredEvents) =>
+      execute(ctx, t, req, prepared, callId, elapsed, options, unstoredEvents),
+    );
     const r = outcome.record.result;
     const run = { run_id: outcome.record.run_id, replayed: outcome.replayed };
-    const metrics: CallMetrics = outcome.replayed || outcome.joined ? { ...ZERO_METRICS, duration_ms: elapsed() } : (outcome.record.metrics ?? { ...ZERO_METRICS, duration_ms: elapsed() });
+    const metrics: CallMetrics =
+      outcome.replayed || outcome.joined
+        ? { ...ZERO_METRICS, duration_ms: elapsed() }
+        : (outcome.record.metrics ?? { ...ZERO_METRICS, duration_ms: elapsed() });
     if (r === null) throw new Error(`run ${outcome.record.run_id} ended without a result`);
     const warnings = [...r.warnings];
-    if (outcome.replayed) warnings.push(`replayed: run ${outcome.record.run_id} succeeded at ${new Date(outcome.record.finished_at ?? 0).toISOString()}; nothing was executed`);
+    if (outcome.replayed)
+      warnings.push(
+        `replayed: run ${outcome.record.run_id} succeeded at ${new Date(outcome.record.finished_at ?? 0).toISOString()}; nothing was executed`,
+      );
     if (outcome.joined) warnings.push(`joined: run ${outcome.record.run_id} was already in flight; this call shares its outcome`);
     if (r.status === 'success') return successResponse(callId, r.output, metrics, provenance, warnings, run);
     return { ...errorResponse(callId, r.error!, metrics, provenance, tool.deterministic, run), status: r.status, warnings };
   } catch (err) {
     if (err instanceof HelixError) {
-      return errorResponse(callId, err.toWire(), { ...ZERO_METRICS, duration_ms: elapsed() }, provenance, tool?.deterministic, { run_id: runId, replayed: false });
+      return errorResponse(callId, err.toWire(), { ...ZERO_METRICS, duration_ms: elapsed() }, provenance, tool?.deterministic, {
+        run_id: runId,
+        replayed: false,
+      });
     }
     throw err;
   }
 }
 
 /** Runs the tool and returns how to finish its run (inside the finishing transaction). */
-async function execute(ctx: CallContext, tool: Tool, req: RequestEnvelope, prepared: Prepared, callId: string, elapsed: () => number, options: CallOptions, unstoredEvents: () => RunEvent[]): Promise<RunFinisher> {
+async function execute(
+  ctx: CallContext,
+  tool: Tool,
+  req: RequestEnvelope,
+  prepared: Prepared,
+  callId: string,
+  elapsed: () => number,
+  options: CallOptions,
+  unstoredEvents: () => RunEvent[],
+): Promise<RunFinisher> {
   const runId = prepared.start.run_id;
   const deadlineMs = ctx.now() + prepared.limits.timeoutMs;
   // Capabilities stop their own waits (HTTP) when the call's deadline passes or it is cancelled.
@@ -180,7 +245,6 @@ async function execute(ctx: CallContext, tool: Tool, req: RequestEnvelope, prepa
   });
 }
 
-
 /** What prepare computes for a call. */
 interface Prepared {
   readonly start: RunStart;
@@ -192,23 +256,40 @@ interface Prepared {
 /** Everything checked and computed before policy: limits, input, artifacts, identity. */
 function prepare(ctx: CallContext, tool: Tool, req: RequestEnvelope): Prepared {
   if (req.fn !== undefined && req.fn !== tool.entrypoint) {
-    throw new HelixError('C-CONTRACT-FN-UNKNOWN', { message: `Tool "${tool.id}" has no function "${req.fn}".`, details: { fn: req.fn, available: [tool.entrypoint] } });
+    throw new HelixError('C-CONTRACT-FN-UNKNOWN', {
+      message: `Tool "${tool.id}" has no function "${req.fn}".`,
+      details: { fn: req.fn, available: [tool.entrypoint] },
+    });
   }
-  const requested = { timeoutMs: req.constraints.timeout_ms, deadlineUnixMs: req.constraints.deadline_unix_ms, memoryMbLimit: req.constraints.memory_mb_limit };
+  const requested = {
+    timeoutMs: req.constraints.timeout_ms,
+    deadlineUnixMs: req.constraints.deadline_unix_ms,
+    memoryMbLimit: req.constraints.memory_mb_limit,
+  };
   const now = ctx.now();
   checkRequested(tool, callLimits(tool.limits, requested, now), req);
   const inputBytes = encoder.encode(JSON.stringify(req.input));
   if (inputBytes.length > tool.limits.maxInputBytes) {
-    throw new HelixError('I-REQ-INPUT-SIZE', { message: `The input is ${inputBytes.length} bytes; "${tool.id}" accepts at most ${tool.limits.maxInputBytes}.`, details: { input_bytes: inputBytes.length, max_input_bytes: tool.limits.maxInputBytes } });
+    throw new HelixError('I-REQ-INPUT-SIZE', {
+      message: `The input is ${inputBytes.length} bytes; "${tool.id}" accepts at most ${tool.limits.maxInputBytes}.`,
+      details: { input_bytes: inputBytes.length, max_input_bytes: tool.limits.maxInputBytes },
+    });
   }
   const { violations, artifacts } = tool.validateInput(req.input);
   if (violations.length > 0) {
-    throw new HelixError('I-REQ-INPUT', { message: `The input has ${violations.length} schema violation${violations.length === 1 ? '' : 's'}.`, details: { violations } });
+    throw new HelixError('I-REQ-INPUT', {
+      message: `The input has ${violations.length} schema violation${violations.length === 1 ? '' : 's'}.`,
+      details: { violations },
+    });
   }
   // Input linking: every referenced artifact must exist; its content hash enters
   // the run's identity, so identical bytes identify identical work, and its size the budget.
   const records = artifacts.map((ref) => getArtifact(ctx.store, ref.artifact_id));
-  const inputs: RunLink[] = artifacts.map((ref, i) => ({ role: ref.path.slice(1) || 'input', artifact_id: ref.artifact_id, sha256: records[i]!.sha256 }));
+  const inputs: RunLink[] = artifacts.map((ref, i) => ({
+    role: ref.path.slice(1) || 'input',
+    artifact_id: ref.artifact_id,
+    sha256: records[i]!.sha256,
+  }));
   const scaled = scaledLimits(tool.limits, ctx.policy.policy, ctx.policy.source, tool.id, inputBytesOf(records));
   const limits = callLimits(scaled, requested, now);
   const boundary = tool.snapshotBoundary?.(ctx.store, req.input);
@@ -247,7 +328,10 @@ function prepare(ctx: CallContext, tool: Tool, req: RequestEnvelope): Prepared {
 /** Refuses a request whose deadline has passed or whose memory cap is below what the module needs to start. */
 function checkRequested(tool: Tool, limits: EffectiveLimits, req: RequestEnvelope): void {
   if (limits.timeoutMs <= 0) {
-    throw new HelixError('R-TIMEOUT-001', { message: 'The deadline passed before the call was dispatched.', details: { deadline_unix_ms: req.constraints.deadline_unix_ms, phase: 'dispatch' } });
+    throw new HelixError('R-TIMEOUT-001', {
+      message: 'The deadline passed before the call was dispatched.',
+      details: { deadline_unix_ms: req.constraints.deadline_unix_ms, phase: 'dispatch' },
+    });
   }
   if (limits.maxMemoryPages < tool.minMemoryPages) {
     const needMb = Math.ceil((tool.minMemoryPages * WASM_PAGE_BYTES) / (1024 * 1024));
@@ -261,11 +345,17 @@ function checkRequested(tool: Tool, limits: EffectiveLimits, req: RequestEnvelop
 /** The policy's refusal of this tool, if any. */
 function authorize(policy: LoadedPolicy, tool: Tool): HelixError | undefined {
   if (!isToolAllowed(policy.policy, tool.id)) {
-    return new HelixError('A-AUTH-TOOL-DENIED', { message: `The policy ${policy.source} does not allow "${tool.id}".`, details: { tool_id: tool.id, policy: policy.source } });
+    return new HelixError('A-AUTH-TOOL-DENIED', {
+      message: `The policy ${policy.source} does not allow "${tool.id}".`,
+      details: { tool_id: tool.id, policy: policy.source },
+    });
   }
   const ungranted = ungrantedCapabilities(policy.policy, tool.id, tool.capabilities);
   if (ungranted.length > 0) {
-    return new HelixError('A-AUTH-CAPABILITY-NOT-GRANTED', { message: `The policy does not grant ${ungranted.join(', ')} to "${tool.id}".`, details: { capabilities: ungranted, policy: policy.source } });
+    return new HelixError('A-AUTH-CAPABILITY-NOT-GRANTED', {
+      message: `The policy does not grant ${ungranted.join(', ')} to "${tool.id}".`,
+      details: { capabilities: ungranted, policy: policy.source },
+    });
   }
   return undefined;
 }
@@ -278,7 +368,10 @@ function toRunResult(tool: Tool, outcome: ToolOutcome): RunResult {
     case 'ok': {
       const violations = tool.validateOutput(out.output);
       if (violations.length === 0) return { status: 'success', output: out.output, warnings: [] };
-      const err = new HelixError('C-CONTRACT-OUTPUT-SCHEMA', { message: `The output of "${tool.id}" has ${violations.length} schema violation${violations.length === 1 ? '' : 's'}.`, details: { violations } });
+      const err = new HelixError('C-CONTRACT-OUTPUT-SCHEMA', {
+        message: `The output of "${tool.id}" has ${violations.length} schema violation${violations.length === 1 ? '' : 's'}.`,
+        details: { violations },
+      });
       return { status: 'terminal_error', error: err.toWire(), warnings: [] };
     }
     case 'error':

@@ -22,7 +22,10 @@ export function grantsDocker(policy: Policy): boolean {
 }
 
 /** Starts the sweep when `policy` grants docker.run; undefined otherwise. Never rejects: a failure is logged and reported. */
-export function sweepDockerLeftovers(policy: Policy, log: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): Promise<DockerSweep> | undefined {
+export function sweepDockerLeftovers(
+  policy: Policy,
+  log: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+): Promise<DockerSweep> | undefined {
   if (!grantsDocker(policy)) return undefined;
   return (async (): Promise<DockerSweep> => {
     let workspaces: string[] = [];
@@ -30,7 +33,8 @@ export function sweepDockerLeftovers(policy: Policy, log: (line: string) => void
       workspaces = await sweepWorkspaces(defaultWorkRoot(), pidAlive);
       const Docker = (await import('dockerode')).default;
       const containers = await bounded(sweepLeftovers(new Docker(), helixHostName()), SWEEP_BOUND_MS);
-      if (containers.length > 0) log(`helix: removed ${containers.length} container${containers.length === 1 ? '' : 's'} a stopped Helix process left behind`);
+      if (containers.length > 0)
+        log(`helix: removed ${containers.length} container${containers.length === 1 ? '' : 's'} a stopped Helix process left behind`);
       return { containers, workspaces };
     } catch (err) {
       const error = err instanceof Error ? err.message : String(err);
@@ -42,7 +46,9 @@ export function sweepDockerLeftovers(policy: Policy, log: (line: string) => void
 
 async function bounded<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`the engine did not answer within ${ms} ms`)), ms)));
+  const late = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`the engine did not answer within ${ms} ms`)), ms)),
+  );
   try {
     return await Promise.race([promise, late]);
   } finally {

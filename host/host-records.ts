@@ -3,7 +3,16 @@
 // handles the store itself. `openRecords` gives the same reads over a store home without
 // toolpacks, for the CLI's artifact and runs commands.
 import type { ArtifactRecord, Policy, RunEvent, RunRecord, RunStatus } from '../abi/index.js';
-import { exportArtifact, getArtifact, importFile, importInline, listArtifacts, type ArtifactMeta, type ExportOptions, type ListOptions } from './artifacts/index.js';
+import {
+  exportArtifact,
+  getArtifact,
+  importFile,
+  importInline,
+  listArtifacts,
+  type ArtifactMeta,
+  type ExportOptions,
+  type ListOptions,
+} from './artifacts/index.js';
 import { refusedCalls, type RefusedCall } from './runs/refusals.js';
 import { exportRunCrate, type RunCrate, type RunCrateOptions } from './provenance/ro-crate.js';
 import { getRun, listRuns, requireRun, runEvents } from './runs/run-store.js';
@@ -85,7 +94,12 @@ export function hostRuns(store: Store): HostRuns {
     show(runId) {
       const run = requireRun(store, runId);
       const params = readRecord(store, 'params', run.params_hash);
-      return { ...run, refused_calls: refusedCalls(store, run), params: params === undefined ? null : (JSON.parse(params) as unknown), events: runEvents(store, runId) };
+      return {
+        ...run,
+        refused_calls: refusedCalls(store, run),
+        params: params === undefined ? null : (JSON.parse(params) as unknown),
+        events: runEvents(store, runId),
+      };
     },
     events: (runId) => runEvents(store, runId),
     refusedCalls(runId) {
@@ -103,5 +117,11 @@ export function hostRuns(store: Store): HostRuns {
  */
 export function openRecords(options: { home?: string; policy: Policy }): StoreRecords {
   const store = openStore(resolveHome(options.home));
-  return { artifacts: hostArtifacts(store, options.policy), runs: hostRuns(store), home: store.home, path: store.path, close: () => store.close() };
+  return {
+    artifacts: hostArtifacts(store, options.policy),
+    runs: hostRuns(store),
+    home: store.home,
+    path: store.path,
+    close: () => store.close(),
+  };
 }

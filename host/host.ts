@@ -91,13 +91,23 @@ export async function createHostParts(policy: LoadedPolicy, pluginsDir: string, 
   return bindTools(policy, tools, containers, createEngine(engine));
 }
 
-function bindTools(policy: LoadedPolicy, toolpacks: readonly LoadedTool[], containers: readonly LoadedContainer[], engine: Engine): HostParts {
+function bindTools(
+  policy: LoadedPolicy,
+  toolpacks: readonly LoadedTool[],
+  containers: readonly LoadedContainer[],
+  engine: Engine,
+): HostParts {
   // A container toolpack is offered only when the policy grants all it needs (ABI-CONTAINER-002).
   const offered = containers.flatMap((c) => {
     const offer = containerOffer(c, policy.policy);
     return 'image' in offer ? [containerTool(c, offer.image)] : [];
   });
-  return { toolpacks, containers, engine, tools: [...toolpacks.map((t) => wasmTool(t, engine)), ...offered, ...builtinTools(policy.policy)] };
+  return {
+    toolpacks,
+    containers,
+    engine,
+    tools: [...toolpacks.map((t) => wasmTool(t, engine)), ...offered, ...builtinTools(policy.policy)],
+  };
 }
 
 /** Loads policy and toolpacks, opens the store and starts the engine. Throws HelixError if anything is invalid. */
@@ -114,7 +124,10 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
   // milliseconds to come up, which would otherwise come before the first call's run.
   const ownEngine = options.shared === undefined ? createEngine(options.engine) : undefined;
   try {
-    ({ tools: loaded, containers } = options.shared === undefined ? await loadPluginsOrThrow(pluginsDir, policy.policy, { cache: storeLoaderCache(store, now) }) : { tools: options.shared.toolpacks, containers: options.shared.containers });
+    ({ tools: loaded, containers } =
+      options.shared === undefined
+        ? await loadPluginsOrThrow(pluginsDir, policy.policy, { cache: storeLoaderCache(store, now) })
+        : { tools: options.shared.toolpacks, containers: options.shared.containers });
     interrupted = await recoverInterrupted(store, now());
     await recordModules(store, loaded, now());
   } catch (err) {
@@ -126,7 +139,15 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
   const dockerSweep = sweepDockerLeftovers(policy.policy, options.warn);
   const { engine, tools } = options.shared ?? bindTools(policy, loaded, containers, ownEngine!);
   const registry = new ToolRegistry(tools);
-  const ctx = { registry, policy, canonicalPolicy: canonicalJson(policy.policy), store, coordinator: new RunCoordinator(store, now), now, progressIntervalMs: options.progressIntervalMs ?? 1000 };
+  const ctx = {
+    registry,
+    policy,
+    canonicalPolicy: canonicalJson(policy.policy),
+    store,
+    coordinator: new RunCoordinator(store, now),
+    now,
+    progressIntervalMs: options.progressIntervalMs ?? 1000,
+  };
   let closed = false;
   let pending = 0;
   let drained: (() => void) | undefined;

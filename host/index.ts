@@ -3,7 +3,17 @@
 // store or the engine; the MCP server is the entry "./mcp", the whole ABI the entry "./abi".
 export { createHost, type Host, type HostOptions } from './host.js';
 export type { CallOptions } from './call.js';
-export type { HostArtifacts, HostRuns, RunShow, ExportOptions, ListOptions, RefusedCall, RunCrate, RunCrateOptions, VerifyReport } from './host-records.js';
+export type {
+  HostArtifacts,
+  HostRuns,
+  RunShow,
+  ExportOptions,
+  ListOptions,
+  RefusedCall,
+  RunCrate,
+  RunCrateOptions,
+  VerifyReport,
+} from './host-records.js';
 export { bundledPluginsDir } from './paths.js';
 export { HelixError, isHelixError, type HelixErrorOptions } from '../abi/index.js';
 export type { ArtifactRecord, RequestEnvelopeInput, ResponseEnvelope, RunEvent, RunRecord, RunStatus, WireError } from '../abi/index.js';

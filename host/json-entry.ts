@@ -13,8 +13,20 @@ export interface JsonRefusal {
 }
 
 const CODES: Record<Exclude<JsonEntry, 'capability'>, Record<JsonViolationKind, ErrorCode>> = {
-  request: { depth: 'I-REQ-JSON-DEPTH', number: 'I-REQ-JSON-NUMBER', key: 'I-REQ-JSON-VALUE', string: 'I-REQ-JSON-VALUE', value: 'I-REQ-JSON-VALUE' },
-  output: { depth: 'S-TOOL-OUTPUT-DEPTH', number: 'S-TOOL-OUTPUT-NUMBER', key: 'S-TOOL-OUTPUT-VALUE', string: 'S-TOOL-OUTPUT-VALUE', value: 'S-TOOL-OUTPUT-VALUE' },
+  request: {
+    depth: 'I-REQ-JSON-DEPTH',
+    number: 'I-REQ-JSON-NUMBER',
+    key: 'I-REQ-JSON-VALUE',
+    string: 'I-REQ-JSON-VALUE',
+    value: 'I-REQ-JSON-VALUE',
+  },
+  output: {
+    depth: 'S-TOOL-OUTPUT-DEPTH',
+    number: 'S-TOOL-OUTPUT-NUMBER',
+    key: 'S-TOOL-OUTPUT-VALUE',
+    string: 'S-TOOL-OUTPUT-VALUE',
+    value: 'S-TOOL-OUTPUT-VALUE',
+  },
 };
 
 /**
@@ -25,10 +37,18 @@ const CODES: Record<Exclude<JsonEntry, 'capability'>, Record<JsonViolationKind, 
  */
 export function jsonRefusal(violation: JsonViolation, entry: JsonEntry, subject: string): JsonRefusal {
   const message = `At ${violation.pointer === '' ? 'its root' : violation.pointer}, ${subject} has ${violation.problem}.`;
-  const details: Record<string, unknown> = { pointer: violation.pointer, problem: violation.kind, ...(violation.kind === 'depth' ? { max_depth: MAX_JSON_DEPTH } : {}) };
+  const details: Record<string, unknown> = {
+    pointer: violation.pointer,
+    problem: violation.kind,
+    ...(violation.kind === 'depth' ? { max_depth: MAX_JSON_DEPTH } : {}),
+  };
   if (entry !== 'capability') return { code: CODES[entry][violation.kind], message, details };
   if (violation.kind === 'depth') return { code: 'S-TOOL-CAPABILITY-DEPTH', message, details };
   const inArgs = violation.pointer === '/args' || violation.pointer.startsWith('/args/');
   const path = inArgs ? violation.pointer.slice('/args'.length) || '/' : violation.pointer;
-  return { code: inArgs ? 'I-REQ-CAPABILITY-ARGS' : 'I-REQ-ENVELOPE', message, details: { ...details, violations: [{ path, message: violation.problem }] } };
+  return {
+    code: inArgs ? 'I-REQ-CAPABILITY-ARGS' : 'I-REQ-ENVELOPE',
+    message,
+    details: { ...details, violations: [{ path, message: violation.problem }] },
+  };
 }

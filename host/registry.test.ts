@@ -5,7 +5,12 @@ import { ToolRegistry } from './registry.js';
 
 // The registry reads only the id and version of a tool.
 const tool = (id: string, version: string) => ({ id, version }) as unknown as Tool;
-const registry = new ToolRegistry([tool('seq.stats', '1.0.0'), tool('seq.stats', '1.2.0'), tool('seq.stats', '2.0.0'), tool('seq.revcomp', '0.3.1')]);
+const registry = new ToolRegistry([
+  tool('seq.stats', '1.0.0'),
+  tool('seq.stats', '1.2.0'),
+  tool('seq.stats', '2.0.0'),
+  tool('seq.revcomp', '0.3.1'),
+]);
 
 function codeOf(fn: () => unknown): string {
   try {
@@ -36,6 +41,11 @@ describe('ToolRegistry.resolve', () => {
   });
 
   it('lists tools by id, newest version first', () => {
-    expect(registry.list().map((t) => `${t.id}@${t.version}`)).toEqual(['seq.revcomp@0.3.1', 'seq.stats@2.0.0', 'seq.stats@1.2.0', 'seq.stats@1.0.0']);
+    expect(registry.list().map((t) => `${t.id}@${t.version}`)).toEqual([
+      'seq.revcomp@0.3.1',
+      'seq.stats@2.0.0',
+      'seq.stats@1.2.0',
+      'seq.stats@1.0.0',
+    ]);
   });
 });

@@ -42,7 +42,10 @@ export class ToolRegistry {
   #resolveUncached(id: string, range: string): Tool {
     const list = this.#byId.get(id);
     if (list === undefined) {
-      throw new HelixError('C-CONTRACT-TOOL-UNKNOWN', { message: `No tool "${id}" is loaded.`, details: { tool_id: id, available: [...this.#byId.keys()].sort() } });
+      throw new HelixError('C-CONTRACT-TOOL-UNKNOWN', {
+        message: `No tool "${id}" is loaded.`,
+        details: { tool_id: id, available: [...this.#byId.keys()].sort() },
+      });
     }
     if (semver.validRange(range) === null) {
       throw new HelixError('I-REQ-ENVELOPE', {
@@ -53,12 +56,18 @@ export class ToolRegistry {
     const matching = list.filter((t) => semver.satisfies(t.version, range, { includePrerelease: true }));
     const available = list.map((t) => t.version);
     if (matching.length === 0) {
-      throw new HelixError('C-CONTRACT-VERSION-NO-MATCH', { message: `No version of "${id}" satisfies "${range}".`, details: { tool_id: id, requested: range, available } });
+      throw new HelixError('C-CONTRACT-VERSION-NO-MATCH', {
+        message: `No version of "${id}" satisfies "${range}".`,
+        details: { tool_id: id, requested: range, available },
+      });
     }
     const majors = new Set(matching.map((t) => semver.major(t.version)));
     if (majors.size > 1) {
       throw new HelixError('C-CONTRACT-VERSION-AMBIGUOUS', {
-        message: `"${range}" matches ${[...majors].sort().map((m) => `${m}.x`).join(' and ')} of "${id}".`,
+        message: `"${range}" matches ${[...majors]
+          .sort()
+          .map((m) => `${m}.x`)
+          .join(' and ')} of "${id}".`,
         details: { tool_id: id, requested: range, matching: matching.map((t) => t.version) },
       });
     }

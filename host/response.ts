@@ -22,11 +22,35 @@ export interface RunRef {
 export const NO_RUN: RunRef = { run_id: null, replayed: false };
 
 /** A success envelope. */
-export function successResponse(callId: string, output: unknown, metrics: CallMetrics, provenance: Provenance, warnings: string[] = [], run: RunRef = NO_RUN): ResponseEnvelope {
+export function successResponse(
+  callId: string,
+  output: unknown,
+  metrics: CallMetrics,
+  provenance: Provenance,
+  warnings: string[] = [],
+  run: RunRef = NO_RUN,
+): ResponseEnvelope {
   return { call_id: callId, status: 'success', output, side_effects: [], metrics, provenance, warnings, commit_token: null, ...run };
 }
 
 /** An error envelope; the status follows from the code's class and the tool's determinism. */
-export function errorResponse(callId: string, error: WireError, metrics: CallMetrics, provenance: Provenance, determinism: Determinism = 'pure', run: RunRef = NO_RUN): ResponseEnvelope {
-  return { call_id: callId, status: statusForCode(error.code, determinism), error, side_effects: [], metrics, provenance, warnings: [], commit_token: null, ...run };
+export function errorResponse(
+  callId: string,
+  error: WireError,
+  metrics: CallMetrics,
+  provenance: Provenance,
+  determinism: Determinism = 'pure',
+  run: RunRef = NO_RUN,
+): ResponseEnvelope {
+  return {
+    call_id: callId,
+    status: statusForCode(error.code, determinism),
+    error,
+    side_effects: [],
+    metrics,
+    provenance,
+    warnings: [],
+    commit_token: null,
+    ...run,
+  };
 }

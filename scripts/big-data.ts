@@ -51,14 +51,34 @@ export async function runBigData(bytes: number, parent: string = tmpdir()): Prom
     rmSync(file, { force: true });
     const call = async (tool: string, input: Record<string, unknown>): Promise<BigDataStep> => {
       const r = await runMeasuredCli(['call', tool, '--input', JSON.stringify(input), '--compact', '--home', home], dir);
-      const envelope = JSON.parse(r.stdout || '{}') as { status?: string; output?: Record<string, unknown>; metrics?: Record<string, number> };
+      const envelope = JSON.parse(r.stdout || '{}') as {
+        status?: string;
+        output?: Record<string, unknown>;
+        metrics?: Record<string, number>;
+      };
       if (envelope.status !== 'success') fail(tool, r);
-      return { peakAnonBytes: r.peakAnonBytes, peakRssBytes: r.peakRssBytes, wallMs: r.wallMs, output: envelope.output!, metrics: envelope.metrics! };
+      return {
+        peakAnonBytes: r.peakAnonBytes,
+        peakRssBytes: r.peakRssBytes,
+        wallMs: r.wallMs,
+        output: envelope.output!,
+        metrics: envelope.metrics!,
+      };
     };
     const steps = {
-      import: { peakAnonBytes: imported.peakAnonBytes, peakRssBytes: imported.peakRssBytes, wallMs: imported.wallMs, output: JSON.parse(imported.stdout) as Record<string, unknown> },
+      import: {
+        peakAnonBytes: imported.peakAnonBytes,
+        peakRssBytes: imported.peakRssBytes,
+        wallMs: imported.wallMs,
+        output: JSON.parse(imported.stdout) as Record<string, unknown>,
+      },
       'seq.stats': await call('seq.stats', { sequences: record.id }),
-      'fastq.filter': await call('fastq.filter', { reads: record.id, min_length: FILTER.minLength, min_mean_quality: FILTER.minMeanQuality, mean_quality: 'arithmetic' }),
+      'fastq.filter': await call('fastq.filter', {
+        reads: record.id,
+        min_length: FILTER.minLength,
+        min_mean_quality: FILTER.minMeanQuality,
+        mean_quality: 'arithmetic',
+      }),
       'seq.kmer_count': await call('seq.kmer_count', { fasta: record.id, k: K }),
     };
     return { facts, generateMs, steps, mismatches: mismatches(facts, steps) };
@@ -89,8 +109,11 @@ function mismatches(facts: FastqFacts, steps: BigDataResult['steps']): string[] 
     ['seq.kmer_count', 'distinct_kmers', 4 ** K],
   ];
   // gc_pct has two decimals: the generator's exact figure is compared within the rounding.
-  const same = (field: string, got: unknown, want: unknown): boolean => (field === 'gc_pct' && typeof got === 'number' && typeof want === 'number' ? Math.abs(got - want) <= 0.005 : got === want);
-  return expected.filter(([step, field, want]) => !same(field, steps[step].output[field], want)).map(([step, field, want]) => `${step} ${field}: got ${JSON.stringify(steps[step].output[field])}, expected ${JSON.stringify(want)}`);
+  const same = (field: string, got: unknown, want: unknown): boolean =>
+    field === 'gc_pct' && typeof got === 'number' && typeof want === 'number' ? Math.abs(got - want) <= 0.005 : got === want;
+  return expected
+    .filter(([step, field, want]) => !same(field, steps[step].output[field], want))
+    .map(([step, field, want]) => `${step} ${field}: got ${JSON.stringify(steps[step].output[field])}, expected ${JSON.stringify(want)}`);
 }
 
 const mib = (b: number): string => `${(b / 1024 ** 2).toFixed(0)} MiB`;
@@ -100,12 +123,17 @@ async function main(): Promise<void> {
   process.stdout.write(`generating ${mib(bytes)} of FASTQ under ${process.env.HELIX_BIG_DATA_DIR ?? tmpdir()} ...\n`);
   const r = await runBigData(bytes, process.env.HELIX_BIG_DATA_DIR);
   process.stdout.write(`${r.facts.bytes} bytes, ${r.facts.records} reads, ${r.facts.bases} bases; generated in ${r.generateMs} ms\n`);
-  process.stdout.write('| step | wall ms | duration_ms | fuel_used | peak anonymous memory | VmHWM (with the mapped store) |\n| --- | --- | --- | --- | --- | --- |\n');
+  process.stdout.write(
+    '| step | wall ms | duration_ms | fuel_used | peak anonymous memory | VmHWM (with the mapped store) |\n| --- | --- | --- | --- | --- | --- |\n',
+  );
   for (const [name, s] of Object.entries(r.steps)) {
-    process.stdout.write(`| ${name} | ${s.wallMs} | ${s.metrics?.duration_ms ?? '-'} | ${s.metrics?.fuel_used ?? '-'} | ${mib(s.peakAnonBytes)} | ${mib(s.peakRssBytes)} |\n`);
+    process.stdout.write(
+      `| ${name} | ${s.wallMs} | ${s.metrics?.duration_ms ?? '-'} | ${s.metrics?.fuel_used ?? '-'} | ${mib(s.peakAnonBytes)} | ${mib(s.peakRssBytes)} |\n`,
+    );
   }
   process.stdout.write(r.mismatches.length === 0 ? 'every figure matches the generator\n' : `MISMATCHES:\n${r.mismatches.join('\n')}\n`);
   if (r.mismatches.length > 0) process.exitCode = 1;
 }
 
-if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === path.join(packageRoot(), 'dist', 'scripts', 'big-data.js')) await main();
+if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === path.join(packageRoot(), 'dist', 'scripts', 'big-data.js'))
+  await main();

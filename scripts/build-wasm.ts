@@ -23,7 +23,13 @@ async function main(root: string, strict: boolean): Promise<number> {
   const dirs: string[] = [];
   for (const folder of TOOLPACK_ROOTS) {
     const absolute = path.join(root, folder);
-    if (await stat(absolute).then((info) => info.isDirectory(), () => false)) dirs.push(...(await findToolpackDirs(absolute)));
+    if (
+      await stat(absolute).then(
+        (info) => info.isDirectory(),
+        () => false,
+      )
+    )
+      dirs.push(...(await findToolpackDirs(absolute)));
   }
   if (dirs.length === 0) {
     err(`no toolpacks found under ${TOOLPACK_ROOTS.join(', ')} in ${root}`);
@@ -66,7 +72,9 @@ async function keepOrSkip(dir: string, name: string, missing: CToolchainPart): P
   if (shipped.matches) {
     out(`kept  ${name}: ${missing} not found; using the shipped ${shipped.module}, which matches the manifest digest (${fix} to rebuild)`);
   } else {
-    err(`skip  ${name}: ${missing} not found and ${shipped.module} ${shipped.problem}, so its tool will not load; ${fix}, then npm run build`);
+    err(
+      `skip  ${name}: ${missing} not found and ${shipped.module} ${shipped.problem}, so its tool will not load; ${fix}, then npm run build`,
+    );
   }
 }
 

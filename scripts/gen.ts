@@ -39,9 +39,15 @@ export function generatedFiles(): Map<string, string> {
     files.set(`abi/schemas/${name}.json`, `${JSON.stringify({ ...json, $id: `https://helix.dev/abi/v1/${name}.json` }, null, 2)}\n`);
   }
   for (const cap of CAPABILITIES.values()) {
-    for (const [part, schema] of [['args', cap.args], ['result', cap.result]] as const) {
+    for (const [part, schema] of [
+      ['args', cap.args],
+      ['result', cap.result],
+    ] as const) {
       const json = z.toJSONSchema(schema as z.ZodType, { io: part === 'args' ? 'input' : 'output', unrepresentable: 'any' });
-      files.set(`abi/schemas/capabilities/${cap.name}.${part}.json`, `${JSON.stringify({ ...json, $id: `https://helix.dev/abi/v1/capabilities/${cap.name}.${part}.json` }, null, 2)}\n`);
+      files.set(
+        `abi/schemas/capabilities/${cap.name}.${part}.json`,
+        `${JSON.stringify({ ...json, $id: `https://helix.dev/abi/v1/capabilities/${cap.name}.${part}.json` }, null, 2)}\n`,
+      );
     }
   }
   const abiMd = path.join(packageRoot(), 'abi', 'ABI.md');
@@ -67,11 +73,16 @@ function privilegedPolicyTable(): string {
     const record = typeof node.additionalProperties === 'object' ? node.additionalProperties : undefined;
     const leaf = node.properties === undefined && record?.properties === undefined;
     if (node.description !== undefined && (leaf || record !== undefined)) {
-      const fallback = node.default === undefined || (typeof node.default === 'object' && node.default !== null && !Array.isArray(node.default)) ? '' : `\`${JSON.stringify(node.default)}\``;
+      const fallback =
+        node.default === undefined || (typeof node.default === 'object' && node.default !== null && !Array.isArray(node.default))
+          ? ''
+          : `\`${JSON.stringify(node.default)}\``;
       rows.push(`| \`${at}\` | ${node.description.replace(/\|/g, '\\|')} | ${fallback} |`);
     }
     for (const [name, child] of Object.entries(node.properties ?? {})) walk(child, `${at}.${name}`);
-    if (record?.properties !== undefined) for (const [name, child] of Object.entries(record.properties)) walk(child, `${at}.<${at.endsWith('tools') ? 'tool id' : 'name'}>.${name}`);
+    if (record?.properties !== undefined)
+      for (const [name, child] of Object.entries(record.properties))
+        walk(child, `${at}.<${at.endsWith('tools') ? 'tool id' : 'name'}>.${name}`);
   };
   for (const section of ['docker', 'slurm']) walk(policy.properties![section]!, section);
   return rows.join('\n');
@@ -80,7 +91,9 @@ function privilegedPolicyTable(): string {
 function withCapabilityTable(md: string): string {
   const rows = ['| capability | what it does | scoped | privileged | journal |', '| --- | --- | --- | --- | --- |'];
   for (const cap of [...CAPABILITIES.values()].sort((a, b) => a.name.localeCompare(b.name))) {
-    rows.push(`| \`${cap.name}\` | ${cap.description.replace(/\|/g, '\\|')} | ${cap.scopeOf === undefined ? 'no' : 'yes'} | ${cap.privileged ? 'yes' : 'no'} | ${cap.journal} |`);
+    rows.push(
+      `| \`${cap.name}\` | ${cap.description.replace(/\|/g, '\\|')} | ${cap.scopeOf === undefined ? 'no' : 'yes'} | ${cap.privileged ? 'yes' : 'no'} | ${cap.journal} |`,
+    );
   }
   return replaceBetween(md, 'capabilities', rows.join('\n'));
 }
@@ -100,7 +113,9 @@ function withErrorTable(md: string): string {
   rows.push('', '| code | status | retryable | message | hint |', '| --- | --- | --- | --- | --- |');
   for (const [code, spec] of Object.entries(ERROR_CODES)) {
     const cell = (s: string) => s.replace(/\|/g, '\\|');
-    rows.push(`| \`${code}\` | ${statusForCode(code)} | ${isRetryable(code) ? 'yes' : 'no'} | ${cell(spec.message)} | ${cell(spec.hint)} |`);
+    rows.push(
+      `| \`${code}\` | ${statusForCode(code)} | ${isRetryable(code) ? 'yes' : 'no'} | ${cell(spec.message)} | ${cell(spec.hint)} |`,
+    );
   }
   return replaceBetween(md, 'errors', rows.join('\n'));
 }

@@ -78,7 +78,8 @@ function outcomeOf(o: ProcessOutcome): string {
   if (o.hung) return 'hung';
   if (o.signal !== null) return o.signal;
   // The CLI says it on stderr; `helix call` answers with its envelope on stdout.
-  if (o.code !== 0 && (o.stderr.includes(`helix: ${CLEAN_CONFLICT}:`) || o.stdout.includes(`"code":"${CLEAN_CONFLICT}"`))) return CLEAN_CONFLICT;
+  if (o.code !== 0 && (o.stderr.includes(`helix: ${CLEAN_CONFLICT}:`) || o.stdout.includes(`"code":"${CLEAN_CONFLICT}"`)))
+    return CLEAN_CONFLICT;
   return `exit ${o.code}`;
 }
 
@@ -90,7 +91,10 @@ function outcomeOf(o: ProcessOutcome): string {
 function helix(cli: string, args: readonly string[], cwd: string, timeoutMs: number, work: string): Promise<ProcessOutcome> {
   const started = Date.now();
   return new Promise((resolve) => {
-    const child = spawn('/bin/sh', ['-c', 'ulimit -c unlimited 2>/dev/null; exec "$0" "$@"', process.execPath, cli, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('/bin/sh', ['-c', 'ulimit -c unlimited 2>/dev/null; exec "$0" "$@"', process.execPath, cli, ...args], {
+      cwd,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout = (stdout + c.toString('utf8')).slice(-4000)));
@@ -116,9 +120,14 @@ function workOf(i: number, files: readonly string[], home: string, policy: strin
   }
   if (kind === 2) {
     const sequence = 'ACGT'.repeat(1 + (i % 3));
-    return { work: `call ${sequence}`, args: ['call', 'seq.gc_content', '--plugins', gcPlugins, '--home', home, '--input', JSON.stringify({ sequence })] };
+    return {
+      work: `call ${sequence}`,
+      args: ['call', 'seq.gc_content', '--plugins', gcPlugins, '--home', home, '--input', JSON.stringify({ sequence })],
+    };
   }
-  return i % 8 === 3 ? { work: 'runs list', args: ['runs', 'list', '--home', home] } : { work: 'artifact list', args: ['artifact', 'list', '--home', home] };
+  return i % 8 === 3
+    ? { work: 'runs list', args: ['runs', 'list', '--home', home] }
+    : { work: 'artifact list', args: ['artifact', 'list', '--home', home] };
 }
 
 /** What the processes of a trial said they stored: artifact ids from imports, run ids from calls. */
@@ -171,8 +180,10 @@ export async function walkStore(home: string, reported: Reported = { artifacts: 
         problems.push(`blob ${key}: ${(err as Error).message}`);
       }
     }
-    for (const { value: a } of readRange(store, 'artifacts')) if (!present(() => blobRecord(store, a.sha256))) problems.push(`artifact ${a.id}: its blob is missing`);
-    for (const id of reported.artifacts) if (!present(() => readArtifactRecord(store, id))) problems.push(`artifact ${id}, which an import reported, is missing`);
+    for (const { value: a } of readRange(store, 'artifacts'))
+      if (!present(() => blobRecord(store, a.sha256))) problems.push(`artifact ${a.id}: its blob is missing`);
+    for (const id of reported.artifacts)
+      if (!present(() => readArtifactRecord(store, id))) problems.push(`artifact ${id}, which an import reported, is missing`);
     for (const id of reported.runs) if (!present(() => readRun(store, id))) problems.push(`run ${id}, which a call reported, is missing`);
   } finally {
     await store.close();
@@ -182,9 +193,17 @@ export async function walkStore(home: string, reported: Reported = { artifacts: 
 
 /** Every thread's backtrace from `core` of a node process, or undefined without gdb. */
 function backtraceOf(core: string): string | undefined {
-  const gdb = spawnSync('gdb', ['-batch', '-ex', 'bt 40', '-ex', 'thread apply all bt 25', process.execPath, core], { encoding: 'utf8', timeout: 120_000, maxBuffer: 1 << 24 });
+  const gdb = spawnSync('gdb', ['-batch', '-ex', 'bt 40', '-ex', 'thread apply all bt 25', process.execPath, core], {
+    encoding: 'utf8',
+    timeout: 120_000,
+    maxBuffer: 1 << 24,
+  });
   if (gdb.error !== undefined || gdb.status !== 0) return undefined;
-  return gdb.stdout.split('\n').filter((line) => !line.startsWith('[New LWP')).join('\n').slice(0, 12_000);
+  return gdb.stdout
+    .split('\n')
+    .filter((line) => !line.startsWith('[New LWP'))
+    .join('\n')
+    .slice(0, 12_000);
 }
 
 async function writeRandomFile(file: string, mib: number): Promise<void> {
@@ -219,10 +238,12 @@ export async function runStress(options: StressOptions): Promise<StressReport> {
     const home = path.join(root, `trial-${trial}`);
     const cwds = Array.from({ length: options.processes }, (_, i) => path.join(home, 'cwd', String(i)));
     cwds.forEach((d) => mkdirSync(d, { recursive: true }));
-    const ended = await Promise.all(cwds.map((cwd, i) => {
-      const { work, args } = workOf(i, files, home, policy);
-      return helix(options.cli ?? builtCli, args, cwd, options.timeoutMs, work);
-    }));
+    const ended = await Promise.all(
+      cwds.map((cwd, i) => {
+        const { work, args } = workOf(i, files, home, policy);
+        return helix(options.cli ?? builtCli, args, cwd, options.timeoutMs, work);
+      }),
+    );
     let failed = false;
     for (const [i, o] of ended.entries()) {
       const key = outcomeOf(o);
@@ -243,19 +264,42 @@ export async function runStress(options: StressOptions): Promise<StressReport> {
     const problems = await walkStore(home, { artifacts: reported.flatMap((r) => r.artifacts), runs: reported.flatMap((r) => r.runs) });
     // `helix store check` too: it also walks the free-page list.
     const check = await helix(options.cli ?? builtCli, ['store', 'check', '--home', home], home, options.timeoutMs, 'store check');
-    if (check.code !== 0) problems.push(`helix store check exited ${check.code ?? check.signal}: ${(check.stdout + check.stderr).slice(0, 2000)}`);
+    if (check.code !== 0)
+      problems.push(`helix store check exited ${check.code ?? check.signal}: ${(check.stdout + check.stderr).slice(0, 2000)}`);
     storeProblems.push(...problems.map((p) => `trial ${trial}: ${p}`));
     if (failed) failedTrials += 1;
     if (!failed && problems.length === 0 && cores.length === 0) rmSync(home, { recursive: true, force: true });
-    log(`trial ${trial}/${options.trials}: ${ended.filter((o) => o.code === 0).length}/${ended.length} exited 0, store ${problems.length === 0 ? 'clean' : `${problems.length} problem(s)`}, slowest ${Math.max(...ended.map((o) => o.ms))} ms`);
+    log(
+      `trial ${trial}/${options.trials}: ${ended.filter((o) => o.code === 0).length}/${ended.length} exited 0, store ${problems.length === 0 ? 'clean' : `${problems.length} problem(s)`}, slowest ${Math.max(...ended.map((o) => o.ms))} ms`,
+    );
   }
   if (options.dir === undefined && failedTrials === 0 && storeProblems.length === 0) rmSync(root, { recursive: true, force: true });
-  return { trials: options.trials, processes: options.processes, outcomes, failedTrials, storeProblems, reported: reportedCount, failures, coreFiles, recovered, seconds: Math.round((Date.now() - started) / 1000) };
+  return {
+    trials: options.trials,
+    processes: options.processes,
+    outcomes,
+    failedTrials,
+    storeProblems,
+    reported: reportedCount,
+    failures,
+    coreFiles,
+    recovered,
+    seconds: Math.round((Date.now() - started) / 1000),
+  };
 }
 
 /** The command line: `node dist/scripts/store-stress.js [--trials N] [--processes P] [--sizes 1,12,50] [--timeout-ms T] [--dir D] [--cli main.js]`. */
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { trials: { type: 'string', default: '20' }, processes: { type: 'string', default: '8' }, sizes: { type: 'string', default: '1,12,50,150' }, 'timeout-ms': { type: 'string', default: '300000' }, dir: { type: 'string' }, cli: { type: 'string' } } });
+  const { values } = parseArgs({
+    options: {
+      trials: { type: 'string', default: '20' },
+      processes: { type: 'string', default: '8' },
+      sizes: { type: 'string', default: '1,12,50,150' },
+      'timeout-ms': { type: 'string', default: '300000' },
+      dir: { type: 'string' },
+      cli: { type: 'string' },
+    },
+  });
   const report = await runStress({
     trials: Number(values.trials),
     processes: Number(values.processes),
@@ -269,4 +313,5 @@ async function main(): Promise<void> {
   process.exitCode = report.failedTrials === 0 && report.storeProblems.length === 0 ? 0 : 1;
 }
 
-if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === path.join(packageRoot(), 'dist', 'scripts', 'store-stress.js')) await main();
+if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === path.join(packageRoot(), 'dist', 'scripts', 'store-stress.js'))
+  await main();

@@ -64,7 +64,9 @@ describe('the import graph', () => {
       const to = roomOf(e.to);
       return from !== to && floorOf(to) >= floorOf(from);
     };
-    const shown = edges.filter(wrong).map((e) => `${e.from}:${e.line} (${roomOf(e.from)}, floor ${floorOf(roomOf(e.from))}) -> ${e.to} (floor ${floorOf(roomOf(e.to))})`);
+    const shown = edges
+      .filter(wrong)
+      .map((e) => `${e.from}:${e.line} (${roomOf(e.from)}, floor ${floorOf(roomOf(e.from))}) -> ${e.to} (floor ${floorOf(roomOf(e.to))})`);
     expect(shown).toEqual([]);
   });
 

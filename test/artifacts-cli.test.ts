@@ -42,8 +42,20 @@ beforeAll(() => {
   mkdirSync(data);
   mkdirSync(out);
   policyFile = path.join(root, 'policy.yaml');
-  writeFileSync(policyFile, `version: 1\ntools:\n  allow: []\nceilings:\n  maxImportBytes: 4000000\npaths:\n  importRoots: [${JSON.stringify(data)}]\n  exportRoots: [${JSON.stringify(out)}]\n`);
-  content = Buffer.concat([Buffer.from('>chr1\nACGT\n'), Buffer.from(randomBytes(2_500_000).toString('base64').replace(/[^A-Za-z]/g, 'A').replace(/(.{70})/g, '$1\n')), Buffer.from('\n')]);
+  writeFileSync(
+    policyFile,
+    `version: 1\ntools:\n  allow: []\nceilings:\n  maxImportBytes: 4000000\npaths:\n  importRoots: [${JSON.stringify(data)}]\n  exportRoots: [${JSON.stringify(out)}]\n`,
+  );
+  content = Buffer.concat([
+    Buffer.from('>chr1\nACGT\n'),
+    Buffer.from(
+      randomBytes(2_500_000)
+        .toString('base64')
+        .replace(/[^A-Za-z]/g, 'A')
+        .replace(/(.{70})/g, '$1\n'),
+    ),
+    Buffer.from('\n'),
+  ]);
   writeFileSync(path.join(data, 'genome.fa'), content);
 });
 afterAll(() => t?.cleanup());
@@ -58,7 +70,12 @@ describe('helix artifact', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     imported = ArtifactRecordSchema.parse(JSON.parse(r.stdout));
-    expect(imported).toMatchObject({ type: 'fasta', size: content.length, label: 'test genome', source: { kind: 'import', path: path.join(data, 'genome.fa') } });
+    expect(imported).toMatchObject({
+      type: 'fasta',
+      size: content.length,
+      label: 'test genome',
+      source: { kind: 'import', path: path.join(data, 'genome.fa') },
+    });
     expect(imported.preview.records![0]!.id).toBe('chr1');
   });
 

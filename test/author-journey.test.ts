@@ -29,7 +29,11 @@ interface Ran {
 
 async function helix(args: string[], cwd: string, home: string): Promise<Ran> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [cli, ...args], { cwd, env: { ...process.env, HELIX_HOME: home }, maxBuffer: 16 << 20 });
+    const { stdout, stderr } = await run(process.execPath, [cli, ...args], {
+      cwd,
+      env: { ...process.env, HELIX_HOME: home },
+      maxBuffer: 16 << 20,
+    });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -58,10 +62,17 @@ const LANGS = [
 const files = (dir: string): string[] =>
   readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(path.join(dir, e.name)) : [path.join(dir, e.name)]));
 
-describe('the guide\'s first tool, followed literally outside the repository', () => {
+describe("the guide's first tool, followed literally outside the repository", () => {
   it('is helix new, cd, build, test, artifact import and call, in that order', () => {
     const commands = walkthrough().map((words) => words.join(' '));
-    const expected = ['helix new hello-tool', 'cd hello-tool', 'helix build', 'helix test', 'helix artifact import data/', 'helix call hello.tool --plugins .'];
+    const expected = [
+      'helix new hello-tool',
+      'cd hello-tool',
+      'helix build',
+      'helix test',
+      'helix artifact import data/',
+      'helix call hello.tool --plugins .',
+    ];
     expect(commands.length).toBe(expected.length);
     for (const [i, prefix] of expected.entries()) expect(commands[i]).toMatch(new RegExp(`^${prefix.replace(/\./g, '\\.')}`));
   });
@@ -95,7 +106,12 @@ describe('the guide\'s first tool, followed literally outside the repository', (
       }
 
       // helix build pinned the digest of the module it wrote.
-      const manifest = parseYaml(readFileSync(path.join(cwd, 'hello-tool.tool.yaml'), 'utf8')) as { digest: string; module: string; abi: string; description: string };
+      const manifest = parseYaml(readFileSync(path.join(cwd, 'hello-tool.tool.yaml'), 'utf8')) as {
+        digest: string;
+        module: string;
+        abi: string;
+        description: string;
+      };
       expect(manifest.digest).toBe(digestOf(readFileSync(path.join(cwd, manifest.module))));
       expect(manifest.abi).toBe(lang === 'extism' ? 'extism/v1' : 'helix/v1');
       // The fixtures helix test passed read data files and expect artifact bytes.
@@ -113,11 +129,15 @@ describe('the guide\'s first tool, followed literally outside the repository', (
       expect(listed.stdout).toMatch(new RegExp(`^${output.lengths}\\s+tsv\\s.*record lengths$`, 'm'));
       const exported = await helix(['artifact', 'export', output.lengths, 'lengths.tsv'], cwd, home);
       expect(exported.code, exported.stderr).toBe(0);
-      expect(readFileSync(path.join(cwd, 'lengths.tsv'), 'utf8')).toBe(readFileSync(path.join(cwd, 'data', 'example.fa.lengths.tsv'), 'utf8'));
+      expect(readFileSync(path.join(cwd, 'lengths.tsv'), 'utf8')).toBe(
+        readFileSync(path.join(cwd, 'data', 'example.fa.lengths.tsv'), 'utf8'),
+      );
 
       // Generated text reads right for the name: no placeholder left, and the id is never
       // spliced into a sentence (the description is about the tool, not its id).
-      for (const file of files(cwd).filter((f) => !f.includes(`${path.sep}build${path.sep}`) && !f.includes(`${path.sep}.helix`) && !f.endsWith('.gz'))) {
+      for (const file of files(cwd).filter(
+        (f) => !f.includes(`${path.sep}build${path.sep}`) && !f.includes(`${path.sep}.helix`) && !f.endsWith('.gz'),
+      )) {
         expect(readFileSync(file, 'utf8'), file).not.toMatch(/__(NAME|ID|DESCRIPTION)__/);
       }
       expect(manifest.description).toBe(DEFAULT_DESCRIPTION);

@@ -40,7 +40,9 @@ const QUICK_ROWS = [
 
 function runQuick(out: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(packageRoot(), 'dist', 'bench', 'run.js'), '--quick', '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [path.join(packageRoot(), 'dist', 'bench', 'run.js'), '--quick', '--out', out], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
@@ -56,12 +58,18 @@ describe('npm run bench -- --quick', () => {
   it('runs every row to a finite figure and writes results.json with the machine and each target beside its baseline', async () => {
     const out = path.join(work.dir, 'results.json');
     const run = await runQuick(out);
-    expect(run.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('bench: ')), run.stderr).toEqual([]);
+    expect(
+      run.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('bench: ')),
+      run.stderr,
+    ).toEqual([]);
     expect(run.code, run.stderr).toBe(0);
     const results = JSON.parse(readFileSync(out, 'utf8')) as Record<string, any>;
     expect(results.mode).toBe('quick');
     expect(results.only).toBeNull();
-    expect(results.load_average).toEqual({ start: [expect.any(Number), expect.any(Number), expect.any(Number)], end: [expect.any(Number), expect.any(Number), expect.any(Number)] });
+    expect(results.load_average).toEqual({
+      start: [expect.any(Number), expect.any(Number), expect.any(Number)],
+      end: [expect.any(Number), expect.any(Number), expect.any(Number)],
+    });
     expect(results.machine).toEqual({
       cpu: expect.any(String),
       cores: expect.any(Number),
@@ -108,9 +116,18 @@ describe('generateFastq', () => {
     expect(figures.bytes).toBeGreaterThanOrEqual(2 ** 20);
     const seqkit = spawnSync('seqkit', ['stats', '-T', '-a', a], { encoding: 'utf8' });
     expect(seqkit.status, seqkit.stderr).toBe(0);
-    const [head, values] = seqkit.stdout.trim().split('\n').map((l) => l.split('\t'));
+    const [head, values] = seqkit.stdout
+      .trim()
+      .split('\n')
+      .map((l) => l.split('\t'));
     const stat = Object.fromEntries(head!.map((h, i) => [h, values![i]]));
-    expect(stat).toMatchObject({ format: 'FASTQ', num_seqs: String(figures.records), sum_len: String(figures.bases), min_len: String(figures.minLength), max_len: String(figures.maxLength) });
+    expect(stat).toMatchObject({
+      format: 'FASTQ',
+      num_seqs: String(figures.records),
+      sum_len: String(figures.bases),
+      min_len: String(figures.minLength),
+      max_len: String(figures.maxLength),
+    });
   });
 
   it('parseSize reads binary multiples and refuses other text with an example', () => {

@@ -13,14 +13,20 @@ const ANON_BOUND = 512 * 1024 ** 2;
 const mib = (b: number): string => `${(b / 1024 ** 2).toFixed(0)} MiB`;
 
 describe(`a ${mib(BYTES)} FASTQ with the bundled defaults`, () => {
-  it('imports it and gives the generator’s figures from seq.stats, fastq.filter and seq.kmer_count, in flat memory', async () => {
-    const r = await runBigData(BYTES);
-    const steps = Object.entries(r.steps);
-    process.stdout.write(`big data: ${mib(r.facts.bytes)}, ${r.facts.records} reads; ${steps.map(([k, s]) => `${k}: peak anonymous ${mib(s.peakAnonBytes)} (VmHWM ${mib(s.peakRssBytes)}), wall ${s.wallMs} ms, fuel ${s.metrics?.fuel_used ?? '-'}`).join('; ')}\n`);
-    expect(r.mismatches).toEqual([]);
-    for (const [what, s] of steps) {
-      expect(s.peakAnonBytes, what).toBeGreaterThan(0);
-      expect(s.peakAnonBytes, what).toBeLessThan(ANON_BOUND);
-    }
-  }, 4 * 3600_000);
+  it(
+    'imports it and gives the generator’s figures from seq.stats, fastq.filter and seq.kmer_count, in flat memory',
+    async () => {
+      const r = await runBigData(BYTES);
+      const steps = Object.entries(r.steps);
+      process.stdout.write(
+        `big data: ${mib(r.facts.bytes)}, ${r.facts.records} reads; ${steps.map(([k, s]) => `${k}: peak anonymous ${mib(s.peakAnonBytes)} (VmHWM ${mib(s.peakRssBytes)}), wall ${s.wallMs} ms, fuel ${s.metrics?.fuel_used ?? '-'}`).join('; ')}\n`,
+      );
+      expect(r.mismatches).toEqual([]);
+      for (const [what, s] of steps) {
+        expect(s.peakAnonBytes, what).toBeGreaterThan(0);
+        expect(s.peakAnonBytes, what).toBeLessThan(ANON_BOUND);
+      }
+    },
+    4 * 3600_000,
+  );
 });

@@ -38,14 +38,43 @@ beforeAll(async () => {
   plugins = await pluginsDir([
     { id: 'b.script', module: script, manifest: { limits, capabilities: { abiVersion: 1, allow: [...ALL, 'secrets.get.db_password'] } } },
     { id: 'b.other', module: script, manifest: { limits, capabilities: { abiVersion: 1, allow: ['kv.get'] } } },
-    { id: 'b.limited', module: script, manifest: { limits: { ...limits, maxCapabilityCalls: 5 }, capabilities: { abiVersion: 1, allow: ['clock.now_unix'] } } },
-    { id: 'b.http', module: script, manifest: { timeoutMs: 1500, limits, capabilities: { abiVersion: 1, allow: ['http.request'], network: [origin] } } },
-    { id: 'b.writer', module: script, manifest: { limits, capabilities: { abiVersion: 1, allow: ['artifact.write'] }, declaredOutputs: [{ role: 'report', type: 'text', label: 'a report' }] } },
+    {
+      id: 'b.limited',
+      module: script,
+      manifest: { limits: { ...limits, maxCapabilityCalls: 5 }, capabilities: { abiVersion: 1, allow: ['clock.now_unix'] } },
+    },
+    {
+      id: 'b.http',
+      module: script,
+      manifest: { timeoutMs: 1500, limits, capabilities: { abiVersion: 1, allow: ['http.request'], network: [origin] } },
+    },
+    {
+      id: 'b.writer',
+      module: script,
+      manifest: {
+        limits,
+        capabilities: { abiVersion: 1, allow: ['artifact.write'] },
+        declaredOutputs: [{ role: 'report', type: 'text', label: 'a report' }],
+      },
+    },
   ]);
   const policyFile = path.join(plugins.dir, 'policy.yaml');
   writeFileSync(
     policyFile,
-    ['version: 1', 'tools: { allow: ["*"] }', 'grants:', '  "*": ["clock.*", "log.*", "kv.*", "artifact.*"]', '  b.script: ["secrets.get.db_password"]', '  b.http: ["http.request"]', 'secrets:', '  db_password: { env: HELIX_TEST_DB_PASSWORD }', 'network:', `  allow: ["${origin}"]`, '  allowPrivate: ["127.0.0.1"]', ''].join('\n'),
+    [
+      'version: 1',
+      'tools: { allow: ["*"] }',
+      'grants:',
+      '  "*": ["clock.*", "log.*", "kv.*", "artifact.*"]',
+      '  b.script: ["secrets.get.db_password"]',
+      '  b.http: ["http.request"]',
+      'secrets:',
+      '  db_password: { env: HELIX_TEST_DB_PASSWORD }',
+      'network:',
+      `  allow: ["${origin}"]`,
+      '  allowPrivate: ["127.0.0.1"]',
+      '',
+    ].join('\n'),
   );
   process.env.HELIX_TEST_DB_PASSWORD = SECRET;
   host = await createHost({ pluginsDir: plugins.dir, policyFile, home: home.dir });
@@ -72,9 +101,19 @@ const call = (name: string, args: Record<string, unknown> = {}) => ({ name, args
 
 describe('the broker', () => {
   it('answers an allowlisted call and refuses every other name with the same bytes', async () => {
-    const r = await script('b.script', { calls: [call('clock.now_unix'), call('http.request', { url: 'https://example.org' }), call('no.such_thing'), call('secrets.get', { name: 'other' })] });
+    const r = await script('b.script', {
+      calls: [
+        call('clock.now_unix'),
+        call('http.request', { url: 'https://example.org' }),
+        call('no.such_thing'),
+        call('secrets.get', { name: 'other' }),
+      ],
+    });
     expect(r.status).toBe('success');
-    expect(r.answers[0]).toMatchObject({ status: 'ok', capability_result: { name: 'clock.now_unix', result: { unix_ms: expect.any(Number) } } });
+    expect(r.answers[0]).toMatchObject({
+      status: 'ok',
+      capability_result: { name: 'clock.now_unix', result: { unix_ms: expect.any(Number) } },
+    });
     const refused = r.answers.slice(1).map((a) => JSON.stringify(a));
     expect(new Set(refused).size).toBe(1);
     expect(r.answers[1]).toMatchObject({ status: 'error', error: { code: 'A-AUTH-FORBIDDEN', message: 'forbidden' } });
@@ -83,7 +122,7 @@ describe('the broker', () => {
     expect(audit[2]).toMatchObject({ capability: 'no.such_thing', reason: 'unknown capability' });
   });
 
-  it('lists every violation of a capability call\'s arguments', async () => {
+  it("lists every violation of a capability call's arguments", async () => {
     const r = await script('b.script', { calls: [call('kv.put', { key: '', surprise: 1 })] });
     expect(r.answers[0]!.error!.code).toBe('I-REQ-CAPABILITY-ARGS');
     expect(r.answers[0]!.error!.details.violations.length).toBeGreaterThanOrEqual(3);
@@ -97,13 +136,20 @@ describe('the broker', () => {
   });
 
   it('refuses oversized requests and values', async () => {
-    const r = await script('b.script', { calls: [call('kv.put', { key: 'big', value: 'x'.repeat(70_000) }), call('log.emit', { event: 'huge', fields: { pad: 'y'.repeat(1_600_000) } })] });
+    const r = await script('b.script', {
+      calls: [
+        call('kv.put', { key: 'big', value: 'x'.repeat(70_000) }),
+        call('log.emit', { event: 'huge', fields: { pad: 'y'.repeat(1_600_000) } }),
+      ],
+    });
     expect(r.answers[0]!.error!.code).toBe('I-REQ-CAPABILITY-ARGS');
     expect(r.answers[1]!.error!.code).toBe('R-CAP-PAYLOAD');
   });
 
   it("keeps each tool's kv namespace to itself", async () => {
-    const put = await script('b.script', { calls: [call('kv.put', { key: 'shared', value: { n: 1 } }), call('kv.get', { key: 'shared' }), call('kv.list', { prefix: 'sh' })] });
+    const put = await script('b.script', {
+      calls: [call('kv.put', { key: 'shared', value: { n: 1 } }), call('kv.get', { key: 'shared' }), call('kv.list', { prefix: 'sh' })],
+    });
     expect(put.answers[1]!.capability_result!.result).toEqual({ found: true, value: { n: 1 } });
     expect(put.answers[2]!.capability_result!.result).toEqual({ keys: ['shared'] });
     const other = await script('b.other', { calls: [call('kv.get', { key: 'shared' })] });
@@ -111,7 +157,14 @@ describe('the broker', () => {
   });
 
   it('kv.delete reports whether the key was there', async () => {
-    const r = await script('b.script', { calls: [call('kv.put', { key: 'gone', value: 1 }), call('kv.delete', { key: 'gone' }), call('kv.delete', { key: 'gone' }), call('kv.get', { key: 'gone' })] });
+    const r = await script('b.script', {
+      calls: [
+        call('kv.put', { key: 'gone', value: 1 }),
+        call('kv.delete', { key: 'gone' }),
+        call('kv.delete', { key: 'gone' }),
+        call('kv.get', { key: 'gone' }),
+      ],
+    });
     expect(r.answers.slice(1).map((a) => a.capability_result!.result)).toEqual([{ deleted: true }, { deleted: false }, { found: false }]);
   });
 
@@ -138,14 +191,25 @@ describe('the broker', () => {
   });
 
   it('makes written outputs artifacts of the run under their declared role, visible when it ends', async () => {
-    const r = await script('b.writer', { calls: [call('artifact.write', { role: 'report', data: 'line 1\n' }), call('artifact.write', { role: 'report', data: 'line 2\n', final: true }), call('artifact.write', { role: 'extra', data: 'x' })] });
+    const r = await script('b.writer', {
+      calls: [
+        call('artifact.write', { role: 'report', data: 'line 1\n' }),
+        call('artifact.write', { role: 'report', data: 'line 2\n', final: true }),
+        call('artifact.write', { role: 'extra', data: 'x' }),
+      ],
+    });
     expect(r.status).toBe('success');
     const sealed = r.answers[1]!.capability_result!.result;
     expect(sealed).toMatchObject({ role: 'report', bytes: 14, artifact_id: expect.stringMatching(/^art_/) });
     expect(r.answers[2]!.error!.code).toBe('C-CONTRACT-OUTPUT-ROLE');
     const run = getRun(hostStore(host), r.run_id!)!;
     expect(run.outputs).toEqual([{ role: 'report', artifact_id: sealed.artifact_id, sha256: sealed.sha256 }]);
-    expect(getArtifact(hostStore(host), sealed.artifact_id)).toMatchObject({ type: 'text', size: 14, created_by_run: r.run_id, source: { kind: 'run', role: 'report' } });
+    expect(getArtifact(hostStore(host), sealed.artifact_id)).toMatchObject({
+      type: 'text',
+      size: 14,
+      created_by_run: r.run_id,
+      source: { kind: 'run', role: 'report' },
+    });
   });
 
   it('fails a run that does not create exactly its declared outputs', async () => {
@@ -153,7 +217,9 @@ describe('the broker', () => {
     expect(none.error).toMatchObject({ code: 'C-CONTRACT-DECLARED-OUTPUTS', details: { problems: ['role report was not created'] } });
     const unsealed = await script('b.writer', { calls: [call('artifact.write', { role: 'report', data: 'half' })] });
     expect(unsealed.error?.details).toMatchObject({ problems: ['role report was written but never sealed with final'] });
-    const wrongType = await script('b.writer', { calls: [call('artifact.write', { role: 'report', data: '{"a":1}', type: 'json', final: true })] });
+    const wrongType = await script('b.writer', {
+      calls: [call('artifact.write', { role: 'report', data: '{"a":1}', type: 'json', final: true })],
+    });
     expect(wrongType.error?.details).toMatchObject({ problems: ['role report has type json, declared text'] });
   });
 
@@ -169,7 +235,11 @@ describe('the broker', () => {
     const r = await script('b.script', { calls: [call('clock.now_unix'), call('kv.get', { key: 'nothing' }), call('bogus.name')] });
     const run = getRun(hostStore(host), r.run_id!)!;
     const journal = readJournal(hostStore(host), r.run_id!);
-    expect(journal.map((e) => [e.name, e.outcome])).toEqual([['clock.now_unix', 'ok'], ['kv.get', 'ok'], ['bogus.name', 'error']]);
+    expect(journal.map((e) => [e.name, e.outcome])).toEqual([
+      ['clock.now_unix', 'ok'],
+      ['kv.get', 'ok'],
+      ['bogus.name', 'error'],
+    ]);
     expect(run.journal).toEqual({ entries: 3, head: journal[2]!.hash });
     expect(brokenLink(journal, run.journal.head)).toBeUndefined();
   });
@@ -182,7 +252,9 @@ describe('the broker', () => {
     expect(JSON.stringify(r.output)).not.toContain(SECRET);
     expect(JSON.stringify(r.output)).toContain('[secret:db_password]');
     const run = getRun(hostStore(host), r.run_id!)!;
-    const log = await import('../host/store/blobs.js').then((b) => b.readBlobBytes(hostStore(host), getArtifact(hostStore(host), run.log_artifact_id!).sha256, 1e7));
+    const log = await import('../host/store/blobs.js').then((b) =>
+      b.readBlobBytes(hostStore(host), getArtifact(hostStore(host), run.log_artifact_id!).sha256, 1e7),
+    );
     expect(log.toString()).toContain('guest.leak');
     expect(log.toString()).not.toContain(SECRET);
     const audited = readAudit(hostStore(host)).find((a) => a.kind === 'log' && a.run_id === r.run_id);
@@ -195,7 +267,9 @@ describe('the broker', () => {
 
 describe('http.request through the broker', () => {
   it('reaches an origin the manifest and the policy both allow', async () => {
-    const r = await script('b.http', { calls: [call('http.request', { url: `${origin}/hello` }), call('http.request', { url: 'http://127.0.0.2:9/x' })] });
+    const r = await script('b.http', {
+      calls: [call('http.request', { url: `${origin}/hello` }), call('http.request', { url: 'http://127.0.0.2:9/x' })],
+    });
     expect(r.answers[0]!.capability_result!.result).toMatchObject({ status: 200, body: 'hello from upstream' });
     expect(r.answers[1]!.error!.code).toBe('A-AUTH-HTTP-ORIGIN');
   });
@@ -214,7 +288,16 @@ describe('helix verify', () => {
   it('reproduces a run with capability calls from its journal, byte for byte', async () => {
     const text = `>r1\n${'ACGT'.repeat(500)}\n`;
     const art = await importInline(hostStore(host), text);
-    const r = await script('b.script', { calls: [call('clock.now_unix'), call('kv.put', { key: 'v', value: 1 }), call('kv.get', { key: 'v' }), call('artifact.read', { artifact_id: art.id, length: 100 }), call('log.emit', { event: 'done' }), call('nope.nope')] });
+    const r = await script('b.script', {
+      calls: [
+        call('clock.now_unix'),
+        call('kv.put', { key: 'v', value: 1 }),
+        call('kv.get', { key: 'v' }),
+        call('artifact.read', { artifact_id: art.id, length: 100 }),
+        call('log.emit', { event: 'done' }),
+        call('nope.nope'),
+      ],
+    });
     expect(r.status).toBe('success');
     // The store moves on after the run; a verify still sees what the run saw.
     await script('b.script', { calls: [call('kv.put', { key: 'v', value: 2 })] });

@@ -17,9 +17,19 @@ const RATE = 2_000_000;
 const INPUT = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   type: 'object',
-  properties: { data: { type: 'string', 'x-helix-artifact': true }, extra: { type: 'string', 'x-helix-artifact': true }, n: { type: 'integer' } },
+  properties: {
+    data: { type: 'string', 'x-helix-artifact': true },
+    extra: { type: 'string', 'x-helix-artifact': true },
+    n: { type: 'integer' },
+  },
 };
-const limits = { maxInputBytes: 4096, maxOutputBytes: 4096, fuel: BASE, maxMemoryPages: 16, perInputMiB: { fuel: RATE, maxCapabilityCalls: 1, timeoutMs: 500 } };
+const limits = {
+  maxInputBytes: 4096,
+  maxOutputBytes: 4096,
+  fuel: BASE,
+  maxMemoryPages: 16,
+  perInputMiB: { fuel: RATE, maxCapabilityCalls: 1, timeoutMs: 500 },
+};
 // Spins until its fuel runs out: the error says the budget it ran under.
 const SPIN = '(loop $l (br $l)) (i64.const 0)';
 
@@ -30,19 +40,31 @@ let host: Host;
 let strict: Host;
 const ids: Record<string, string> = {};
 
-const call = async (h: Host, tool: string, input: Record<string, unknown>, constraints: Record<string, unknown> = {}): Promise<ResponseEnvelope> =>
-  ResponseEnvelopeSchema.parse(await h.call({ tool_id: tool, input, constraints }));
+const call = async (
+  h: Host,
+  tool: string,
+  input: Record<string, unknown>,
+  constraints: Record<string, unknown> = {},
+): Promise<ResponseEnvelope> => ResponseEnvelopeSchema.parse(await h.call({ tool_id: tool, input, constraints }));
 const fuelLimit = (r: ResponseEnvelope): unknown => (r.error?.details as { fuel_limit?: unknown } | undefined)?.fuel_limit;
 
 beforeAll(async () => {
   plugins = await pluginsDir([
     { id: 'b.spin', module: numberResultModule(SPIN), manifest: { timeoutMs: 60_000, limits }, inputSchema: INPUT },
     { id: 'b.ok', module: fixedOutputModule('{"status":"ok","output":{}}'), manifest: { limits }, inputSchema: INPUT },
-    { id: 'b.slow', module: numberResultModule(SPIN), manifest: { timeoutMs: 200, limits: { ...limits, fuel: 1e15, perInputMiB: { timeoutMs: 900 } } }, inputSchema: INPUT },
+    {
+      id: 'b.slow',
+      module: numberResultModule(SPIN),
+      manifest: { timeoutMs: 200, limits: { ...limits, fuel: 1e15, perInputMiB: { timeoutMs: 900 } } },
+      inputSchema: INPUT,
+    },
     {
       id: 'b.storm',
       module: stormGuest(1000),
-      manifest: { limits: { ...limits, maxCapabilityCalls: 2, perInputMiB: { maxCapabilityCalls: 1 } }, capabilities: { abiVersion: 1, allow: ['clock.now_unix'] } },
+      manifest: {
+        limits: { ...limits, maxCapabilityCalls: 2, perInputMiB: { maxCapabilityCalls: 1 } },
+        capabilities: { abiVersion: 1, allow: ['clock.now_unix'] },
+      },
       inputSchema: INPUT,
     },
   ]);
@@ -108,7 +130,9 @@ describe('budgets per MiB of input', () => {
       details: { figure: 'fuel', input_bytes: 3 * MIB, needed: 7_000_000, ceiling: 5_000_000, policy_field: 'ceilings.perInputMiB.fuel' },
     });
     expect(r.error!.message).toContain('"b.ok" needs a fuel budget of 7,000,000 for 3 MiB of input (1,000,000 + 2,000,000 per MiB)');
-    expect(r.error!.message).toContain('allows at most 5,000,000 for this input (ceilings.fuel 2,000,000 + ceilings.perInputMiB.fuel 1,000,000 per MiB)');
+    expect(r.error!.message).toContain(
+      'allows at most 5,000,000 for this input (ceilings.fuel 2,000,000 + ceilings.perInputMiB.fuel 1,000,000 per MiB)',
+    );
     expect(r.error!.hint).toContain('Raise ceilings.perInputMiB.fuel in the policy file to at least 2,000,000');
     // Without data the same tool runs under the same policy.
     expect((await call(strict, 'b.ok', { n: 1 })).status).toBe('success');
@@ -123,15 +147,22 @@ describe('budgets per MiB of input', () => {
   });
 
   it('grow the capability call budget with the data', async () => {
-    expect(await call(host, 'b.storm', { n: 4 })).toMatchObject({ error: { code: 'R-CAP-CALL-LIMIT', details: { max_capability_calls: 2 } } });
-    expect(await call(host, 'b.storm', { data: ids.three })).toMatchObject({ error: { code: 'R-CAP-CALL-LIMIT', details: { max_capability_calls: 5 } } });
+    expect(await call(host, 'b.storm', { n: 4 })).toMatchObject({
+      error: { code: 'R-CAP-CALL-LIMIT', details: { max_capability_calls: 2 } },
+    });
+    expect(await call(host, 'b.storm', { data: ids.three })).toMatchObject({
+      error: { code: 'R-CAP-CALL-LIMIT', details: { max_capability_calls: 5 } },
+    });
   });
 
   it('show the rates in `helix tools --json`', async () => {
     const out = await runCli(['tools', '--json', '--plugins', plugins.dir], home.dir);
     expect(out.code).toBe(0);
     const rows = JSON.parse(out.stdout) as Array<{ id: string; limits: Record<string, unknown> }>;
-    expect(rows.find((t) => t.id === 'b.spin')?.limits).toMatchObject({ fuel: BASE, perInputMiB: { fuel: RATE, maxCapabilityCalls: 1, timeoutMs: 500 } });
+    expect(rows.find((t) => t.id === 'b.spin')?.limits).toMatchObject({
+      fuel: BASE,
+      perInputMiB: { fuel: RATE, maxCapabilityCalls: 1, timeoutMs: 500 },
+    });
     expect(rows.find((t) => t.id === 'helix.artifact_list')?.limits).toMatchObject({ perInputMiB: null });
   });
 });

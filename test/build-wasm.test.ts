@@ -23,12 +23,20 @@ afterEach(async () => {
 async function makeRoot(): Promise<string> {
   root = await mkdtemp(path.join(tmpdir(), 'helix-build-wasm-'));
   await cp(GC_SKEW, path.join(root, 'plugins', 'seq-gc-skew'), { recursive: true });
-  await cp(GC_SKEW, path.join(root, 'bench', 'fixtures', 'skew'), { recursive: true, filter: (source) => path.basename(source) !== 'build' });
+  await cp(GC_SKEW, path.join(root, 'bench', 'fixtures', 'skew'), {
+    recursive: true,
+    filter: (source) => path.basename(source) !== 'build',
+  });
   return root;
 }
 
 function buildWasm(cwd: string, args: string[], clang: string) {
-  const result = spawnSync(process.execPath, [SCRIPT, ...args], { cwd, encoding: 'utf8', env: { ...process.env, HELIX_CLANG: clang }, timeout: 120_000 });
+  const result = spawnSync(process.execPath, [SCRIPT, ...args], {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, HELIX_CLANG: clang },
+    timeout: 120_000,
+  });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 

@@ -31,9 +31,17 @@ beforeAll(async () => {
   const raw = await wat2wasm(bulkCallModule(), 'bulk-call.wat');
   const bulk2 = { abiVersion: 2 as const, allow: ['artifact.read', 'artifact.write'] };
   plugins = await pluginsDir([
-    { id: 'bulk.copy', module: copy, manifest: { limits, capabilities: bulk2, declaredOutputs: [{ role: 'copy', type: 'binary', label: 'a copy' }] } },
+    {
+      id: 'bulk.copy',
+      module: copy,
+      manifest: { limits, capabilities: bulk2, declaredOutputs: [{ role: 'copy', type: 'binary', label: 'a copy' }] },
+    },
     { id: 'bulk.read', module: copy, manifest: { limits, capabilities: bulk2 } },
-    { id: 'bulk.raw', module: raw, manifest: { limits, capabilities: { abiVersion: 2, allow: ['artifact.read', 'artifact.write', 'clock.now_unix'] } } },
+    {
+      id: 'bulk.raw',
+      module: raw,
+      manifest: { limits, capabilities: { abiVersion: 2, allow: ['artifact.read', 'artifact.write', 'clock.now_unix'] } },
+    },
   ]);
   const policyFile = path.join(plugins.dir, 'policy.yaml');
   writeFileSync(policyFile, ['version: 1', 'tools: { allow: ["*"] }', 'grants:', '  "*": ["clock.*", "artifact.*"]', ''].join('\n'));
@@ -85,9 +93,17 @@ describe('bulk reads and writes through the SDK', () => {
     expect(r.status).toBe('success');
     const journal = readJournal(hostStore(host), r.run_id!);
     const reads = journal.filter((e) => e.name === 'artifact.read');
-    const chunk = (i: number) => createHash('sha256').update(bytes.subarray(i * MiB, (i + 1) * MiB)).digest('hex');
+    const chunk = (i: number) =>
+      createHash('sha256')
+        .update(bytes.subarray(i * MiB, (i + 1) * MiB))
+        .digest('hex');
     expect(reads.map((e) => e.data_sha256)).toEqual([chunk(0), chunk(1), chunk(2)]);
-    expect(reads[0]).toMatchObject({ mode: 'value', result: { bytes: MiB, offset: 0, next_offset: MiB, eof: false }, result_sha256: null, args: { artifact_id: id, offset: 0, decompress: false } });
+    expect(reads[0]).toMatchObject({
+      mode: 'value',
+      result: { bytes: MiB, offset: 0, next_offset: MiB, eof: false },
+      result_sha256: null,
+      args: { artifact_id: id, offset: 0, decompress: false },
+    });
     const writes = journal.filter((e) => e.name === 'artifact.write');
     expect(writes[0]).toMatchObject({ args: { role: 'copy', final: false, type: 'binary' }, data_sha256: chunk(0) });
     const report = await verifyRun(hostStore(host), r.run_id!);
@@ -110,9 +126,16 @@ describe('the bulk import refuses', () => {
 
   it('a length above the buffer, answered before any read; the guest goes on', async () => {
     const id = await stored(new Uint8Array(64));
-    const r = await call('bulk.raw', rawBulkInput({ abi_version: 2, name: 'artifact.read', args: { artifact_id: id, length: 33 } }, 131_072, 32));
+    const r = await call(
+      'bulk.raw',
+      rawBulkInput({ abi_version: 2, name: 'artifact.read', args: { artifact_id: id, length: 33 } }, 131_072, 32),
+    );
     expect(r.status).toBe('success');
-    expect(r.out.answer).toMatchObject({ status: 'error', abi_version: 2, error: { code: 'I-REQ-CAPABILITY-ARGS', details: { violations: [{ path: '/length' }] } } });
+    expect(r.out.answer).toMatchObject({
+      status: 'error',
+      abi_version: 2,
+      error: { code: 'I-REQ-CAPABILITY-ARGS', details: { violations: [{ path: '/length' }] } },
+    });
     expect(r.out.answer.error.details.violations[0].message).toMatch(/at most the buffer length \(32\)/);
   });
 
@@ -131,7 +154,11 @@ describe('fuel and the text path', () => {
     expect(r.status).toBe('success');
     const [entry] = readJournal(hostStore(host), r.run_id!);
     const request = JSON.stringify({ abi_version: 2, name: 'artifact.read', args: { artifact_id: id } });
-    const answer = JSON.stringify({ status: 'ok', abi_version: 2, capability_result: { name: 'artifact.read', result: { bytes: 6400, offset: 0, next_offset: 6400, eof: false } } });
+    const answer = JSON.stringify({
+      status: 'ok',
+      abi_version: 2,
+      capability_result: { name: 'artifact.read', result: { bytes: 6400, offset: 0, next_offset: 6400, eof: false } },
+    });
     expect(entry!.fuel).toBe(1000 + Math.ceil((request.length + answer.length + 6400) / 64));
   });
 
@@ -139,7 +166,11 @@ describe('fuel and the text path', () => {
     const id = await stored(new TextEncoder().encode('héllo'));
     const r = await call('bulk.raw', rawBulkInput({ abi_version: 1, name: 'artifact.read', args: { artifact_id: id } }, 0, 0, true));
     expect(r.status).toBe('success');
-    expect(r.out.answer).toEqual({ status: 'ok', abi_version: 1, capability_result: { name: 'artifact.read', result: { data: 'héllo', encoding: 'utf8', offset: 0, next_offset: 6, eof: true } } });
+    expect(r.out.answer).toEqual({
+      status: 'ok',
+      abi_version: 1,
+      capability_result: { name: 'artifact.read', result: { data: 'héllo', encoding: 'utf8', offset: 0, next_offset: 6, eof: true } },
+    });
   });
 });
 

@@ -23,9 +23,26 @@ const home = tempDir('helix-home-');
 beforeAll(async () => {
   const script = await compileGuest('script.ts');
   plugins = await pluginsDir([
-    { id: 'o.slow', module: numberResultModule(SLOW), manifest: { timeoutMs: 60_000, limits: { maxInputBytes: 1000, maxOutputBytes: 1000, fuel: 1e13 } }, outputSchema: { type: 'object' } },
-    { id: 'o.endless', module: numberResultModule(ENDLESS), manifest: { timeoutMs: 120_000, limits: { maxInputBytes: 1000, maxOutputBytes: 1000, fuel: 1e15 } }, outputSchema: { type: 'object' } },
-    { id: 'o.script', module: script, manifest: { limits: { maxInputBytes: 100_000, maxOutputBytes: 100_000, fuel: 1e10, maxMemoryPages: 256, maxCapabilityCalls: 100 }, capabilities: { abiVersion: 1, allow: ['log.emit', 'clock.now_unix'] } } },
+    {
+      id: 'o.slow',
+      module: numberResultModule(SLOW),
+      manifest: { timeoutMs: 60_000, limits: { maxInputBytes: 1000, maxOutputBytes: 1000, fuel: 1e13 } },
+      outputSchema: { type: 'object' },
+    },
+    {
+      id: 'o.endless',
+      module: numberResultModule(ENDLESS),
+      manifest: { timeoutMs: 120_000, limits: { maxInputBytes: 1000, maxOutputBytes: 1000, fuel: 1e15 } },
+      outputSchema: { type: 'object' },
+    },
+    {
+      id: 'o.script',
+      module: script,
+      manifest: {
+        limits: { maxInputBytes: 100_000, maxOutputBytes: 100_000, fuel: 1e10, maxMemoryPages: 256, maxCapabilityCalls: 100 },
+        capabilities: { abiVersion: 1, allow: ['log.emit', 'clock.now_unix'] },
+      },
+    },
   ]);
   // The default policy takes the working directory as its import root: import from under it.
   host = await createHost({ pluginsDir: plugins.dir, home: home.dir, progressIntervalMs: 50 });
@@ -80,7 +97,10 @@ describe('call options', () => {
 
   it("pass the guest's log lines to the caller as they are emitted", async () => {
     const lines: Array<{ event: string; fields: Record<string, unknown> }> = [];
-    const r = await host.call({ tool_id: 'o.script', input: { calls: [{ name: 'log.emit', args: { event: 'step', fields: { n: 1 } } }] } }, { onLog: (l) => lines.push(l) });
+    const r = await host.call(
+      { tool_id: 'o.script', input: { calls: [{ name: 'log.emit', args: { event: 'step', fields: { n: 1 } } }] } },
+      { onLog: (l) => lines.push(l) },
+    );
     expect(r.status).toBe('success');
     expect(lines).toEqual([expect.objectContaining({ level: 'info', event: 'step', fields: { n: 1 } })]);
   });
@@ -115,6 +135,8 @@ describe('built-in tools over imports and runs', () => {
     expect(got.output).toMatchObject({ run_id: r.run_id, status: 'succeeded', tool_id: 'o.script', journal: { entries: 1 } });
     const verified = await host.call({ tool_id: 'helix.run_verify', input: { run_id: r.run_id } });
     expect(verified.output).toMatchObject({ run_id: r.run_id, match: true });
-    expect((await host.call({ tool_id: 'helix.run_get', input: { run_id: `run_${'0'.repeat(32)}` } })).error?.code).toBe('P-PRECOND-RUN-NOT-FOUND');
+    expect((await host.call({ tool_id: 'helix.run_get', input: { run_id: `run_${'0'.repeat(32)}` } })).error?.code).toBe(
+      'P-PRECOND-RUN-NOT-FOUND',
+    );
   });
 });

@@ -17,7 +17,10 @@ afterAll(() => home.cleanup());
 
 async function helix(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [cli, ...args], { cwd: packageRoot(), env: { ...process.env, HELIX_HOME: home.dir } });
+    const { stdout, stderr } = await run(process.execPath, [cli, ...args], {
+      cwd: packageRoot(),
+      env: { ...process.env, HELIX_HOME: home.dir },
+    });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -30,7 +33,11 @@ let good: { dir: string; cleanup: () => void };
 beforeAll(async () => {
   good = await pluginsDir([
     { id: 'cli.echo', module: echoModule() },
-    { id: 'cli.burn', module: numberResultModule('(loop $l (br $l)) (i64.const 0)'), manifest: { timeoutMs: 200, limits: { maxInputBytes: 100, maxOutputBytes: 100, fuel: 5000 } } },
+    {
+      id: 'cli.burn',
+      module: numberResultModule('(loop $l (br $l)) (i64.const 0)'),
+      manifest: { timeoutMs: 200, limits: { maxInputBytes: 100, maxOutputBytes: 100, fuel: 5000 } },
+    },
   ]);
   bad = await pluginsDir([
     { id: 'cli.bad_one', module: echoModule(), manifest: { version: 'one' } },

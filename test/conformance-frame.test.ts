@@ -44,7 +44,14 @@ describe('the suite against ABI.md', () => {
     const ids = new Set(CHECKS.map((c) => c.id));
     const promises = model.split('\n').filter((line) => /^\| T\d+ \|/.test(line));
     expect(promises.length).toBeGreaterThan(10);
-    const cited = promises.flatMap((row) => [...row.split('|').at(-2)!.matchAll(/`([a-z]+\.[a-z0-9-]+)`/g)].map((m) => m[1]!));
+    const cited = promises.flatMap((row) =>
+      [
+        ...row
+          .split('|')
+          .at(-2)!
+          .matchAll(/`([a-z]+\.[a-z0-9-]+)`/g),
+      ].map((m) => m[1]!),
+    );
     expect(cited.length).toBeGreaterThan(100);
     expect(cited.filter((id) => !ids.has(id))).toEqual([]);
     for (const row of promises.slice(0, -1)) expect(/`[a-z]+\.[a-z0-9-]+`/.test(row), row.slice(0, 60)).toBe(true);
@@ -52,7 +59,10 @@ describe('the suite against ABI.md', () => {
 
   it('finds a requirement no check cites, and an id a check cites that ABI.md lacks', () => {
     const abi = path.join(tmp.dir, 'ABI.md');
-    writeFileSync(abi, '# ABI\n## Loading\n- **ABI-LOAD-001** The host MUST check.\n- **ABI-NEW-001** A new promise MUST hold.\n  It goes on.\n');
+    writeFileSync(
+      abi,
+      '# ABI\n## Loading\n- **ABI-LOAD-001** The host MUST check.\n- **ABI-NEW-001** A new promise MUST hold.\n  It goes on.\n',
+    );
     const requirements = readRequirements(abi);
     expect(requirements.map((r) => r.id)).toEqual(['ABI-LOAD-001', 'ABI-NEW-001']);
     expect(requirements[1]).toMatchObject({ section: 'Loading', summary: 'A new promise MUST hold.' });

@@ -24,12 +24,15 @@ const html = path.join(out.dir, 'report.html');
 let run: Awaited<ReturnType<typeof runCli>>;
 let report: Report;
 
-beforeAll(async () => {
-  await upDocker();
-  await slurmUp();
-  run = await runCli(['conformance', '--json', json, '--html', html], { killAfterMs: SUITE_BOUND_MS });
-  report = JSON.parse(readFileSync(json, 'utf8')) as Report;
-}, UP_BOUND_MS * 2 + SUITE_BOUND_MS);
+beforeAll(
+  async () => {
+    await upDocker();
+    await slurmUp();
+    run = await runCli(['conformance', '--json', json, '--html', html], { killAfterMs: SUITE_BOUND_MS });
+    report = JSON.parse(readFileSync(json, 'utf8')) as Report;
+  },
+  UP_BOUND_MS * 2 + SUITE_BOUND_MS,
+);
 afterAll(() => out.cleanup());
 
 describe('helix conformance on every engine', () => {
@@ -57,7 +60,8 @@ describe('helix conformance on every engine', () => {
     for (const r of report.results) {
       expect(r.evidence.durationMs, r.id).toBeGreaterThan(0);
       expect(Number.isFinite(r.evidence.peakRssDeltaBytes), r.id).toBe(true);
-      for (const c of r.evidence.calls) expect(c.status === 'success' || typeof c.code === 'string', `${r.id}: ${JSON.stringify(c)}`).toBe(true);
+      for (const c of r.evidence.calls)
+        expect(c.status === 'success' || typeof c.code === 'string', `${r.id}: ${JSON.stringify(c)}`).toBe(true);
     }
     // The hostile modules are in the report, as a reviewer reads them.
     expect(report.results.filter((r) => r.sources.some((s) => s.lang === 'wat')).length).toBeGreaterThan(20);
@@ -69,7 +73,10 @@ describe('helix conformance on every engine', () => {
     expect(counted, 'the page script did not run: #page-count was not filled in').not.toBeNull();
     expect(counted!.slice(1).map(Number)).toEqual([report.summary.total, report.summary.passed, report.summary.failed]);
     expect(/id="summary-total">(\d+)</.exec(dom)?.[1]).toBe(String(report.summary.total));
-    expect(/id="summary-coverage">(\d+)\/(\d+)</.exec(dom)?.slice(1)).toEqual([String(report.coverage.covered), String(report.coverage.requirements)]);
+    expect(/id="summary-coverage">(\d+)\/(\d+)</.exec(dom)?.slice(1)).toEqual([
+      String(report.coverage.covered),
+      String(report.coverage.requirements),
+    ]);
     expect(dom).toContain('id="verdict">PASS<');
 
     mkdirSync(ARTIFACTS, { recursive: true });

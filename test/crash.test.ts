@@ -52,7 +52,12 @@ let plugins: { dir: string; cleanup: () => void };
 beforeAll(async () => {
   plugins = await pluginsDir([
     { id: 'c.echo', module: echoModule() },
-    { id: 'c.forever', module: numberResultModule('(loop $l (br $l)) (i64.const 0)'), manifest: { timeoutMs: 120_000, limits: { maxInputBytes: 100, maxOutputBytes: 100, fuel: 1e15 } }, outputSchema: { type: 'object' } },
+    {
+      id: 'c.forever',
+      module: numberResultModule('(loop $l (br $l)) (i64.const 0)'),
+      manifest: { timeoutMs: 120_000, limits: { maxInputBytes: 100, maxOutputBytes: 100, fuel: 1e15 } },
+      outputSchema: { type: 'object' },
+    },
   ]);
   dirs.push(plugins);
 });
@@ -168,4 +173,3 @@ await Promise.all(Array.from({ length: 16 }, async () => {
     expect(await new Promise((resolve) => check.on('close', resolve)), report).toBe(0);
   }, 300_000);
 });
-

@@ -20,7 +20,11 @@ const limits = { maxInputBytes: 65_536, maxOutputBytes: 65_536, fuel: 10_000_000
 let plugins: { dir: string; cleanup: () => void };
 beforeAll(async () => {
   plugins = await pluginsDir([
-    { id: 'f.storm', module: stormGuest(100_000), manifest: { timeoutMs: 60_000, limits, capabilities: { abiVersion: 1, allow: ['clock.now_unix'] } } },
+    {
+      id: 'f.storm',
+      module: stormGuest(100_000),
+      manifest: { timeoutMs: 60_000, limits, capabilities: { abiVersion: 1, allow: ['clock.now_unix'] } },
+    },
     { id: 'f.echo', module: echoModule() },
   ]);
 }, 60_000);
@@ -32,7 +36,10 @@ describe('helix call', () => {
 
   async function helix(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
     try {
-      const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { cwd: packageRoot(), env: { ...process.env, HELIX_HOME: home.dir } });
+      const { stdout, stderr } = await run(process.execPath, [CLI, ...args], {
+        cwd: packageRoot(),
+        env: { ...process.env, HELIX_HOME: home.dir },
+      });
       return { code: 0, stdout, stderr };
     } catch (err) {
       const e = err as { code: number; stdout: string; stderr: string };
@@ -68,7 +75,8 @@ describe('helix serve', () => {
     home.cleanup();
     work.cleanup();
   });
-  const call = (name: string, args: Record<string, unknown>): Promise<CallToolResult> => served.client.callTool({ name, arguments: args }) as Promise<CallToolResult>;
+  const call = (name: string, args: Record<string, unknown>): Promise<CallToolResult> =>
+    served.client.callTool({ name, arguments: args }) as Promise<CallToolResult>;
 
   it('ends a guest that catches the call ceiling with R-CAP-CALL-LIMIT, 101 calls journaled; the same server serves the next call', async () => {
     const r = await call('f-storm', {});

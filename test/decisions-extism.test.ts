@@ -7,7 +7,14 @@ import { readJournal } from '../host/broker/journal.js';
 import { createExtismEngine } from '../host/engine/extism.js';
 import { hostStore } from '../host/host.js';
 import { readAudit } from '../host/store/audit.js';
-import { BAD_OFFSET_PLUGIN, FILLING_PLUGIN, KERNEL_ERROR_CAUGHT, stormPlugin, throwingPlugin, type PluginParts } from './helpers/catching-guests.js';
+import {
+  BAD_OFFSET_PLUGIN,
+  FILLING_PLUGIN,
+  KERNEL_ERROR_CAUGHT,
+  stormPlugin,
+  throwingPlugin,
+  type PluginParts,
+} from './helpers/catching-guests.js';
 import { abortThenCancel, RACED_ABORT, startDecisionHost, type DecisionHost } from './helpers/decision-kit.js';
 import { extismWat } from './helpers/extism-wat.js';
 import type { ToolpackSpec } from './helpers/toolpack.js';
@@ -97,7 +104,11 @@ describe('the Extism engine (ABI-FINAL-001)', () => {
   it("keeps the broker's abort as the outcome when the caller cancels between the abort and the plugin's end", async () => {
     const engine = createExtismEngine({ maxThreads: 1, maxQueue: 10 });
     try {
-      expect(await abortThenCancel(engine, h.dir, 'x.one_call')).toMatchObject({ kind: 'fault', code: RACED_ABORT.code, details: RACED_ABORT.details });
+      expect(await abortThenCancel(engine, h.dir, 'x.one_call')).toMatchObject({
+        kind: 'fault',
+        code: RACED_ABORT.code,
+        details: RACED_ABORT.details,
+      });
     } finally {
       await engine.close();
     }

@@ -33,7 +33,11 @@ import type { ToolpackSpec } from './helpers/toolpack.js';
 
 const limits = { maxInputBytes: 65_536, maxOutputBytes: 65_536, fuel: 10_000_000_000, maxMemoryPages: 16, maxCapabilityCalls: 5 };
 const clock = { abiVersion: 1, allow: ['clock.now_unix'] };
-const tool = (id: string, module: string, extra: Record<string, unknown> = {}): ToolpackSpec => ({ id, module, manifest: { limits, capabilities: clock, ...extra } });
+const tool = (id: string, module: string, extra: Record<string, unknown> = {}): ToolpackSpec => ({
+  id,
+  module,
+  manifest: { limits, capabilities: clock, ...extra },
+});
 const PHASES = ['start', 'alloc', 'execute', 'dealloc'] as const;
 
 let h: DecisionHost;
@@ -69,7 +73,8 @@ const call = (toolId: string, input?: Record<string, unknown>) => h.call(toolId,
 /** After each hostile call, a well-behaved call in the same host succeeds. */
 const expectHostServes = async (): Promise<void> => void (await h.expectServes());
 const journalOf = (r: ResponseEnvelope) => readJournal(hostStore(h.host), r.run_id!);
-const capabilityAudit = (r: ResponseEnvelope) => readAudit(hostStore(h.host)).filter((a) => a.run_id === r.run_id && a.kind === 'capability');
+const capabilityAudit = (r: ResponseEnvelope) =>
+  readAudit(hostStore(h.host)).filter((a) => a.run_id === r.run_id && a.kind === 'capability');
 
 describe('a decision of the broker (ABI-FINAL-001, ABI-FINAL-002)', () => {
   it('ends a guest that catches the call ceiling and calls 100,000 times: 101 calls journaled and audited, and the store does not grow', async () => {
@@ -152,13 +157,16 @@ describe('a decision of the sandbox (ABI-FINAL-001, ABI-FINAL-003, ABI-FINAL-004
     await expectHostServes();
   });
 
-  it.each(['alloc', 'dealloc'] as const)('ends a guest whose %s, called by the host, makes a capability call and catches the refusal', async (where) => {
-    const r = await call(`f.${where}_call`);
-    expect(r.error).toMatchObject({ code: 'S-TOOL-TRAP', details: { phase: where, import: 'capability_call' } });
-    expect(r.error?.details).not.toHaveProperty('reentrant');
-    expect(journalOf(r)).toHaveLength(0);
-    await expectHostServes();
-  });
+  it.each(['alloc', 'dealloc'] as const)(
+    'ends a guest whose %s, called by the host, makes a capability call and catches the refusal',
+    async (where) => {
+      const r = await call(`f.${where}_call`);
+      expect(r.error).toMatchObject({ code: 'S-TOOL-TRAP', details: { phase: where, import: 'capability_call' } });
+      expect(r.error?.details).not.toHaveProperty('reentrant');
+      expect(journalOf(r)).toHaveLength(0);
+      await expectHostServes();
+    },
+  );
 
   it('refuses a capability call from alloc while the host places an answer: the host is not re-entered', async () => {
     const r = await call('f.reentrant');
@@ -194,7 +202,10 @@ describe('an uncaught guest exception (ABI-FINAL-005)', () => {
   it.each(PHASES)('thrown from %s is a terminal S-TOOL-TRAP naming the phase, never S-TOOL-WORKER-LOST', async (phase) => {
     const r = await call(`f.throw_${phase}`);
     expect(r.status).toBe('terminal_error');
-    expect(r.error).toMatchObject({ code: 'S-TOOL-TRAP', details: { phase, uncaught_exception: true, trap: 'uncaught WebAssembly exception' } });
+    expect(r.error).toMatchObject({
+      code: 'S-TOOL-TRAP',
+      details: { phase, uncaught_exception: true, trap: 'uncaught WebAssembly exception' },
+    });
     expect(r.error?.message).toContain(`nothing caught, in ${phase}`);
     await expectHostServes();
   });
@@ -215,10 +226,14 @@ describe('what a guest cannot catch (ABI-FINAL-004)', () => {
 });
 
 describe('the engine (ABI-FINAL-001)', () => {
-  it('keeps the broker\'s abort as the outcome when the caller cancels between the abort and the worker\'s reply', async () => {
+  it("keeps the broker's abort as the outcome when the caller cancels between the abort and the worker's reply", async () => {
     const engine = createEngine({ maxThreads: 1, minThreads: 0 });
     try {
-      expect(await abortThenCancel(engine, h.dir, 'f.storm_spin')).toMatchObject({ kind: 'fault', code: RACED_ABORT.code, details: RACED_ABORT.details });
+      expect(await abortThenCancel(engine, h.dir, 'f.storm_spin')).toMatchObject({
+        kind: 'fault',
+        code: RACED_ABORT.code,
+        details: RACED_ABORT.details,
+      });
     } finally {
       await engine.close();
     }

@@ -32,7 +32,11 @@ interface Ran {
 
 async function helix(args: string[], cwd: string = work.dir): Promise<Ran> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [cli, ...args], { cwd, env: { ...process.env, HELIX_HOME: home.dir }, maxBuffer: 16 << 20 });
+    const { stdout, stderr } = await run(process.execPath, [cli, ...args], {
+      cwd,
+      env: { ...process.env, HELIX_HOME: home.dir },
+      maxBuffer: 16 << 20,
+    });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -41,7 +45,8 @@ async function helix(args: string[], cwd: string = work.dir): Promise<Ran> {
 }
 
 const sha256 = (file: string) => `sha256:${createHash('sha256').update(readFileSync(file)).digest('hex')}`;
-const manifestOf = (dir: string) => parseYaml(readFileSync(path.join(dir, readdirSync(dir).find((f) => f.endsWith('.tool.yaml'))!), 'utf8')) as Record<string, unknown>;
+const manifestOf = (dir: string) =>
+  parseYaml(readFileSync(path.join(dir, readdirSync(dir).find((f) => f.endsWith('.tool.yaml'))!), 'utf8')) as Record<string, unknown>;
 
 // One pack made and built the way the guide says, shared by the tests that need a built pack
 // (each works on its own copy).
@@ -63,14 +68,24 @@ describe('the guide, followed literally', () => {
   it('helix new creates the pack outside the repository and prints the next steps', () => {
     expect(created.code).toBe(0);
     expect(created.stdout).toContain('created hello-tool/ (AssemblyScript template, tool hello.tool)');
-    for (const file of ['hello-tool.tool.yaml', 'asconfig.json', 'assembly/index.ts', 'schemas/input.json', 'schemas/output.json', 'README.md']) {
+    for (const file of [
+      'hello-tool.tool.yaml',
+      'asconfig.json',
+      'assembly/index.ts',
+      'schemas/input.json',
+      'schemas/output.json',
+      'README.md',
+    ]) {
       expect(existsSync(path.join(pack, file)), file).toBe(true);
       expect(created.stdout).toContain(`  ${file}\n`);
     }
-    expect(created.stdout).toMatch(/helix build\b[\s\S]*helix test\b[\s\S]*helix artifact import data\/example\.fa\b[\s\S]*helix call hello\.tool --plugins \. --input '\{"sequences":"art_\.\.\."\}'/);
+    expect(created.stdout).toMatch(
+      /helix build\b[\s\S]*helix test\b[\s\S]*helix artifact import data\/example\.fa\b[\s\S]*helix call hello\.tool --plugins \. --input '\{"sequences":"art_\.\.\."\}'/,
+    );
     expect(existsSync(path.join(pack, 'node_modules'))).toBe(false);
     // No placeholder survives, in names or contents.
-    const all = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? all(path.join(dir, e.name)) : [path.join(dir, e.name)]));
+    const all = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? all(path.join(dir, e.name)) : [path.join(dir, e.name)]));
     for (const file of all(pack)) {
       expect(file).not.toContain('__');
       expect(readFileSync(file, 'utf8'), file).not.toMatch(/__(NAME|ID|DESCRIPTION)__/);
@@ -108,7 +123,9 @@ describe('the guide, followed literally', () => {
     for (const f of fixtures) expect(r.stdout).toMatch(new RegExp(`^ok    hello\\.tool ${f.replace('.', '\\.')} \\(fuel \\d+\\)$`, 'm'));
     expect(r.stdout).toContain(`${fixtures.length} passed, 0 failed (${fixtures.length} fixtures, 1 toolpack)`);
     // At least one success and one error code among them.
-    const expects = fixtures.map((f) => (JSON.parse(readFileSync(path.join(pack, 'fixtures', f), 'utf8')) as { expect: Record<string, unknown> }).expect);
+    const expects = fixtures.map(
+      (f) => (JSON.parse(readFileSync(path.join(pack, 'fixtures', f), 'utf8')) as { expect: Record<string, unknown> }).expect,
+    );
     expect(expects.some((e) => 'output' in e)).toBe(true);
     expect(expects.some((e) => 'error_code' in e)).toBe(true);
   });
@@ -139,7 +156,10 @@ describe('the guide, followed literally', () => {
 describe('helix test', () => {
   it('exits 1 naming a fixture that fails, with the first difference', async () => {
     const dir = copyOfPack('failing');
-    writeFileSync(path.join(dir, 'fixtures', 'wrong-count.json'), JSON.stringify({ input: { sequences: '@data/example.fa' }, expect: { output_contains: { records: 5 } } }));
+    writeFileSync(
+      path.join(dir, 'fixtures', 'wrong-count.json'),
+      JSON.stringify({ input: { sequences: '@data/example.fa' }, expect: { output_contains: { records: 5 } } }),
+    );
     const r = await helix(['test', dir]);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/^FAIL  hello\.tool wrong-count\.json: \/records: expected 5, got 4 \(fuel \d+\)$/m);
@@ -161,7 +181,12 @@ describe('helix test', () => {
     writeFileSync(path.join(dir, 'fixtures', 'not-json.json'), '{ "input": ');
     const r = await helix(['test', '--json'], dir);
     expect(r.code).toBe(1);
-    const report = JSON.parse(r.stdout) as { ok: boolean; passed: number; failed: number; toolpacks: { tool: string; fixtures: { fixture: string; ok: boolean; problem?: string; fuel_used?: number }[] }[] };
+    const report = JSON.parse(r.stdout) as {
+      ok: boolean;
+      passed: number;
+      failed: number;
+      toolpacks: { tool: string; fixtures: { fixture: string; ok: boolean; problem?: string; fuel_used?: number }[] }[];
+    };
     expect(report.ok).toBe(false);
     expect(report.toolpacks.map((t) => t.tool)).toEqual(['hello.tool']);
     const byName = new Map(report.toolpacks[0]!.fixtures.map((f) => [f.fixture, f]));
@@ -199,18 +224,20 @@ describe('helix test', () => {
     expect(r.stderr).toMatch(/unbuilt-tool\.tool\.yaml.*digest/);
   });
 
-  it('keeps each fixture\'s store under --home when asked', async () => {
+  it("keeps each fixture's store under --home when asked", async () => {
     const keep = path.join(work.dir, 'kept-home');
     const r = await helix(['test', pack, '--home', keep]);
     expect(r.code).toBe(0);
-    const fixtures = readdirSync(path.join(pack, 'fixtures')).filter((f) => f.endsWith('.json')).sort();
+    const fixtures = readdirSync(path.join(pack, 'fixtures'))
+      .filter((f) => f.endsWith('.json'))
+      .sort();
     expect(readdirSync(path.join(keep, 'hello.tool')).sort()).toEqual(fixtures.map((f) => f.slice(0, -'.json'.length)).sort());
     const runs = await helix(['runs', 'list', '--home', path.join(keep, 'hello.tool', fixtures[0]!.slice(0, -'.json'.length))]);
     expect(runs.code).toBe(0);
     expect(runs.stdout).toContain('hello.tool');
   });
 
-  it('runs every bundled toolpack\'s fixtures with `helix test plugins/`', async () => {
+  it("runs every bundled toolpack's fixtures with `helix test plugins/`", async () => {
     const plugins = path.join(packageRoot(), 'plugins');
     let expected = 0;
     for (const dir of readdirSync(plugins)) {
@@ -232,10 +259,11 @@ describe('helix test', () => {
 
 // Section 8 of the guide, from its own code blocks: a streaming tool reading a FASTA artifact
 // and writing a TSV artifact, tested with @data/@artifact fixtures and called on an import.
-describe('the guide\'s streaming example', () => {
+describe("the guide's streaming example", () => {
   const guide = readFileSync(path.join(packageRoot(), 'sdk-guest', 'GUIDE.md'), 'utf8');
   const section = guide.slice(guide.indexOf('## 8. Streaming artifacts'), guide.indexOf('## 9.'));
-  const block = (lang: string, text = section) => text.slice(text.indexOf('```' + lang + '\n') + lang.length + 4, text.indexOf('\n```', text.indexOf('```' + lang + '\n')) + 1);
+  const block = (lang: string, text = section) =>
+    text.slice(text.indexOf('```' + lang + '\n') + lang.length + 4, text.indexOf('\n```', text.indexOf('```' + lang + '\n')) + 1);
   const dir = path.join(work.dir, 'streaming', 'fasta-lengths');
   const fasta = '>chr1 first\r\nACGTACGTAC\r\nGGT\r\n>chr2\n\n>chr3\nNNNN';
   const lengths = 'chr1 first\t13\nchr2\t0\nchr3\t4\n';
@@ -244,12 +272,31 @@ describe('the guide\'s streaming example', () => {
     expect((await helix(['new', 'fasta-lengths', '--dir', path.dirname(dir)])).code).toBe(0);
     writeFileSync(path.join(dir, 'assembly', 'index.ts'), block('ts'));
     const manifestFile = path.join(dir, 'fasta-lengths.tool.yaml');
-    const manifest = { ...(parseYaml(readFileSync(manifestFile, 'utf8')) as Record<string, unknown>), ...(parseYaml(block('yaml')) as Record<string, unknown>) };
+    const manifest = {
+      ...(parseYaml(readFileSync(manifestFile, 'utf8')) as Record<string, unknown>),
+      ...(parseYaml(block('yaml')) as Record<string, unknown>),
+    };
     (manifest.limits as Record<string, unknown>).maxCapabilityCalls = 1000;
     writeFileSync(manifestFile, stringifyYaml(manifest));
     const idSchema = (description: string) => ({ type: 'string', 'x-helix-artifact': true, description });
-    writeFileSync(path.join(dir, 'schemas', 'input.json'), JSON.stringify({ type: 'object', additionalProperties: false, required: ['fasta'], properties: { fasta: idSchema('FASTA artifact') } }));
-    writeFileSync(path.join(dir, 'schemas', 'output.json'), JSON.stringify({ type: 'object', additionalProperties: false, required: ['lengths', 'records'], properties: { lengths: idSchema('TSV artifact'), records: { type: 'integer' } } }));
+    writeFileSync(
+      path.join(dir, 'schemas', 'input.json'),
+      JSON.stringify({
+        type: 'object',
+        additionalProperties: false,
+        required: ['fasta'],
+        properties: { fasta: idSchema('FASTA artifact') },
+      }),
+    );
+    writeFileSync(
+      path.join(dir, 'schemas', 'output.json'),
+      JSON.stringify({
+        type: 'object',
+        additionalProperties: false,
+        required: ['lengths', 'records'],
+        properties: { lengths: idSchema('TSV artifact'), records: { type: 'integer' } },
+      }),
+    );
     mkdirSync(path.join(dir, 'data'), { recursive: true });
     writeFileSync(path.join(dir, 'data', 'small.fa'), fasta);
     writeFileSync(path.join(dir, 'data', 'small.fa.gz'), gzipSync(fasta));
@@ -261,12 +308,15 @@ describe('the guide\'s streaming example', () => {
     expect(JSON.parse(fixtureBlock)).toMatchObject({ input: { fasta: '@data/small.fa.gz' } });
     writeFileSync(path.join(dir, 'fixtures', 'small-gzip.json'), fixtureBlock);
     writeFileSync(path.join(dir, 'fixtures', 'small.json'), fixtureBlock.replace('small.fa.gz', 'small.fa'));
-    writeFileSync(path.join(dir, 'fixtures', 'no-header.json'), JSON.stringify({ input: { fasta: '@data/no-header.fa' }, expect: { error_code: 'D-DATA-FORMAT', error_details: { line: 1 } } }));
+    writeFileSync(
+      path.join(dir, 'fixtures', 'no-header.json'),
+      JSON.stringify({ input: { fasta: '@data/no-header.fa' }, expect: { error_code: 'D-DATA-FORMAT', error_details: { line: 1 } } }),
+    );
     const b = await helix(['build'], dir);
     expect(b.code, b.stderr).toBe(0);
   }, 120_000);
 
-  it('builds from the guide\'s code and passes @data/@artifact fixtures, plain and gzip', async () => {
+  it("builds from the guide's code and passes @data/@artifact fixtures, plain and gzip", async () => {
     const r = await helix(['test'], dir);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toContain('3 passed, 0 failed (3 fixtures, 1 toolpack)');
@@ -278,7 +328,12 @@ describe('the guide\'s streaming example', () => {
     writeFileSync(path.join(dir, 'data', 'small.lengths.tsv'), lengths);
     expect(r.code).toBe(1);
     const at = lengths.indexOf('chr3\t4') + 5;
-    expect(r.stdout).toMatch(new RegExp(`^FAIL  fasta\\.lengths small\\.json: /lengths: artifact art_\\w+ differs from data/small\\.lengths\\.tsv: first difference at byte ${at}, line 3: expected "chr3\\\\t5", got "chr3\\\\t4"`, 'm'));
+    expect(r.stdout).toMatch(
+      new RegExp(
+        `^FAIL  fasta\\.lengths small\\.json: /lengths: artifact art_\\w+ differs from data/small\\.lengths\\.tsv: first difference at byte ${at}, line 3: expected "chr3\\\\t5", got "chr3\\\\t4"`,
+        'm',
+      ),
+    );
   });
 
   it('is called on an imported file and its artifact exported, as the guide shows', async () => {
@@ -331,7 +386,11 @@ describe('helix new refuses', () => {
   });
 
   it('a description longer than a manifest holds', async () => {
-    await refused(['long-tool', '--description', 'x'.repeat(2001)], 'I-REQ-TOO-LARGE', /The description has 2001 characters; a manifest's description has 1 to 2000/);
+    await refused(
+      ['long-tool', '--description', 'x'.repeat(2001)],
+      'I-REQ-TOO-LARGE',
+      /The description has 2001 characters; a manifest's description has 1 to 2000/,
+    );
     expect(existsSync(path.join(work.dir, 'refused'))).toBe(false);
   });
 
@@ -381,7 +440,9 @@ describe('helix build', () => {
 
   it('uses a copy of @helix/sdk-as the pack installed itself, as packed by npm', async () => {
     const dir = copyOfPack('own-sdk');
-    const packed = await run('npm', ['pack', '--json', '--pack-destination', dir, '-w', 'sdk-guest/assemblyscript'], { cwd: packageRoot() });
+    const packed = await run('npm', ['pack', '--json', '--pack-destination', dir, '-w', 'sdk-guest/assemblyscript'], {
+      cwd: packageRoot(),
+    });
     const tarball = (JSON.parse(packed.stdout) as { filename: string }[])[0]!.filename;
     const modules = path.join(dir, 'node_modules', '@helix', 'sdk-as');
     mkdirSync(modules, { recursive: true });

@@ -30,7 +30,10 @@ beforeAll(async () => {
   ]);
   const policyFile = path.join(plugins.dir, 'policy.yaml');
   const docker = ['docker:', `  images: ["${image}"]`, '  tools:', '    d.granted: {}', '    d.wildcard: {}'];
-  writeFileSync(policyFile, ['version: 1', 'tools: { allow: ["*"] }', 'grants:', '  "*": ["docker.*"]', '  d.granted: ["docker.run"]', ...docker, ''].join('\n'));
+  writeFileSync(
+    policyFile,
+    ['version: 1', 'tools: { allow: ["*"] }', 'grants:', '  "*": ["docker.*"]', '  d.granted: ["docker.run"]', ...docker, ''].join('\n'),
+  );
   host = await createHost({ pluginsDir: plugins.dir, policyFile, home: home.dir });
 }, UP_BOUND_MS + 120_000);
 afterAll(async () => {
@@ -40,34 +43,74 @@ afterAll(async () => {
 });
 
 async function script(tool: string, calls: Array<Record<string, unknown>>): Promise<{ runId: string; answers: Answer[] }> {
-  const r = ResponseEnvelopeSchema.parse(await host.call({ tool_id: tool, input: { calls: calls.map((args) => ({ name: 'docker.run', args })) } }));
+  const r = ResponseEnvelopeSchema.parse(
+    await host.call({ tool_id: tool, input: { calls: calls.map((args) => ({ name: 'docker.run', args })) } }),
+  );
   expect(r.status).toBe('success');
   return { runId: r.run_id!, answers: (r.output as { answers: Answer[] }).answers };
 }
 
 describe('docker.run through the broker', () => {
-  it('runs for a tool granted docker.run by exact name, and leaves no container', async () => {
-    const { runId, answers } = await script('d.granted', [{ image, argv: ['seqkit', 'version'] }, { image, argv: ['/bin/busybox', 'false'] }]);
-    expect(answers[0]).toMatchObject({ status: 'ok', capability_result: { name: 'docker.run', result: { exit_code: 0, stdout: expect.stringMatching(/^seqkit v2\./), timed_out: false } } });
-    expect(answers[1]).toMatchObject({ status: 'ok', capability_result: { result: { exit_code: 1 } } });
-    expect(await new Docker().listContainers({ all: true, filters: { label: [`${LABEL_RUN}=${runId}`] } })).toEqual([]);
-    expect(readAudit(hostStore(host)).filter((a) => a.run_id === runId).map((a) => a.decision)).toEqual(['allowed', 'allowed']);
-    expect(getRun(hostStore(host), runId)!.journal.entries).toBe(2);
-  }, CALL_BOUND_MS);
+  it(
+    'runs for a tool granted docker.run by exact name, and leaves no container',
+    async () => {
+      const { runId, answers } = await script('d.granted', [
+        { image, argv: ['seqkit', 'version'] },
+        { image, argv: ['/bin/busybox', 'false'] },
+      ]);
+      expect(answers[0]).toMatchObject({
+        status: 'ok',
+        capability_result: {
+          name: 'docker.run',
+          result: { exit_code: 0, stdout: expect.stringMatching(/^seqkit v2\./), timed_out: false },
+        },
+      });
+      expect(answers[1]).toMatchObject({ status: 'ok', capability_result: { result: { exit_code: 1 } } });
+      expect(await new Docker().listContainers({ all: true, filters: { label: [`${LABEL_RUN}=${runId}`] } })).toEqual([]);
+      expect(
+        readAudit(hostStore(host))
+          .filter((a) => a.run_id === runId)
+          .map((a) => a.decision),
+      ).toEqual(['allowed', 'allowed']);
+      expect(getRun(hostStore(host), runId)!.journal.entries).toBe(2);
+    },
+    CALL_BOUND_MS,
+  );
 
-  it('refuses a tool that only a wildcard grant covers', async () => {
-    const r = ResponseEnvelopeSchema.parse(await host.call({ tool_id: 'd.wildcard', input: { calls: [{ name: 'docker.run', args: { image, argv: ['seqkit', 'version'] } }] } }));
-    expect(r).toMatchObject({ status: 'terminal_error', error: { code: 'A-AUTH-CAPABILITY-NOT-GRANTED', details: { capabilities: ['docker.run'] } } });
-  }, CALL_BOUND_MS);
+  it(
+    'refuses a tool that only a wildcard grant covers',
+    async () => {
+      const r = ResponseEnvelopeSchema.parse(
+        await host.call({
+          tool_id: 'd.wildcard',
+          input: { calls: [{ name: 'docker.run', args: { image, argv: ['seqkit', 'version'] } }] },
+        }),
+      );
+      expect(r).toMatchObject({
+        status: 'terminal_error',
+        error: { code: 'A-AUTH-CAPABILITY-NOT-GRANTED', details: { capabilities: ['docker.run'] } },
+      });
+    },
+    CALL_BOUND_MS,
+  );
 
-  it('answers a tag, an unlisted image and a field asking for privilege with precise errors the guest can read', async () => {
-    const { answers } = await script('d.granted', [
-      { image: 'helix-seqkit:local', argv: ['seqkit', 'version'] },
-      { image: `sha256:${'f'.repeat(64)}`, argv: ['seqkit', 'version'] },
-      { image, argv: ['seqkit', 'version'], privileged: true },
-      { image, argv: ['seqkit', 'version'], network: 'host' },
-    ]);
-    expect(answers.map((a) => a.error?.code)).toEqual(['I-REQ-DOCKER-IMAGE-REF', 'A-AUTH-DOCKER-IMAGE', 'I-REQ-CAPABILITY-ARGS', 'A-AUTH-DOCKER-NETWORK']);
-    expect(answers[2]!.error!.details.violations).toEqual([expect.objectContaining({ message: expect.stringContaining('privileged') })]);
-  }, CALL_BOUND_MS);
+  it(
+    'answers a tag, an unlisted image and a field asking for privilege with precise errors the guest can read',
+    async () => {
+      const { answers } = await script('d.granted', [
+        { image: 'helix-seqkit:local', argv: ['seqkit', 'version'] },
+        { image: `sha256:${'f'.repeat(64)}`, argv: ['seqkit', 'version'] },
+        { image, argv: ['seqkit', 'version'], privileged: true },
+        { image, argv: ['seqkit', 'version'], network: 'host' },
+      ]);
+      expect(answers.map((a) => a.error?.code)).toEqual([
+        'I-REQ-DOCKER-IMAGE-REF',
+        'A-AUTH-DOCKER-IMAGE',
+        'I-REQ-CAPABILITY-ARGS',
+        'A-AUTH-DOCKER-NETWORK',
+      ]);
+      expect(answers[2]!.error!.details.violations).toEqual([expect.objectContaining({ message: expect.stringContaining('privileged') })]);
+    },
+    CALL_BOUND_MS,
+  );
 });

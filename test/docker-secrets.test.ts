@@ -23,7 +23,13 @@ let image: string;
 
 beforeAll(async () => {
   image = await upDocker();
-  plugins = await pluginsDir([{ id: 'd.secret', module: await compileGuest('secret-paths.ts'), manifest: { timeoutMs: CALL_BOUND_MS, limits, capabilities: { abiVersion: 1, allow: ['secrets.get.db_password', 'docker.run'] } } }]);
+  plugins = await pluginsDir([
+    {
+      id: 'd.secret',
+      module: await compileGuest('secret-paths.ts'),
+      manifest: { timeoutMs: CALL_BOUND_MS, limits, capabilities: { abiVersion: 1, allow: ['secrets.get.db_password', 'docker.run'] } },
+    },
+  ]);
   const policyFile = path.join(plugins.dir, 'policy.yaml');
   writeFileSync(
     policyFile,
@@ -52,27 +58,58 @@ afterAll(async () => {
 });
 
 describe('a secret in a container environment', () => {
-  it('reaches the container, and no record of the host keeps it', async () => {
-    // The guest puts the value it read in place of {{raw}}: the caller's input never holds it.
-    const input = { secret: 'db_password', calls: [call('docker.run', { image, argv: ['/bin/busybox', 'sh', '-c', 'printf %s "$TOKEN"; printf %s "$TOKEN" >&2'], env: { TOKEN: '{{raw}}' } })] };
-    const r = ResponseEnvelopeSchema.parse(await host.call({ tool_id: 'd.secret', input }));
-    expect(r.status).toBe('success');
-    const answers = (r.output as { answers: Answer[] }).answers;
-    // The caller's output is redacted (the default rule for the output), so the container's echo arrives as the marker.
-    expect(answers[0]).toMatchObject({ status: 'ok', capability_result: { name: 'docker.run', result: { exit_code: 0, stdout: MARKER, stderr: MARKER } } });
-    expect(formsIn(JSON.stringify(r))).toEqual([]);
-    await host.close();
-    // The journal (docker.run's args with the env value, its result), the audit trail and the run record are in the store.
-    expect(formsInTree(home.dir)).toEqual([]);
-    expect(await new Docker().listContainers({ all: true, filters: { label: [`${LABEL_RUN}=${r.run_id!}`] } })).toEqual([]);
-  }, CALL_BOUND_MS);
+  it(
+    'reaches the container, and no record of the host keeps it',
+    async () => {
+      // The guest puts the value it read in place of {{raw}}: the caller's input never holds it.
+      const input = {
+        secret: 'db_password',
+        calls: [
+          call('docker.run', {
+            image,
+            argv: ['/bin/busybox', 'sh', '-c', 'printf %s "$TOKEN"; printf %s "$TOKEN" >&2'],
+            env: { TOKEN: '{{raw}}' },
+          }),
+        ],
+      };
+      const r = ResponseEnvelopeSchema.parse(await host.call({ tool_id: 'd.secret', input }));
+      expect(r.status).toBe('success');
+      const answers = (r.output as { answers: Answer[] }).answers;
+      // The caller's output is redacted (the default rule for the output), so the container's echo arrives as the marker.
+      expect(answers[0]).toMatchObject({
+        status: 'ok',
+        capability_result: { name: 'docker.run', result: { exit_code: 0, stdout: MARKER, stderr: MARKER } },
+      });
+      expect(formsIn(JSON.stringify(r))).toEqual([]);
+      await host.close();
+      // The journal (docker.run's args with the env value, its result), the audit trail and the run record are in the store.
+      expect(formsInTree(home.dir)).toEqual([]);
+      expect(await new Docker().listContainers({ all: true, filters: { label: [`${LABEL_RUN}=${r.run_id!}`] } })).toEqual([]);
+    },
+    CALL_BOUND_MS,
+  );
 
-  it('is refused when the policy does not let the tool set the variable', async () => {
-    host = await createHost({ pluginsDir: plugins.dir, policyFile: path.join(plugins.dir, 'policy.yaml'), home: home.dir });
-    const r = ResponseEnvelopeSchema.parse(await host.call({ tool_id: 'd.secret', input: { secret: 'db_password', calls: [call('docker.run', { image, argv: ['/bin/busybox', 'true'], env: { PASSWORD: '{{raw}}' } })] } }));
-    const answer = (r.output as { answers: Answer[] }).answers[0]!;
-    expect(answer).toMatchObject({ status: 'error', error: { code: 'A-AUTH-DOCKER-ENV', details: { name: 'PASSWORD', allowed: ['TOKEN'] } } });
-    // The refused value is not echoed back in the error.
-    expect(formsIn(JSON.stringify(answer))).toEqual([]);
-  }, CALL_BOUND_MS);
+  it(
+    'is refused when the policy does not let the tool set the variable',
+    async () => {
+      host = await createHost({ pluginsDir: plugins.dir, policyFile: path.join(plugins.dir, 'policy.yaml'), home: home.dir });
+      const r = ResponseEnvelopeSchema.parse(
+        await host.call({
+          tool_id: 'd.secret',
+          input: {
+            secret: 'db_password',
+            calls: [call('docker.run', { image, argv: ['/bin/busybox', 'true'], env: { PASSWORD: '{{raw}}' } })],
+          },
+        }),
+      );
+      const answer = (r.output as { answers: Answer[] }).answers[0]!;
+      expect(answer).toMatchObject({
+        status: 'error',
+        error: { code: 'A-AUTH-DOCKER-ENV', details: { name: 'PASSWORD', allowed: ['TOKEN'] } },
+      });
+      // The refused value is not echoed back in the error.
+      expect(formsIn(JSON.stringify(answer))).toEqual([]);
+    },
+    CALL_BOUND_MS,
+  );
 });

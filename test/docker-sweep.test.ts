@@ -71,46 +71,58 @@ async function countingSocket(): Promise<{ connections: () => number }> {
 }
 
 describe('the sweep of Docker leftovers at start', () => {
-  it("removes the containers and workspaces of this host's dead processes, and keeps a live process's", async () => {
-    const work = tempDir('helix-work-');
-    cleanups.push(work.cleanup);
-    setEnv('HELIX_DOCKER_WORK', work.dir);
-    // A name of this test's own: a host started meanwhile by another test file sweeps only its own host name's.
-    setEnv('HELIX_HOST_NAME', `helix-sweep-test-${randomUUID()}`);
-    const docker = new Docker();
-    const labels = (pid: number) => ({ [LABEL_HOST]: helixHostName(), [LABEL_PID]: String(pid), [LABEL_RUN]: 'run_sweep_test' });
-    const leftover = await docker.createContainer({ Image: image, Cmd: ['seqkit', 'version'], Labels: labels(DEAD_PID) });
-    const live = await docker.createContainer({ Image: image, Cmd: ['seqkit', 'version'], Labels: labels(process.pid) });
-    cleanups.push(() => live.remove({ force: true }));
-    mkdirSync(path.join(work.dir, `${DEAD_PID}-crashed`, 'out'), { recursive: true });
-    mkdirSync(path.join(work.dir, `${process.pid}-running`));
-    const warnings: string[] = [];
-    const host = await start({ policyFile: policyFile(true), warn: (l) => warnings.push(l) });
-    const swept = await host.dockerSweep;
-    expect(swept).toEqual({ containers: [leftover.id], workspaces: [`${DEAD_PID}-crashed`] });
-    await expect(leftover.inspect()).rejects.toMatchObject({ statusCode: 404 });
-    expect((await live.inspect()).Id).toBe(live.id);
-    expect(existsSync(path.join(work.dir, `${process.pid}-running`))).toBe(true);
-    expect(warnings).toEqual(['helix: removed 1 container a stopped Helix process left behind']);
-  }, CALL_BOUND_MS);
+  it(
+    "removes the containers and workspaces of this host's dead processes, and keeps a live process's",
+    async () => {
+      const work = tempDir('helix-work-');
+      cleanups.push(work.cleanup);
+      setEnv('HELIX_DOCKER_WORK', work.dir);
+      // A name of this test's own: a host started meanwhile by another test file sweeps only its own host name's.
+      setEnv('HELIX_HOST_NAME', `helix-sweep-test-${randomUUID()}`);
+      const docker = new Docker();
+      const labels = (pid: number) => ({ [LABEL_HOST]: helixHostName(), [LABEL_PID]: String(pid), [LABEL_RUN]: 'run_sweep_test' });
+      const leftover = await docker.createContainer({ Image: image, Cmd: ['seqkit', 'version'], Labels: labels(DEAD_PID) });
+      const live = await docker.createContainer({ Image: image, Cmd: ['seqkit', 'version'], Labels: labels(process.pid) });
+      cleanups.push(() => live.remove({ force: true }));
+      mkdirSync(path.join(work.dir, `${DEAD_PID}-crashed`, 'out'), { recursive: true });
+      mkdirSync(path.join(work.dir, `${process.pid}-running`));
+      const warnings: string[] = [];
+      const host = await start({ policyFile: policyFile(true), warn: (l) => warnings.push(l) });
+      const swept = await host.dockerSweep;
+      expect(swept).toEqual({ containers: [leftover.id], workspaces: [`${DEAD_PID}-crashed`] });
+      await expect(leftover.inspect()).rejects.toMatchObject({ statusCode: 404 });
+      expect((await live.inspect()).Id).toBe(live.id);
+      expect(existsSync(path.join(work.dir, `${process.pid}-running`))).toBe(true);
+      expect(warnings).toEqual(['helix: removed 1 container a stopped Helix process left behind']);
+    },
+    CALL_BOUND_MS,
+  );
 
-  it('never reaches the engine when the policy grants docker.run to no tool', async () => {
-    const socket = await countingSocket();
-    const host = await start({ policyFile: policyFile(false) });
-    expect(host.dockerSweep).toBeUndefined();
-    const defaults = await start({ policy: loadPolicy(undefined) });
-    expect(defaults.dockerSweep).toBeUndefined();
-    expect(socket.connections()).toBe(0);
-  }, CALL_BOUND_MS);
+  it(
+    'never reaches the engine when the policy grants docker.run to no tool',
+    async () => {
+      const socket = await countingSocket();
+      const host = await start({ policyFile: policyFile(false) });
+      expect(host.dockerSweep).toBeUndefined();
+      const defaults = await start({ policy: loadPolicy(undefined) });
+      expect(defaults.dockerSweep).toBeUndefined();
+      expect(socket.connections()).toBe(0);
+    },
+    CALL_BOUND_MS,
+  );
 
-  it('starts, with a warning, when the engine does not answer', async () => {
-    const socket = await countingSocket();
-    const warnings: string[] = [];
-    const host = await start({ policyFile: policyFile(true), warn: (l) => warnings.push(l) });
-    const swept = await host.dockerSweep;
-    expect(socket.connections()).toBeGreaterThan(0);
-    expect(swept).toMatchObject({ containers: [], error: expect.any(String) });
-    expect(warnings).toEqual([expect.stringMatching(/^helix: could not sweep leftover containers on the Docker engine: /)]);
-    expect(host.tools().length).toBeGreaterThan(0);
-  }, CALL_BOUND_MS);
+  it(
+    'starts, with a warning, when the engine does not answer',
+    async () => {
+      const socket = await countingSocket();
+      const warnings: string[] = [];
+      const host = await start({ policyFile: policyFile(true), warn: (l) => warnings.push(l) });
+      const swept = await host.dockerSweep;
+      expect(socket.connections()).toBeGreaterThan(0);
+      expect(swept).toMatchObject({ containers: [], error: expect.any(String) });
+      expect(warnings).toEqual([expect.stringMatching(/^helix: could not sweep leftover containers on the Docker engine: /)]);
+      expect(host.tools().length).toBeGreaterThan(0);
+    },
+    CALL_BOUND_MS,
+  );
 });

@@ -52,26 +52,87 @@ function newHome(): string {
 beforeAll(async () => {
   const p = await pluginsDir([
     { id: 't.echo', module: echoModule() },
-    { id: 't.loop', module: numberResultModule(LOOP_FOREVER), manifest: { timeoutMs: 300, limits: { maxInputBytes: 1000, maxOutputBytes: 1000, fuel: 1e15 } }, outputSchema },
-    { id: 't.start_loop', module: fixedOutputModule('{"status":"ok","output":{}}', '(func $s (loop $l (br $l))) (start $s)'), manifest: { timeoutMs: 300, limits: { maxInputBytes: 1000, maxOutputBytes: 1000, fuel: 1e15 } } },
-    { id: 't.burn', module: numberResultModule(BURN), manifest: { timeoutMs: 60_000, limits: { maxInputBytes: 100_000, maxOutputBytes: 1000, fuel: 200_000 } }, outputSchema },
-    { id: 't.grow', module: numberResultModule(GROW_PROBE), manifest: { limits: { maxInputBytes: 1000, maxOutputBytes: 1000, maxMemoryPages: 5 } }, outputSchema },
-    { id: 't.grow40', module: numberResultModule(GROW_PROBE), manifest: { limits: { maxInputBytes: 1000, maxOutputBytes: 1000, maxMemoryPages: 40 } }, outputSchema },
-    { id: 't.big_start', module: numberResultModule('(i64.const 1)', { pages: 20 }), manifest: { limits: { maxInputBytes: 1000, maxOutputBytes: 1000, maxMemoryPages: 40 } }, outputSchema },
+    {
+      id: 't.loop',
+      module: numberResultModule(LOOP_FOREVER),
+      manifest: { timeoutMs: 300, limits: { maxInputBytes: 1000, maxOutputBytes: 1000, fuel: 1e15 } },
+      outputSchema,
+    },
+    {
+      id: 't.start_loop',
+      module: fixedOutputModule('{"status":"ok","output":{}}', '(func $s (loop $l (br $l))) (start $s)'),
+      manifest: { timeoutMs: 300, limits: { maxInputBytes: 1000, maxOutputBytes: 1000, fuel: 1e15 } },
+    },
+    {
+      id: 't.burn',
+      module: numberResultModule(BURN),
+      manifest: { timeoutMs: 60_000, limits: { maxInputBytes: 100_000, maxOutputBytes: 1000, fuel: 200_000 } },
+      outputSchema,
+    },
+    {
+      id: 't.grow',
+      module: numberResultModule(GROW_PROBE),
+      manifest: { limits: { maxInputBytes: 1000, maxOutputBytes: 1000, maxMemoryPages: 5 } },
+      outputSchema,
+    },
+    {
+      id: 't.grow40',
+      module: numberResultModule(GROW_PROBE),
+      manifest: { limits: { maxInputBytes: 1000, maxOutputBytes: 1000, maxMemoryPages: 40 } },
+      outputSchema,
+    },
+    {
+      id: 't.big_start',
+      module: numberResultModule('(i64.const 1)', { pages: 20 }),
+      manifest: { limits: { maxInputBytes: 1000, maxOutputBytes: 1000, maxMemoryPages: 40 } },
+      outputSchema,
+    },
     { id: 't.state', module: numberResultModule(STATEFUL, { extra: '(global $count (mut i32) (i32.const 0))' }), outputSchema },
     { id: 't.trap', module: numberResultModule('(unreachable)'), outputSchema },
-    { id: 't.divzero', module: numberResultModule('(i64.div_s (i64.const 1) (i64.extend_i32_u (i32.sub (local.get $len) (local.get $len))))'), outputSchema },
-    { id: 't.recurse', module: numberResultModule('(call $down (i64.const 0))', { extra: '(func $down (param $n i64) (result i64) (call $down (i64.add (local.get $n) (i64.const 1))))' }), outputSchema },
-    { id: 't.badptr', module: `(module ${abiPrelude()} (func (export "execute") (param i32 i32) (result i64) (i64.const 0x0000fff0_00100000)))` },
+    {
+      id: 't.divzero',
+      module: numberResultModule('(i64.div_s (i64.const 1) (i64.extend_i32_u (i32.sub (local.get $len) (local.get $len))))'),
+      outputSchema,
+    },
+    {
+      id: 't.recurse',
+      module: numberResultModule('(call $down (i64.const 0))', {
+        extra: '(func $down (param $n i64) (result i64) (call $down (i64.add (local.get $n) (i64.const 1))))',
+      }),
+      outputSchema,
+    },
+    {
+      id: 't.badptr',
+      module: `(module ${abiPrelude()} (func (export "execute") (param i32 i32) (result i64) (i64.const 0x0000fff0_00100000)))`,
+    },
     { id: 't.notjson', module: fixedOutputModule('this is not json') },
     { id: 't.badutf8', module: fixedOutputModule(new Uint8Array([0x22, 0xff, 0xfe, 0x22])) },
     { id: 't.badenvelope', module: fixedOutputModule('{"status":"done","result":1}') },
-    { id: 't.big', module: fixedOutputModule(`{"status":"ok","output":{"pad":"${'x'.repeat(200)}"}}`), manifest: { limits: { maxInputBytes: 1000, maxOutputBytes: 100 } } },
-    { id: 't.guesterr', module: fixedOutputModule('{"status":"error","error":{"code":"D-DATA-FORMAT","message":"line 3 is not FASTA","details":{"line":3}}}') },
+    {
+      id: 't.big',
+      module: fixedOutputModule(`{"status":"ok","output":{"pad":"${'x'.repeat(200)}"}}`),
+      manifest: { limits: { maxInputBytes: 1000, maxOutputBytes: 100 } },
+    },
+    {
+      id: 't.guesterr',
+      module: fixedOutputModule('{"status":"error","error":{"code":"D-DATA-FORMAT","message":"line 3 is not FASTA","details":{"line":3}}}'),
+    },
     { id: 't.wrongout', module: fixedOutputModule('{"status":"ok","output":{"value":"seven"}}'), outputSchema },
-    { id: 't.terminalcap', module: fixedOutputModule('{"status":"capability_call","abi_version":1,"capability_call":{"name":"kv.get","args":{"key":"k"}}}') },
+    {
+      id: 't.terminalcap',
+      module: fixedOutputModule('{"status":"capability_call","abi_version":1,"capability_call":{"name":"kv.get","args":{"key":"k"}}}'),
+    },
     { id: 't.cap', module: CAPABILITY_PROBE, manifest: { limits: { maxInputBytes: 1000, maxOutputBytes: 1000, maxCapabilityCalls: 5 } } },
-    { id: 't.strict', module: echoModule(), inputSchema: { type: 'object', properties: { n: { type: 'integer', minimum: 1 }, s: { type: 'string' } }, required: ['n', 's'], additionalProperties: false } },
+    {
+      id: 't.strict',
+      module: echoModule(),
+      inputSchema: {
+        type: 'object',
+        properties: { n: { type: 'integer', minimum: 1 }, s: { type: 'string' } },
+        required: ['n', 's'],
+        additionalProperties: false,
+      },
+    },
   ]);
   cleanup = p.cleanup;
   plugins = p.dir;
@@ -185,7 +246,8 @@ describe('the engine', () => {
         while (next < 4000) {
           const n = next++;
           const r = await host.call({ tool_id: 't.echo', input: { n } });
-          if (r.status !== 'success' || (r.output as { n: number }).n !== n) mismatches.push(`${n}: ${JSON.stringify(r.output ?? r.error)}`);
+          if (r.status !== 'success' || (r.output as { n: number }).n !== n)
+            mismatches.push(`${n}: ${JSON.stringify(r.output ?? r.error)}`);
         }
       }),
     );

@@ -17,7 +17,14 @@ import { KERNEL_PLUGIN, KERNEL_ENTRIES } from './helpers/extism-kernel-wat.js';
 import { wat2wasm } from './helpers/wat.js';
 
 const PAGES = 64;
-const limits: EffectiveLimits = { fuel: 2_000_000_000, maxMemoryPages: PAGES, timeoutMs: 60_000, maxInputBytes: 4 << 20, maxOutputBytes: 4 << 20, maxCapabilityCalls: 1000 };
+const limits: EffectiveLimits = {
+  fuel: 2_000_000_000,
+  maxMemoryPages: PAGES,
+  timeoutMs: 60_000,
+  maxInputBytes: 4 << 20,
+  maxOutputBytes: 4 << 20,
+  maxCapabilityCalls: 1000,
+};
 const engine = createExtismEngine({ maxThreads: 1, maxQueue: 10 });
 afterAll(() => engine.close());
 const encoder = new TextEncoder();
@@ -29,7 +36,10 @@ type Outcome = { kind: 'output'; bytes: Uint8Array | null } | { kind: 'plugin-er
 /** One call on a new reference plugin, made as Helix made its plugins (worker mode, no WASI, no hosts, caps). */
 async function reference(bytes: Uint8Array, entry: string, input: Uint8Array, broker: CapabilityBroker): Promise<Outcome> {
   const createPlugin = await loadExtism();
-  const capabilityCall = async (ctx: { read(o: bigint): { bytes(): Uint8Array } | null; store(b: Uint8Array): bigint }, offset: bigint): Promise<bigint> => {
+  const capabilityCall = async (
+    ctx: { read(o: bigint): { bytes(): Uint8Array } | null; store(b: Uint8Array): bigint },
+    offset: bigint,
+  ): Promise<bigint> => {
     const answer = await broker(ctx.read(offset)!.bytes().slice());
     if (answer.kind !== 'answer') throw new Error(answer.message);
     return ctx.store(answer.response);
@@ -63,7 +73,15 @@ async function reference(bytes: Uint8Array, entry: string, input: Uint8Array, br
 function engineModuleOf(bytes: Uint8Array, entry: string): EngineModule {
   const instrumented = instrumentModule(bytes, { maxMemoryPages: PAGES });
   const digest = createHash('sha256').update(bytes).digest('hex');
-  return { digest, abi: 'extism/v1', entrypoint: entry, bytes, instrumented, compiled: new WebAssembly.Module(instrumented.bytes), cap: PAGES };
+  return {
+    digest,
+    abi: 'extism/v1',
+    entrypoint: entry,
+    bytes,
+    instrumented,
+    compiled: new WebAssembly.Module(instrumented.bytes),
+    cap: PAGES,
+  };
 }
 
 /** Asserts that Helix's result is what the reference's outcome means under ABI-EXTISM-007/-008. */
@@ -79,7 +97,8 @@ function expectSame(ref: Outcome, helix: ExecuteResult, what: string): void {
     } catch {
       parsed = undefined;
     }
-    if (typeof parsed === 'object' && parsed !== null && 'code' in parsed) expect(helix, what).toMatchObject({ kind: 'output', output: { status: 'error', error: parsed } });
+    if (typeof parsed === 'object' && parsed !== null && 'code' in parsed)
+      expect(helix, what).toMatchObject({ kind: 'output', output: { status: 'error', error: parsed } });
     else expect(helix, what).toMatchObject({ kind: 'fault', code: 'S-TOOL-EXTISM-ERROR', details: { plugin_error: ref.text } });
     return;
   }
@@ -105,22 +124,30 @@ async function conform(bytes: Uint8Array, entry: string, input: unknown, broker:
   }
 }
 
-const refuse: CapabilityBroker = async () => ({ kind: 'answer', response: encoder.encode('{"abi_version":1,"status":"error","error":{"code":"A-AUTH-FORBIDDEN","message":"no capabilities here"}}'), fuel: 0 });
+const refuse: CapabilityBroker = async () => ({
+  kind: 'answer',
+  response: encoder.encode('{"abi_version":1,"status":"error","error":{"code":"A-AUTH-FORBIDDEN","message":"no capabilities here"}}'),
+  fuel: 0,
+});
 
 /** Serves artifact.stat and artifact.read of one text, in the envelope shapes the guest SDK reads. */
 function artifactBroker(text: string): CapabilityBroker {
   const bytes = encoder.encode(text);
   return async (request) => {
     const { name, args } = JSON.parse(decoder.decode(request)) as { name: string; args: { offset?: number; length?: number } };
-    const ok = (result: unknown) => ({ kind: 'answer' as const, response: encoder.encode(JSON.stringify({ abi_version: 1, status: 'ok', capability_result: { result } })), fuel: 100 });
+    const ok = (result: unknown) => ({
+      kind: 'answer' as const,
+      response: encoder.encode(JSON.stringify({ abi_version: 1, status: 'ok', capability_result: { result } })),
+      fuel: 100,
+    });
     if (name === 'artifact.stat') return ok({ compression: 'none', size: bytes.length });
     const end = Math.min(bytes.length, args.offset! + args.length!);
     return ok({ data: decoder.decode(bytes.subarray(args.offset!, end)), eof: end >= bytes.length, next_offset: end });
   };
 }
 
-describe('the engine\'s Extism kernel conforms to @extism/extism (ABI-EXTISM-011)', () => {
-  it('runs the benchmark\'s echo (@extism/as-pdk) alike, small and large inputs', async () => {
+describe("the engine's Extism kernel conforms to @extism/extism (ABI-EXTISM-011)", () => {
+  it("runs the benchmark's echo (@extism/as-pdk) alike, small and large inputs", async () => {
     const echo = readFileSync(path.join(packageRoot(), 'bench', 'fixtures', 'echo-extism', 'build', 'echo-extism.wasm'));
     await conform(echo, 'echo', { sequence: 'GATTACA'.repeat(8), n: 42 });
     await conform(echo, 'echo', { big: 'ACGT'.repeat(300_000), list: Array.from({ length: 5000 }, (_, i) => i) });
@@ -136,8 +163,12 @@ describe('the engine\'s Extism kernel conforms to @extism/extism (ABI-EXTISM-011
     await conform(fasta, 'headers', { fasta: 'a1' });
   }, 120_000);
 
-  it.each(KERNEL_ENTRIES)('runs the kernel plugin\'s %s alike', async (entry) => {
-    const bytes = await wat2wasm(KERNEL_PLUGIN);
-    await conform(bytes, entry, { text: 'héllo', n: [1, 2, 3] });
-  }, 60_000);
+  it.each(KERNEL_ENTRIES)(
+    "runs the kernel plugin's %s alike",
+    async (entry) => {
+      const bytes = await wat2wasm(KERNEL_PLUGIN);
+      await conform(bytes, entry, { text: 'héllo', n: [1, 2, 3] });
+    },
+    60_000,
+  );
 });

@@ -19,7 +19,13 @@ let plugins: { dir: string; cleanup: () => void };
 let host: Host;
 
 beforeAll(async () => {
-  plugins = await pluginsDir([{ id: 'x.length', module: LENGTH, manifest: { abi: 'extism/v1', entrypoint: 'run', limits: { ...DEFAULT_LIMITS, maxInputBytes: 4_000_000, maxMemoryPages: 16 } } }]);
+  plugins = await pluginsDir([
+    {
+      id: 'x.length',
+      module: LENGTH,
+      manifest: { abi: 'extism/v1', entrypoint: 'run', limits: { ...DEFAULT_LIMITS, maxInputBytes: 4_000_000, maxMemoryPages: 16 } },
+    },
+  ]);
   host = await createHost({ pluginsDir: plugins.dir, home: home.dir });
 }, 60_000);
 afterAll(async () => {

@@ -34,12 +34,21 @@ const ERROR_TEXT = extismWat('(call $error_set (call $emit (i32.const 0) (i32.co
 const RETURN_7 = extismWat('(i32.const 7)');
 const COUNTER = EXTISM_COUNTER;
 /** COUNTER with a start function that counts too, touching no host function: g is 2 every call. */
-const COUNTER_START = COUNTER.replace('(global $g (mut i32) (i32.const 0))', '(global $g (mut i32) (i32.const 0)) (start $init) (func $init (global.set $g (i32.add (global.get $g) (i32.const 1))))');
+const COUNTER_START = COUNTER.replace(
+  '(global $g (mut i32) (i32.const 0))',
+  '(global $g (mut i32) (i32.const 0)) (start $init) (func $init (global.set $g (i32.add (global.get $g) (i32.const 1))))',
+);
 /** A start function that reads the input's length from the kernel; run outputs it as {"n":N}. */
-const START_INPUT = extismWat(`
+const START_INPUT = extismWat(
+  `
     (i32.store8 (i32.const 5) (i32.add (i32.const 48) (global.get $n)))
     (call $output_set (call $emit (i32.const 0) (i32.const 7)) (i64.const 7))
-    (i32.const 0)`, { data: '{\\"n\\":0}', extra: '(global $n (mut i32) (i32.const 0)) (start $init) (func $init (global.set $n (i32.wrap_i64 (call $input_length))))' });
+    (i32.const 0)`,
+  {
+    data: '{\\"n\\":0}',
+    extra: '(global $n (mut i32) (i32.const 0)) (start $init) (func $init (global.set $n (i32.wrap_i64 (call $input_length))))',
+  },
+);
 const NOT_JSON = extismWat('(call $output_set (call $emit (i32.const 0) (i32.const 5)) (i64.const 5)) (i32.const 0)', { data: 'hello' });
 
 const limits = { maxInputBytes: 65_536, maxOutputBytes: 65_536, fuel: 100_000_000, maxMemoryPages: 16, maxCapabilityCalls: 10 };
@@ -56,7 +65,10 @@ let host: Host;
 beforeAll(async () => {
   plugins = await pluginsDir([
     extism('x.forward', forwarder(1), { capabilities: { abiVersion: 1, allow: ['clock.now_unix', 'kv.get'] } }),
-    extism('x.forward_twice', forwarder(2), { limits: { ...limits, maxCapabilityCalls: 1 }, capabilities: { abiVersion: 1, allow: ['clock.now_unix'] } }),
+    extism('x.forward_twice', forwarder(2), {
+      limits: { ...limits, maxCapabilityCalls: 1 },
+      capabilities: { abiVersion: 1, allow: ['clock.now_unix'] },
+    }),
     extism('x.spin', SPIN, { timeoutMs: 400, limits: { ...limits, fuel: 10_000_000_000 } }),
     extism('x.spin_fuel', SPIN, { limits: { ...limits, fuel: 1_000_000 } }),
     extism('x.grow', GROW, { limits: { ...limits, maxMemoryPages: 32 } }),
@@ -66,10 +78,18 @@ beforeAll(async () => {
     extism('x.counter', COUNTER),
     extism('x.counter_start', COUNTER_START),
     extism('x.start_input', START_INPUT),
-    extism('x.forward_spin', forwarder(1, '(loop $spin (br $spin))'), { timeoutMs: 60_000, limits: { ...limits, fuel: 10_000_000_000 }, capabilities: { abiVersion: 1, allow: ['clock.now_unix'] } }),
+    extism('x.forward_spin', forwarder(1, '(loop $spin (br $spin))'), {
+      timeoutMs: 60_000,
+      limits: { ...limits, fuel: 10_000_000_000 },
+      capabilities: { abiVersion: 1, allow: ['clock.now_unix'] },
+    }),
     extism('x.spin_long', SPIN, { timeoutMs: 60_000, limits: { ...limits, fuel: 10_000_000_000 } }),
     // The same script guest as the broker tests, as helix/v1: the reference for refusals.
-    { id: 'h.script', module: await compileGuest('script.ts'), manifest: { limits: { ...limits, maxMemoryPages: 64 }, capabilities: { abiVersion: 1, allow: ['clock.now_unix', 'kv.get'] } } },
+    {
+      id: 'h.script',
+      module: await compileGuest('script.ts'),
+      manifest: { limits: { ...limits, maxMemoryPages: 64 }, capabilities: { abiVersion: 1, allow: ['clock.now_unix', 'kv.get'] } },
+    },
   ]);
   cpSync(path.join(packageRoot(), 'plugins', 'fasta-headers'), path.join(plugins.dir, 'fasta-headers'), { recursive: true });
   host = await createHost({ pluginsDir: plugins.dir, home: home.dir });
@@ -85,7 +105,10 @@ async function call(tool: string, input: Record<string, unknown>, extra: Record<
 }
 
 /** An independent reading of FASTA headers, to check the plugin against. */
-function expectedHeaders(text: string, max: number): { headers: Array<{ id: string; description: string; length: number }>; records: number; truncated: boolean } {
+function expectedHeaders(
+  text: string,
+  max: number,
+): { headers: Array<{ id: string; description: string; length: number }>; records: number; truncated: boolean } {
   const records: Array<{ id: string; description: string; length: number }> = [];
   for (const raw of text.split('\n')) {
     const line = raw.replace(/\r$/, '');
@@ -127,7 +150,9 @@ describe('an Extism plugin (fasta.headers, @extism/as-pdk)', () => {
   }, 60_000);
 
   it('reads gzip artifacts decompressed, and a second identical call replays the run', async () => {
-    const text = bigFasta().slice(0, 200_000).replace(/\n[^\n]*$/, '\n');
+    const text = bigFasta()
+      .slice(0, 200_000)
+      .replace(/\n[^\n]*$/, '\n');
     const art = await importInline(hostStore(host), gzipSync(text), { label: 'gz' });
     const first = await call('fasta.headers', { fasta: art.id, max_headers: 5 });
     expect(first.status).toBe('success');
@@ -161,7 +186,11 @@ describe('the broker host function', () => {
   it('answers a granted call and journals it', async () => {
     const r = await call('x.forward', request('clock.now_unix'));
     expect(r.status).toBe('success');
-    expect(r.output).toMatchObject({ status: 'ok', abi_version: 1, capability_result: { name: 'clock.now_unix', result: { unix_ms: expect.any(Number) } } });
+    expect(r.output).toMatchObject({
+      status: 'ok',
+      abi_version: 1,
+      capability_result: { name: 'clock.now_unix', result: { unix_ms: expect.any(Number) } },
+    });
     const journal = readJournal(hostStore(host), r.run_id!);
     expect(journal).toHaveLength(1);
     expect(journal[0]).toMatchObject({ name: 'clock.now_unix', outcome: 'ok' });
@@ -271,9 +300,13 @@ describe('the loader on extism/v1 modules', () => {
       (memory (export "memory") 1)
       (func (export "run") (result i32) (i32.const 0)))`);
     expect(lines).toHaveLength(4);
-    expect(lines[0]).toMatch(/bad_plugin\.tool\.yaml:\d+: module: ABI-EXTISM-002: import extism:host\/env\.http_request .*through the broker/);
+    expect(lines[0]).toMatch(
+      /bad_plugin\.tool\.yaml:\d+: module: ABI-EXTISM-002: import extism:host\/env\.http_request .*through the broker/,
+    );
     expect(lines[1]).toMatch(/module: ABI-EXTISM-002: import env\.abort \(func\) is not allowed/);
-    expect(lines[2]).toMatch(/module: ABI-EXTISM-002: extism:host\/user\.helix_capability_call must be imported as a function \(i64\) -> \(i64\)/);
+    expect(lines[2]).toMatch(
+      /module: ABI-EXTISM-002: extism:host\/user\.helix_capability_call must be imported as a function \(i64\) -> \(i64\)/,
+    );
     expect(lines[3]).toMatch(/module: ABI-EXTISM-002: extism:host\/env\.alloc must be imported as a function/);
   });
 
@@ -287,7 +320,9 @@ describe('the loader on extism/v1 modules', () => {
   });
 
   it('refuses exports Extism would run at instantiation, and memory64', async () => {
-    const lines = await refusals('(module (memory (export "memory") 1) (func (export "_initialize")) (func (export "run") (result i32) (i32.const 0)))');
+    const lines = await refusals(
+      '(module (memory (export "memory") 1) (func (export "_initialize")) (func (export "run") (result i32) (i32.const 0)))',
+    );
     expect(lines).toEqual([expect.stringMatching(/module: ABI-EXTISM-005: export "_initialize" is not allowed/)]);
     const wide = await refusals('(module (memory (export "memory") i64 1) (func (export "run") (result i32) (i32.const 0)))');
     expect(wide).toEqual([expect.stringMatching(/module: ABI-MEMORY-001: memory 0 is 64-bit/)]);
@@ -296,7 +331,9 @@ describe('the loader on extism/v1 modules', () => {
   it('refuses a module that cannot be instantiated, before Extism ever sees it', async () => {
     // A data segment past the end of memory fails at instantiation, which in Extism's worker
     // would be an uncaught exception of the host.
-    const lines = await refusals('(module (memory (export "memory") 1) (data (i32.const 65535) "xy") (func (export "run") (result i32) (i32.const 0)))');
+    const lines = await refusals(
+      '(module (memory (export "memory") 1) (data (i32.const 65535) "xy") (func (export "run") (result i32) (i32.const 0)))',
+    );
     expect(lines).toEqual([expect.stringMatching(/module: ABI-EXTISM-001: the module cannot be instantiated: .*data segment/i)]);
   });
 
@@ -321,7 +358,9 @@ describe('Extism plugins on the lanes: fresh state per call (ABI-EXTISM-006)', (
   beforeAll(async () => {
     const result = await loadToolpacks(plugins.dir, policy);
     tools = new Map(result.tools.map((t) => [t.manifest.id, t]));
-    modules = new Map(await Promise.all(result.tools.map(async (t) => [t.manifest.id, engineModule(t, await t.module.prepare())] as const)));
+    modules = new Map(
+      await Promise.all(result.tools.map(async (t) => [t.manifest.id, engineModule(t, await t.module.prepare())] as const)),
+    );
   }, 60_000);
   afterAll(async () => {
     await Promise.all(engines.map((e) => e.close()));
@@ -332,11 +371,26 @@ describe('Extism plugins on the lanes: fresh state per call (ABI-EXTISM-006)', (
     engines.push(engine);
     return engine;
   };
-  const noCapabilities: CapabilityBroker = async () => ({ kind: 'abort', code: 'A-AUTH-FORBIDDEN', message: 'no capabilities here', details: {} });
+  const noCapabilities: CapabilityBroker = async () => ({
+    kind: 'abort',
+    code: 'A-AUTH-FORBIDDEN',
+    message: 'no capabilities here',
+    details: {},
+  });
   /** One call of `id` on `engine`, as the host would make it, with `limits` overriding the tool's. */
-  const exec = (engine: ExtismEngine, id: string, input: unknown = {}, extra: { broker?: CapabilityBroker; limits?: Partial<EffectiveLimits> } = {}) => {
+  const exec = (
+    engine: ExtismEngine,
+    id: string,
+    input: unknown = {},
+    extra: { broker?: CapabilityBroker; limits?: Partial<EffectiveLimits> } = {},
+  ) => {
     const tool = tools.get(id)!;
-    return engine.execute({ module: modules.get(id)!, input: new TextEncoder().encode(JSON.stringify(input)), limits: { ...tool.limits, ...extra.limits }, broker: extra.broker ?? noCapabilities });
+    return engine.execute({
+      module: modules.get(id)!,
+      input: new TextEncoder().encode(JSON.stringify(input)),
+      limits: { ...tool.limits, ...extra.limits },
+      broker: extra.broker ?? noCapabilities,
+    });
   };
   const output = (r: ExecuteResult): unknown => {
     if (r.kind !== 'output') throw new Error(`expected output, got ${r.code}: ${r.message}`);
@@ -377,11 +431,16 @@ describe('Extism plugins on the lanes: fresh state per call (ABI-EXTISM-006)', (
     }
   }, 60_000);
 
-  it("binds the host function to the broker of the call it serves", async () => {
+  it('binds the host function to the broker of the call it serves', async () => {
     const engine = newEngine({ maxThreads: 1 });
-    const answering = (who: string): CapabilityBroker => async () => ({ kind: 'answer', response: new TextEncoder().encode(JSON.stringify({ who })), fuel: 1000 });
+    const answering =
+      (who: string): CapabilityBroker =>
+      async () => ({ kind: 'answer', response: new TextEncoder().encode(JSON.stringify({ who })), fuel: 1000 });
     const request = { abi_version: 1, name: 'clock.now_unix', args: {} };
-    expect(output(await exec(engine, 'x.forward', request, { broker: answering('first') }))).toEqual({ status: 'ok', output: { who: 'first' } });
+    expect(output(await exec(engine, 'x.forward', request, { broker: answering('first') }))).toEqual({
+      status: 'ok',
+      output: { who: 'first' },
+    });
     const second = await exec(engine, 'x.forward', request, { broker: answering('second') });
     expect(output(second)).toEqual({ status: 'ok', output: { who: 'second' } });
     expect(second.recycled).toBe(true);
@@ -390,7 +449,10 @@ describe('Extism plugins on the lanes: fresh state per call (ABI-EXTISM-006)', (
   it('never gives one memory cap an instance made for another', async () => {
     const engine = newEngine({ maxThreads: 1 });
     expect(await exec(engine, 'x.grow')).toMatchObject({ code: 'S-TOOL-TRAP', details: { memory_pages: 32, max_memory_pages: 32 } });
-    expect(await exec(engine, 'x.grow', {}, { limits: { maxMemoryPages: 16 } })).toMatchObject({ code: 'S-TOOL-TRAP', details: { memory_pages: 16, max_memory_pages: 16 } });
+    expect(await exec(engine, 'x.grow', {}, { limits: { maxMemoryPages: 16 } })).toMatchObject({
+      code: 'S-TOOL-TRAP',
+      details: { memory_pages: 16, max_memory_pages: 16 },
+    });
     expect(await exec(engine, 'x.grow')).toMatchObject({ code: 'S-TOOL-TRAP', details: { memory_pages: 32, max_memory_pages: 32 } });
     const small = await exec(engine, 'x.counter', {}, { limits: { maxMemoryPages: 4 } });
     const own = await exec(engine, 'x.counter');
@@ -431,6 +493,10 @@ describe('Extism plugins on the lanes: fresh state per call (ABI-EXTISM-006)', (
     await started;
     await spinning.close();
     expect(await spin).toMatchObject({ kind: 'fault', code: 'R-TIMEOUT-CANCELLED', details: { phase: 'run' } });
-    expect(await exec(spinning, 'x.counter')).toMatchObject({ kind: 'fault', code: 'S-TOOL-WORKER-LOST', message: 'The engine is closed.' });
+    expect(await exec(spinning, 'x.counter')).toMatchObject({
+      kind: 'fault',
+      code: 'S-TOOL-WORKER-LOST',
+      message: 'The engine is closed.',
+    });
   }, 60_000);
 });

@@ -18,7 +18,10 @@ afterAll(() => cleanups.forEach((c) => c()));
 
 /** A valid guest of about `bytes` bytes: the echo module, many small functions, and a custom section. */
 async function largeModule(bytes: number): Promise<Uint8Array> {
-  const funcs = Array.from({ length: 2000 }, (_, i) => `(func $f${i} (param i32) (result i32) (i32.add (local.get 0) (i32.const ${i})))`).join('\n');
+  const funcs = Array.from(
+    { length: 2000 },
+    (_, i) => `(func $f${i} (param i32) (result i32) (i32.add (local.get 0) (i32.const ${i})))`,
+  ).join('\n');
   const base = await wat2wasm(echoModule(funcs), 'large.wat');
   const payload = Math.max(0, bytes - base.length);
   const name = Buffer.from('padding');
@@ -46,12 +49,22 @@ describe('helix call with a load cache', () => {
     ]);
     const home = tempDir();
     cleanups.push(plugins.cleanup, home.cleanup);
-    const call = (tool: string, input: string) => runCli(['call', tool, '--plugins', plugins.dir, '--home', home.dir, '--input', input, '--compact']);
-    for (const [input, replayed] of [['{"n":1}', false], ['{"n":2}', false], ['{"n":2}', true]] as const) {
+    const call = (tool: string, input: string) =>
+      runCli(['call', tool, '--plugins', plugins.dir, '--home', home.dir, '--input', input, '--compact']);
+    for (const [input, replayed] of [
+      ['{"n":1}', false],
+      ['{"n":2}', false],
+      ['{"n":2}', true],
+    ] as const) {
       const r = await call('fast.echo', input);
       expect(r.stderr).toBe('');
       const response = JSON.parse(r.stdout) as { status: string; output: unknown; replayed: boolean };
-      expect({ code: r.code, status: response.status, output: response.output, replayed: response.replayed }).toEqual({ code: 0, status: 'success', output: JSON.parse(input), replayed });
+      expect({ code: r.code, status: response.status, output: response.output, replayed: response.replayed }).toEqual({
+        code: 0,
+        status: 'success',
+        output: JSON.parse(input),
+        replayed,
+      });
     }
     const large = await call('fast.large', '{"big":true}');
     expect(JSON.parse(large.stdout)).toMatchObject({ status: 'success', output: { big: true } });
@@ -68,15 +81,48 @@ describe('helix call with a load cache', () => {
     await first.close();
     // An entry sealed as the cache seals it, holding bytes no engine compiles.
     const store = openStore(home.dir);
-    const facts = { info: { imports: [], exports: [], memories: [], tables: [], startFunction: null, functionCount: 0, codeBytes: 0, features: [] }, recyclable: true, globalExports: [], hasStart: false };
+    const facts = {
+      info: { imports: [], exports: [], memories: [], tables: [], startFunction: null, functionCount: 0, codeBytes: 0, features: [] },
+      recyclable: true,
+      globalExports: [],
+      hasStart: false,
+    };
     const manifestFile = path.join(plugins.dir, 'fast.refused', 'fast_refused.tool.yaml');
     const digest = /digest: (sha256:[0-9a-f]{64})/.exec(readFileSync(manifestFile, 'utf8'))![1]!;
-    await writeLoadCache(store, [{ key: moduleCacheKey(digest, cap), facts: { ...facts, info: { ...facts.info, exports: [{ name: 'memory', kind: 'memory', index: 0 }, { name: 'alloc', kind: 'func', index: 0, type: { params: ['i32'], results: ['i32'] } }, { name: 'dealloc', kind: 'func', index: 1, type: { params: ['i32', 'i32'], results: [] } }, { name: 'execute', kind: 'func', index: 2, type: { params: ['i32', 'i32'], results: ['i64'] } }] } }, bytes: Uint8Array.from([0, 97, 115, 109, 1, 0, 0, 0, 99]) }], Date.now());
+    await writeLoadCache(
+      store,
+      [
+        {
+          key: moduleCacheKey(digest, cap),
+          facts: {
+            ...facts,
+            info: {
+              ...facts.info,
+              exports: [
+                { name: 'memory', kind: 'memory', index: 0 },
+                { name: 'alloc', kind: 'func', index: 0, type: { params: ['i32'], results: ['i32'] } },
+                { name: 'dealloc', kind: 'func', index: 1, type: { params: ['i32', 'i32'], results: [] } },
+                { name: 'execute', kind: 'func', index: 2, type: { params: ['i32', 'i32'], results: ['i64'] } },
+              ],
+            },
+          },
+          bytes: Uint8Array.from([0, 97, 115, 109, 1, 0, 0, 0, 99]),
+        },
+      ],
+      Date.now(),
+    );
     await store.close();
     const host = await createHost({ pluginsDir: plugins.dir, home: home.dir });
     try {
       const r = await host.call({ call_id: 'c1', tool_id: 'fast.refused', tool_version: '*', input: {}, constraints: {}, dry_run: false });
-      expect(r).toMatchObject({ status: 'terminal_error', error: { code: 'P-PRECOND-MODULE-REFUSED', details: { tool_id: 'fast.refused', reason: expect.stringMatching(/^ABI-MODULE-001: the engine refuses the module: /) } }, metrics: { fuel_used: 0 } });
+      expect(r).toMatchObject({
+        status: 'terminal_error',
+        error: {
+          code: 'P-PRECOND-MODULE-REFUSED',
+          details: { tool_id: 'fast.refused', reason: expect.stringMatching(/^ABI-MODULE-001: the engine refuses the module: /) },
+        },
+        metrics: { fuel_used: 0 },
+      });
     } finally {
       await host.close();
     }

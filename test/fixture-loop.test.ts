@@ -29,17 +29,32 @@ function packWith(fixtures: Record<string, unknown>): string {
 const COUNT = { op: 'count' };
 /** The fixtures in the order their lines were printed. */
 const order = (stdout: string): string[] => [...stdout.matchAll(/^(?:ok|FAIL) +counter\.tool (\S+?\.json)/gm)].map((m) => m[1]!);
-const fuelOf = (stdout: string, fixture: string): number => Number(new RegExp(`^ok    counter\\.tool ${fixture}\\.json \\(fuel (\\d+)\\)$`, 'm').exec(stdout)?.[1] ?? NaN);
+const fuelOf = (stdout: string, fixture: string): number =>
+  Number(new RegExp(`^ok    counter\\.tool ${fixture}\\.json \\(fuel (\\d+)\\)$`, 'm').exec(stdout)?.[1] ?? NaN);
 
 interface JsonReport {
   ok: boolean;
-  toolpacks: { fixtures: { fixture: string; ok: boolean; problem?: string; fuel_used?: number; replayed?: boolean; run_id?: string; forbidden?: { capability: string; calls: number; reason: string }[] }[] }[];
+  toolpacks: {
+    fixtures: {
+      fixture: string;
+      ok: boolean;
+      problem?: string;
+      fuel_used?: number;
+      replayed?: boolean;
+      run_id?: string;
+      forbidden?: { capability: string; calls: number; reason: string }[];
+    }[];
+  }[];
 }
-const byName = (stdout: string) => new Map((JSON.parse(stdout) as JsonReport).toolpacks.flatMap((t) => t.fixtures).map((f) => [f.fixture, f]));
+const byName = (stdout: string) =>
+  new Map((JSON.parse(stdout) as JsonReport).toolpacks.flatMap((t) => t.fixtures).map((f) => [f.fixture, f]));
 
 describe('helix test runs each fixture on a fresh store', () => {
   it('a kv value one fixture stores is not seen by the next', async () => {
-    const dir = packWith({ first: { input: COUNT, expect: { output: { count: 1 } } }, second: { input: { ...COUNT, note: 'b' }, expect: { output: { count: 1 } } } });
+    const dir = packWith({
+      first: { input: COUNT, expect: { output: { count: 1 } } },
+      second: { input: { ...COUNT, note: 'b' }, expect: { output: { count: 1 } } },
+    });
     const r = await runCli(['test', dir]);
     expect(r.stdout).toMatch(/^ok    counter\.tool first\.json \(fuel \d+\)$/m);
     expect(r.stdout).toMatch(/^ok    counter\.tool second\.json \(fuel \d+\)$/m);
@@ -47,7 +62,10 @@ describe('helix test runs each fixture on a fresh store', () => {
   }, 120_000);
 
   it('two fixtures with the same input both execute, with the same fuel', async () => {
-    const dir = packWith({ first: { input: COUNT, expect: { output: { count: 1 } } }, same: { input: COUNT, expect: { output: { count: 1 } } } });
+    const dir = packWith({
+      first: { input: COUNT, expect: { output: { count: 1 } } },
+      same: { input: COUNT, expect: { output: { count: 1 } } },
+    });
     const r = await runCli(['test', dir]);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(fuelOf(r.stdout, 'first')).toBeGreaterThan(0);
@@ -57,7 +75,7 @@ describe('helix test runs each fixture on a fresh store', () => {
     expect([...byName(json.stdout).values()].map((f) => f.replayed)).toEqual([false, false]);
   }, 120_000);
 
-  it('--home keeps each fixture\'s store, where helix runs finds its run', async () => {
+  it("--home keeps each fixture's store, where helix runs finds its run", async () => {
     const dir = packWith({ first: { input: COUNT, expect: { output: { count: 1 } } } });
     const keep = path.join(work.dir, 'kept');
     for (let i = 0; i < 2; i++) {
@@ -75,7 +93,9 @@ describe('helix test runs each fixture on a fresh store', () => {
     writeFileSync(path.join(mine, 'counter.tool', 'first', 'notes.txt'), 'keep me');
     const refused = await runCli(['test', dir, '--home', mine]);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain(`helix: P-PRECOND-STORE: ${path.join(mine, 'counter.tool', 'first')} exists and is not a fixture store, so helix test will not replace it.`);
+    expect(refused.stderr).toContain(
+      `helix: P-PRECOND-STORE: ${path.join(mine, 'counter.tool', 'first')} exists and is not a fixture store, so helix test will not replace it.`,
+    );
     expect(refused.stderr).toContain('hint: Pass helix test an empty or new directory as --home.');
     expect(readFileSync(path.join(mine, 'counter.tool', 'first', 'notes.txt'), 'utf8')).toBe('keep me');
   }, 120_000);
@@ -111,10 +131,16 @@ describe('continues', () => {
     });
     const r = await runCli(['test', dir]);
     expect(r.code).toBe(1);
-    expect(r.stdout).toContain('FAIL  counter.tool lost.json: continues "nowhere", but fixtures/ has no fixture nowhere.json (the fixtures are: after-lost, lost, ok, ping, pong, self)');
+    expect(r.stdout).toContain(
+      'FAIL  counter.tool lost.json: continues "nowhere", but fixtures/ has no fixture nowhere.json (the fixtures are: after-lost, lost, ok, ping, pong, self)',
+    );
     expect(r.stdout).toContain('FAIL  counter.tool after-lost.json: not run: it continues lost.json, which could not run');
-    expect(r.stdout).toContain('FAIL  counter.tool ping.json: continues pong.json, and the chain leads back to it: ping.json -> pong.json -> ping.json is a cycle');
-    expect(r.stdout).toContain('FAIL  counter.tool pong.json: continues ping.json, and the chain leads back to it: pong.json -> ping.json -> pong.json is a cycle');
+    expect(r.stdout).toContain(
+      'FAIL  counter.tool ping.json: continues pong.json, and the chain leads back to it: ping.json -> pong.json -> ping.json is a cycle',
+    );
+    expect(r.stdout).toContain(
+      'FAIL  counter.tool pong.json: continues ping.json, and the chain leads back to it: pong.json -> ping.json -> pong.json is a cycle',
+    );
     expect(r.stdout).toContain('FAIL  counter.tool self.json: continues itself; name the fixture it runs after');
     expect(r.stdout).toMatch(/^ok    counter\.tool ok\.json \(fuel \d+\)$/m);
     expect(r.stdout).toContain('1 passed, 5 failed (6 fixtures, 1 toolpack)');
@@ -158,7 +184,10 @@ describe('a forbidden answer', () => {
       /^FAIL  counter\.tool fetch\.json: the code called http\.request \(not in the manifest allowlist\) and was answered forbidden \(A-AUTH-FORBIDDEN\): list it in the manifest's capabilities\.allow, or expect the refusal with "forbidden": \["http\.request"\] in the fixture's expect \(fuel \d+\)$/m,
     );
     const json = byName((await runCli(['test', dir, '--json'])).stdout);
-    expect(json.get('fetch.json')).toMatchObject({ ok: false, forbidden: [{ capability: 'http.request', calls: 1, reason: 'not in the manifest allowlist' }] });
+    expect(json.get('fetch.json')).toMatchObject({
+      ok: false,
+      forbidden: [{ capability: 'http.request', calls: 1, reason: 'not in the manifest allowlist' }],
+    });
   }, 120_000);
 
   it('passes when the fixture expects it, and a refusal it expects but does not get fails', async () => {
@@ -171,9 +200,15 @@ describe('a forbidden answer', () => {
     const r = await runCli(['test', dir]);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/^ok    counter\.tool fetch\.json \(fuel \d+\)$/m);
-    expect(r.stdout).toMatch(/^FAIL  counter\.tool not-refused\.json: expected a forbidden answer to http\.request, but the run received none \(fuel \d+\)$/m);
-    expect(r.stdout).toContain('FAIL  counter.tool bad-name.json: not a valid fixture: expect.forbidden.0: must be a capability name such as "http.request"');
-    expect(r.stdout).toContain('FAIL  counter.tool empty-list.json: not a valid fixture: expect.forbidden: list at least one capability, or leave forbidden out');
+    expect(r.stdout).toMatch(
+      /^FAIL  counter\.tool not-refused\.json: expected a forbidden answer to http\.request, but the run received none \(fuel \d+\)$/m,
+    );
+    expect(r.stdout).toContain(
+      'FAIL  counter.tool bad-name.json: not a valid fixture: expect.forbidden.0: must be a capability name such as "http.request"',
+    );
+    expect(r.stdout).toContain(
+      'FAIL  counter.tool empty-list.json: not a valid fixture: expect.forbidden: list at least one capability, or leave forbidden out',
+    );
     expect(existsSync(path.join(dir, 'fixtures', 'fetch.json'))).toBe(true);
   }, 120_000);
 });

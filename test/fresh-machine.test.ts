@@ -17,7 +17,17 @@ const INSTALL_BOUND_MS = 20 * 60_000;
 const COMMAND_BOUND_MS = 5 * 60_000;
 
 /** The MCP names of the bundled tools (plugins/). */
-const BUNDLED_TOOLS = ['fasta-headers', 'fastq-filter', 'seq-gc_content', 'seq-gc_skew', 'seq-kmer_count', 'seq-revcomp', 'seq-stats', 'seq-translate', 'vcf-summary'];
+const BUNDLED_TOOLS = [
+  'fasta-headers',
+  'fastq-filter',
+  'seq-gc_content',
+  'seq-gc_skew',
+  'seq-kmer_count',
+  'seq-revcomp',
+  'seq-stats',
+  'seq-translate',
+  'vcf-summary',
+];
 
 let root: string;
 let clone: string;
@@ -40,11 +50,15 @@ afterAll(async () => {
 
 describe('the quick start on a machine without a C compiler or seqkit', () => {
   it('runs with a PATH that has node and npm but no clang, wasm-ld or seqkit', async () => {
-    const found = await runCommand('/bin/sh', ['-c', 'for c in node npm clang wasm-ld seqkit; do command -v $c >/dev/null && echo $c; done; true'], {
-      cwd: clone,
-      env,
-      killAfterMs: 60_000,
-    });
+    const found = await runCommand(
+      '/bin/sh',
+      ['-c', 'for c in node npm clang wasm-ld seqkit; do command -v $c >/dev/null && echo $c; done; true'],
+      {
+        cwd: clone,
+        env,
+        killAfterMs: 60_000,
+      },
+    );
     expect(found.stdout.trim().split('\n')).toEqual(['node', 'npm']);
   });
 
@@ -58,34 +72,59 @@ describe('the quick start on a machine without a C compiler or seqkit', () => {
     expect(output).not.toMatch(/^skip /m);
   });
 
-  it('npm start serves helix over MCP with every bundled tool, the C one included', async () => {
-    const transport = new StdioClientTransport({ command: path.join(bin, 'npm'), args: ['start'], cwd: clone, env: env as Record<string, string>, stderr: 'pipe' });
-    let stderr = '';
-    transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    const client = new Client({ name: 'fresh-machine-test', version: '1.0.0' });
-    try {
-      // npm prints its script header on stdout before helix starts; the SDK's client skips lines
-      // that are not JSON-RPC, which is why the README registers `node .../main.js serve` instead.
-      await client.connect(transport, { timeout: COMMAND_BOUND_MS });
-      const names = (await client.listTools(undefined, { timeout: COMMAND_BOUND_MS })).tools.map((tool) => tool.name);
-      expect({ names: BUNDLED_TOOLS.filter((name) => !names.includes(name)), stderr: names.length > 0 ? '' : stderr }).toEqual({ names: [], stderr: '' });
-    } finally {
-      await client.close();
-    }
-  }, 2 * COMMAND_BOUND_MS);
+  it(
+    'npm start serves helix over MCP with every bundled tool, the C one included',
+    async () => {
+      const transport = new StdioClientTransport({
+        command: path.join(bin, 'npm'),
+        args: ['start'],
+        cwd: clone,
+        env: env as Record<string, string>,
+        stderr: 'pipe',
+      });
+      let stderr = '';
+      transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+      const client = new Client({ name: 'fresh-machine-test', version: '1.0.0' });
+      try {
+        // npm prints its script header on stdout before helix starts; the SDK's client skips lines
+        // that are not JSON-RPC, which is why the README registers `node .../main.js serve` instead.
+        await client.connect(transport, { timeout: COMMAND_BOUND_MS });
+        const names = (await client.listTools(undefined, { timeout: COMMAND_BOUND_MS })).tools.map((tool) => tool.name);
+        expect({ names: BUNDLED_TOOLS.filter((name) => !names.includes(name)), stderr: names.length > 0 ? '' : stderr }).toEqual({
+          names: [],
+          stderr: '',
+        });
+      } finally {
+        await client.close();
+      }
+    },
+    2 * COMMAND_BOUND_MS,
+  );
 
-  it('npx helix call prints a success envelope', async () => {
-    const call = await runCommand(path.join(bin, 'npx'), ['helix', 'call', 'seq.gc_content', '--input', '{"sequence":"GATTACA"}'], { cwd: clone, env, killAfterMs: COMMAND_BOUND_MS });
-    expect({ code: call.code, stderr: call.code === 0 ? '' : call.stderr }).toEqual({ code: 0, stderr: '' });
-    const envelope = JSON.parse(call.stdout);
-    expect(envelope).toMatchObject({ status: 'success', output: { length: 7, gc_count: 2, at_count: 5 } });
-  }, COMMAND_BOUND_MS + 60_000);
+  it(
+    'npx helix call prints a success envelope',
+    async () => {
+      const call = await runCommand(path.join(bin, 'npx'), ['helix', 'call', 'seq.gc_content', '--input', '{"sequence":"GATTACA"}'], {
+        cwd: clone,
+        env,
+        killAfterMs: COMMAND_BOUND_MS,
+      });
+      expect({ code: call.code, stderr: call.code === 0 ? '' : call.stderr }).toEqual({ code: 0, stderr: '' });
+      const envelope = JSON.parse(call.stdout);
+      expect(envelope).toMatchObject({ status: 'success', output: { length: 7, gc_count: 2, at_count: 5 } });
+    },
+    COMMAND_BOUND_MS + 60_000,
+  );
 });
 
 describe('the test command on a machine where it cannot install packages', () => {
   it('stops with one message naming the missing packages and the apt-get command', async () => {
     const noApt = await freshBin(path.join(root, 'bin-no-apt'), /^(clang|wasm-ld|lld|ld\.lld|ld64\.lld|seqkit|apt-get)/);
-    const setup = await runCommand('/bin/sh', [path.join(clone, 'scripts', 'test-setup.sh')], { cwd: clone, env: freshEnv(noApt), killAfterMs: 60_000 });
+    const setup = await runCommand('/bin/sh', [path.join(clone, 'scripts', 'test-setup.sh')], {
+      cwd: clone,
+      env: freshEnv(noApt),
+      killAfterMs: 60_000,
+    });
     expect(setup).toEqual({
       code: 1,
       stdout: '',

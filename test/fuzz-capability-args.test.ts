@@ -23,7 +23,19 @@ const seeds = fc.integer({ min: 0, max: 0x7fffffff });
 /** A closed local port: an http.request that passes every check fails fast, reaching nothing. */
 const ORIGIN = 'http://127.0.0.1:9';
 /** What the guest may call, all granted: every capability that needs no outside service and no declared output. */
-const SERVED = ['clock.now_unix', 'log.emit', 'kv.get', 'kv.put', 'kv.delete', 'kv.list', 'artifact.stat', 'artifact.read', 'artifact.list', 'secrets.get', 'http.request'];
+const SERVED = [
+  'clock.now_unix',
+  'log.emit',
+  'kv.get',
+  'kv.put',
+  'kv.delete',
+  'kv.list',
+  'artifact.stat',
+  'artifact.read',
+  'artifact.list',
+  'secrets.get',
+  'http.request',
+];
 const ALLOW = [...SERVED.filter((n) => n !== 'secrets.get'), 'secrets.get.db_password', 'secrets.get.api_key'];
 
 const home = tempDir('helix-fuzz-args-home-');
@@ -32,11 +44,29 @@ let host: Host;
 
 beforeAll(async () => {
   const limits = { maxInputBytes: 1_000_000, maxOutputBytes: 1_000_000, fuel: 1_000_000_000, maxMemoryPages: 64, maxCapabilityCalls: 4 };
-  plugins = await pluginsDir([{ id: 'a.req', module: bytesRequestModule(), manifest: { limits, deterministic: 'side_effectful', capabilities: { abiVersion: 1, allow: ALLOW, network: [ORIGIN] } }, outputSchema: { type: 'object' } }]);
+  plugins = await pluginsDir([
+    {
+      id: 'a.req',
+      module: bytesRequestModule(),
+      manifest: { limits, deterministic: 'side_effectful', capabilities: { abiVersion: 1, allow: ALLOW, network: [ORIGIN] } },
+      outputSchema: { type: 'object' },
+    },
+  ]);
   const policyFile = path.join(plugins.dir, 'policy.yaml');
   writeFileSync(
     policyFile,
-    ['version: 1', 'tools: { allow: ["*"] }', 'grants:', `  a.req: ${JSON.stringify(ALLOW)}`, 'secrets:', '  db_password: { env: HELIX_FUZZ_DB_PASSWORD }', 'network:', `  allow: ["${ORIGIN}"]`, '  allowPrivate: ["127.0.0.1"]', ''].join('\n'),
+    [
+      'version: 1',
+      'tools: { allow: ["*"] }',
+      'grants:',
+      `  a.req: ${JSON.stringify(ALLOW)}`,
+      'secrets:',
+      '  db_password: { env: HELIX_FUZZ_DB_PASSWORD }',
+      'network:',
+      `  allow: ["${ORIGIN}"]`,
+      '  allowPrivate: ["127.0.0.1"]',
+      '',
+    ].join('\n'),
   );
   process.env.HELIX_FUZZ_DB_PASSWORD = 'fuzz-secret-value-0123456789';
   host = await createHost({ pluginsDir: plugins.dir, policyFile, home: home.dir });
@@ -80,7 +110,11 @@ describe('capability arguments (ABI-CAP-005)', () => {
         if (refused) {
           const code = violation === undefined ? 'I-REQ-CAPABILITY-ARGS' : jsonRefusal(violation, 'capability', '').code;
           expect(answer, text).toMatchObject({ status: 'error', error: { code } });
-          if (violation === undefined) expect((answer as unknown as { error: { details: { violations: unknown[] } } }).error.details.violations.length, text).toBeGreaterThan(0);
+          if (violation === undefined)
+            expect(
+              (answer as unknown as { error: { details: { violations: unknown[] } } }).error.details.violations.length,
+              text,
+            ).toBeGreaterThan(0);
         } else if (answer.status === 'error') {
           expect(answer.error.code, text).not.toBe('I-REQ-CAPABILITY-ARGS');
           expect(errorClassOf(answer.error.code), text).toBeDefined();
@@ -88,6 +122,8 @@ describe('capability arguments (ABI-CAP-005)', () => {
       }),
       { numRuns: RUNS },
     );
-    expect(await host.call({ tool_id: 'a.req', input: bytesInput('{"abi_version":1,"name":"clock.now_unix","args":{}}') })).toMatchObject({ status: 'success' });
+    expect(await host.call({ tool_id: 'a.req', input: bytesInput('{"abi_version":1,"name":"clock.now_unix","args":{}}') })).toMatchObject({
+      status: 'success',
+    });
   }, 600_000);
 });

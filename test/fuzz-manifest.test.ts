@@ -67,7 +67,8 @@ function schemaAccepts(text: string): boolean {
   } catch {
     return false;
   }
-  if (typeof doc === 'object' && doc !== null && (doc as { kind?: unknown }).kind === 'container') return ContainerManifestSchema.safeParse(doc).success;
+  if (typeof doc === 'object' && doc !== null && (doc as { kind?: unknown }).kind === 'container')
+    return ContainerManifestSchema.safeParse(doc).success;
   return ToolManifestSchema.safeParse(doc).success;
 }
 

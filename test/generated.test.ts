@@ -13,7 +13,9 @@ describe('generated files', () => {
   it('ABI.md cites every host error code and every ABI id used in host messages exists in it', () => {
     const md = readFileSync(path.join(packageRoot(), 'abi', 'ABI.md'), 'utf8');
     const ids = new Set(md.match(/\*\*(ABI-[A-Z]+-\d{3})\*\*/g)?.map((s) => s.slice(2, -2)));
-    const sources = ['host/loader/module-check.ts', 'abi/errors.ts', 'host/engine/sandbox.ts'].map((f) => readFileSync(path.join(packageRoot(), f), 'utf8')).join('\n');
+    const sources = ['host/loader/module-check.ts', 'abi/errors.ts', 'host/engine/sandbox.ts']
+      .map((f) => readFileSync(path.join(packageRoot(), f), 'utf8'))
+      .join('\n');
     const cited = new Set(sources.match(/ABI-[A-Z]+-\d{3}/g));
     for (const id of cited) expect(ids.has(id), `${id} is cited in code but not defined in ABI.md`).toBe(true);
   });

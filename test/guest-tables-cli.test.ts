@@ -40,7 +40,11 @@ afterAll(() => {
 async function helix(args: string[]): Promise<{ code: number; stdout: string; stderr: string; rssMib: number }> {
   let out: { code: number; stdout: string; stderr: string };
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', MAX_RSS, CLI, ...args], { cwd: packageRoot(), env: { ...process.env, HELIX_HOME: home.dir }, maxBuffer: 1 << 24 });
+    const { stdout, stderr } = await run(process.execPath, ['--import', MAX_RSS, CLI, ...args], {
+      cwd: packageRoot(),
+      env: { ...process.env, HELIX_HOME: home.dir },
+      maxBuffer: 1 << 24,
+    });
     out = { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -50,7 +54,10 @@ async function helix(args: string[]): Promise<{ code: number; stdout: string; st
   return { ...out, rssMib: Math.round(kib / 1024) };
 }
 
-const refusal = (id: string) => new RegExp(`${id}\\.tool\\.yaml:\\d+: module: ABI-ALLOC-002: table 0 starts at 10000000 elements, above the ceiling of ${MAX_TABLE_ELEMENTS} elements`);
+const refusal = (id: string) =>
+  new RegExp(
+    `${id}\\.tool\\.yaml:\\d+: module: ABI-ALLOC-002: table 0 starts at 10000000 elements, above the ceiling of ${MAX_TABLE_ELEMENTS} elements`,
+  );
 
 describe('helix validate and helix call on tables past the ceiling', () => {
   it('helix validate lists the three- and six-table modules as violations and exits 1 (ABI-ALLOC-002)', async () => {
@@ -74,7 +81,9 @@ describe('helix validate and helix call on tables past the ceiling', () => {
     const base = await helix(['call', 'cli.echo', '--plugins', good.dir, '--input', '{"n":1}']);
     expect(base.code).toBe(0);
     const r = await helix(['call', 'cli.grow3', '--plugins', good.dir, '--input', '{}']);
-    console.log(`helix call: echo peak rss ${base.rssMib} MiB; guest growing 3 tables peak rss ${r.rssMib} MiB (+${r.rssMib - base.rssMib})`);
+    console.log(
+      `helix call: echo peak rss ${base.rssMib} MiB; guest growing 3 tables peak rss ${r.rssMib} MiB (+${r.rssMib - base.rssMib})`,
+    );
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout).output).toEqual({ value: MAX_TABLE_ELEMENTS });
     // About 60 MiB for a full ceiling of grown funcref elements; without it the same guest takes

@@ -33,7 +33,9 @@ describe('loading a module whose tables or size pass the bounds', () => {
       const lines = await refusals([{ id: `t.tables${count}`, module: bigTablesModule(count) }]);
       expect(lines).toHaveLength(1);
       expect(lines[0]).toMatch(
-        new RegExp(`t_tables${count}\\.tool\\.yaml:\\d+: module: ABI-ALLOC-002: table 0 starts at 10000000 elements, above the ceiling of ${MAX_TABLE_ELEMENTS} elements`),
+        new RegExp(
+          `t_tables${count}\\.tool\\.yaml:\\d+: module: ABI-ALLOC-002: table 0 starts at 10000000 elements, above the ceiling of ${MAX_TABLE_ELEMENTS} elements`,
+        ),
       );
     });
   }
@@ -46,7 +48,9 @@ describe('loading a module whose tables or size pass the bounds', () => {
   it('the loader refuses an extism/v1 plugin with 3 tables of 10 million elements before its load-time instantiation (ABI-ALLOC-002, ABI-ALLOC-007)', async () => {
     const before = process.memoryUsage().rss;
     const lines = await refusals([extism('x.tables3', extismTablesPlugin(3, 10_000_000))]);
-    console.log(`extism/v1 3 x 10M tables refused at load; rss ${(before / 2 ** 20).toFixed(0)} -> ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB`);
+    console.log(
+      `extism/v1 3 x 10M tables refused at load; rss ${(before / 2 ** 20).toFixed(0)} -> ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB`,
+    );
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/module: ABI-ALLOC-002: table 0 starts at 10000000 elements/);
   });
@@ -60,7 +64,9 @@ describe('loading a module whose tables or size pass the bounds', () => {
     bytes.set(small);
     bytes.set(custom, small.length);
     const lines = await refusals([{ id: 't.huge', module: bytes }]);
-    expect(lines).toEqual([expect.stringMatching(new RegExp(`module: .*${bytes.length} bytes, more than the bound of ${MAX_MODULE_BYTES} bytes`))]);
+    expect(lines).toEqual([
+      expect.stringMatching(new RegExp(`module: .*${bytes.length} bytes, more than the bound of ${MAX_MODULE_BYTES} bytes`)),
+    ]);
   });
 });
 
@@ -78,7 +84,8 @@ describe('a call whose guest grows its tables', () => {
   }, 120_000);
   afterAll(async () => host?.close());
 
-  const call = async (tool: string, input: Record<string, unknown> = {}) => ResponseEnvelopeSchema.parse(await host.call({ tool_id: tool, input }));
+  const call = async (tool: string, input: Record<string, unknown> = {}) =>
+    ResponseEnvelopeSchema.parse(await host.call({ tool_id: tool, input }));
   const survives = async () => expect((await call('t.echo', { after: 'tables' })).output).toEqual({ after: 'tables' });
 
   it('a helix/v1 guest grows three tables declared without a maximum to MAX_TABLE_ELEMENTS in all, and table.grow then fails inside it (ABI-ALLOC-001, ABI-ALLOC-003)', async () => {

@@ -20,7 +20,10 @@ type File = keyof typeof FILES;
 
 /** `helix call fastq.filter` on the copied pack, from the author's directory. */
 async function call(): Promise<ResponseEnvelope> {
-  const r = await runCli(['call', 'fastq.filter', '--plugins', path.join(root, 'plugins'), '--home', path.join(root, 'home'), '--input', input], root);
+  const r = await runCli(
+    ['call', 'fastq.filter', '--plugins', path.join(root, 'plugins'), '--home', path.join(root, 'home'), '--input', input],
+    root,
+  );
   expect(r.stderr, 'helix call printed no error').not.toMatch(/helix: [A-Z]-/);
   return ResponseEnvelopeSchema.parse(JSON.parse(r.stdout));
 }
@@ -82,7 +85,12 @@ describe('helix call after an edit of the toolpack', () => {
     ['the capability call ceiling', 'manifest', 'maxCapabilityCalls: 1000', 'maxCapabilityCalls: 1001'],
     ['deterministic', 'manifest', 'deterministic: idempotent', 'deterministic: pure'],
     ['the input schema file', 'input', '"maxLength": 200', '"maxLength": 199'],
-    ['the output schema file', 'output', '"records_out": { "type": "integer", "minimum": 0,', '"records_out": { "type": "integer", "minimum": 0, "maximum": 1000000000,'],
+    [
+      'the output schema file',
+      'output',
+      '"records_out": { "type": "integer", "minimum": 0,',
+      '"records_out": { "type": "integer", "minimum": 0, "maximum": 1000000000,',
+    ],
   ];
   for (const [what, file, from, to] of edits) {
     it(`makes a new run after an edit of ${what}`, async () => {

@@ -28,7 +28,8 @@ const MANIFEST = {
 // No path in it depends on where the test runs: the policy hash is part of every run_id.
 const POLICY = 'version: 1\ntools:\n  allow: [vec.*, helix.*]\npaths:\n  importRoots: []\n  exportRoots: []\n';
 
-const helix = (args: readonly string[]) => runCli([...args, '--home', path.join(root, 'home'), '--policy', path.join(root, 'policy.yaml')], root);
+const helix = (args: readonly string[]) =>
+  runCli([...args, '--home', path.join(root, 'home'), '--policy', path.join(root, 'policy.yaml')], root);
 
 async function call(toolId: string, input: Record<string, unknown>, extra: readonly string[] = []): Promise<ResponseEnvelope> {
   const r = await helix(['call', toolId, '--plugins', path.join(root, 'plugins'), '--input', JSON.stringify(input), ...extra]);
@@ -42,7 +43,11 @@ beforeAll(async () => {
   root = realpathSync(t.dir);
   writeFileSync(path.join(root, 'policy.yaml'), POLICY);
   // wabt (pinned in package-lock.json) turns this text into the same module bytes every time.
-  const { bytes } = await writeToolpack(path.join(root, 'plugins'), { id: 'vec.fixed', module: fixedOutputModule('{"status":"ok","output":{"n":1}}'), manifest: MANIFEST });
+  const { bytes } = await writeToolpack(path.join(root, 'plugins'), {
+    id: 'vec.fixed',
+    module: fixedOutputModule('{"status":"ok","output":{"n":1}}'),
+    manifest: MANIFEST,
+  });
   expect(bytes.length).toBeGreaterThan(0);
 }, 60_000);
 afterAll(() => t?.cleanup());

@@ -35,17 +35,26 @@ beforeAll(async () => {
   cEnv = freshEnv(await freshBin(path.join(root, 'bin-c'), /^seqkit$/));
   // The test command built dist/ and the toolpacks just before the tests, so the pack skips
   // `prepare` (which would rebuild in the repository while other tests read dist/).
-  pack = await runCommand(path.join(bin, 'npm'), ['pack', '--ignore-scripts', '--pack-destination', root], { cwd: packageRoot(), env, killAfterMs: 300_000 });
+  pack = await runCommand(path.join(bin, 'npm'), ['pack', '--ignore-scripts', '--pack-destination', root], {
+    cwd: packageRoot(),
+    env,
+    killAfterMs: 300_000,
+  });
   author = path.join(root, 'author');
   await mkdir(author);
-  install = await runCommand(path.join(bin, 'npm'), ['install', '--save-dev', path.join(root, `helix-${VERSION}.tgz`)], { cwd: author, env, killAfterMs: INSTALL_BOUND_MS });
+  install = await runCommand(path.join(bin, 'npm'), ['install', '--save-dev', path.join(root, `helix-${VERSION}.tgz`)], {
+    cwd: author,
+    env,
+    killAfterMs: INSTALL_BOUND_MS,
+  });
 }, INSTALL_BOUND_MS + 360_000);
 
 afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-const helix = (args: string[], cwd: string, withEnv: NodeJS.ProcessEnv = env) => runCommand(npx, ['helix', ...args], { cwd, env: withEnv, killAfterMs: COMMAND_BOUND_MS });
+const helix = (args: string[], cwd: string, withEnv: NodeJS.ProcessEnv = env) =>
+  runCommand(npx, ['helix', ...args], { cwd, env: withEnv, killAfterMs: COMMAND_BOUND_MS });
 const ended = (run: CommandRun) => ({ code: run.code, stderr: run.code === 0 ? '' : run.stderr });
 
 describe('helix installed from a packed tarball outside the repository', () => {
@@ -76,64 +85,107 @@ describe('helix installed from a packed tarball outside the repository', () => {
     expect(all.filter((file) => /\.test\.|\.map$|(^|\/)test\//.test(file))).toEqual([]);
   });
 
-  it('npx helix --version prints the version', async () => {
-    const run = await helix(['--version'], author);
-    expect({ ...ended(run), stdout: run.stdout }).toEqual({ code: 0, stderr: '', stdout: `${VERSION}\n` });
-  }, COMMAND_BOUND_MS + 60_000);
+  it(
+    'npx helix --version prints the version',
+    async () => {
+      const run = await helix(['--version'], author);
+      expect({ ...ended(run), stdout: run.stdout }).toEqual({ code: 0, stderr: '', stdout: `${VERSION}\n` });
+    },
+    COMMAND_BOUND_MS + 60_000,
+  );
 
-  it('npx helix conformance runs checks of the installed package (WAT and AssemblyScript modules built there) and writes its reports', async () => {
-    const json = path.join(author, 'conformance.json');
-    const run = await helix(['conformance', '--engine', 'helix', '--only', 'cpu.infinite-loop', '--only', 'ABI-CAP-002', '--json', json, '--html', path.join(author, 'conformance.html')], author);
-    const report = JSON.parse(readFileSync(json, 'utf8')) as { summary: { total: number; failed: number }; results: { id: string; sources: { lang: string }[] }[] };
-    expect(report.summary.failed).toBe(0);
-    expect(report.summary.total).toBeGreaterThanOrEqual(2);
-    expect(report.results.flatMap((r) => r.sources.map((s) => s.lang))).toEqual(expect.arrayContaining(['wat', 'assemblyscript']));
-    // Every check that ran passed; the exit is 0 only when the suite also covers all of ABI.md.
-    expect(ended(run)).toEqual({ code: 0, stderr: '' });
-  }, COMMAND_BOUND_MS + 60_000);
+  it(
+    'npx helix conformance runs checks of the installed package (WAT and AssemblyScript modules built there) and writes its reports',
+    async () => {
+      const json = path.join(author, 'conformance.json');
+      const run = await helix(
+        [
+          'conformance',
+          '--engine',
+          'helix',
+          '--only',
+          'cpu.infinite-loop',
+          '--only',
+          'ABI-CAP-002',
+          '--json',
+          json,
+          '--html',
+          path.join(author, 'conformance.html'),
+        ],
+        author,
+      );
+      const report = JSON.parse(readFileSync(json, 'utf8')) as {
+        summary: { total: number; failed: number };
+        results: { id: string; sources: { lang: string }[] }[];
+      };
+      expect(report.summary.failed).toBe(0);
+      expect(report.summary.total).toBeGreaterThanOrEqual(2);
+      expect(report.results.flatMap((r) => r.sources.map((s) => s.lang))).toEqual(expect.arrayContaining(['wat', 'assemblyscript']));
+      // Every check that ran passed; the exit is 0 only when the suite also covers all of ABI.md.
+      expect(ended(run)).toEqual({ code: 0, stderr: '' });
+    },
+    COMMAND_BOUND_MS + 60_000,
+  );
 
   // The walkthrough of sdk-guest/GUIDE.md, section 2: new, build, test, import, call.
   for (const lang of ['as', 'extism', 'c'] as const) {
-    it(`helix new --lang ${lang}, build, test, artifact import and call in the author folder`, async () => {
-      const name = `hello-${lang}`;
-      const langEnv = lang === 'c' ? cEnv : env;
-      const created = await helix(['new', name, '--lang', lang], author, langEnv);
-      expect(ended(created)).toEqual({ code: 0, stderr: '' });
-      const pack = path.join(author, name);
-      const built = await helix(['build'], pack, langEnv);
-      expect(ended(built)).toEqual({ code: 0, stderr: '' });
-      expect(built.stdout).toMatch(new RegExp(`^ok {4}\\.: build/${name}\\.wasm \\d+ bytes sha256:[0-9a-f]{64}`, 'm'));
-      const tested = await helix(['test'], pack, langEnv);
-      expect(ended(tested)).toEqual({ code: 0, stderr: '' });
-      expect(tested.stdout).toMatch(/^[1-9]\d* passed, 0 failed/m);
-      const imported = await helix(['artifact', 'import', 'data/example.fa'], pack, langEnv);
-      expect(ended(imported)).toEqual({ code: 0, stderr: '' });
-      const id = (JSON.parse(imported.stdout) as { id: string }).id;
-      const called = await helix(['call', `hello.${lang}`, '--plugins', '.', '--input', JSON.stringify({ sequences: id })], pack, langEnv);
-      expect(ended(called)).toEqual({ code: 0, stderr: '' });
-      expect(JSON.parse(called.stdout)).toMatchObject({ status: 'success', output: { format: 'FASTA', records: 4, total_length: 68 } });
-    }, 5 * COMMAND_BOUND_MS + 60_000);
+    it(
+      `helix new --lang ${lang}, build, test, artifact import and call in the author folder`,
+      async () => {
+        const name = `hello-${lang}`;
+        const langEnv = lang === 'c' ? cEnv : env;
+        const created = await helix(['new', name, '--lang', lang], author, langEnv);
+        expect(ended(created)).toEqual({ code: 0, stderr: '' });
+        const pack = path.join(author, name);
+        const built = await helix(['build'], pack, langEnv);
+        expect(ended(built)).toEqual({ code: 0, stderr: '' });
+        expect(built.stdout).toMatch(new RegExp(`^ok {4}\\.: build/${name}\\.wasm \\d+ bytes sha256:[0-9a-f]{64}`, 'm'));
+        const tested = await helix(['test'], pack, langEnv);
+        expect(ended(tested)).toEqual({ code: 0, stderr: '' });
+        expect(tested.stdout).toMatch(/^[1-9]\d* passed, 0 failed/m);
+        const imported = await helix(['artifact', 'import', 'data/example.fa'], pack, langEnv);
+        expect(ended(imported)).toEqual({ code: 0, stderr: '' });
+        const id = (JSON.parse(imported.stdout) as { id: string }).id;
+        const called = await helix(
+          ['call', `hello.${lang}`, '--plugins', '.', '--input', JSON.stringify({ sequences: id })],
+          pack,
+          langEnv,
+        );
+        expect(ended(called)).toEqual({ code: 0, stderr: '' });
+        expect(JSON.parse(called.stdout)).toMatchObject({ status: 'success', output: { format: 'FASTA', records: 4, total_length: 68 } });
+      },
+      5 * COMMAND_BOUND_MS + 60_000,
+    );
   }
 
   // The guide's loop, section 3: `helix dev` in the AssemblyScript pack made above, run through
   // the installed bin (npx would stand between the signal and helix).
-  it('helix dev in the author folder rebuilds and re-tests on a source edit, and stops on SIGINT', async () => {
-    const pack = path.join(author, 'hello-as');
-    expect(existsSync(pack), 'the helix new --lang as test made the pack').toBe(true);
-    const dev = startDev(path.join(author, 'node_modules', '.bin', 'helix'), ['dev'], { cwd: pack, env, killAfterMs: 2 * COMMAND_BOUND_MS, cycleMs: COMMAND_BOUND_MS });
-    try {
-      const first = await dev.cycle('the first result');
-      expect(first).toMatch(/^[1-9]\d* passed, 0 failed/m);
-      const source = path.join(pack, 'assembly', 'index.ts');
-      await appendFile(source, '\n// edited by the author\n');
-      const edited = await dev.cycle('the rebuild after the edit');
-      expect(edited).toMatch(/^──── \d\d:\d\d:\d\d assembly\/index\.ts changed ─+$/m);
-      // A comment leaves the module as it was: rebuilt, same digest.
-      expect(edited).toMatch(/^built \.: build\/hello-as\.wasm \d+ bytes$/m);
-      expect(edited).toMatch(/^[1-9]\d* passed, 0 failed/m);
-      expect(await dev.interrupt()).toBe(0);
-    } finally {
-      dev.kill();
-    }
-  }, 2 * COMMAND_BOUND_MS + 60_000);
+  it(
+    'helix dev in the author folder rebuilds and re-tests on a source edit, and stops on SIGINT',
+    async () => {
+      const pack = path.join(author, 'hello-as');
+      expect(existsSync(pack), 'the helix new --lang as test made the pack').toBe(true);
+      const dev = startDev(path.join(author, 'node_modules', '.bin', 'helix'), ['dev'], {
+        cwd: pack,
+        env,
+        killAfterMs: 2 * COMMAND_BOUND_MS,
+        cycleMs: COMMAND_BOUND_MS,
+      });
+      try {
+        const first = await dev.cycle('the first result');
+        expect(first).toMatch(/^[1-9]\d* passed, 0 failed/m);
+        const source = path.join(pack, 'assembly', 'index.ts');
+        await appendFile(source, '\n// edited by the author\n');
+        const edited = await dev.cycle('the rebuild after the edit');
+        expect(edited).toMatch(/^──── \d\d:\d\d:\d\d assembly\/index\.ts changed ─+$/m);
+        // A comment leaves the module as it was: rebuilt, same digest.
+        expect(edited).toMatch(/^built \.: build\/hello-as\.wasm \d+ bytes$/m);
+        expect(edited).toMatch(/^[1-9]\d* passed, 0 failed/m);
+        expect(await dev.interrupt()).toBe(0);
+      } finally {
+        dev.kill();
+      }
+    },
+    2 * COMMAND_BOUND_MS + 60_000,
+  );
 });

@@ -40,25 +40,38 @@ afterAll(async () => {
 });
 
 describe('a job array over one of two artifact inputs', () => {
-  it('stores the shared input once, and each element runs and is collected', async () => {
-    const reference = await host.artifacts.importInline('>ref\nACGTACGT\n', { type: 'fasta' });
-    const reads = await Promise.all([1, 2, 3].map(async (n) => (await host.artifacts.importInline(`>r${n}\n${'ACGT'.repeat(n)}\n`, { type: 'fasta' })).id));
-    const dir = path.join(root, 'array');
-    const array = await submitJobArray(host, { tool_id: 'test.pair', input: { reference: reference.id } }, '/reads', reads, dir, { submit: false });
-    expect(array.elements.map((e) => e.artifact_id)).toEqual(reads);
-    expect(new Set(array.elements.map((e) => e.run_id)).size).toBe(3);
+  it(
+    'stores the shared input once, and each element runs and is collected',
+    async () => {
+      const reference = await host.artifacts.importInline('>ref\nACGTACGT\n', { type: 'fasta' });
+      const reads = await Promise.all(
+        [1, 2, 3].map(async (n) => (await host.artifacts.importInline(`>r${n}\n${'ACGT'.repeat(n)}\n`, { type: 'fasta' })).id),
+      );
+      const dir = path.join(root, 'array');
+      const array = await submitJobArray(host, { tool_id: 'test.pair', input: { reference: reference.id } }, '/reads', reads, dir, {
+        submit: false,
+      });
+      expect(array.elements.map((e) => e.artifact_id)).toEqual(reads);
+      expect(new Set(array.elements.map((e) => e.run_id)).size).toBe(3);
 
-    const shared = array.elements.map((e) => statSync(path.join(dir, String(e.index), 'blobs', reference.sha256)));
-    expect(shared.map((s) => s.ino)).toEqual([shared[0]!.ino, shared[0]!.ino, shared[0]!.ino]);
-    expect(shared[0]!.nlink).toBe(3);
-    const own = array.elements.map((e) => statSync(path.join(dir, String(e.index), 'blobs', host.artifacts.get(e.artifact_id).sha256)).ino);
-    expect(new Set(own).size).toBe(3);
+      const shared = array.elements.map((e) => statSync(path.join(dir, String(e.index), 'blobs', reference.sha256)));
+      expect(shared.map((s) => s.ino)).toEqual([shared[0]!.ino, shared[0]!.ino, shared[0]!.ino]);
+      expect(shared[0]!.nlink).toBe(3);
+      const own = array.elements.map(
+        (e) => statSync(path.join(dir, String(e.index), 'blobs', host.artifacts.get(e.artifact_id).sha256)).ino,
+      );
+      expect(new Set(own).size).toBe(3);
 
-    const run = await runCli(['job', 'run', path.join(dir, '2')], tmpdir());
-    expect(run.stderr).toBe('');
-    expect(run.code).toBe(0);
-    expect(JSON.parse(run.stdout)).toMatchObject({ run_id: array.elements[2]!.run_id, output: { reads: reads[2], reference: reference.id } });
-    expect(await collectResult(hostStore(host), path.join(dir, '2'))).toMatchObject({ outcome: 'imported', status: 'succeeded' });
-    expect((await host.runs.verify(array.elements[2]!.run_id)).match).toBe(true);
-  }, RUN_BOUND_MS);
+      const run = await runCli(['job', 'run', path.join(dir, '2')], tmpdir());
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+      expect(JSON.parse(run.stdout)).toMatchObject({
+        run_id: array.elements[2]!.run_id,
+        output: { reads: reads[2], reference: reference.id },
+      });
+      expect(await collectResult(hostStore(host), path.join(dir, '2'))).toMatchObject({ outcome: 'imported', status: 'succeeded' });
+      expect((await host.runs.verify(array.elements[2]!.run_id)).match).toBe(true);
+    },
+    RUN_BOUND_MS,
+  );
 });

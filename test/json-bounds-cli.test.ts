@@ -41,7 +41,11 @@ describe('helix call', () => {
   const home = path.join(work.dir, 'cli-home');
   let files = 0;
   /** Runs `helix call TOOL` with the input as --input text, or (file: true) as --input-file. */
-  async function helixCall(tool: string, input: string, file = false): Promise<{ code: number; envelope: ResponseEnvelope; stderr: string }> {
+  async function helixCall(
+    tool: string,
+    input: string,
+    file = false,
+  ): Promise<{ code: number; envelope: ResponseEnvelope; stderr: string }> {
     let source = ['--input', input];
     if (file) {
       files += 1;
@@ -49,7 +53,9 @@ describe('helix call', () => {
       writeFileSync(name, input);
       source = ['--input-file', name];
     }
-    const result = await exec(process.execPath, [CLI, 'call', tool, '--plugins', plugins.dir, '--home', home, '--compact', ...source], { maxBuffer: 64 << 20 }).then(
+    const result = await exec(process.execPath, [CLI, 'call', tool, '--plugins', plugins.dir, '--home', home, '--compact', ...source], {
+      maxBuffer: 64 << 20,
+    }).then(
       (r) => ({ code: 0, ...r }),
       (e: { code: number; stdout: string; stderr: string }) => e,
     );
@@ -61,10 +67,17 @@ describe('helix call', () => {
   const hostile: string[] = [];
 
   it('refuses an input 1,600 and 100,000 levels deep with one I-REQ-JSON-DEPTH envelope, exit 2 (ABI-JSON-001)', async () => {
-    for (const [text, file] of [[nestedObjects(1600), false], [nestedObjects(100_000), true]] as const) {
+    for (const [text, file] of [
+      [nestedObjects(1600), false],
+      [nestedObjects(100_000), true],
+    ] as const) {
       const r = await helixCall('j.echo', text, file);
       expect(r.code).toBe(2);
-      expect(r.envelope).toMatchObject({ status: 'invalid_request', run_id: null, error: { code: 'I-REQ-JSON-DEPTH', details: { pointer: aPointer('/input', 64) } } });
+      expect(r.envelope).toMatchObject({
+        status: 'invalid_request',
+        run_id: null,
+        error: { code: 'I-REQ-JSON-DEPTH', details: { pointer: aPointer('/input', 64) } },
+      });
     }
   }, 60_000);
 
@@ -72,8 +85,14 @@ describe('helix call', () => {
     for (const literal of ['1e400', '9007199254740993', '9007199254740992']) {
       const r = await helixCall('j.echo', `{"n":${literal}}`);
       expect(r.code).toBe(2);
-      expect(r.envelope).toMatchObject({ status: 'invalid_request', run_id: null, error: { code: 'I-REQ-JSON-NUMBER', details: { pointer: '/input/n' } } });
-      expect(r.envelope.error!.message).toBe(`At /input/n, the request has the number ${literal}, ${literal === '1e400' ? 'which is not finite' : 'beyond ±9007199254740991 (2^53-1), where a double no longer keeps integers exact'}.`);
+      expect(r.envelope).toMatchObject({
+        status: 'invalid_request',
+        run_id: null,
+        error: { code: 'I-REQ-JSON-NUMBER', details: { pointer: '/input/n' } },
+      });
+      expect(r.envelope.error!.message).toBe(
+        `At /input/n, the request has the number ${literal}, ${literal === '1e400' ? 'which is not finite' : 'beyond ±9007199254740991 (2^53-1), where a double no longer keeps integers exact'}.`,
+      );
     }
   }, 60_000);
 
@@ -89,9 +108,23 @@ describe('helix call', () => {
   it('refuses an input file that is not UTF-8 rather than reading U+FFFD into it (ABI-JSON-007)', async () => {
     const name = path.join(work.dir, 'latin1.json');
     writeFileSync(name, Buffer.from([0x7b, 0x22, 0x73, 0x22, 0x3a, 0x22, 0xe9, 0x22, 0x7d]));
-    const r = await exec(process.execPath, [CLI, 'call', 'j.echo', '--plugins', plugins.dir, '--home', home, '--compact', '--input-file', name]).catch((e: { code: number; stdout: string }) => e);
+    const r = await exec(process.execPath, [
+      CLI,
+      'call',
+      'j.echo',
+      '--plugins',
+      plugins.dir,
+      '--home',
+      home,
+      '--compact',
+      '--input-file',
+      name,
+    ]).catch((e: { code: number; stdout: string }) => e);
     expect((r as { code: number }).code).toBe(2);
-    expect(JSON.parse(r.stdout)).toMatchObject({ status: 'invalid_request', error: { code: 'I-REQ-JSON', message: `${name} is not UTF-8 text.` } });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      status: 'invalid_request',
+      error: { code: 'I-REQ-JSON', message: `${name} is not UTF-8 text.` },
+    });
   }, 60_000);
 
   it('ends a guest output 1,600 and 100,000 levels deep with one S-TOOL-OUTPUT-DEPTH envelope, exit 1, the run failed (ABI-JSON-002)', async () => {
@@ -106,7 +139,10 @@ describe('helix call', () => {
   it('ends a capability request 1,600 levels deep to a forbidden capability with S-TOOL-CAPABILITY-DEPTH, exit 1 (ABI-JSON-006)', async () => {
     const r = await helixCall('j.req', JSON.stringify(bytesInput(capabilityRequest('kv.put', nestedObjects(1600)))), true);
     expect(r.code).toBe(1);
-    expect(r.envelope).toMatchObject({ status: 'terminal_error', error: { code: 'S-TOOL-CAPABILITY-DEPTH', details: { pointer: aPointer('/args', 64) } } });
+    expect(r.envelope).toMatchObject({
+      status: 'terminal_error',
+      error: { code: 'S-TOOL-CAPABILITY-DEPTH', details: { pointer: aPointer('/args', 64) } },
+    });
     hostile.push(r.envelope.run_id!);
   }, 60_000);
 
@@ -127,7 +163,8 @@ describe('helix serve', () => {
   afterAll(async () => {
     await served?.close();
   });
-  const call = async (name: string, args: Record<string, unknown>): Promise<CallToolResult> => (await served.client.callTool({ name, arguments: args })) as CallToolResult;
+  const call = async (name: string, args: Record<string, unknown>): Promise<CallToolResult> =>
+    (await served.client.callTool({ name, arguments: args })) as CallToolResult;
   /** The server answers a well-behaved call on the same connection. */
   async function expectServing(): Promise<void> {
     const r = await call('j-echo', { alive: hostile.length });
@@ -138,14 +175,20 @@ describe('helix serve', () => {
   it('answers an input 1,600 levels deep with an I-REQ-JSON-DEPTH error result and keeps serving (ABI-JSON-001)', async () => {
     const r = await call('j-echo', JSON.parse(nestedObjects(1600)));
     expect(r.isError).toBe(true);
-    expect(r.structuredContent).toMatchObject({ status: 'invalid_request', error: { code: 'I-REQ-JSON-DEPTH', details: { pointer: aPointer('/input', 64) } } });
+    expect(r.structuredContent).toMatchObject({
+      status: 'invalid_request',
+      error: { code: 'I-REQ-JSON-DEPTH', details: { pointer: aPointer('/input', 64) } },
+    });
     await expectServing();
   });
 
   it('answers both large integers a JavaScript client sends with I-REQ-JSON-NUMBER (ABI-JSON-003)', async () => {
     for (const n of [9007199254740993, 9007199254740992]) {
       const r = await call('j-echo', { n });
-      expect(r.structuredContent).toMatchObject({ status: 'invalid_request', error: { code: 'I-REQ-JSON-NUMBER', details: { pointer: '/input/n' } } });
+      expect(r.structuredContent).toMatchObject({
+        status: 'invalid_request',
+        error: { code: 'I-REQ-JSON-NUMBER', details: { pointer: '/input/n' } },
+      });
     }
     await expectServing();
   });
@@ -179,12 +222,29 @@ describe('helix serve, raw JSON-RPC lines', () => {
   async function request(line: (id: number) => string): Promise<{ result?: CallToolResult; error?: unknown }> {
     const mine = (id += 1);
     raw.child.stdin!.write(`${line(mine)}\n`);
-    return eventually(() => raw.stdout().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { id?: number; result?: CallToolResult; error?: unknown }).find((m) => m.id === mine), 30_000);
+    return eventually(
+      () =>
+        raw
+          .stdout()
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as { id?: number; result?: CallToolResult; error?: unknown })
+          .find((m) => m.id === mine),
+      30_000,
+    );
   }
-  const toolsCall = (args: string) => (n: number) => `{"jsonrpc":"2.0","id":${n},"method":"tools/call","params":{"name":"j-echo","arguments":${args}}}`;
+  const toolsCall = (args: string) => (n: number) =>
+    `{"jsonrpc":"2.0","id":${n},"method":"tools/call","params":{"name":"j-echo","arguments":${args}}}`;
   beforeAll(async () => {
     raw = serveRaw(['--plugins', plugins.dir, '--home', path.join(work.dir, 'raw-home')], { cwd: work.dir });
-    await request((n) => JSON.stringify({ jsonrpc: '2.0', id: n, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }));
+    await request((n) =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: n,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      }),
+    );
     raw.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
   }, 60_000);
   afterAll(async () => {
@@ -195,13 +255,22 @@ describe('helix serve, raw JSON-RPC lines', () => {
   it('answers 1e400 and 9007199254740993 as written on the wire with I-REQ-JSON-NUMBER, __proto__ with I-REQ-JSON-VALUE, then a good call (ABI-JSON-003, -004)', async () => {
     for (const literal of ['1e400', '-1e400', '9007199254740993']) {
       const r = await request(toolsCall(`{"n":${literal}}`));
-      expect(r.result, literal).toMatchObject({ isError: true, structuredContent: { status: 'invalid_request', error: { code: 'I-REQ-JSON-NUMBER', details: { pointer: '/input/n' } } } });
+      expect(r.result, literal).toMatchObject({
+        isError: true,
+        structuredContent: { status: 'invalid_request', error: { code: 'I-REQ-JSON-NUMBER', details: { pointer: '/input/n' } } },
+      });
     }
     // A nested one reaches the host; a top-level one, which the SDK's schema would drop, is refused by the transport.
     const proto = await request(toolsCall('{"a":{"__proto__":{"n":1}}}'));
-    expect(proto.result).toMatchObject({ isError: true, structuredContent: { error: { code: 'I-REQ-JSON-VALUE', details: { pointer: '/input/a/__proto__' } } } });
+    expect(proto.result).toMatchObject({
+      isError: true,
+      structuredContent: { error: { code: 'I-REQ-JSON-VALUE', details: { pointer: '/input/a/__proto__' } } },
+    });
     const top = await request(toolsCall('{"__proto__":{"n":1}}'));
-    expect(top.error).toMatchObject({ code: -32602, data: { code: 'I-REQ-MCP-PARAMS', details: { pointer: '/params/arguments/__proto__' } } });
+    expect(top.error).toMatchObject({
+      code: -32602,
+      data: { code: 'I-REQ-MCP-PARAMS', details: { pointer: '/params/arguments/__proto__' } },
+    });
     expect((top.error as { message: string }).message).toMatch(/params\.arguments has a member named "__proto__"/);
     const good = await request(toolsCall('{"n":1}'));
     expect(good.result).toMatchObject({ structuredContent: { n: 1 } });

@@ -30,7 +30,11 @@ function expectFailedRun(r: ResponseEnvelope, code: string, pointer?: string): v
 describe('a client input (ABI-JSON-001, -003, -005)', () => {
   it('nested 1,600 levels deep is I-REQ-JSON-DEPTH naming where, and starts no run (ABI-JSON-001)', async () => {
     const r = await call('j.echo', JSON.parse(nestedObjects(1600)));
-    expect(r).toMatchObject({ status: 'invalid_request', run_id: null, error: { code: 'I-REQ-JSON-DEPTH', details: { pointer: aPointer('/input', 64), max_depth: 64 } } });
+    expect(r).toMatchObject({
+      status: 'invalid_request',
+      run_id: null,
+      error: { code: 'I-REQ-JSON-DEPTH', details: { pointer: aPointer('/input', 64), max_depth: 64 } },
+    });
     expect(r.error!.message).toContain('deeper than 64 levels');
     await expectServing();
   });
@@ -39,7 +43,10 @@ describe('a client input (ABI-JSON-001, -003, -005)', () => {
     let deep: Record<string, unknown> = {};
     for (let i = 0; i < 100_000; i += 1) deep = { a: deep };
     const r = await call('j.echo', deep);
-    expect(r).toMatchObject({ status: 'invalid_request', error: { code: 'I-REQ-JSON-DEPTH', details: { pointer: aPointer('/input', 64) } } });
+    expect(r).toMatchObject({
+      status: 'invalid_request',
+      error: { code: 'I-REQ-JSON-DEPTH', details: { pointer: aPointer('/input', 64) } },
+    });
     await expectServing();
   });
 
@@ -61,7 +68,12 @@ describe('a client input (ABI-JSON-001, -003, -005)', () => {
   it('with 9007199254740993 and with 9007199254740992 are both refused, so they never share a run (ABI-JSON-003)', async () => {
     const a = await call('j.echo', JSON.parse('{"n":9007199254740993}'));
     const b = await call('j.echo', JSON.parse('{"n":9007199254740992}'));
-    for (const r of [a, b]) expect(r).toMatchObject({ status: 'invalid_request', run_id: null, error: { code: 'I-REQ-JSON-NUMBER', details: { pointer: '/input/n' } } });
+    for (const r of [a, b])
+      expect(r).toMatchObject({
+        status: 'invalid_request',
+        run_id: null,
+        error: { code: 'I-REQ-JSON-NUMBER', details: { pointer: '/input/n' } },
+      });
     const largest = await call('j.echo', { n: 9007199254740991 });
     const below = await call('j.echo', { n: 9007199254740990 });
     expect(largest).toMatchObject({ status: 'success', output: { n: 9007199254740991 } });
@@ -70,9 +82,15 @@ describe('a client input (ABI-JSON-001, -003, -005)', () => {
 
   it('with a member named __proto__ or a lone surrogate is I-REQ-JSON-VALUE (ABI-JSON-004)', async () => {
     const proto = await call('j.echo', JSON.parse('{"ok":1,"__proto__":{"x":1}}'));
-    expect(proto).toMatchObject({ status: 'invalid_request', error: { code: 'I-REQ-JSON-VALUE', details: { pointer: '/input/__proto__' } } });
+    expect(proto).toMatchObject({
+      status: 'invalid_request',
+      error: { code: 'I-REQ-JSON-VALUE', details: { pointer: '/input/__proto__' } },
+    });
     const lone = await call('j.echo', { s: ['fine', 'bad \ud800'] });
-    expect(lone).toMatchObject({ status: 'invalid_request', error: { code: 'I-REQ-JSON-VALUE', details: { pointer: '/input/s/1', problem: 'string' } } });
+    expect(lone).toMatchObject({
+      status: 'invalid_request',
+      error: { code: 'I-REQ-JSON-VALUE', details: { pointer: '/input/s/1', problem: 'string' } },
+    });
     await expectServing();
   });
 
@@ -85,8 +103,27 @@ describe('a client input (ABI-JSON-001, -003, -005)', () => {
     const revocable = Proxy.revocable({}, {});
     revocable.revoke();
     const cases: Array<[unknown, string, RegExp]> = [
-      [{ get boom() { throw new Error('no reading me'); } }, '/input/boom', /a getter or setter/],
-      [new Proxy({}, { ownKeys: () => { throw new Error('trap'); } }), '/input', /a Proxy/],
+      [
+        {
+          get boom() {
+            throw new Error('no reading me');
+          },
+        },
+        '/input/boom',
+        /a getter or setter/,
+      ],
+      [
+        new Proxy(
+          {},
+          {
+            ownKeys: () => {
+              throw new Error('trap');
+            },
+          },
+        ),
+        '/input',
+        /a Proxy/,
+      ],
       [revocable.proxy, '/input', /a Proxy/],
       [cyclic, '/input/self', /a cycle back to \/input/],
       [{ bomb }, `/input/bomb${'/0'.repeat(59)}/1`, /an object also found at \/input\/bomb(\/0){60},/],
@@ -103,8 +140,24 @@ describe('a client input (ABI-JSON-001, -003, -005)', () => {
       expect(r.error!.message).toMatch(problem);
     }
     // The whole request may be hostile too: a Proxy whose every trap throws.
-    const hostile = new Proxy({}, { get: () => { throw new Error('get'); }, getPrototypeOf: () => { throw new Error('proto'); }, ownKeys: () => { throw new Error('keys'); } });
-    expect(await json.host.call(hostile)).toMatchObject({ status: 'invalid_request', error: { code: 'I-REQ-JSON-VALUE', details: { pointer: '' } } });
+    const hostile = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('get');
+        },
+        getPrototypeOf: () => {
+          throw new Error('proto');
+        },
+        ownKeys: () => {
+          throw new Error('keys');
+        },
+      },
+    );
+    expect(await json.host.call(hostile)).toMatchObject({
+      status: 'invalid_request',
+      error: { code: 'I-REQ-JSON-VALUE', details: { pointer: '' } },
+    });
     await expectServing();
   });
 });
@@ -116,7 +169,11 @@ describe('a guest output (ABI-JSON-001, -002, -003, -004)', () => {
   });
 
   it('nested 100,000 levels deep is the same fault, not a lost worker (ABI-JSON-002)', async () => {
-    expectFailedRun(await send('j.out', okEnvelope(`{"v":${nestedArrays(100_000)}}`)), 'S-TOOL-OUTPUT-DEPTH', `/output/v${'/0'.repeat(63)}`);
+    expectFailedRun(
+      await send('j.out', okEnvelope(`{"v":${nestedArrays(100_000)}}`)),
+      'S-TOOL-OUTPUT-DEPTH',
+      `/output/v${'/0'.repeat(63)}`,
+    );
     await expectServing();
   });
 
@@ -148,7 +205,11 @@ describe('a guest output (ABI-JSON-001, -002, -003, -004)', () => {
   it('of an extism/v1 plugin, as output or as its JSON error, is bounded the same way (ABI-JSON-002, -003)', async () => {
     expectFailedRun(await send('j.x_out', nestedObjects(1600)), 'S-TOOL-OUTPUT-DEPTH', aPointer('', 64));
     expectFailedRun(await send('j.x_out', '{"n":9007199254740993}'), 'S-TOOL-OUTPUT-NUMBER', '/n');
-    expectFailedRun(await send('j.x_err', `{"code":"D-DATA-X","message":"m","details":${nestedObjects(20_000)}}`), 'S-TOOL-OUTPUT-DEPTH', aPointer('/details', 63));
+    expectFailedRun(
+      await send('j.x_err', `{"code":"D-DATA-X","message":"m","details":${nestedObjects(20_000)}}`),
+      'S-TOOL-OUTPUT-DEPTH',
+      aPointer('/details', 63),
+    );
     const fine = await send('j.x_out', nestedObjects(64));
     expect(fine).toMatchObject({ status: 'success', output: JSON.parse(nestedObjects(64)) });
     await expectServing();
@@ -162,24 +223,47 @@ describe('a capability request (ABI-JSON-001, -006)', () => {
     const journal = readJournal(hostStore(json.host), r.run_id!);
     expect(journal).toHaveLength(1);
     expect(journal[0]).toMatchObject({ outcome: 'abort', name: null, args: null, error: { code: 'S-TOOL-CAPABILITY-DEPTH' } });
-    expect(readAudit(hostStore(json.host)).filter((a) => a.run_id === r.run_id).map((a) => a.decision)).toEqual(['aborted']);
+    expect(
+      readAudit(hostStore(json.host))
+        .filter((a) => a.run_id === r.run_id)
+        .map((a) => a.decision),
+    ).toEqual(['aborted']);
     await expectServing();
   });
 
   it('nested 100,000 levels deep ends the same way, for helix/v1 and extism/v1 (ABI-JSON-006)', async () => {
-    expectFailedRun(await send('j.req', capabilityRequest('kv.put', nestedArrays(100_000))), 'S-TOOL-CAPABILITY-DEPTH', `/args${'/0'.repeat(64)}`);
-    expectFailedRun(await send('j.x_req', capabilityRequest('kv.put', nestedObjects(1600))), 'S-TOOL-CAPABILITY-DEPTH', aPointer('/args', 64));
+    expectFailedRun(
+      await send('j.req', capabilityRequest('kv.put', nestedArrays(100_000))),
+      'S-TOOL-CAPABILITY-DEPTH',
+      `/args${'/0'.repeat(64)}`,
+    );
+    expectFailedRun(
+      await send('j.x_req', capabilityRequest('kv.put', nestedObjects(1600))),
+      'S-TOOL-CAPABILITY-DEPTH',
+      aPointer('/args', 64),
+    );
     await expectServing();
   });
 
   it('with 1e400 or an unsafe integer in its args is answered I-REQ-CAPABILITY-ARGS, and the guest goes on (ABI-JSON-006)', async () => {
     for (const value of ['1e400', '9007199254740993', '"\\ud800"']) {
       const r = await send('j.kv', capabilityRequest('kv.put', `{"key":"k","value":{"v":${value}}}`));
-      expect(r).toMatchObject({ status: 'success', output: { answer: { status: 'error', error: { code: 'I-REQ-CAPABILITY-ARGS', details: { pointer: '/args/value/v', violations: [{ path: '/value/v' }] } } } } });
+      expect(r).toMatchObject({
+        status: 'success',
+        output: {
+          answer: {
+            status: 'error',
+            error: { code: 'I-REQ-CAPABILITY-ARGS', details: { pointer: '/args/value/v', violations: [{ path: '/value/v' }] } },
+          },
+        },
+      });
       expect(readJournal(hostStore(json.host), r.run_id!)[0]).toMatchObject({ outcome: 'error', args: null });
     }
     const outside = await send('j.kv', '{"abi_version":1e400,"name":"kv.get","args":{"key":"k"}}');
-    expect(outside).toMatchObject({ status: 'success', output: { answer: { error: { code: 'I-REQ-ENVELOPE', details: { pointer: '/abi_version' } } } } });
+    expect(outside).toMatchObject({
+      status: 'success',
+      output: { answer: { error: { code: 'I-REQ-ENVELOPE', details: { pointer: '/abi_version' } } } },
+    });
     const stored = await send('j.kv', capabilityRequest('kv.put', '{"key":"k","value":{"v":9007199254740991}}'));
     expect(stored).toMatchObject({ status: 'success', output: { answer: { status: 'ok' } } });
     await expectServing();

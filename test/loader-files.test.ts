@@ -13,7 +13,12 @@ import { tempDir, writeToolpack, type ToolpackSpec } from './helpers/toolpack.js
 
 const MARKER = 'OUTSIDE-MARKER-9b2f';
 const ENV_MARKER = 'env-marker-value-77c1';
-const INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+};
 // Any of these in stderr means a refused file was quoted, or an internal error escaped.
 const LEAKS = [MARKER, ENV_MARKER, 'root:x:0', 'internal error', /\n\s+at .+:\d+:\d+\)?\n/];
 const env = { ...process.env, HELIX_ENV_MARKER: ENV_MARKER };
@@ -62,97 +67,173 @@ async function plugins(name: string, spec: Partial<ToolpackSpec>, arrange?: (pac
   return dir;
 }
 
-const BOMB = ['x-bomb:', '  a: &a [x, x, x, x, x, x, x, x, x]', ...Array.from({ length: 8 }, (_, i) => `  ${'bcdefghi'[i]}: &${'bcdefghi'[i]} [${Array(9).fill(`*${'abcdefghi'[i]}`).join(', ')}]`)].join('\n');
+const BOMB = [
+  'x-bomb:',
+  '  a: &a [x, x, x, x, x, x, x, x, x]',
+  ...Array.from({ length: 8 }, (_, i) => `  ${'bcdefghi'[i]}: &${'bcdefghi'[i]} [${Array(9).fill(`*${'abcdefghi'[i]}`).join(', ')}]`),
+].join('\n');
 
 /** Each hostile layout: how to make it, and the violation it must produce. */
 const CASES: Array<[string, () => Promise<string>, RegExp]> = [
-  ['a relative $ref out of the pack (ABI-FILE-001)', () => plugins('rel', { inputSchema: { $ref: '../../../outside.json' } }), /inputSchema\.\$ref: \$ref \.\.\/\.\.\/\.\.\/outside\.json leaves the toolpack directory .*\(ABI-FILE-001\)/],
-  ['an absolute $ref (ABI-FILE-001)', () => plugins('abs', { inputSchema: { $ref: outside } }), /inputSchema\.\$ref: \$ref \/.*outside\.json is an absolute path.*\(ABI-FILE-001\)/],
-  ['$ref /etc/passwd, never quoted (ABI-FILE-001)', () => plugins('passwd', { outputSchema: { $ref: '/etc/passwd' } }), /outputSchema\.\$ref: \$ref \/etc\/passwd is an absolute path/],
-  ['$ref /proc/self/environ, never quoted (ABI-FILE-001)', () => plugins('environ', { outputSchema: { $ref: '/proc/self/environ' } }), /outputSchema\.\$ref: \$ref \/proc\/self\/environ is an absolute path/],
-  ['a symlink in the pack to /proc/self/environ (ABI-FILE-002)', () => plugins('environ-link', { inputSchema: { $ref: 'env.json' } }, (pack) => symlinkSync('/proc/self/environ', path.join(pack, 'env.json'))), /\$ref env\.json resolves through a symbolic link to a place outside the toolpack directory .*\(ABI-FILE-002\)/],
-  ['a symlink in the pack escaping to a file outside (ABI-FILE-002)', () => plugins('link', { inputSchema: { $ref: 'schemas/in.json' } }, (pack) => {
-    mkdirSync(path.join(pack, 'schemas'));
-    symlinkSync(outside, path.join(pack, 'schemas', 'in.json'));
-  }), /\$ref schemas\/in\.json resolves through a symbolic link .*\(ABI-FILE-002\)/],
-  ['$ref /dev/zero, refused at once (ABI-FILE-001, -003)', () => plugins('zero', { inputSchema: { $ref: '/dev/zero' } }), /\$ref \/dev\/zero is an absolute path/],
-  ['a FIFO in the pack, refused at once (ABI-FILE-003)', () => plugins('fifo', { inputSchema: { $ref: 'pipe.json' } }, (pack) => execFileSync('mkfifo', [path.join(pack, 'pipe.json')])), /\$ref pipe\.json is a FIFO \(named pipe\), not a regular file \(ABI-FILE-003\)/],
-  ['a YAML alias bomb in the manifest, with its line (ABI-FILE-008)', () => plugins('bomb', {}, (_pack, manifest) => appendFileSync(manifest, `${BOMB}\n`)), /files_tool\.tool\.yaml:\d+: x-bomb\.c\[0\]: alias \*b refers to a node that itself holds an alias.*\(ABI-FILE-008\)/],
+  [
+    'a relative $ref out of the pack (ABI-FILE-001)',
+    () => plugins('rel', { inputSchema: { $ref: '../../../outside.json' } }),
+    /inputSchema\.\$ref: \$ref \.\.\/\.\.\/\.\.\/outside\.json leaves the toolpack directory .*\(ABI-FILE-001\)/,
+  ],
+  [
+    'an absolute $ref (ABI-FILE-001)',
+    () => plugins('abs', { inputSchema: { $ref: outside } }),
+    /inputSchema\.\$ref: \$ref \/.*outside\.json is an absolute path.*\(ABI-FILE-001\)/,
+  ],
+  [
+    '$ref /etc/passwd, never quoted (ABI-FILE-001)',
+    () => plugins('passwd', { outputSchema: { $ref: '/etc/passwd' } }),
+    /outputSchema\.\$ref: \$ref \/etc\/passwd is an absolute path/,
+  ],
+  [
+    '$ref /proc/self/environ, never quoted (ABI-FILE-001)',
+    () => plugins('environ', { outputSchema: { $ref: '/proc/self/environ' } }),
+    /outputSchema\.\$ref: \$ref \/proc\/self\/environ is an absolute path/,
+  ],
+  [
+    'a symlink in the pack to /proc/self/environ (ABI-FILE-002)',
+    () =>
+      plugins('environ-link', { inputSchema: { $ref: 'env.json' } }, (pack) =>
+        symlinkSync('/proc/self/environ', path.join(pack, 'env.json')),
+      ),
+    /\$ref env\.json resolves through a symbolic link to a place outside the toolpack directory .*\(ABI-FILE-002\)/,
+  ],
+  [
+    'a symlink in the pack escaping to a file outside (ABI-FILE-002)',
+    () =>
+      plugins('link', { inputSchema: { $ref: 'schemas/in.json' } }, (pack) => {
+        mkdirSync(path.join(pack, 'schemas'));
+        symlinkSync(outside, path.join(pack, 'schemas', 'in.json'));
+      }),
+    /\$ref schemas\/in\.json resolves through a symbolic link .*\(ABI-FILE-002\)/,
+  ],
+  [
+    '$ref /dev/zero, refused at once (ABI-FILE-001, -003)',
+    () => plugins('zero', { inputSchema: { $ref: '/dev/zero' } }),
+    /\$ref \/dev\/zero is an absolute path/,
+  ],
+  [
+    'a FIFO in the pack, refused at once (ABI-FILE-003)',
+    () => plugins('fifo', { inputSchema: { $ref: 'pipe.json' } }, (pack) => execFileSync('mkfifo', [path.join(pack, 'pipe.json')])),
+    /\$ref pipe\.json is a FIFO \(named pipe\), not a regular file \(ABI-FILE-003\)/,
+  ],
+  [
+    'a YAML alias bomb in the manifest, with its line (ABI-FILE-008)',
+    () => plugins('bomb', {}, (_pack, manifest) => appendFileSync(manifest, `${BOMB}\n`)),
+    /files_tool\.tool\.yaml:\d+: x-bomb\.c\[0\]: alias \*b refers to a node that itself holds an alias.*\(ABI-FILE-008\)/,
+  ],
 ];
 
 describe('loading refuses what does not belong to the toolpack, through the CLI and helix serve', () => {
-  it.each(CASES)('%s', async (_name, make, violation) => {
-    const dir = await make();
-    // Three separate processes, started together: the waits overlap.
-    const [validate, tools, served] = await Promise.all([helix(['validate', '--plugins', dir]), helix(['tools', '--json', '--plugins', dir]), serve(['--plugins', dir])]);
-    expect(validate.code, validate.stderr).toBe(1);
-    expect(validate.stderr).toMatch(violation);
-    expect(validate.stderr).toMatch(/1 violation; the host would refuse to start/);
-    expectNoLeak(validate.stderr + validate.stdout);
+  it.each(CASES)(
+    '%s',
+    async (_name, make, violation) => {
+      const dir = await make();
+      // Three separate processes, started together: the waits overlap.
+      const [validate, tools, served] = await Promise.all([
+        helix(['validate', '--plugins', dir]),
+        helix(['tools', '--json', '--plugins', dir]),
+        serve(['--plugins', dir]),
+      ]);
+      expect(validate.code, validate.stderr).toBe(1);
+      expect(validate.stderr).toMatch(violation);
+      expect(validate.stderr).toMatch(/1 violation; the host would refuse to start/);
+      expectNoLeak(validate.stderr + validate.stdout);
 
-    expect(tools.code, tools.stderr).toBe(3);
-    expect(tools.stdout).toBe('');
-    expect(tools.stderr).toMatch(/^helix: P-PRECOND-MANIFEST-INVALID: 1 toolpack violation/);
-    expect(tools.stderr).toMatch(violation);
-    expectNoLeak(tools.stderr);
+      expect(tools.code, tools.stderr).toBe(3);
+      expect(tools.stdout).toBe('');
+      expect(tools.stderr).toMatch(/^helix: P-PRECOND-MANIFEST-INVALID: 1 toolpack violation/);
+      expect(tools.stderr).toMatch(violation);
+      expectNoLeak(tools.stderr);
 
-    expect(served.code, served.stderr).toBe(3);
-    expect(served.stdout).toBe('');
-    expect(served.stderr).toMatch(violation);
-    expectNoLeak(served.stderr);
-  }, SPAWNS_TIMEOUT);
+      expect(served.code, served.stderr).toBe(3);
+      expect(served.stdout).toBe('');
+      expect(served.stderr).toMatch(violation);
+      expectNoLeak(served.stderr);
+    },
+    SPAWNS_TIMEOUT,
+  );
 
-  it('refuses a 50 MB manifest before reading it, in bounded memory (ABI-FILE-005)', async () => {
-    const dir = await plugins('huge', {}, (_pack, manifest) => {
-      const line = `# ${'x'.repeat(97)}\n`;
-      appendFileSync(manifest, line.repeat((50 * 1024 * 1024) / line.length));
-    });
-    const r = await helix(['validate', '--plugins', dir], { measure: true });
-    console.log(`helix validate on a 50 MB manifest: exit ${r.code}, peak RSS ${r.maxRssKb} KiB`);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/files_tool\.tool\.yaml: -: the manifest is 524\d{5} bytes, more than the bound of 1048576 bytes \(ABI-FILE-005\)/);
-    const served = await serve(['--plugins', dir]);
-    expect(served.code).toBe(3);
-    expect(served.stdout).toBe('');
-  }, SPAWNS_TIMEOUT);
+  it(
+    'refuses a 50 MB manifest before reading it, in bounded memory (ABI-FILE-005)',
+    async () => {
+      const dir = await plugins('huge', {}, (_pack, manifest) => {
+        const line = `# ${'x'.repeat(97)}\n`;
+        appendFileSync(manifest, line.repeat((50 * 1024 * 1024) / line.length));
+      });
+      const r = await helix(['validate', '--plugins', dir], { measure: true });
+      console.log(`helix validate on a 50 MB manifest: exit ${r.code}, peak RSS ${r.maxRssKb} KiB`);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(
+        /files_tool\.tool\.yaml: -: the manifest is 524\d{5} bytes, more than the bound of 1048576 bytes \(ABI-FILE-005\)/,
+      );
+      const served = await serve(['--plugins', dir]);
+      expect(served.code).toBe(3);
+      expect(served.stdout).toBe('');
+    },
+    SPAWNS_TIMEOUT,
+  );
 
-  it('refuses a policy with an alias bomb as a violation with its line, not an internal error (ABI-FILE-008)', async () => {
-    const policy = path.join(root.dir, 'bomb.policy.yaml');
-    writeFileSync(policy, `version: 1\ntools:\n  allow: ["*"]\n${BOMB}\n`);
-    const dir = await plugins('policy-bomb', {});
-    for (const r of [await helix(['validate', '--plugins', dir, '--policy', policy]), await serve(['--plugins', dir, '--policy', policy])]) {
-      expect(r.code, r.stderr).toBe(3);
-      expect(r.stdout).toBe('');
-      expect(r.stderr).toMatch(/^helix: P-PRECOND-POLICY-INVALID: /);
-      expect(r.stderr).toMatch(/bomb\.policy\.yaml:\d+: x-bomb\.c\[0\]: alias \*b refers to a node that itself holds an alias/);
-      expectNoLeak(r.stderr);
-    }
-  }, SPAWNS_TIMEOUT);
+  it(
+    'refuses a policy with an alias bomb as a violation with its line, not an internal error (ABI-FILE-008)',
+    async () => {
+      const policy = path.join(root.dir, 'bomb.policy.yaml');
+      writeFileSync(policy, `version: 1\ntools:\n  allow: ["*"]\n${BOMB}\n`);
+      const dir = await plugins('policy-bomb', {});
+      for (const r of [
+        await helix(['validate', '--plugins', dir, '--policy', policy]),
+        await serve(['--plugins', dir, '--policy', policy]),
+      ]) {
+        expect(r.code, r.stderr).toBe(3);
+        expect(r.stdout).toBe('');
+        expect(r.stderr).toMatch(/^helix: P-PRECOND-POLICY-INVALID: /);
+        expect(r.stderr).toMatch(/bomb\.policy\.yaml:\d+: x-bomb\.c\[0\]: alias \*b refers to a node that itself holds an alias/);
+        expectNoLeak(r.stderr);
+      }
+    },
+    SPAWNS_TIMEOUT,
+  );
 
-  it('keeps refs inside the pack working: nested, cyclic and through an inner symlink, through the CLI and helix serve', async () => {
-    const dir = await plugins('good', { inputSchema: { $ref: 'schemas/in.yaml' }, outputSchema: { type: 'object' } }, (pack) => {
-      mkdirSync(path.join(pack, 'schemas'));
-      writeFileSync(path.join(pack, 'schemas', 'in.yaml'), 'type: object\nproperties:\n  node:\n    $ref: node.json\n');
-      writeFileSync(path.join(pack, 'schemas', 'node.json'), JSON.stringify({ type: 'object', properties: { next: { $ref: 'same.json' }, v: { type: 'number' } } }));
-      symlinkSync('node.json', path.join(pack, 'schemas', 'same.json'));
-    });
-    expect((await helix(['validate', '--plugins', dir])).code).toBe(0);
-    const tools = await helix(['tools', '--json', '--plugins', dir]);
-    expect(tools.code).toBe(0);
-    const listed = (JSON.parse(tools.stdout) as Array<{ id: string; inputSchema: { $defs: Record<string, unknown> } }>).find((t) => t.id === 'files.tool');
-    expect(Object.keys(listed!.inputSchema.$defs)).toEqual(['file_node']);
-    const call = await helix(['call', 'files.tool', '--input', JSON.stringify({ node: { v: 1, next: { v: 2 } } }), '--plugins', dir]);
-    expect(call.code, call.stderr).toBe(0);
-    expect(readFileSync(path.join(dir, 'pack', 'schemas', 'node.json'), 'utf8')).toContain('same.json');
+  it(
+    'keeps refs inside the pack working: nested, cyclic and through an inner symlink, through the CLI and helix serve',
+    async () => {
+      const dir = await plugins('good', { inputSchema: { $ref: 'schemas/in.yaml' }, outputSchema: { type: 'object' } }, (pack) => {
+        mkdirSync(path.join(pack, 'schemas'));
+        writeFileSync(path.join(pack, 'schemas', 'in.yaml'), 'type: object\nproperties:\n  node:\n    $ref: node.json\n');
+        writeFileSync(
+          path.join(pack, 'schemas', 'node.json'),
+          JSON.stringify({ type: 'object', properties: { next: { $ref: 'same.json' }, v: { type: 'number' } } }),
+        );
+        symlinkSync('node.json', path.join(pack, 'schemas', 'same.json'));
+      });
+      expect((await helix(['validate', '--plugins', dir])).code).toBe(0);
+      const tools = await helix(['tools', '--json', '--plugins', dir]);
+      expect(tools.code).toBe(0);
+      const listed = (JSON.parse(tools.stdout) as Array<{ id: string; inputSchema: { $defs: Record<string, unknown> } }>).find(
+        (t) => t.id === 'files.tool',
+      );
+      expect(Object.keys(listed!.inputSchema.$defs)).toEqual(['file_node']);
+      const call = await helix(['call', 'files.tool', '--input', JSON.stringify({ node: { v: 1, next: { v: 2 } } }), '--plugins', dir]);
+      expect(call.code, call.stderr).toBe(0);
+      expect(readFileSync(path.join(dir, 'pack', 'schemas', 'node.json'), 'utf8')).toContain('same.json');
 
-    const served = await serveWithClient(['--plugins', dir, '--home', home.dir]);
-    try {
-      const { tools: listedTools } = await served.client.listTools();
-      expect(Object.keys((listedTools.find((t) => t.name === 'files-tool')!.inputSchema as unknown as { $defs: object }).$defs)).toEqual(['file_node']);
-      const result = await served.client.callTool({ name: 'files-tool', arguments: { node: { v: 1, next: { v: 2 } } } });
-      expect(result.isError, JSON.stringify(result)).toBeFalsy();
-    } finally {
-      await served.close();
-    }
-  }, SPAWNS_TIMEOUT);
+      const served = await serveWithClient(['--plugins', dir, '--home', home.dir]);
+      try {
+        const { tools: listedTools } = await served.client.listTools();
+        expect(Object.keys((listedTools.find((t) => t.name === 'files-tool')!.inputSchema as unknown as { $defs: object }).$defs)).toEqual([
+          'file_node',
+        ]);
+        const result = await served.client.callTool({ name: 'files-tool', arguments: { node: { v: 1, next: { v: 2 } } } });
+        expect(result.isError, JSON.stringify(result)).toBeFalsy();
+      } finally {
+        await served.close();
+      }
+    },
+    SPAWNS_TIMEOUT,
+  );
 });

@@ -19,7 +19,19 @@ afterAll(() => home.cleanup());
 /** Runs the inspector CLI against `helix serve`; its stdout is the JSON result of one method. */
 async function inspect(method: string[]): Promise<unknown> {
   // `--no --`: never install, and everything after `--` is the inspector's, not npm's.
-  const args = ['--no', '--', '@modelcontextprotocol/inspector', '--cli', 'node', 'dist/host/cli/main.js', 'serve', '-e', `HELIX_HOME=${home.dir}`, '--method', ...method];
+  const args = [
+    '--no',
+    '--',
+    '@modelcontextprotocol/inspector',
+    '--cli',
+    'node',
+    'dist/host/cli/main.js',
+    'serve',
+    '-e',
+    `HELIX_HOME=${home.dir}`,
+    '--method',
+    ...method,
+  ];
   // Offline: the inspector must run from node_modules, never fetch anything.
   const { stdout } = await run('npx', args, { cwd: packageRoot(), env: { ...process.env, npm_config_offline: 'true' }, timeout: 30_000 });
   return JSON.parse(stdout);
@@ -27,8 +39,19 @@ async function inspect(method: string[]): Promise<unknown> {
 
 /** The MCP names the server should offer: the built-ins, and one per bundled manifest's id but the container toolpacks', which the default policy does not grant. */
 function expectedToolNames(): string[] {
-  const builtins = ['artifact_get', 'artifact_import', 'artifact_list', 'artifact_preview', 'run_get', 'run_verify', 'slurm_job_collect', 'slurm_job_get'];
-  const manifests = findManifests(path.join(packageRoot(), 'plugins')).map((file) => parseYaml(readFileSync(file, 'utf8')) as { id: string; kind?: string });
+  const builtins = [
+    'artifact_get',
+    'artifact_import',
+    'artifact_list',
+    'artifact_preview',
+    'run_get',
+    'run_verify',
+    'slurm_job_collect',
+    'slurm_job_get',
+  ];
+  const manifests = findManifests(path.join(packageRoot(), 'plugins')).map(
+    (file) => parseYaml(readFileSync(file, 'utf8')) as { id: string; kind?: string },
+  );
   const ids = manifests.filter((m) => m.kind !== 'container').map((m) => m.id);
   return [...builtins, ...new Set(ids)].map((name) => (builtins.includes(name) ? name : mcpToolName(name, 'wasm'))).sort();
 }

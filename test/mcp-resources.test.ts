@@ -20,7 +20,11 @@ beforeAll(async () => {
   const artifacts = served.host.artifacts;
   for (let i = 0; i < RESOURCE_PAGE_SIZE + 5; i++) small.push((await artifacts.importInline(`note ${i}\n`, { label: `note ${i}` })).id);
   ids.fasta = (await artifacts.importInline('>r1 first\nACGTTT\n>r2\nGGGCCA\n', { label: 'reads' })).id;
-  ids.bigText = (await artifacts.importInline(`${'ACGT'.repeat(20)}\n`.repeat(Math.ceil((DEFAULT_READ_BOUNDS.textMaxBytes * 1.5) / 81)), { label: 'big text' })).id;
+  ids.bigText = (
+    await artifacts.importInline(`${'ACGT'.repeat(20)}\n`.repeat(Math.ceil((DEFAULT_READ_BOUNDS.textMaxBytes * 1.5) / 81)), {
+      label: 'big text',
+    })
+  ).id;
   ids.binary = (await artifacts.importInline(bigBinary, { label: 'binary' })).id;
   ids.tooBig = (await artifacts.importInline(randomBytes(DEFAULT_READ_BOUNDS.blobMaxBytes + 1), { label: 'too big' })).id;
 }, 120_000);
@@ -60,7 +64,9 @@ describe('helix serve: artifact resources', () => {
     const { contents } = await served.client.readResource({ uri: uri(ids.binary!) });
     expect(contents[0]).toMatchObject({ mimeType: 'application/octet-stream' });
     expect(Buffer.from((contents[0] as { blob: string }).blob, 'base64').equals(bigBinary)).toBe(true);
-    await expect(served.client.readResource({ uri: uri(ids.tooBig!) })).rejects.toThrow(/above the 4194304-byte bound.*helix artifact export/);
+    await expect(served.client.readResource({ uri: uri(ids.tooBig!) })).rejects.toThrow(
+      /above the 4194304-byte bound.*helix artifact export/,
+    );
   });
 
   it('an artifact a tool creates is readable by the handle in its output', async () => {

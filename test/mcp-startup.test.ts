@@ -18,7 +18,12 @@ const POLICY = path.join(packageRoot(), 'test', 'fixtures', 'mcp', 'long-work.po
 const SPIN = `(local.set $v (i64.const 1000000000000))
   (block $b (loop $l (br_if $b (i64.eqz (local.get $v))) (local.set $v (i64.sub (local.get $v) (i64.const 1))) (br $l)))
   (i64.const 0)`;
-const INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+};
 
 const home = tempDir('helix-mcp-start-');
 let good: { dir: string; cleanup: () => void };
@@ -26,7 +31,11 @@ let bad: { dir: string; cleanup: () => void };
 beforeAll(async () => {
   good = await pluginsDir([
     { id: 'start.echo', module: echoModule() },
-    { id: 'start.spin', module: numberResultModule(SPIN), manifest: { timeoutMs: 60_000, limits: { maxInputBytes: 100, maxOutputBytes: 100, fuel: 1e15 } } },
+    {
+      id: 'start.spin',
+      module: numberResultModule(SPIN),
+      manifest: { timeoutMs: 60_000, limits: { maxInputBytes: 100, maxOutputBytes: 100, fuel: 1e15 } },
+    },
   ]);
   bad = await pluginsDir([
     { id: 'start.bad_one', module: echoModule(), manifest: { version: 'one' } },
@@ -82,7 +91,9 @@ describe('helix serve startup', () => {
     expect(err).toMatch(/policy: {3}sha256:[0-9a-f]{64} \(the bundled default policy\)/);
     expect(err).toMatch(/start-echo\s+start\.echo 1\.0\.0\s+\(read-only, idempotent\)/);
     expect(err).toMatch(/artifact_import\s+helix\.artifact_import 1\.0\.0/);
-    const snippet = JSON.parse(err.slice(err.indexOf('\n{') + 1, err.indexOf('\n}\n') + 2)) as { mcpServers: { helix: { command: string; args: string[]; env: Record<string, string> } } };
+    const snippet = JSON.parse(err.slice(err.indexOf('\n{') + 1, err.indexOf('\n}\n') + 2)) as {
+      mcpServers: { helix: { command: string; args: string[]; env: Record<string, string> } };
+    };
     const cfg = snippet.mcpServers.helix;
     expect(cfg).toEqual({ command: process.execPath, args: [CLI, 'serve', '--plugins', good.dir], env: { HELIX_HOME: home.dir } });
     s.child.stdin!.end();
@@ -91,7 +102,9 @@ describe('helix serve startup', () => {
 
     // The configuration as a client would use it, from another directory.
     const client = new Client({ name: 'snippet', version: '1' });
-    await client.connect(new StdioClientTransport({ command: cfg.command, args: cfg.args, env: cfg.env, cwd: path.parse(home.dir).root, stderr: 'ignore' }));
+    await client.connect(
+      new StdioClientTransport({ command: cfg.command, args: cfg.args, env: cfg.env, cwd: path.parse(home.dir).root, stderr: 'ignore' }),
+    );
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toContain('start-echo');
     await client.close();
@@ -114,7 +127,12 @@ describe('helix serve shutdown', () => {
     s.send(INITIALIZE);
     await eventually(() => (s.stdout().includes('"id":1') ? true : undefined));
     s.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-    s.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'start-spin', arguments: { s: 1 }, _meta: { progressToken: 'spin' } } });
+    s.send({
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'start-spin', arguments: { s: 1 }, _meta: { progressToken: 'spin' } },
+    });
     await eventually(() => (s.stdout().includes('notifications/progress') ? true : undefined));
     s.child.kill('SIGTERM');
     expect(await s.exited).toBe(0);
@@ -122,6 +140,11 @@ describe('helix serve shutdown', () => {
     for (const line of s.stdout().trim().split('\n')) expect(JSON.parse(line)).toMatchObject({ jsonrpc: '2.0' });
     const { stdout } = await run(process.execPath, [CLI, 'runs', 'list', '--home', home.dir, '--tool', 'start.spin', '--json']);
     const runs = JSON.parse(stdout) as RunRecord[];
-    expect(runs).toEqual([expect.objectContaining({ status: 'failed', result: expect.objectContaining({ error: expect.objectContaining({ code: 'R-TIMEOUT-CANCELLED' }) }) })]);
+    expect(runs).toEqual([
+      expect.objectContaining({
+        status: 'failed',
+        result: expect.objectContaining({ error: expect.objectContaining({ code: 'R-TIMEOUT-CANCELLED' }) }),
+      }),
+    ]);
   });
 });

@@ -16,7 +16,12 @@ import { CLI, eventually, serveRaw, type RawServe } from './fixtures/mcp/serve.j
 
 const run = promisify(execFile);
 const MiB = 1024 * 1024;
-const INITIALIZE = { jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'hostile', version: '1' } } };
+const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 'init',
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'hostile', version: '1' } },
+};
 const LEVELS = 'debug, info, notice, warning, error, critical, alert, emergency';
 
 const home = tempDir('helix-mcp-wire-');
@@ -32,7 +37,9 @@ afterAll(() => {
 });
 
 /** A started, initialized server with raw access, and a check that it still serves a real call. */
-async function start(extra: string[] = []): Promise<{ s: RawServe; w: RawWire; served: () => Promise<void>; request: (method: string, params?: unknown) => Promise<WireMessage> }> {
+async function start(
+  extra: string[] = [],
+): Promise<{ s: RawServe; w: RawWire; served: () => Promise<void>; request: (method: string, params?: unknown) => Promise<WireMessage> }> {
   const s = serveRaw(['--plugins', plugins.dir, '--home', home.dir, ...extra], { cwd: work.dir });
   await s.waitForStderr(/^Ready\./m, 120_000);
   const w = rawWire(s);
@@ -88,7 +95,10 @@ describe('helix serve over raw stdio: broken frames (ABI-MCP-001 .. ABI-MCP-007)
     expect(Buffer.byteLength(line)).toBe(10 * MiB + 1);
     srv.w.line(line);
     const r = await srv.w.reply('ten');
-    expect(r.result).toMatchObject({ isError: true, structuredContent: { status: 'invalid_request', error: { code: 'I-REQ-INPUT-SIZE' } } });
+    expect(r.result).toMatchObject({
+      isError: true,
+      structuredContent: { status: 'invalid_request', error: { code: 'I-REQ-INPUT-SIZE' } },
+    });
     await srv.served();
   });
 
@@ -102,26 +112,100 @@ describe('helix serve over raw stdio: broken frames (ABI-MCP-001 .. ABI-MCP-007)
     stdin.write(`${post}\n`);
     const r = await srv.w.reply('huge', 60_000);
     const after = peakRssMiB(srv.s.child.pid!);
-    console.log(`64 MiB line: server peak RSS ${before.toFixed(1)} MiB before, ${after.toFixed(1)} MiB after (+${(after - before).toFixed(1)} MiB)`);
-    expect(r.error).toMatchObject({ code: -32600, data: { code: 'I-REQ-MCP-MESSAGE-TOO-LARGE', details: { bytes: 64 * MiB, max_message_bytes: 17 * MiB } } });
-    expect(r.error!.message).toMatch(/^Invalid request \(stdin line \d+ is 67108864 bytes, over the 17825792-byte bound \(--max-message-bytes\)\); it was dropped unread\./);
+    console.log(
+      `64 MiB line: server peak RSS ${before.toFixed(1)} MiB before, ${after.toFixed(1)} MiB after (+${(after - before).toFixed(1)} MiB)`,
+    );
+    expect(r.error).toMatchObject({
+      code: -32600,
+      data: { code: 'I-REQ-MCP-MESSAGE-TOO-LARGE', details: { bytes: 64 * MiB, max_message_bytes: 17 * MiB } },
+    });
+    expect(r.error!.message).toMatch(
+      /^Invalid request \(stdin line \d+ is 67108864 bytes, over the 17825792-byte bound \(--max-message-bytes\)\); it was dropped unread\./,
+    );
     // Held whole, the line alone would take 64 MiB, and more as a string and parsed.
     expect(after - before).toBeLessThan(64);
     await srv.served();
   }, 120_000);
 
   const cases: Array<[string, string, string | number | null, number, RegExp | string, string?]> = [
-    ['not JSON', 'this is not json', null, -32700, /^Parse error \(stdin line \d+\): the line is not JSON \(Unexpected token/, 'I-REQ-MCP-PARSE'],
-    ['jsonrpc "1.0"', '{"jsonrpc":"1.0","id":"v1","method":"ping"}', 'v1', -32600, /^Invalid request \(stdin line \d+\): jsonrpc must be "2\.0", not "1\.0"\.$/, 'I-REQ-MCP-INVALID-MESSAGE'],
-    ['a batch array', '[{"jsonrpc":"2.0","id":"b1","method":"ping"},{"jsonrpc":"2.0","id":"b2","method":"ping"}]', null, -32600, /a batch array of 2 messages; MCP 2025-06-18 and later have no JSON-RPC batching/, 'I-REQ-MCP-BATCH'],
-    ['an object id', '{"jsonrpc":"2.0","id":{"k":1},"method":"ping"}', null, -32600, /: id must be a string or an integer, not an object\.$/, 'I-REQ-MCP-INVALID-MESSAGE'],
+    [
+      'not JSON',
+      'this is not json',
+      null,
+      -32700,
+      /^Parse error \(stdin line \d+\): the line is not JSON \(Unexpected token/,
+      'I-REQ-MCP-PARSE',
+    ],
+    [
+      'jsonrpc "1.0"',
+      '{"jsonrpc":"1.0","id":"v1","method":"ping"}',
+      'v1',
+      -32600,
+      /^Invalid request \(stdin line \d+\): jsonrpc must be "2\.0", not "1\.0"\.$/,
+      'I-REQ-MCP-INVALID-MESSAGE',
+    ],
+    [
+      'a batch array',
+      '[{"jsonrpc":"2.0","id":"b1","method":"ping"},{"jsonrpc":"2.0","id":"b2","method":"ping"}]',
+      null,
+      -32600,
+      /a batch array of 2 messages; MCP 2025-06-18 and later have no JSON-RPC batching/,
+      'I-REQ-MCP-BATCH',
+    ],
+    [
+      'an object id',
+      '{"jsonrpc":"2.0","id":{"k":1},"method":"ping"}',
+      null,
+      -32600,
+      /: id must be a string or an integer, not an object\.$/,
+      'I-REQ-MCP-INVALID-MESSAGE',
+    ],
     ['a missing method', '{"jsonrpc":"2.0","id":"m1"}', 'm1', -32600, /: the message has no method/],
-    ['an unknown method', '{"jsonrpc":"2.0","id":"u1","method":"tools/run","params":{}}', 'u1', -32601, /^Method not found: "tools\/run"; this server answers initialize, ping, tools\/list, tools\/call/, 'I-REQ-MCP-METHOD'],
-    ['params that are not an object', '{"jsonrpc":"2.0","id":"p1","method":"ping","params":"x"}', 'p1', -32602, 'Invalid params of ping: params must be an object, not "x".', 'I-REQ-MCP-PARAMS'],
-    ['a tool name that is a number', '{"jsonrpc":"2.0","id":"n1","method":"tools/call","params":{"name":5}}', 'n1', -32602, 'Invalid params of tools/call: params.name must be a string, not the number 5.', 'I-REQ-MCP-PARAMS'],
-    ['arguments as a string', '{"jsonrpc":"2.0","id":"a1","method":"tools/call","params":{"name":"wire-echo","arguments":"n=1"}}', 'a1', -32602, 'Invalid params of tools/call: params.arguments must be an object, not "n=1".'],
-    ['an unknown log level', '{"jsonrpc":"2.0","id":"l1","method":"logging/setLevel","params":{"level":"verbose"}}', 'l1', -32602, `Invalid params of logging/setLevel: params.level must be one of ${LEVELS}.`],
-    ['an unknown tool', '{"jsonrpc":"2.0","id":"t1","method":"tools/call","params":{"name":"no-such-tool","arguments":{}}}', 't1', -32602, 'Unknown tool: no-such-tool'],
+    [
+      'an unknown method',
+      '{"jsonrpc":"2.0","id":"u1","method":"tools/run","params":{}}',
+      'u1',
+      -32601,
+      /^Method not found: "tools\/run"; this server answers initialize, ping, tools\/list, tools\/call/,
+      'I-REQ-MCP-METHOD',
+    ],
+    [
+      'params that are not an object',
+      '{"jsonrpc":"2.0","id":"p1","method":"ping","params":"x"}',
+      'p1',
+      -32602,
+      'Invalid params of ping: params must be an object, not "x".',
+      'I-REQ-MCP-PARAMS',
+    ],
+    [
+      'a tool name that is a number',
+      '{"jsonrpc":"2.0","id":"n1","method":"tools/call","params":{"name":5}}',
+      'n1',
+      -32602,
+      'Invalid params of tools/call: params.name must be a string, not the number 5.',
+      'I-REQ-MCP-PARAMS',
+    ],
+    [
+      'arguments as a string',
+      '{"jsonrpc":"2.0","id":"a1","method":"tools/call","params":{"name":"wire-echo","arguments":"n=1"}}',
+      'a1',
+      -32602,
+      'Invalid params of tools/call: params.arguments must be an object, not "n=1".',
+    ],
+    [
+      'an unknown log level',
+      '{"jsonrpc":"2.0","id":"l1","method":"logging/setLevel","params":{"level":"verbose"}}',
+      'l1',
+      -32602,
+      `Invalid params of logging/setLevel: params.level must be one of ${LEVELS}.`,
+    ],
+    [
+      'an unknown tool',
+      '{"jsonrpc":"2.0","id":"t1","method":"tools/call","params":{"name":"no-such-tool","arguments":{}}}',
+      't1',
+      -32602,
+      'Unknown tool: no-such-tool',
+    ],
   ];
   for (const [what, line, id, code, message, helixCode] of cases) {
     it(`${what} is answered ${code} with id ${JSON.stringify(id)}, in words, and the server serves on`, async () => {
@@ -144,8 +228,15 @@ describe('helix serve over raw stdio: broken frames (ABI-MCP-001 .. ABI-MCP-007)
     const arrays = `${'['.repeat(depth)}${']'.repeat(depth)}`;
     const objects = `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
     const cursor = await refused(srv.w, `{"jsonrpc":"2.0","id":"d1","method":"tools/list","params":{"cursor":${arrays}}}`, 'd1');
-    expect(cursor.error).toMatchObject({ code: -32602, message: 'Invalid params of tools/list: params.cursor must be a string, not an array.' });
-    const unknown = await refused(srv.w, `{"jsonrpc":"2.0","id":"d2","method":"tools/call","params":{"name":"no-such-tool","arguments":${objects}}}`, 'd2');
+    expect(cursor.error).toMatchObject({
+      code: -32602,
+      message: 'Invalid params of tools/list: params.cursor must be a string, not an array.',
+    });
+    const unknown = await refused(
+      srv.w,
+      `{"jsonrpc":"2.0","id":"d2","method":"tools/call","params":{"name":"no-such-tool","arguments":${objects}}}`,
+      'd2',
+    );
     expect(unknown.error).toMatchObject({ code: -32602, message: 'Unknown tool: no-such-tool' });
     const ping = await refused(srv.w, `{"jsonrpc":"2.0","id":"d3","method":"ping","params":{"_meta":{"deep":${objects}}}}`, 'd3');
     expect(ping.result).toEqual({});
@@ -163,7 +254,9 @@ describe('helix serve over raw stdio: broken frames (ABI-MCP-001 .. ABI-MCP-007)
     srv.w.line('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":{"x":1}}}');
     await srv.served();
     expect(srv.w.messages().length).toBe(before + 1);
-    expect(srv.s.stderr()).toMatch(/^helix serve: notification notifications\/cancelled dropped: params\.requestId must be a string or a number, not an object$/m);
+    expect(srv.s.stderr()).toMatch(
+      /^helix serve: notification notifications\/cancelled dropped: params\.requestId must be a string or a number, not an object$/m,
+    );
   });
 
   it('a real SDK Client on the same pipe lists the tools, calls one, and reads each protocol error with one prefix', async () => {
@@ -176,8 +269,13 @@ describe('helix serve over raw stdio: broken frames (ABI-MCP-001 .. ABI-MCP-007)
     expect(ok.structuredContent).toEqual({ via: 'client' });
     const unknown = await client.callTool({ name: 'no-such-tool', arguments: {} }).catch((e: unknown) => e as McpError);
     expect((unknown as McpError).message).toBe('MCP error -32602: Unknown tool: no-such-tool');
-    const bad = await client.request({ method: 'tools/call', params: { name: 5 } }, CallToolResultSchema).catch((e: unknown) => e as McpError);
-    expect(bad).toMatchObject({ code: -32602, message: 'MCP error -32602: Invalid params of tools/call: params.name must be a string, not the number 5.' });
+    const bad = await client
+      .request({ method: 'tools/call', params: { name: 5 } }, CallToolResultSchema)
+      .catch((e: unknown) => e as McpError);
+    expect(bad).toMatchObject({
+      code: -32602,
+      message: 'MCP error -32602: Invalid params of tools/call: params.name must be a string, not the number 5.',
+    });
     srv.w.line('this is not json either');
     expect((await client.listTools()).tools.length).toBe(tools.length);
     await client.close();
@@ -200,7 +298,10 @@ describe('helix serve --max-message-bytes (ABI-MCP-001, ABI-MCP-002)', () => {
       srv.w.line(ping('x2', 1024), '\r\n');
       expect((await srv.w.reply('x2')).result).toEqual({});
       srv.w.line(ping('x3', 1025));
-      expect((await srv.w.reply('x3')).error).toMatchObject({ code: -32600, message: expect.stringContaining('is 1025 bytes, over the 1024-byte bound') });
+      expect((await srv.w.reply('x3')).error).toMatchObject({
+        code: -32600,
+        message: expect.stringContaining('is 1025 bytes, over the 1024-byte bound'),
+      });
       srv.w.line(`{"jsonrpc":"2.0","method":"notifications/x","params":{"pad":"${'p'.repeat(2000)}"}}`);
       await srv.served();
       expect(srv.s.stderr()).toMatch(/bytes, over the 1024-byte bound \(--max-message-bytes\): a notification, dropped unread/);
@@ -238,12 +339,20 @@ describe('helix serve and a client that stops reading (ABI-MCP-008, ABI-MCP-009)
       srv.s.child.stdout!.pause();
       const n = 700;
       for (let i = 0; i < n; i++) srv.w.line(JSON.stringify({ jsonrpc: '2.0', id: `r${i}`, method: 'resources/read', params: { uri } }));
-      await srv.s.waitForStderr(/R-CAP-MCP-OUTPUT-BACKLOG: The client has \d+ bytes of output unread, over the 33554432-byte bound/, 120_000);
+      await srv.s.waitForStderr(
+        /R-CAP-MCP-OUTPUT-BACKLOG: The client has \d+ bytes of output unread, over the 33554432-byte bound/,
+        120_000,
+      );
       const during = peakRssMiB(srv.s.child.pid!);
       srv.s.child.stdout!.resume();
-      await eventually(() => (srv.w.messages().filter((m) => typeof m.id === 'string' && m.id.startsWith('r')).length === n ? true : undefined), 120_000);
+      await eventually(
+        () => (srv.w.messages().filter((m) => typeof m.id === 'string' && m.id.startsWith('r')).length === n ? true : undefined),
+        120_000,
+      );
       const largest = Number(/the client caught up: at most (\d+) bytes were unread/.exec(srv.s.stderr())![1]);
-      console.log(`stalled reader: ${n} answers of ${replyBytes} bytes; largest unread output ${largest} bytes; server peak RSS +${(during - before).toFixed(1)} MiB while held`);
+      console.log(
+        `stalled reader: ${n} answers of ${replyBytes} bytes; largest unread output ${largest} bytes; server peak RSS +${(during - before).toFixed(1)} MiB while held`,
+      );
       // The backlog bound plus the answers of the requests already in flight, never all n.
       expect(largest).toBeLessThanOrEqual(32 * MiB + 64 * replyBytes);
       expect(largest).toBeLessThan(n * replyBytes);
@@ -267,7 +376,9 @@ describe('helix serve and a client that stops reading (ABI-MCP-008, ABI-MCP-009)
       await srv.s.waitForStderr(/helix serve: stopped\n/, 60_000);
       const code = await Promise.race([srv.s.exited, new Promise((r) => setTimeout(() => r('still running'), 30_000))]);
       expect(code).toBe(0);
-      expect(srv.s.stderr()).toMatch(/helix serve: stdin closed; stopping\nhelix serve: stopped\nhelix serve: the client left \d+ bytes of output unread; dropped\n$/);
+      expect(srv.s.stderr()).toMatch(
+        /helix serve: stdin closed; stopping\nhelix serve: stopped\nhelix serve: the client left \d+ bytes of output unread; dropped\n$/,
+      );
     } finally {
       srv.s.child.stdout!.resume();
       if (srv.s.child.exitCode === null) srv.s.child.kill();

@@ -3,7 +3,12 @@
 // WAT and AssemblyScript. The stdio process itself is tested in mcp-transport and mcp-startup.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { McpError, LoggingMessageNotificationSchema, type CallToolResult, type LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
+import {
+  McpError,
+  LoggingMessageNotificationSchema,
+  type CallToolResult,
+  type LoggingMessageNotification,
+} from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResponseEnvelopeSchema, type RequestEnvelopeInput } from '../abi/index.js';
 import type { Host } from '../host/host.js';
@@ -44,11 +49,29 @@ beforeAll(async () => {
   plugins = await pluginsDir([
     { id: 'mcp.echo', module: echoModule(), inputSchema: N_SCHEMA, outputSchema: N_SCHEMA },
     { id: 'mcp.trap', module: `(module ${abiPrelude()} (func (export "execute") (param i32 i32) (result i64) unreachable))` },
-    { id: 'mcp.list', module: fixedOutputModule('{"status":"ok","output":[1,2,3]}'), outputSchema: { type: 'array', items: { type: 'integer' } } },
+    {
+      id: 'mcp.list',
+      module: fixedOutputModule('{"status":"ok","output":[1,2,3]}'),
+      outputSchema: { type: 'array', items: { type: 'integer' } },
+    },
     { id: 'mcp.slow', module: numberResultModule(countdown('1500000000')), manifest: LONG },
     { id: 'mcp.spin', module: numberResultModule(countdown('1000000000000')), manifest: LONG },
-    { id: 'mcp.script', module: script, manifest: { limits: { maxInputBytes: 100_000, maxOutputBytes: 100_000, fuel: 1e10, maxMemoryPages: 256, maxCapabilityCalls: 100 }, capabilities: { abiVersion: 1, allow: ['log.emit', 'clock.now_unix'] } } },
-    { id: 'mcp.net', module: echoModule(), manifest: { deterministic: 'side_effectful', capabilities: { abiVersion: 1, allow: ['http.request', 'kv.put'], network: ['https://example.org:443'] } } },
+    {
+      id: 'mcp.script',
+      module: script,
+      manifest: {
+        limits: { maxInputBytes: 100_000, maxOutputBytes: 100_000, fuel: 1e10, maxMemoryPages: 256, maxCapabilityCalls: 100 },
+        capabilities: { abiVersion: 1, allow: ['log.emit', 'clock.now_unix'] },
+      },
+    },
+    {
+      id: 'mcp.net',
+      module: echoModule(),
+      manifest: {
+        deterministic: 'side_effectful',
+        capabilities: { abiVersion: 1, allow: ['http.request', 'kv.put'], network: ['https://example.org:443'] },
+      },
+    },
     { id: 'mcp.versioned', dirName: 'v1', module: echoModule(), manifest: { version: '1.4.0' } },
     { id: 'mcp.versioned', dirName: 'v2', module: echoModule(), manifest: { version: '2.0.1', description: 'the second major' } },
   ]);
@@ -63,24 +86,54 @@ afterAll(async () => {
   work.cleanup();
 });
 
-const call = (name: string, args: Record<string, unknown>, options?: Parameters<MemoryServed['client']['callTool']>[2]): Promise<CallToolResult> =>
-  served.client.callTool({ name, arguments: args }, undefined, options) as Promise<CallToolResult>;
+const call = (
+  name: string,
+  args: Record<string, unknown>,
+  options?: Parameters<MemoryServed['client']['callTool']>[2],
+): Promise<CallToolResult> => served.client.callTool({ name, arguments: args }, undefined, options) as Promise<CallToolResult>;
 const text = (r: CallToolResult): string => (r.content[0] as { text: string }).text;
 
 describe('helix serve: tools', () => {
   it('tools/list gives one safe name per tool id, with its schemas and annotations', async () => {
     const { tools } = await served.client.listTools();
     const names = tools.map((t) => t.name).sort();
-    expect(names).toEqual(['artifact_get', 'artifact_import', 'artifact_list', 'artifact_preview', 'mcp-echo', 'mcp-list', 'mcp-net', 'mcp-script', 'mcp-slow', 'mcp-spin', 'mcp-trap', 'mcp-versioned', 'run_get', 'run_verify', 'slurm_job_collect', 'slurm_job_get']);
+    expect(names).toEqual([
+      'artifact_get',
+      'artifact_import',
+      'artifact_list',
+      'artifact_preview',
+      'mcp-echo',
+      'mcp-list',
+      'mcp-net',
+      'mcp-script',
+      'mcp-slow',
+      'mcp-spin',
+      'mcp-trap',
+      'mcp-versioned',
+      'run_get',
+      'run_verify',
+      'slurm_job_collect',
+      'slurm_job_get',
+    ]);
     for (const t of tools) expect(t.name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
     const echo = tools.find((t) => t.name === 'mcp-echo')!;
     expect(echo.inputSchema).toEqual(N_SCHEMA);
     expect(echo.outputSchema?.anyOf).toEqual([N_SCHEMA, { $ref: '#/$defs/helix_error_envelope' }]);
-    expect(echo.annotations).toEqual({ title: 'mcp.echo', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+    expect(echo.annotations).toEqual({
+      title: 'mcp.echo',
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    });
     expect(echo._meta).toMatchObject({ 'helix/tool_id': 'mcp.echo', 'helix/version': '1.0.0', 'helix/kind': 'wasm' });
     const net = tools.find((t) => t.name === 'mcp-net')!;
     expect(net.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true });
-    expect(tools.find((t) => t.name === 'artifact_import')!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: true });
+    expect(tools.find((t) => t.name === 'artifact_import')!.annotations).toMatchObject({
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: true,
+    });
     expect(tools.find((t) => t.name === 'run_get')!.annotations).toMatchObject({ readOnlyHint: true });
   });
 
@@ -89,7 +142,9 @@ describe('helix serve: tools', () => {
     const v = tools.find((t) => t.name === 'mcp-versioned')!;
     expect(v.description).toBe('the second major');
     expect(v._meta).toMatchObject({ 'helix/version': '2.0.1', 'helix/hidden_versions': ['1.4.0'] });
-    expect(startupBanner(served.host, served.mcp.tools, { cliPath: CLI })).toMatch(/mcp-versioned\s+mcp\.versioned 2\.0\.1\s+\(.*older 1\.4\.0 not exposed/);
+    expect(startupBanner(served.host, served.mcp.tools, { cliPath: CLI })).toMatch(
+      /mcp-versioned\s+mcp\.versioned 2\.0\.1\s+\(.*older 1\.4\.0 not exposed/,
+    );
   });
 
   it('tools/call returns the output as structuredContent, a text rendering, and the run in _meta; a repeat replays', async () => {
@@ -97,7 +152,11 @@ describe('helix serve: tools', () => {
     expect(r.isError).toBeFalsy();
     expect(r.structuredContent).toEqual({ n: 7 });
     expect(JSON.parse(text(r))).toEqual({ n: 7 });
-    expect(r._meta).toMatchObject({ 'helix/run_id': expect.stringMatching(/^run_[0-9a-f]{32}$/), 'helix/replayed': false, 'helix/status': 'success' });
+    expect(r._meta).toMatchObject({
+      'helix/run_id': expect.stringMatching(/^run_[0-9a-f]{32}$/),
+      'helix/replayed': false,
+      'helix/status': 'success',
+    });
     const again = await call('mcp-echo', { n: 7 });
     expect(again._meta).toMatchObject({ 'helix/run_id': r._meta!['helix/run_id'], 'helix/replayed': true });
   });
@@ -121,7 +180,11 @@ describe('helix serve: tools', () => {
   it('tools/call answers a guest fault with isError and the terminal_error envelope', async () => {
     const r = await call('mcp-trap', {});
     expect(r.isError).toBe(true);
-    expect(r.structuredContent).toMatchObject({ status: 'terminal_error', error: { code: 'S-TOOL-TRAP' }, run_id: expect.stringMatching(/^run_/) });
+    expect(r.structuredContent).toMatchObject({
+      status: 'terminal_error',
+      error: { code: 'S-TOOL-TRAP' },
+      run_id: expect.stringMatching(/^run_/),
+    });
     expect(text(r)).toMatch(/^terminal_error S-TOOL-TRAP: .*\n(.*\n)*run: run_/);
   });
 
@@ -176,7 +239,11 @@ describe('helix serve: long work', () => {
     expect(failed.result?.error?.code).toBe('R-TIMEOUT-CANCELLED');
     expect(failed.finished_at! - started).toBeLessThan(10_000);
     const viaTool = await call('run_get', { run_id: failed.run_id });
-    expect(viaTool.structuredContent).toMatchObject({ run_id: failed.run_id, status: 'failed', result: { error: { code: 'R-TIMEOUT-CANCELLED' } } });
+    expect(viaTool.structuredContent).toMatchObject({
+      run_id: failed.run_id,
+      status: 'failed',
+      result: { error: { code: 'R-TIMEOUT-CANCELLED' } },
+    });
     const after = await call('mcp-echo', { n: 1 });
     expect(after.structuredContent).toEqual({ n: 1 });
   });
@@ -213,19 +280,28 @@ describe('helix serve: logging', () => {
     expect(hostCalls.filter((id) => id === callId)).toHaveLength(1);
     const line = await eventually(() => lines.find((l) => (l.data as { call_id: string }).call_id === callId));
     expect(line.data).toMatchObject({ run_id: runId, event: 'once' });
-    expect(served.host.runs.list({ toolId: 'mcp.script' }).filter((x) => x.run_id === runId)).toEqual([expect.objectContaining({ status: 'succeeded', attempts: 1 })]);
+    expect(served.host.runs.list({ toolId: 'mcp.script' }).filter((x) => x.run_id === runId)).toEqual([
+      expect.objectContaining({ status: 'succeeded', attempts: 1 }),
+    ]);
   });
 
   it('filters the guest log lines below the level a client sets', async () => {
     await served.client.setLoggingLevel('warning');
-    const r = await call('mcp-script', { calls: [emit('debug', 'd2'), emit('info', 'i2'), emit('warn', 'w2'), emit('error', 'e2')], echo: 'second' });
+    const r = await call('mcp-script', {
+      calls: [emit('debug', 'd2'), emit('info', 'i2'), emit('warn', 'w2'), emit('error', 'e2')],
+      echo: 'second',
+    });
     expect(r.isError).toBeFalsy();
     const mine = await eventually(() => {
       const got = lines.filter((l) => (l.data as { call_id: string }).call_id === r._meta!['helix/call_id']);
       return got.length >= 2 ? got : undefined;
     });
     await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(lines.filter((l) => (l.data as { call_id: string }).call_id === r._meta!['helix/call_id']).map((l) => (l.data as { event: string }).event)).toEqual(['w2', 'e2']);
+    expect(
+      lines
+        .filter((l) => (l.data as { call_id: string }).call_id === r._meta!['helix/call_id'])
+        .map((l) => (l.data as { event: string }).event),
+    ).toEqual(['w2', 'e2']);
     expect(mine.map((l) => l.level)).toEqual(['warning', 'error']);
   });
 });

@@ -43,7 +43,8 @@ afterAll(async () => {
   home.cleanup();
 });
 
-const call = (tool: string, mb: number, input: unknown = {}): Promise<ResponseEnvelope> => host.call({ tool_id: tool, input, constraints: { memory_mb_limit: mb } });
+const call = (tool: string, mb: number, input: unknown = {}): Promise<ResponseEnvelope> =>
+  host.call({ tool_id: tool, input, constraints: { memory_mb_limit: mb } });
 const rssMiB = (): number => process.memoryUsage().rss / 2 ** 20;
 
 /** The keys (digest:cap) of each tool's own variant, which the loader made and the engine keeps. */
@@ -85,7 +86,9 @@ describe('helix/v1 variants (ABI-ALLOC-009, ABI-ALLOC-010)', () => {
       fuel.set(mb, r.metrics.fuel_used);
     }
     const stats = await statsAfterCall();
-    console.log(`v.grow under ${CAPS} distinct caps: ${stats.variants.keys.length} variants kept (${stats.variants.built} built, ${stats.variants.evicted} given up), workers hold ${stats.workers.map((w) => w.modules.length).join(' and ')} modules, ${stats.retired} replaced; rss ${before.toFixed(0)} -> ${rssMiB().toFixed(0)} MiB`);
+    console.log(
+      `v.grow under ${CAPS} distinct caps: ${stats.variants.keys.length} variants kept (${stats.variants.built} built, ${stats.variants.evicted} given up), workers hold ${stats.workers.map((w) => w.modules.length).join(' and ')} modules, ${stats.retired} replaced; rss ${before.toFixed(0)} -> ${rssMiB().toFixed(0)} MiB`,
+    );
     expectBounded(stats);
 
     // The oldest caps were given up: asked for again, each is rebuilt and meters exactly as before.
@@ -114,7 +117,9 @@ describe('helix/v1 variants (ABI-ALLOC-009, ABI-ALLOC-010)', () => {
     const stats = await statsAfterCall();
     const digest = host.tools().find((t) => t.id === 'v.big')!.moduleDigest!;
     const big = stats.variants.keys.filter((key) => key.startsWith(`${digest}:`));
-    console.log(`v.big (${(BIG.length / 2 ** 20).toFixed(1)} MiB) under 40 distinct caps: ${big.length} variants kept, ${(stats.variants.bytes / 2 ** 20).toFixed(1)} MiB instrumented; rss ${before.toFixed(0)} -> ${rssMiB().toFixed(0)} MiB`);
+    console.log(
+      `v.big (${(BIG.length / 2 ** 20).toFixed(1)} MiB) under 40 distinct caps: ${big.length} variants kept, ${(stats.variants.bytes / 2 ** 20).toFixed(1)} MiB instrumented; rss ${before.toFixed(0)} -> ${rssMiB().toFixed(0)} MiB`,
+    );
     expect(big.length).toBeLessThan(40);
     expectBounded(stats);
   }, 300_000);
@@ -125,12 +130,17 @@ describe('extism/v1 variants (ABI-ALLOC-011)', () => {
     const fuel = new Map<number, number>();
     for (let mb = 1; mb <= CAPS; mb++) {
       const r = await call('x.grow', mb);
-      expect(r.error).toMatchObject({ code: 'S-TOOL-TRAP', details: { memory_pages: mb * PAGES_PER_MB, max_memory_pages: mb * PAGES_PER_MB } });
+      expect(r.error).toMatchObject({
+        code: 'S-TOOL-TRAP',
+        details: { memory_pages: mb * PAGES_PER_MB, max_memory_pages: mb * PAGES_PER_MB },
+      });
       fuel.set(mb, r.metrics.fuel_used);
     }
     const stats = await statsAfterCall();
     const extism = stats.extism!;
-    console.log(`x.grow under ${CAPS} distinct caps: ${stats.variants.keys.length} variants kept, Extism workers hold ${extism.workers.map((w) => w.modules.length).join(' and ')} modules`);
+    console.log(
+      `x.grow under ${CAPS} distinct caps: ${stats.variants.keys.length} variants kept, Extism workers hold ${extism.workers.map((w) => w.modules.length).join(' and ')} modules`,
+    );
     expectBounded(stats);
     const own = [...host.tools()].find((t) => t.id === 'x.grow')!;
     const held = new Set([...stats.variants.keys, `${own.moduleDigest}:${own.limits.maxMemoryPages}`]);

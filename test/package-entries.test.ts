@@ -29,7 +29,17 @@ async function namesOf(specifier: string): Promise<string[]> {
 
 describe('the package entries, imported by name', () => {
   it('"helix" is the host: create a host, errors, policy, loading and checking toolpacks; no store, no engine', async () => {
-    expect(await namesOf('helix')).toEqual(['HelixError', 'bundledPluginsDir', 'createHost', 'findManifests', 'formatViolation', 'isHelixError', 'loadPolicy', 'loadToolpacks', 'loadToolpacksOrThrow']);
+    expect(await namesOf('helix')).toEqual([
+      'HelixError',
+      'bundledPluginsDir',
+      'createHost',
+      'findManifests',
+      'formatViolation',
+      'isHelixError',
+      'loadPolicy',
+      'loadToolpacks',
+      'loadToolpacksOrThrow',
+    ]);
   });
 
   it('"helix/mcp" is the MCP server with its bounds, tool names and resource constants', async () => {
@@ -54,12 +64,23 @@ describe('the package entries, imported by name', () => {
 
   it('"helix/abi" is the ABI vocabulary, with nothing of the store or the engine', async () => {
     const names = await namesOf('helix/abi');
-    expect(names).toEqual(expect.arrayContaining(['HelixError', 'isHelixError', 'ERROR_CODES', 'RequestEnvelopeSchema', 'ResponseEnvelopeSchema', 'RunRecordSchema']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'HelixError',
+        'isHelixError',
+        'ERROR_CODES',
+        'RequestEnvelopeSchema',
+        'ResponseEnvelopeSchema',
+        'RunRecordSchema',
+      ]),
+    );
     expect(names.filter((n) => /store|engine|db$/i.test(n))).toEqual([]);
   });
 
   it('a module that is not an entry cannot be imported by name', async () => {
-    await expect(namesOf('helix/dist/host/store/open-store.js')).rejects.toMatchObject({ stderr: expect.stringContaining('ERR_PACKAGE_PATH_NOT_EXPORTED') });
+    await expect(namesOf('helix/dist/host/store/open-store.js')).rejects.toMatchObject({
+      stderr: expect.stringContaining('ERR_PACKAGE_PATH_NOT_EXPORTED'),
+    });
   });
 
   it('a host created through "helix" serves a call and reads its run back, and "helix/mcp" builds a server on it', async () => {

@@ -17,7 +17,9 @@ let plugins: { dir: string; cleanup: () => void };
 let host: Host;
 beforeAll(async () => {
   const module = echoModule().replace('(memory (export "memory") 1)', `(memory (export "memory") ${PAGES})`);
-  plugins = await pluginsDir([{ id: 'r.echo', module, manifest: { limits: { maxInputBytes: 1024, maxOutputBytes: 1024, fuel: 1_000_000, maxMemoryPages: 65_536 } } }]);
+  plugins = await pluginsDir([
+    { id: 'r.echo', module, manifest: { limits: { maxInputBytes: 1024, maxOutputBytes: 1024, fuel: 1_000_000, maxMemoryPages: 65_536 } } },
+  ]);
   const policyFile = path.join(home.dir, 'policy.yaml');
   writeFileSync(policyFile, 'version: 1\ntools:\n  allow: ["*"]\nceilings:\n  maxMemoryPages: 65536\n');
   host = await createHost({ pluginsDir: plugins.dir, home: home.dir, policyFile });

@@ -20,7 +20,11 @@ interface ValidatorResult {
 interface RoCrateApi {
   Validator: new () => {
     results: ValidatorResult[];
-    crate: { __contextCache: Record<string, unknown>; resolveTerm(term: string): string | undefined; entities(): Iterable<Record<string, unknown>> } | null;
+    crate: {
+      __contextCache: Record<string, unknown>;
+      resolveTerm(term: string): string | undefined;
+      entities(): Iterable<Record<string, unknown>>;
+    } | null;
     parseJSON(json: unknown): void;
     rootDataEntity(): void;
     checkFiles(files: Record<string, { exists: boolean; isDir: boolean }>): void;
@@ -32,8 +36,13 @@ const FIXTURES = path.join(packageRoot(), 'test', 'fixtures', 'ro-crate');
 const readJson = (file: string): unknown => JSON.parse(readFileSync(file, 'utf8'));
 /** The published contexts by URL, each as the term map ro-crate-js looks terms up in. */
 const CONTEXTS: Record<string, unknown> = {
-  'https://w3id.org/ro/crate/1.1/context': (readJson(path.join(FIXTURES, 'ro-crate-1.1-context.jsonld')) as { '@context': unknown })['@context'],
-  'https://w3id.org/ro/terms/workflow-run/context': Object.assign({}, ...(readJson(path.join(FIXTURES, 'workflow-run-context.json')) as unknown[]).filter((c) => typeof c === 'object')),
+  'https://w3id.org/ro/crate/1.1/context': (readJson(path.join(FIXTURES, 'ro-crate-1.1-context.jsonld')) as { '@context': unknown })[
+    '@context'
+  ],
+  'https://w3id.org/ro/terms/workflow-run/context': Object.assign(
+    {},
+    ...(readJson(path.join(FIXTURES, 'workflow-run-context.json')) as unknown[]).filter((c) => typeof c === 'object'),
+  ),
 };
 
 let t: { dir: string; cleanup: () => void };
@@ -93,7 +102,10 @@ beforeAll(async () => {
   const imported = await callOk('helix.artifact_import', { path: path.join(root, 'reads.fq'), label: 'reads' });
   const first = await callOk('fastq.filter', { reads: imported.output.id, min_length: 20 });
   const second = await callOk('fastq.filter', { reads: first.output.filtered, min_length: 30 });
-  for (const [name, args] of [['with-data', []], ['metadata-only', ['--no-data']]] as const) {
+  for (const [name, args] of [
+    ['with-data', []],
+    ['metadata-only', ['--no-data']],
+  ] as const) {
     const dir = path.join(root, name);
     const r = await helix(['runs', 'export', second.run_id, dir, ...args]);
     expect(r.code, r.stderr).toBe(0);
@@ -108,7 +120,16 @@ describe('an exported run crate, validated by ro-crate-js', () => {
     expect(results.filter((r) => r.status === 'error')).toEqual([]);
     // The root entity checks ran and passed, each by name.
     const passed = new Set(results.filter((r) => r.status === 'success').map((r) => r.id));
-    for (const id of ['validCrateMustBeJson', '@typeRequired', '@idRequired', 'nameRequired', 'descriptionRequired', 'datePublishedRequired', 'licenseRequired', 'datePublishedFormat']) {
+    for (const id of [
+      'validCrateMustBeJson',
+      '@typeRequired',
+      '@idRequired',
+      'nameRequired',
+      'descriptionRequired',
+      'datePublishedRequired',
+      'licenseRequired',
+      'datePublishedFormat',
+    ]) {
       expect(passed, id).toContain(id);
     }
     // Every file on disk is described by an entity (the folders of artifacts are plain folders).

@@ -10,7 +10,13 @@ import { pluginsDir, tempDir } from './helpers/toolpack.js';
 let plugins: { dir: string; cleanup: () => void };
 const home = tempDir('helix-home-');
 beforeAll(async () => {
-  plugins = await pluginsDir([{ id: 't.asker', module: bytesRequestModule(), manifest: { capabilities: { abiVersion: 1, allow: ['clock.now_unix', 'artifact.stat'] } } }]);
+  plugins = await pluginsDir([
+    {
+      id: 't.asker',
+      module: bytesRequestModule(),
+      manifest: { capabilities: { abiVersion: 1, allow: ['clock.now_unix', 'artifact.stat'] } },
+    },
+  ]);
 }, 60_000);
 afterAll(() => {
   plugins?.cleanup();
@@ -19,7 +25,10 @@ afterAll(() => {
 
 /** Calls t.asker so that it sends `request`, then `helix runs show`s the run. */
 async function askAndShow(request: string): Promise<{ shown: Record<string, unknown>; stderr: string }> {
-  const called = await runCli(['call', 't.asker', '--plugins', plugins.dir, '--home', home.dir, '--input', JSON.stringify(bytesInput(request))], home.dir);
+  const called = await runCli(
+    ['call', 't.asker', '--plugins', plugins.dir, '--home', home.dir, '--input', JSON.stringify(bytesInput(request))],
+    home.dir,
+  );
   const envelope = ResponseEnvelopeSchema.parse(JSON.parse(called.stdout));
   expect(envelope.status, called.stdout).toBe('success');
   const shown = await runCli(['runs', 'show', envelope.run_id!, '--home', home.dir], home.dir);
@@ -43,27 +52,50 @@ describe('helix runs show', () => {
         hint: 'The code of t.asker calls kv.get, which its manifest does not allow: add kv.get to capabilities.allow (and grant it in the policy), or remove the call.',
       },
     ]);
-    expect(stderr).toBe('refused: call 0 kv.get: A-AUTH-FORBIDDEN, not in the manifest allowlist. The code of t.asker calls kv.get, which its manifest does not allow: add kv.get to capabilities.allow (and grant it in the policy), or remove the call.\n');
+    expect(stderr).toBe(
+      'refused: call 0 kv.get: A-AUTH-FORBIDDEN, not in the manifest allowlist. The code of t.asker calls kv.get, which its manifest does not allow: add kv.get to capabilities.allow (and grant it in the policy), or remove the call.\n',
+    );
   }, 60_000);
 
   it('names a scoped capability by the entry the manifest needs', async () => {
     const { shown } = await askAndShow(envelope('secrets.get', { name: 'token' }));
-    expect(shown.refused_calls).toEqual([expect.objectContaining({ capability: 'secrets.get', reason: 'not in the manifest allowlist', hint: expect.stringContaining('add a scoped entry such as secrets.get.<name> to capabilities.allow') })]);
+    expect(shown.refused_calls).toEqual([
+      expect.objectContaining({
+        capability: 'secrets.get',
+        reason: 'not in the manifest allowlist',
+        hint: expect.stringContaining('add a scoped entry such as secrets.get.<name> to capabilities.allow'),
+      }),
+    ]);
   }, 60_000);
 
   it('lists a capability the host does not have, and a request that is not an envelope', async () => {
     const unknown = await askAndShow(envelope('dns.lookup', { host: 'example.org' }));
-    expect(unknown.shown.refused_calls).toEqual([expect.objectContaining({ capability: 'dns.lookup', decision: 'forbidden', code: 'A-AUTH-FORBIDDEN', reason: 'unknown capability', hint: expect.stringContaining('README "Capabilities"') })]);
+    expect(unknown.shown.refused_calls).toEqual([
+      expect.objectContaining({
+        capability: 'dns.lookup',
+        decision: 'forbidden',
+        code: 'A-AUTH-FORBIDDEN',
+        reason: 'unknown capability',
+        hint: expect.stringContaining('README "Capabilities"'),
+      }),
+    ]);
     const malformed = await askAndShow('{"abi_version":1}');
     const reason = 'The capability request is malformed: name: Invalid input: expected string, received undefined';
-    expect(malformed.shown.refused_calls).toEqual([expect.objectContaining({ seq: 0, capability: null, decision: 'invalid', code: 'I-REQ-ENVELOPE', reason })]);
+    expect(malformed.shown.refused_calls).toEqual([
+      expect.objectContaining({ seq: 0, capability: null, decision: 'invalid', code: 'I-REQ-ENVELOPE', reason }),
+    ]);
     expect(malformed.stderr).toContain(`refused: call 0 (no capability name): I-REQ-ENVELOPE, ${reason}.`);
   }, 60_000);
 
   it('says which arguments of an allowed capability were refused', async () => {
     const { shown } = await askAndShow(envelope('artifact.stat', { id: 'art_00000000000000000000000000' }));
     expect(shown.refused_calls).toEqual([
-      expect.objectContaining({ capability: 'artifact.stat', decision: 'invalid', code: 'I-REQ-CAPABILITY-ARGS', reason: expect.stringMatching(/^The arguments of artifact\.stat have 2 violations: \/artifact_id: .+; \/: .+/) }),
+      expect.objectContaining({
+        capability: 'artifact.stat',
+        decision: 'invalid',
+        code: 'I-REQ-CAPABILITY-ARGS',
+        reason: expect.stringMatching(/^The arguments of artifact\.stat have 2 violations: \/artifact_id: .+; \/: .+/),
+      }),
     ]);
   }, 60_000);
 

@@ -25,7 +25,11 @@ const SLOW = `(local.set $v (i64.const 60000000))
   (i64.extend_i32_u (local.get $len))`;
 /** The same loop, about 400 M iterations: runs well past BEGIN_AFTER_MS, so its start is committed and seen by another process. */
 const SLOWER = SLOW.replace('60000000', '400000000');
-const readsSchema = { type: 'object', required: ['reads'], properties: { reads: { type: 'string', 'x-helix-artifact': true }, note: { type: 'string' } } };
+const readsSchema = {
+  type: 'object',
+  required: ['reads'],
+  properties: { reads: { type: 'string', 'x-helix-artifact': true }, note: { type: 'string' } },
+};
 
 let host: Host;
 let plugins: { dir: string; cleanup: () => void };
@@ -35,8 +39,18 @@ const outputSchema = { type: 'object' };
 beforeAll(async () => {
   plugins = await pluginsDir([
     { id: 'r.echo', module: echoModule() },
-    { id: 'r.slow', module: numberResultModule(SLOW), manifest: { timeoutMs: 60_000, limits: { maxInputBytes: 1000, maxOutputBytes: 1000, fuel: 1e12 } }, outputSchema },
-    { id: 'r.slower', module: numberResultModule(SLOWER), manifest: { timeoutMs: 60_000, limits: { maxInputBytes: 1000, maxOutputBytes: 1000, fuel: 1e12 } }, outputSchema },
+    {
+      id: 'r.slow',
+      module: numberResultModule(SLOW),
+      manifest: { timeoutMs: 60_000, limits: { maxInputBytes: 1000, maxOutputBytes: 1000, fuel: 1e12 } },
+      outputSchema,
+    },
+    {
+      id: 'r.slower',
+      module: numberResultModule(SLOWER),
+      manifest: { timeoutMs: 60_000, limits: { maxInputBytes: 1000, maxOutputBytes: 1000, fuel: 1e12 } },
+      outputSchema,
+    },
     { id: 'r.trap', module: numberResultModule('(unreachable)'), outputSchema },
     { id: 'r.reads', module: echoModule(), inputSchema: readsSchema },
   ]);
@@ -65,7 +79,11 @@ describe('runs', () => {
     expect(host.runs.events(first.run_id!).map((e) => e.kind)).toEqual(['started', 'finished']);
     expect(record.log_artifact_id).toMatch(/^art_/);
     // The module the run names is described in the store.
-    expect(readModuleRecord(hostStore(host), record.module_digest!)).toMatchObject({ digest: record.module_digest, abi: 'helix/v1', tools: expect.arrayContaining(['r.echo@1.0.0']) });
+    expect(readModuleRecord(hostStore(host), record.module_digest!)).toMatchObject({
+      digest: record.module_digest,
+      abi: 'helix/v1',
+      tools: expect.arrayContaining(['r.echo@1.0.0']),
+    });
   });
 
   it('joins concurrent identical calls to one execution', async () => {
@@ -100,7 +118,11 @@ describe('runs', () => {
     expect(keyed).toMatchObject({ status: 'success', replayed: true, run_id: plain.run_id });
     const other = await call('r.echo', { v: 'another request' }, { constraints: { idempotency_key: key } });
     expect(other.error).toMatchObject({ code: 'I-REQ-IDEMPOTENCY-CONFLICT', details: { bound_run_id: plain.run_id } });
-    expect(await call('r.echo', { v: 'bound-on-replay' }, { constraints: { idempotency_key: key } })).toMatchObject({ status: 'success', replayed: true, run_id: plain.run_id });
+    expect(await call('r.echo', { v: 'bound-on-replay' }, { constraints: { idempotency_key: key } })).toMatchObject({
+      status: 'success',
+      replayed: true,
+      run_id: plain.run_id,
+    });
   });
 
   it('links input artifacts and identifies them by content, not by id', async () => {
@@ -149,7 +171,18 @@ describe('runs', () => {
   });
 
   it('joins a run another process is executing on the same store', async () => {
-    const child = run(process.execPath, [cli, 'call', 'r.slower', '--plugins', plugins.dir, '--home', home.dir, '--input', '{"k":"cross-process"}', '--compact']);
+    const child = run(process.execPath, [
+      cli,
+      'call',
+      'r.slower',
+      '--plugins',
+      plugins.dir,
+      '--home',
+      home.dir,
+      '--input',
+      '{"k":"cross-process"}',
+      '--compact',
+    ]);
     // Wait until the child's run is recorded as running (its start commits once it has run for
     // BEGIN_AFTER_MS, ABI-STORE-034), then make the same call here. A child starting on a loaded
     // machine can take seconds: the bound is time, generous.

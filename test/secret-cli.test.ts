@@ -35,7 +35,11 @@ afterAll(async () => {
 /** The built CLI with the secret in its environment; never throws on a non-zero exit. */
 async function helix(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { cwd: packageRoot(), env: { ...process.env, [SECRET_ENV]: SECRET }, maxBuffer: 1 << 26 });
+    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], {
+      cwd: packageRoot(),
+      env: { ...process.env, [SECRET_ENV]: SECRET },
+      maxBuffer: 1 << 26,
+    });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -76,7 +80,9 @@ describe('helix call, runs show, runs export and verify', () => {
     expect(formsInTree(crate)).toEqual([]);
     const metadata = readFileSync(path.join(crate, 'ro-crate-metadata.json'), 'utf8');
     expect(metadata).toContain(`by ${MARKER}`);
-    const files = JSON.parse(metadata)['@graph'].filter((e: { '@id': string }) => e['@id'].startsWith('data/')).map((e: { '@id': string }) => readFileSync(path.join(crate, e['@id']), 'utf8'));
+    const files = JSON.parse(metadata)
+      ['@graph'].filter((e: { '@id': string }) => e['@id'].startsWith('data/'))
+      .map((e: { '@id': string }) => readFileSync(path.join(crate, e['@id']), 'utf8'));
     expect(files.join('')).toContain(MARKER);
 
     const verified = await helix(['verify', runId, '--home', home]);
@@ -97,11 +103,21 @@ describe('helix serve with a real MCP client', () => {
     const notes: unknown[] = [];
     served.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void notes.push(n.params));
     try {
-      const args = { secret: 'db_password', calls: [call('kv.put', { key: 'k', value: 'x {{b64|ab}}' }), call('log.emit', { event: 'leak', fields: { v: '{{HEX}}' } })], output: '{{raw}}' };
+      const args = {
+        secret: 'db_password',
+        calls: [call('kv.put', { key: 'k', value: 'x {{b64|ab}}' }), call('log.emit', { event: 'leak', fields: { v: '{{HEX}}' } })],
+        output: '{{raw}}',
+      };
       const result = (await served.client.callTool({ name: 's-paths', arguments: args })) as CallToolResult;
       expect(result.isError).toBeFalsy();
-      const output = result.structuredContent as { answers: Array<{ error?: { code: string; details: Record<string, unknown> } }>; echo: string };
-      expect(output.answers[0]!.error).toMatchObject({ code: 'A-AUTH-SECRET-WRITE', details: { secret: 'db_password', where: 'kv.put', path: '/value' } });
+      const output = result.structuredContent as {
+        answers: Array<{ error?: { code: string; details: Record<string, unknown> } }>;
+        echo: string;
+      };
+      expect(output.answers[0]!.error).toMatchObject({
+        code: 'A-AUTH-SECRET-WRITE',
+        details: { secret: 'db_password', where: 'kv.put', path: '/value' },
+      });
       expect(output.echo).toBe(MARKER);
       expect(formsIn(JSON.stringify(result))).toEqual([]);
       expect(notes).toContainEqual(expect.objectContaining({ data: expect.objectContaining({ event: 'leak', fields: { v: MARKER } }) }));

@@ -29,7 +29,10 @@ async function expectHostServes(): Promise<void> {
 
 describe('secretWrites: redact for kv and artifacts', () => {
   it('ABI-SECRET-003: kv.put stores the key and value with the marker in place of the secret', async () => {
-    const r = await guest('s.paths', { secret: 'db_password', calls: [call('kv.put', { key: 'k {{hex}}', value: { note: 'x {{b64|a}} y', '{{pct}}': 1 } }), call('kv.list', { prefix: 'k ' })] });
+    const r = await guest('s.paths', {
+      secret: 'db_password',
+      calls: [call('kv.put', { key: 'k {{hex}}', value: { note: 'x {{b64|a}} y', '{{pct}}': 1 } }), call('kv.list', { prefix: 'k ' })],
+    });
     expect(r.answers[0]).toMatchObject({ status: 'ok' });
     expect(r.answers[1]!.capability_result!.result).toEqual({ keys: [`k ${MARKER}`] });
     const stored = kvGet(hostStore(host), 's.paths', `k ${MARKER}`) as { note: string };
@@ -63,16 +66,25 @@ describe('secretWrites: redact for kv and artifacts', () => {
 
 describe('secretWrites: refuse for log lines and the output', () => {
   it('ABI-SECRET-005: log.emit refuses a line carrying the secret; the guest goes on', async () => {
-    const r = await guest('s.paths', { secret: 'db_password', calls: [call('log.emit', { event: 'e', fields: { token: 'Bearer {{b64}}' } }), call('log.emit', { event: 'fine' })] });
+    const r = await guest('s.paths', {
+      secret: 'db_password',
+      calls: [call('log.emit', { event: 'e', fields: { token: 'Bearer {{b64}}' } }), call('log.emit', { event: 'fine' })],
+    });
     expect(r.status).toBe('success');
-    expect(r.answers[0]!.error).toMatchObject({ code: 'A-AUTH-SECRET-WRITE', details: { where: 'log.emit', path: '/fields/token', rule: 'secretWrites.log' } });
+    expect(r.answers[0]!.error).toMatchObject({
+      code: 'A-AUTH-SECRET-WRITE',
+      details: { where: 'log.emit', path: '/fields/token', rule: 'secretWrites.log' },
+    });
     expect(r.answers[1]).toMatchObject({ status: 'ok' });
     await expectHostServes();
   });
 
   it('ABI-SECRET-006: an output carrying the secret ends the run with A-AUTH-SECRET-WRITE and is not recorded', async () => {
     const r = await guest('s.paths', { secret: 'db_password', output: 'here: {{HEX}}' });
-    expect(r).toMatchObject({ status: 'terminal_error', error: { code: 'A-AUTH-SECRET-WRITE', details: { where: 'output', path: '/output/echo', encoding: 'hex-upper' } } });
+    expect(r).toMatchObject({
+      status: 'terminal_error',
+      error: { code: 'A-AUTH-SECRET-WRITE', details: { where: 'output', path: '/output/echo', encoding: 'hex-upper' } },
+    });
     const run = getRun(hostStore(host), r.run_id!)!;
     expect(run).toMatchObject({ status: 'failed', output_sha256: null });
     expect(formsIn(JSON.stringify(run))).toEqual([]);
@@ -98,7 +110,10 @@ describe('helix verify of a run that received a secret', () => {
       expect(other.match).toBe(false);
       expect(other.first_difference).toMatchObject({ seq: 0 });
       rmSync(keyFile);
-      await expect(verifyRun(hostStore(host), r.run_id!)).rejects.toMatchObject({ code: 'P-PRECOND-VERIFY', message: expect.stringContaining('secret hash key') });
+      await expect(verifyRun(hostStore(host), r.run_id!)).rejects.toMatchObject({
+        code: 'P-PRECOND-VERIFY',
+        message: expect.stringContaining('secret hash key'),
+      });
     } finally {
       copyFileSync(saved, keyFile);
       rmSync(saved);

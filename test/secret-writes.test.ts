@@ -34,18 +34,27 @@ async function expectHostServes(): Promise<void> {
 /** Every record the run left in the store, as one text: journal, audit, run record, log artifact. */
 async function runRecords(runId: string): Promise<string> {
   const run = getRun(hostStore(host), runId)!;
-  const log = run.log_artifact_id === null ? '' : (await readBlobBytes(hostStore(host), getArtifact(hostStore(host), run.log_artifact_id).sha256, 1e8)).toString();
+  const log =
+    run.log_artifact_id === null
+      ? ''
+      : (await readBlobBytes(hostStore(host), getArtifact(hostStore(host), run.log_artifact_id).sha256, 1e8)).toString();
   return JSON.stringify([readJournal(hostStore(host), runId), readAudit(hostStore(host)).filter((a) => a.run_id === runId), run]) + log;
 }
 
 describe('the secret guard under the default rules', () => {
   it('ABI-SECRET-003: kv.put refuses a key or value carrying the secret in each covered form, and stores none of them', async () => {
-    const calls = TEMPLATES.flatMap(([, t], i) => [call('kv.put', { key: `value-${i}`, value: { note: `x ${t} y` } }), call('kv.put', { key: `key-${i}-${t}`, value: i })]);
+    const calls = TEMPLATES.flatMap(([, t], i) => [
+      call('kv.put', { key: `value-${i}`, value: { note: `x ${t} y` } }),
+      call('kv.put', { key: `key-${i}-${t}`, value: i }),
+    ]);
     const r = await guest('s.paths', { secret: 'db_password', calls: [...calls, call('kv.list', { prefix: '' })] });
     expect(r.status).toBe('success');
     for (const [i, [label]] of TEMPLATES.entries()) {
       const [onValue, onKey] = [r.answers[2 * i]!, r.answers[2 * i + 1]!];
-      expect(onValue.error, label).toMatchObject({ code: 'A-AUTH-SECRET-WRITE', details: { secret: 'db_password', where: 'kv.put', path: '/value/note', rule: 'secretWrites.kv' } });
+      expect(onValue.error, label).toMatchObject({
+        code: 'A-AUTH-SECRET-WRITE',
+        details: { secret: 'db_password', where: 'kv.put', path: '/value/note', rule: 'secretWrites.kv' },
+      });
       expect(onKey.error, label).toMatchObject({ code: 'A-AUTH-SECRET-WRITE', details: { path: '/key' } });
       expect(onValue.error!.message).not.toContain(SECRET);
     }
@@ -82,21 +91,46 @@ describe('the secret guard under the default rules', () => {
 
   it('ABI-SECRET-004: artifact.write refuses a piece that completes the secret across two pieces, and the role with it', async () => {
     // These runs fail (their one declared output was refused), so the answers are read from the journal.
-    const answers = (r: ResponseEnvelope) => readJournal(hostStore(host), r.run_id!).slice(1).map((e) => e.error ?? e.outcome);
+    const answers = (r: ResponseEnvelope) =>
+      readJournal(hostStore(host), r.run_id!)
+        .slice(1)
+        .map((e) => e.error ?? e.outcome);
     const split = await guest('s.writer', {
       secret: 'db_password',
-      calls: [call('artifact.write', { role: 'report', data: 'head {{raw|||0|9}}' }), call('artifact.write', { role: 'report', data: '{{raw|||9|}} tail', final: true }), call('artifact.write', { role: 'report', data: 'more', final: true })],
+      calls: [
+        call('artifact.write', { role: 'report', data: 'head {{raw|||0|9}}' }),
+        call('artifact.write', { role: 'report', data: '{{raw|||9|}} tail', final: true }),
+        call('artifact.write', { role: 'report', data: 'more', final: true }),
+      ],
     });
     const [first, second, third] = answers(split);
     expect(first).toBe('ok');
-    expect(second).toMatchObject({ code: 'A-AUTH-SECRET-WRITE', details: { secret: 'db_password', where: 'artifact.write', path: '/data', role: 'report', encoding: 'raw' } });
+    expect(second).toMatchObject({
+      code: 'A-AUTH-SECRET-WRITE',
+      details: { secret: 'db_password', where: 'artifact.write', path: '/data', role: 'report', encoding: 'raw' },
+    });
     expect(third).toMatchObject({ code: 'A-AUTH-SECRET-WRITE', details: { refused_before: true } });
-    expect(split.error).toMatchObject({ code: 'C-CONTRACT-DECLARED-OUTPUTS', details: { problems: ['role report was refused: it carried the value of secret db_password'] } });
-    const encoded = await guest('s.writer', { secret: 'db_password', calls: [call('artifact.write', { role: 'report', data: '{{b64|xy|z}}', encoding: 'base64', final: true })] });
+    expect(split.error).toMatchObject({
+      code: 'C-CONTRACT-DECLARED-OUTPUTS',
+      details: { problems: ['role report was refused: it carried the value of secret db_password'] },
+    });
+    const encoded = await guest('s.writer', {
+      secret: 'db_password',
+      calls: [call('artifact.write', { role: 'report', data: '{{b64|xy|z}}', encoding: 'base64', final: true })],
+    });
     expect(answers(encoded)[0]).toMatchObject({ code: 'A-AUTH-SECRET-WRITE', details: { encoding: 'raw' } });
-    const hexText = await guest('s.writer', { secret: 'db_password', calls: [call('artifact.write', { role: 'report', data: 'a {{hex||||20}}' }), call('artifact.write', { role: 'report', data: '{{hex|||20|}} b', final: true })] });
+    const hexText = await guest('s.writer', {
+      secret: 'db_password',
+      calls: [
+        call('artifact.write', { role: 'report', data: 'a {{hex||||20}}' }),
+        call('artifact.write', { role: 'report', data: '{{hex|||20|}} b', final: true }),
+      ],
+    });
     expect(answers(hexText)).toMatchObject(['ok', { code: 'A-AUTH-SECRET-WRITE', details: { encoding: 'hex' } }]);
-    const label = await guest('s.writer', { secret: 'db_password', calls: [call('artifact.write', { role: 'report', data: 'fine', label: 'by {{b64url|a}}', final: true })] });
+    const label = await guest('s.writer', {
+      secret: 'db_password',
+      calls: [call('artifact.write', { role: 'report', data: 'fine', label: 'by {{b64url|a}}', final: true })],
+    });
     expect(answers(label)[0]).toMatchObject({ code: 'A-AUTH-SECRET-WRITE', details: { path: '/label' } });
     for (const r of [split, encoded, hexText, label]) {
       expect(r.status).toBe('terminal_error');
@@ -113,7 +147,14 @@ describe('the secret guard under the default rules', () => {
   it('ABI-SECRET-010: http.request carries the secret to the allowed origin; its journal keeps no form of it', async () => {
     const r = await guest('s.paths', {
       secret: 'db_password',
-      calls: [call('http.request', { method: 'POST', url: `${upstream.origin}/login?token={{pct}}`, headers: { authorization: 'Basic {{b64|user:}}' }, body: '{"password":"{{json}}"}' })],
+      calls: [
+        call('http.request', {
+          method: 'POST',
+          url: `${upstream.origin}/login?token={{pct}}`,
+          headers: { authorization: 'Basic {{b64|user:}}' },
+          body: '{"password":"{{json}}"}',
+        }),
+      ],
     });
     expect(r.answers[0]).toMatchObject({ status: 'ok', capability_result: { result: { status: 200 } } });
     const hit = upstream.hits.at(-1)!;
@@ -129,7 +170,10 @@ describe('the secret guard under the default rules', () => {
   it('ABI-SECRET-008: every journal hash from the secret on is keyed; the plain sha256 of the answer is nowhere', async () => {
     const r = await guest('s.paths', { secret: 'db_password', calls: [call('kv.get', { key: 'nothing' })] });
     const journal = readJournal(hostStore(host), r.run_id!);
-    expect(journal.map((e) => [e.name, e.mode, e.keyed])).toEqual([['secrets.get', 'redacted', true], ['kv.get', 'value', true]]);
+    expect(journal.map((e) => [e.name, e.mode, e.keyed])).toEqual([
+      ['secrets.get', 'redacted', true],
+      ['kv.get', 'value', true],
+    ]);
     const answer = JSON.stringify({ status: 'ok', abi_version: 1, capability_result: { name: 'secrets.get', result: { value: SECRET } } });
     const { createHash } = await import('node:crypto');
     const plain = [answer, SECRET].map((t) => createHash('sha256').update(t).digest('hex'));

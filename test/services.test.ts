@@ -92,7 +92,9 @@ async function finished(id: string): Promise<{ state: string; exit: string }> {
 }
 
 async function sbatch(wrap: string): Promise<string> {
-  const { stdout } = await run('sbatch', ['--parsable', '--chdir', work, '--output', path.join(work, 'slurm-%j.out'), '--wrap', wrap], { env: SLURM_ENV });
+  const { stdout } = await run('sbatch', ['--parsable', '--chdir', work, '--output', path.join(work, 'slurm-%j.out'), '--wrap', wrap], {
+    env: SLURM_ENV,
+  });
   return stdout.trim().split(';')[0]!;
 }
 
@@ -144,7 +146,8 @@ describe('scripts/services.sh', () => {
     const copy = await mkdtemp(path.join(tmpdir(), 'helix-services-user-'));
     try {
       await chmod(copy, 0o755);
-      for (const f of ['services.sh', 'services-lib.sh', 'services-docker.sh', 'services-slurm.sh']) await copyFile(path.join(path.dirname(SCRIPT), f), path.join(copy, f));
+      for (const f of ['services.sh', 'services-lib.sh', 'services-docker.sh', 'services-slurm.sh'])
+        await copyFile(path.join(path.dirname(SCRIPT), f), path.join(copy, f));
       const { stdout, stderr, code } = await new Promise<CommandRun>((resolve) => {
         execFile('bash', [path.join(copy, 'services.sh'), 'up'], { uid: 65534, gid: 65534, cwd: copy }, (error, out, err) =>
           resolve({ code: error ? (error.code as number) : 0, stdout: out, stderr: err }),
@@ -172,9 +175,22 @@ describe('docker', () => {
   });
 
   it('inside, there is no network but lo, / is read-only, the user is not root and holds no capabilities', async () => {
-    const probe = await confined(['sh', '-c', 'ls /sys/class/net; id -u; touch /probe; echo "touch=$?"; echo x > /tmp/ok && echo tmp=ok; grep -E "^(CapEff|CapBnd|NoNewPrivs)" /proc/self/status']);
+    const probe = await confined([
+      'sh',
+      '-c',
+      'ls /sys/class/net; id -u; touch /probe; echo "touch=$?"; echo x > /tmp/ok && echo tmp=ok; grep -E "^(CapEff|CapBnd|NoNewPrivs)" /proc/self/status',
+    ]);
     expect(probe.code).toBe(0);
-    expect(probe.stdout.split('\n')).toEqual(['lo', '65534', 'touch=1', 'tmp=ok', 'CapEff:\t0000000000000000', 'CapBnd:\t0000000000000000', 'NoNewPrivs:\t1', '']);
+    expect(probe.stdout.split('\n')).toEqual([
+      'lo',
+      '65534',
+      'touch=1',
+      'tmp=ok',
+      'CapEff:\t0000000000000000',
+      'CapBnd:\t0000000000000000',
+      'NoNewPrivs:\t1',
+      '',
+    ]);
     // EROFS, not EACCES: uid 65534 may not write to / anyway, so only this text proves the read-only root.
     expect(probe.stderr).toBe('touch: /probe: Read-only file system\n');
   });

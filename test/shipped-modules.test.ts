@@ -25,7 +25,11 @@ function staged(file: string): Buffer | undefined {
 const packs = readdirSync(path.join(ROOT, 'plugins'), { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
   .map((entry) => `plugins/${entry.name}`)
-  .filter((dir) => readdirSync(path.join(ROOT, dir)).some((name) => name.endsWith('.tool.yaml') && !/^kind: container$/m.test(readFileSync(path.join(ROOT, dir, name), 'utf8'))));
+  .filter((dir) =>
+    readdirSync(path.join(ROOT, dir)).some(
+      (name) => name.endsWith('.tool.yaml') && !/^kind: container$/m.test(readFileSync(path.join(ROOT, dir, name), 'utf8')),
+    ),
+  );
 
 describe('the shipped modules of the bundled toolpacks, as git holds them', () => {
   it('are found for every bundled toolpack', () => {

@@ -18,8 +18,13 @@ const LANGS = [
 
 // Every file of the pack's build folder and its manifest, with modification time and bytes.
 function snapshot(dir: string): Record<string, string> {
-  const files = [...readdirSync(path.join(dir, 'build')).map((f) => `build/${f}`), ...readdirSync(dir).filter((f) => f.endsWith('.tool.yaml'))];
-  return Object.fromEntries(files.map((f) => [f, `${statSync(path.join(dir, f)).mtimeMs} ${readFileSync(path.join(dir, f)).toString('base64')}`]));
+  const files = [
+    ...readdirSync(path.join(dir, 'build')).map((f) => `build/${f}`),
+    ...readdirSync(dir).filter((f) => f.endsWith('.tool.yaml')),
+  ];
+  return Object.fromEntries(
+    files.map((f) => [f, `${statSync(path.join(dir, f)).mtimeMs} ${readFileSync(path.join(dir, f)).toString('base64')}`]),
+  );
 }
 
 describe.each(LANGS)('a $lang pack built, then edited', ({ lang, name, tool, source }) => {
@@ -39,7 +44,10 @@ describe.each(LANGS)('a $lang pack built, then edited', ({ lang, name, tool, sou
   }, 180_000);
 
   it('helix build writes the source stamp beside the module, and a rebuild of unchanged sources writes no file', async () => {
-    const stamp = JSON.parse(readFileSync(path.join(dir, 'build', `${name}.sources.json`), 'utf8')) as { files: Record<string, string>; module: string };
+    const stamp = JSON.parse(readFileSync(path.join(dir, 'build', `${name}.sources.json`), 'utf8')) as {
+      files: Record<string, string>;
+      module: string;
+    };
     expect(stamp.module).toBe(`build/${name}.wasm`);
     expect(Object.keys(stamp.files)).toContain(source);
     const before = snapshot(dir);

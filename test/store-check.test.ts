@@ -30,7 +30,9 @@ let scriptRun: string;
 
 function helix(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [cli, ...args], { cwd: packageRoot(), maxBuffer: 1 << 26 }, (err, stdout, stderr) => resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : -1, stdout, stderr }));
+    execFile(process.execPath, [cli, ...args], { cwd: packageRoot(), maxBuffer: 1 << 26 }, (err, stdout, stderr) =>
+      resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : -1, stdout, stderr }),
+    );
   });
 }
 
@@ -41,25 +43,66 @@ beforeAll(async () => {
   const script = await compileGuest('script.ts');
   const inputSchema = { ...ANY_OBJECT, properties: { input: { type: 'string', 'x-helix-artifact': true } } };
   plugins = await pluginsDir([
-    { id: 'c.script', module: script, inputSchema, manifest: { limits, capabilities: { abiVersion: 1, allow: ['kv.put', 'kv.get', 'clock.now_unix', 'log.emit', 'artifact.stat'] } } },
-    { id: 'c.writer', module: script, manifest: { limits, capabilities: { abiVersion: 1, allow: ['artifact.write'] }, declaredOutputs: [{ role: 'report', type: 'text' }] } },
+    {
+      id: 'c.script',
+      module: script,
+      inputSchema,
+      manifest: { limits, capabilities: { abiVersion: 1, allow: ['kv.put', 'kv.get', 'clock.now_unix', 'log.emit', 'artifact.stat'] } },
+    },
+    {
+      id: 'c.writer',
+      module: script,
+      manifest: { limits, capabilities: { abiVersion: 1, allow: ['artifact.write'] }, declaredOutputs: [{ role: 'report', type: 'text' }] },
+    },
     { id: 'c.denied', module: script },
   ]);
   policyFile = path.join(plugins.dir, 'policy.yaml');
-  writeFileSync(policyFile, ['version: 1', 'tools: { allow: ["c.script", "c.writer"] }', 'grants:', '  "*": ["clock.*", "log.*", "kv.*", "artifact.*"]', ''].join('\n'));
+  writeFileSync(
+    policyFile,
+    ['version: 1', 'tools: { allow: ["c.script", "c.writer"] }', 'grants:', '  "*": ["clock.*", "log.*", "kv.*", "artifact.*"]', ''].join(
+      '\n',
+    ),
+  );
   const host = await createHost({ pluginsDir: plugins.dir, policyFile, home: home.dir });
   try {
     const record = await importInline(hostStore(host), randomBytes(2_500_000), { label: 'three chunks', maxBytes: 1 << 30 });
     big = { id: record.id, sha256: record.sha256, chunks: [...rawDatabases(hostStore(host)).blobs.get(record.sha256)!.chunks] };
     const input = await importInline(hostStore(host), '>r1\nACGT\n', { label: 'input' });
-    const r = await host.call({ tool_id: 'c.script', input: { input: input.id, calls: [call('kv.put', { key: 'k', value: { n: 1 } }), call('kv.get', { key: 'k' }), call('clock.now_unix', {}), call('log.emit', { event: 'hello', fields: {} })] } });
+    const r = await host.call({
+      tool_id: 'c.script',
+      input: {
+        input: input.id,
+        calls: [
+          call('kv.put', { key: 'k', value: { n: 1 } }),
+          call('kv.get', { key: 'k' }),
+          call('clock.now_unix', {}),
+          call('log.emit', { event: 'hello', fields: {} }),
+        ],
+      },
+    });
     expect(r.status).toBe('success');
     scriptRun = r.run_id!;
     expect(getRun(hostStore(host), scriptRun)!.journal.entries).toBe(4);
-    expect((await host.call({ tool_id: 'c.writer', input: { calls: [call('artifact.write', { role: 'report', data: 'done\n', final: true })] } })).status).toBe('success');
+    expect(
+      (
+        await host.call({
+          tool_id: 'c.writer',
+          input: { calls: [call('artifact.write', { role: 'report', data: 'done\n', final: true })] },
+        })
+      ).status,
+    ).toBe('success');
     // Failed runs with an output never sealed and one sealed (of the wrong type), and a run the policy blocks (an audit record).
-    expect((await host.call({ tool_id: 'c.writer', input: { calls: [call('artifact.write', { role: 'report', data: 'half' })] } })).status).toBe('terminal_error');
-    expect((await host.call({ tool_id: 'c.writer', input: { calls: [call('artifact.write', { role: 'report', data: '{"a":1}', type: 'json', final: true })] } })).status).toBe('terminal_error');
+    expect(
+      (await host.call({ tool_id: 'c.writer', input: { calls: [call('artifact.write', { role: 'report', data: 'half' })] } })).status,
+    ).toBe('terminal_error');
+    expect(
+      (
+        await host.call({
+          tool_id: 'c.writer',
+          input: { calls: [call('artifact.write', { role: 'report', data: '{"a":1}', type: 'json', final: true })] },
+        })
+      ).status,
+    ).toBe('terminal_error');
     expect((await host.call({ tool_id: 'c.denied', input: {} })).error?.code).toBe('A-AUTH-TOOL-DENIED');
   } finally {
     await host.close();
@@ -132,7 +175,20 @@ describe('helix store check', () => {
     expect(json.code).toBe(0);
     const report = JSON.parse(json.stdout) as CheckReport;
     expect(report).toMatchObject({ ok: true, problem_count: 0, problems: [] });
-    for (const db of ['chunks', 'blobs', 'artifacts', 'runs', 'run_events', 'run_journal', 'kv', 'audit', 'modules', 'param_sets', 'policies']) expect(report.checked[db], db).toBeGreaterThan(0);
+    for (const db of [
+      'chunks',
+      'blobs',
+      'artifacts',
+      'runs',
+      'run_events',
+      'run_journal',
+      'kv',
+      'audit',
+      'modules',
+      'param_sets',
+      'policies',
+    ])
+      expect(report.checked[db], db).toBeGreaterThan(0);
     // Every writer ended its pending write, the failed run's unsealed output included (ABI-STORE-050).
     expect(report.checked.pending_writes).toBe(0);
   });
@@ -176,7 +232,9 @@ describe('helix store check', () => {
     expect(report.problems[0]!.message).toMatch(/entry 1 does not match its hash/);
   });
 
-  it('helix store check lists every planted problem with its code and exits 1; the host then serves a call (ABI-STORE-065)', { timeout: 180_000 }, async () => {
+  it('helix store check lists every planted problem with its code and exits 1; the host then serves a call (ABI-STORE-065)', {
+    timeout: 180_000,
+  }, async () => {
     const saved = await withStore(async (store) => {
       const entry = rawDatabases(store).journal.get([scriptRun, 0]) as unknown as JournalEntry;
       return [
@@ -200,7 +258,9 @@ describe('helix store check', () => {
     // With the run record readable again, its journal is re-chained: the edited entry breaks it.
     await withStore((store) => restore(store, [saved[1]!]));
     const withJournal = JSON.parse((await helix(['store', 'check', '--home', home.dir, '--json'])).stdout) as CheckReport;
-    expect(withJournal.problems).toContainEqual(expect.objectContaining({ code: 'D-DATA-JOURNAL', database: 'run_journal', key: `${scriptRun}/0` }));
+    expect(withJournal.problems).toContainEqual(
+      expect.objectContaining({ code: 'D-DATA-JOURNAL', database: 'run_journal', key: `${scriptRun}/0` }),
+    );
 
     await withStore((store) => restore(store, saved));
     expect((await helix(['store', 'check', '--home', home.dir])).code).toBe(0);

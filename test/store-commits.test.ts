@@ -20,7 +20,10 @@ beforeAll(async () => {
     {
       id: 'c.storm',
       module: stormGuest(CALLS),
-      manifest: { limits: { maxInputBytes: 1000, maxOutputBytes: 1000, fuel: 1e9, maxCapabilityCalls: CALLS }, capabilities: { abiVersion: 1, allow: ['clock.now_unix'] } },
+      manifest: {
+        limits: { maxInputBytes: 1000, maxOutputBytes: 1000, fuel: 1e9, maxCapabilityCalls: CALLS },
+        capabilities: { abiVersion: 1, allow: ['clock.now_unix'] },
+      },
       outputSchema: { type: 'object' },
     },
   ]);

@@ -52,13 +52,21 @@ describe('a damaged run record (ABI-STORE-020)', () => {
   it('is one clean D-DATA-RECORD-INVALID from runs list, runs show, verify and runs export', async () => {
     const { home, runs } = await prepared();
     await damageRecord(home, 'runs', runs[0]!);
-    for (const args of [['runs', 'list'], ['runs', 'show', runs[0]!], ['verify', runs[0]!], ['runs', 'export', runs[0]!, path.join(home, 'crate')]]) {
+    for (const args of [
+      ['runs', 'list'],
+      ['runs', 'show', runs[0]!],
+      ['verify', runs[0]!],
+      ['runs', 'export', runs[0]!, path.join(home, 'crate')],
+    ]) {
       const r = await helix([...args, '--home', home]);
       expectCleanError(r, 'D-DATA-RECORD-INVALID', 1);
       expect(r.stderr).toContain(`The record ${runs[0]} in the store's runs database is damaged: it cannot be decoded`);
     }
     // The sound run is still shown.
-    expect(JSON.parse((await helix(['runs', 'show', runs[1]!, '--home', home])).stdout)).toMatchObject({ run_id: runs[1], status: 'succeeded' });
+    expect(JSON.parse((await helix(['runs', 'show', runs[1]!, '--home', home])).stdout)).toMatchObject({
+      run_id: runs[1],
+      status: 'succeeded',
+    });
   }, 120_000);
 
   it('makes a replaying helix call return exactly one envelope and exit 1; the next call succeeds', async () => {
@@ -69,15 +77,24 @@ describe('a damaged run record (ABI-STORE-020)', () => {
     expect(r.code).toBe(1);
     const lines = r.stdout.trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(ResponseEnvelopeSchema.parse(JSON.parse(lines[0]!))).toMatchObject({ status: 'terminal_error', error: { code: 'D-DATA-RECORD-INVALID', details: { database: 'runs', key: runs[0] } } });
+    expect(ResponseEnvelopeSchema.parse(JSON.parse(lines[0]!))).toMatchObject({
+      status: 'terminal_error',
+      error: { code: 'D-DATA-RECORD-INVALID', details: { database: 'runs', key: runs[0] } },
+    });
     expect(looksRaw(r.stderr)).toBe(false);
     expect((await helix(['call', 't.echo', '--plugins', plugins, '--home', home, '--input', '{"n":3}', '--compact'])).code).toBe(0);
 
     // In one host: the damaged run is an envelope, and the host goes on serving.
     const host = await createHost({ pluginsDir: plugins, home });
     try {
-      expect(await host.call({ tool_id: 't.echo', input: { n: 1 } })).toMatchObject({ status: 'terminal_error', error: { code: 'D-DATA-RECORD-INVALID' } });
-      expect(await host.call({ tool_id: 'helix.run_get', input: { run_id: runs[0] } })).toMatchObject({ status: 'terminal_error', error: { code: 'D-DATA-RECORD-INVALID' } });
+      expect(await host.call({ tool_id: 't.echo', input: { n: 1 } })).toMatchObject({
+        status: 'terminal_error',
+        error: { code: 'D-DATA-RECORD-INVALID' },
+      });
+      expect(await host.call({ tool_id: 'helix.run_get', input: { run_id: runs[0] } })).toMatchObject({
+        status: 'terminal_error',
+        error: { code: 'D-DATA-RECORD-INVALID' },
+      });
       expect(await host.call({ tool_id: 't.echo', input: { n: 4 } })).toMatchObject({ status: 'success', output: { n: 4 } });
     } finally {
       await host.close();
@@ -93,7 +110,9 @@ describe('a damaged run record (ABI-STORE-020)', () => {
       const got = await served.client.callTool({ name: 'run_get', arguments: { run_id: runs[0] } });
       expect(got.isError).toBe(true);
       expect(got.structuredContent).toMatchObject({ error: { code: 'D-DATA-RECORD-INVALID', details: { database: 'runs' } } });
-      await expect(served.client.readResource({ uri: `helix://artifact/${artifact.id}` })).rejects.toThrow(/D-DATA-RECORD-INVALID: The record art_\w+ in the store's artifacts database is damaged/);
+      await expect(served.client.readResource({ uri: `helix://artifact/${artifact.id}` })).rejects.toThrow(
+        /D-DATA-RECORD-INVALID: The record art_\w+ in the store's artifacts database is damaged/,
+      );
       await expect(served.client.listResources()).rejects.toThrow(/D-DATA-RECORD-INVALID/);
       const ok = await served.client.callTool({ name: 't-echo', arguments: { n: 9 } });
       expect(ok.isError).toBeFalsy();
@@ -108,10 +127,15 @@ describe('a damaged artifact record or chunk (ABI-STORE-020, ABI-STORE-021)', ()
   it('is one clean error from artifact list, show and export; a sound call still succeeds', async () => {
     const { home, artifact } = await prepared();
     await damageRecord(home, 'artifacts', artifact.id, Buffer.from([0x81, 0xa2, 0x69, 0x64, 0x07])); // {"id": 7}
-    for (const args of [['artifact', 'list'], ['artifact', 'show', artifact.id]]) {
+    for (const args of [
+      ['artifact', 'list'],
+      ['artifact', 'show', artifact.id],
+    ]) {
       const r = await helix([...args, '--home', home]);
       expectCleanError(r, 'D-DATA-RECORD-INVALID', 1);
-      expect(r.stderr).toContain(`The record ${artifact.id} in the store's artifacts database is damaged: it does not match the artifacts record schema`);
+      expect(r.stderr).toContain(
+        `The record ${artifact.id} in the store's artifacts database is damaged: it does not match the artifacts record schema`,
+      );
       expect(r.stderr).toMatch(/\n {2}id: /);
     }
     expect((await helix(['call', 't.echo', '--plugins', plugins, '--home', home, '--input', '{"n":5}'])).code).toBe(0);

@@ -24,7 +24,9 @@ let policy: string;
 
 function helix(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { cwd: packageRoot(), maxBuffer: 1 << 26 }, (err, stdout, stderr) => resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : -1, stdout, stderr }));
+    execFile(process.execPath, [CLI, ...args], { cwd: packageRoot(), maxBuffer: 1 << 26 }, (err, stdout, stderr) =>
+      resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : -1, stdout, stderr }),
+    );
   });
 }
 
@@ -53,7 +55,10 @@ const fileSize = (home: string): number => {
 
 /** Starts `helix artifact import file` and SIGKILLs it once the store file passes `killAt` bytes. */
 async function killedImport(home: string, file: string, killAt: number): Promise<void> {
-  const child = spawn(process.execPath, [CLI, 'artifact', 'import', file, '--home', home, '--policy', policy], { cwd: packageRoot(), stdio: 'ignore' });
+  const child = spawn(process.execPath, [CLI, 'artifact', 'import', file, '--home', home, '--policy', policy], {
+    cwd: packageRoot(),
+    stdio: 'ignore',
+  });
   const exited = new Promise<string | number | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
   while (child.exitCode === null && fileSize(home) < killAt) await new Promise((r) => setTimeout(r, 5));
   child.kill('SIGKILL');
@@ -67,12 +72,17 @@ beforeAll(() => {
   data = path.join(root, 'data');
   mkdirSync(data);
   policy = path.join(root, 'policy.yaml');
-  writeFileSync(policy, `version: 1\ntools:\n  allow: ["*"]\nceilings:\n  maxImportBytes: 1000000000\npaths:\n  importRoots: [${JSON.stringify(data)}]\n  exportRoots: [${JSON.stringify(root)}]\n`);
+  writeFileSync(
+    policy,
+    `version: 1\ntools:\n  allow: ["*"]\nceilings:\n  maxImportBytes: 1000000000\npaths:\n  importRoots: [${JSON.stringify(data)}]\n  exportRoots: [${JSON.stringify(root)}]\n`,
+  );
 });
 afterAll(() => t?.cleanup());
 
 describe('helix gc', () => {
-  it('helix gc reclaims the chunks of an import SIGKILLed halfway; later writes reuse the pages and --compact shrinks the file (ABI-STORE-052, ABI-STORE-055, ABI-STORE-056)', { timeout: 300_000 }, async () => {
+  it('helix gc reclaims the chunks of an import SIGKILLed halfway; later writes reuse the pages and --compact shrinks the file (ABI-STORE-052, ABI-STORE-055, ABI-STORE-056)', {
+    timeout: 300_000,
+  }, async () => {
     const home = path.join(t.dir, 'killed');
     await killedImport(home, bigFile('killed.bin', 160), 48 * MIB);
     const killedSize = fileSize(home);
@@ -127,12 +137,17 @@ describe('helix gc', () => {
     expect((await helix(['call', 'seq.gc_content', '--input', '{"sequence":"GATTACA"}', '--home', home])).code).toBe(0);
   });
 
-  it('gc looping beside a live import in another process never breaks it, even where it deduplicates against orphans (ABI-STORE-050, ABI-STORE-053)', { timeout: 300_000 }, async () => {
+  it('gc looping beside a live import in another process never breaks it, even where it deduplicates against orphans (ABI-STORE-050, ABI-STORE-053)', {
+    timeout: 300_000,
+  }, async () => {
     const home = path.join(t.dir, 'concurrent');
     const file = bigFile('shared.bin', 96);
     // Orphans holding the file's first chunks, which the next import finds and does not rewrite.
     await killedImport(home, file, 24 * MIB);
-    const child = spawn(process.execPath, [CLI, 'artifact', 'import', file, '--home', home, '--policy', policy], { cwd: packageRoot(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'artifact', 'import', file, '--home', home, '--policy', policy], {
+      cwd: packageRoot(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -167,7 +182,9 @@ describe('helix gc', () => {
     expect(check).toMatchObject({ ok: true, problem_count: 0 });
   });
 
-  it('helix gc --compact is refused while helix serve has the store open, and the server keeps serving (ABI-STORE-056)', { timeout: 180_000 }, async () => {
+  it('helix gc --compact is refused while helix serve has the store open, and the server keeps serving (ABI-STORE-056)', {
+    timeout: 180_000,
+  }, async () => {
     const home = path.join(t.dir, 'served');
     const served = await serveWithClient(['--home', home]);
     try {
@@ -175,7 +192,9 @@ describe('helix gc', () => {
       const gcContent = tools.find((tool) => tool.name.includes('gc_content'))!.name;
       const refused = await helix(['gc', '--compact', '--json', '--home', home]);
       expect(refused.code).toBe(1);
-      expect(refused.stderr).toMatch(/^helix: P-PRECOND-STORE-BUSY: The store in .* is open in process \d+ \(before the copy\), so it cannot be compacted now\.\nhint: /);
+      expect(refused.stderr).toMatch(
+        /^helix: P-PRECOND-STORE-BUSY: The store in .* is open in process \d+ \(before the copy\), so it cannot be compacted now\.\nhint: /,
+      );
       // The gc itself ran alongside the server; only the compaction waited.
       expect(JSON.parse(refused.stdout)).toMatchObject({ dry_run: false, removed: { chunks: 0 } });
       const result = (await served.client.callTool({ name: gcContent, arguments: { sequence: 'GATTACA' } })) as CallToolResult;

@@ -23,7 +23,12 @@ let plugins: string;
 beforeAll(async () => {
   const p = await pluginsDir([
     { id: 'k.echo', module: echoModule() },
-    { id: 'k.forever', module: numberResultModule('(loop $l (br $l)) (i64.const 0)'), manifest: { timeoutMs: 600_000, limits: { maxInputBytes: 100, maxOutputBytes: 100, fuel: 1e15 } }, outputSchema: { type: 'object' } },
+    {
+      id: 'k.forever',
+      module: numberResultModule('(loop $l (br $l)) (i64.const 0)'),
+      manifest: { timeoutMs: 600_000, limits: { maxInputBytes: 100, maxOutputBytes: 100, fuel: 1e15 } },
+      outputSchema: { type: 'object' },
+    },
   ]);
   dirs.push(p);
   plugins = p.dir;
@@ -31,7 +36,9 @@ beforeAll(async () => {
 
 /** Starts `helix call k.forever` and returns the process once its run is recorded as running. */
 async function startForever(home: string): Promise<{ child: ChildProcess; runId: string }> {
-  const child = spawn(process.execPath, [CLI, 'call', 'k.forever', '--plugins', plugins, '--home', home, '--input', '{}'], { stdio: 'ignore' });
+  const child = spawn(process.execPath, [CLI, 'call', 'k.forever', '--plugins', plugins, '--home', home, '--input', '{}'], {
+    stdio: 'ignore',
+  });
   const until = Date.now() + 120_000;
   for (;;) {
     // Read in a short-lived handle, as another process would.
@@ -61,14 +68,21 @@ describe('a run whose process was killed', () => {
     dirs.push(home);
     const { child, runId } = await startForever(home.dir);
     // Alive: another process sees it running.
-    expect(JSON.parse((await helix(['runs', 'list', '--json', '--home', home.dir])).stdout)).toEqual([expect.objectContaining({ run_id: runId, status: 'running' })]);
+    expect(JSON.parse((await helix(['runs', 'list', '--json', '--home', home.dir])).stdout)).toEqual([
+      expect.objectContaining({ run_id: runId, status: 'running' }),
+    ]);
     await kill9(child);
 
     const listed = await helix(['runs', 'list', '--json', '--home', home.dir]);
     expect(listed.code).toBe(0);
-    expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ run_id: runId, status: 'interrupted', owner: null, finished_at: expect.any(Number) })]);
+    expect(JSON.parse(listed.stdout)).toEqual([
+      expect.objectContaining({ run_id: runId, status: 'interrupted', owner: null, finished_at: expect.any(Number) }),
+    ]);
     const shown = await helix(['runs', 'show', runId, '--home', home.dir]);
-    expect(JSON.parse(shown.stdout)).toMatchObject({ status: 'interrupted', events: [{ kind: 'started' }, { kind: 'interrupted', detail: { found_by: 'read' } }] });
+    expect(JSON.parse(shown.stdout)).toMatchObject({
+      status: 'interrupted',
+      events: [{ kind: 'started' }, { kind: 'interrupted', detail: { found_by: 'read' } }],
+    });
     expect(JSON.parse((await helix(['runs', 'list', '--json', '--status', 'running', '--home', home.dir])).stdout)).toEqual([]);
     expect(looksRaw(listed.stderr + shown.stderr)).toBe(false);
 

@@ -28,7 +28,11 @@ beforeAll(async () => {
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 /** Runs `helix ...args`, resolving with how it ended; `pid` is known at once. */
-function helix(args: readonly string[]): { pid: number; stderr: () => string; ended: Promise<{ code: number | string; stdout: string; stderr: string }> } {
+function helix(args: readonly string[]): {
+  pid: number;
+  stderr: () => string;
+  ended: Promise<{ code: number | string; stdout: string; stderr: string }>;
+} {
   const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -46,7 +50,9 @@ function helix(args: readonly string[]): { pid: number; stderr: () => string; en
 
 /** Whether process `pid` waits in the kernel for a lock on a file (a `->` line of /proc/locks). */
 function blockedOnFileLock(pid: number): boolean {
-  return readFileSync('/proc/locks', 'utf8').split('\n').some((line) => new RegExp(`^\\d+: -> \\S+\\s+\\S+\\s+\\S+\\s+${pid}\\s`).test(line));
+  return readFileSync('/proc/locks', 'utf8')
+    .split('\n')
+    .some((line) => new RegExp(`^\\d+: -> \\S+\\s+\\S+\\s+\\S+\\s+${pid}\\s`).test(line));
 }
 
 /** Waits for `file` to appear, up to `ms`. */
@@ -79,7 +85,11 @@ describe('a store opened while its last user closes it', () => {
       'continue',
     ].join('\n');
     writeFileSync(path.join(root, 'pause.gdb'), script);
-    const closer = spawn('gdb', ['-batch', '-x', path.join(root, 'pause.gdb'), '--args', process.execPath, CLI, 'artifact', 'list', '--home', home], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const closer = spawn(
+      'gdb',
+      ['-batch', '-x', path.join(root, 'pause.gdb'), '--args', process.execPath, CLI, 'artifact', 'list', '--home', home],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let gdbOut = '';
     closer.stdout.on('data', (c: Buffer) => (gdbOut += c.toString('utf8')));
     closer.stderr.on('data', (c: Buffer) => (gdbOut += c.toString('utf8')));
@@ -110,7 +120,10 @@ describe('a store opened while its last user closes it', () => {
     // Both artifacts are there, read by a third process opening the store after the other two.
     const list = await helix(['artifact', 'list', '--home', home, '--json']).ended;
     expect(list.code).toBe(0);
-    expect((JSON.parse(list.stdout) as Array<{ source: { path: string } }>).map((a) => path.basename(a.source.path)).sort()).toEqual(["a.txt", "b.txt"]);
+    expect((JSON.parse(list.stdout) as Array<{ source: { path: string } }>).map((a) => path.basename(a.source.path)).sort()).toEqual([
+      'a.txt',
+      'b.txt',
+    ]);
     expect(existsSync(path.join(home, LIFECYCLE_LOCK))).toBe(false);
   }, 180_000);
 });

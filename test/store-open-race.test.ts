@@ -86,7 +86,11 @@ describe('a store opened while another process commits', () => {
         'continue',
       ].join('\n');
       writeFileSync(flag('pause.gdb'), script);
-      const opener = spawn('gdb', ['-batch', '-x', flag('pause.gdb'), '--args', process.execPath, CLI, 'runs', 'list', '--home', home.dir, '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const opener = spawn(
+        'gdb',
+        ['-batch', '-x', flag('pause.gdb'), '--args', process.execPath, CLI, 'runs', 'list', '--home', home.dir, '--json'],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      );
       let gdbOut = '';
       opener.stdout.on('data', (c: Buffer) => (gdbOut += c.toString('utf8')));
       opener.stderr.on('data', (c: Buffer) => (gdbOut += c.toString('utf8')));

@@ -19,7 +19,10 @@ afterAll(() => work.cleanup());
 const lineOf = (source: string, marker: string) => source.split('\n').findIndex((line) => line.includes(marker)) + 1;
 
 async function call(dir: string, tool: string, input: unknown): Promise<ResponseEnvelope> {
-  const r = await runCli(['call', tool, '--plugins', '.', '--home', path.join(dir, '.home'), '--input', JSON.stringify(input), '--compact'], dir);
+  const r = await runCli(
+    ['call', tool, '--plugins', '.', '--home', path.join(dir, '.home'), '--input', JSON.stringify(input), '--compact'],
+    dir,
+  );
   return ResponseEnvelopeSchema.parse(JSON.parse(r.stdout));
 }
 
@@ -72,13 +75,19 @@ describe('an AssemblyScript pack that aborts', () => {
   it.each([
     ['an assertion', 'A', 'no A allowed', 'ASSERT'],
     ['a throw', 'C', 'no C either', 'THROW'],
-  ])('the trap of %s names assembly/index.ts and its line, in the message and in details.source', async (_, sequence, text, marker) => {
-    const line = lineOf(AS_SOURCE, marker);
-    const r = await call(dir, 'panic.as', { sequence });
-    expect(r.status).toBe('terminal_error');
-    expect(r.error).toMatchObject({ code: 'S-TOOL-TRAP', details: { export: 'execute', source: { file: 'assembly/index.ts', line } } });
-    expect(r.error!.message).toMatch(new RegExp(`^The tool trapped in execute: unreachable \\(${text} at assembly/index\\.ts:${line}:\\d+\\)\\.$`));
-  }, 60_000);
+  ])(
+    'the trap of %s names assembly/index.ts and its line, in the message and in details.source',
+    async (_, sequence, text, marker) => {
+      const line = lineOf(AS_SOURCE, marker);
+      const r = await call(dir, 'panic.as', { sequence });
+      expect(r.status).toBe('terminal_error');
+      expect(r.error).toMatchObject({ code: 'S-TOOL-TRAP', details: { export: 'execute', source: { file: 'assembly/index.ts', line } } });
+      expect(r.error!.message).toMatch(
+        new RegExp(`^The tool trapped in execute: unreachable \\(${text} at assembly/index\\.ts:${line}:\\d+\\)\\.$`),
+      );
+    },
+    60_000,
+  );
 
   it('an index out of range names the standard library line, and with "debug": true the author function that called it', async () => {
     const plain = await call(dir, 'panic.as', { sequence: 'G' });
@@ -88,7 +97,12 @@ describe('an AssemblyScript pack that aborts', () => {
     expect((await runCli(['build'], dir)).code).toBe(0);
     const named = await call(dir, 'panic.as', { sequence: 'G' });
     expect(named.error!.message).toMatch(/\(Index out of range at ~lib\/array\.ts:\d+:\d+, called from assembly\/index\/handle\)\.$/);
-    expect(named.error).toMatchObject({ details: { called_from: 'assembly/index/handle', frames: expect.arrayContaining([expect.stringMatching(/^assembly\/index\/handle \(wasm-function\[\d+\]\)$/)]) } });
+    expect(named.error).toMatchObject({
+      details: {
+        called_from: 'assembly/index/handle',
+        frames: expect.arrayContaining([expect.stringMatching(/^assembly\/index\/handle \(wasm-function\[\d+\]\)$/)]),
+      },
+    });
   }, 120_000);
 });
 
@@ -120,7 +134,11 @@ describe('an Extism plugin that traps', () => {
   let host: Host;
   beforeAll(async () => {
     plugins = await pluginsDir([
-      { id: 'x.named', module: await wat2wasm(source, 'named.wat', { names: true }), manifest: { abi: 'extism/v1', entrypoint: 'run', limits } },
+      {
+        id: 'x.named',
+        module: await wat2wasm(source, 'named.wat', { names: true }),
+        manifest: { abi: 'extism/v1', entrypoint: 'run', limits },
+      },
       { id: 'x.unnamed', module: await wat2wasm(source, 'unnamed.wat'), manifest: { abi: 'extism/v1', entrypoint: 'run', limits } },
       { id: 'x.direct', module: await wat2wasm(direct, 'direct.wat'), manifest: { abi: 'extism/v1', entrypoint: 'run', limits } },
     ]);
@@ -142,7 +160,13 @@ describe('an Extism plugin that traps', () => {
   }, 60_000);
 
   it('without a name section the function is its index, and an exported one goes by its export name', async () => {
-    expect(await trap('x.unnamed')).toMatchObject({ message: 'The tool trapped in run: unreachable, at wasm-function[9].', details: { export: 'run', wasm_function: 9 } });
-    expect(await trap('x.direct')).toMatchObject({ message: 'The tool trapped in run: unreachable, at run (wasm-function[9]).', details: { export: 'run', function: 'run' } });
+    expect(await trap('x.unnamed')).toMatchObject({
+      message: 'The tool trapped in run: unreachable, at wasm-function[9].',
+      details: { export: 'run', wasm_function: 9 },
+    });
+    expect(await trap('x.direct')).toMatchObject({
+      message: 'The tool trapped in run: unreachable, at run (wasm-function[9]).',
+      details: { export: 'run', function: 'run' },
+    });
   }, 60_000);
 });

@@ -23,7 +23,17 @@ const write = (data: string, final = false) => ({ name: 'artifact.write', args: 
 
 beforeAll(async () => {
   const script = await compileGuest('script.ts');
-  const p = await pluginsDir([{ id: 'v.writer', module: script, manifest: { limits, capabilities: { abiVersion: 1, allow: ['artifact.write'] }, declaredOutputs: [{ role: 'report', type: 'text', label: 'a report' }] } }]);
+  const p = await pluginsDir([
+    {
+      id: 'v.writer',
+      module: script,
+      manifest: {
+        limits,
+        capabilities: { abiVersion: 1, allow: ['artifact.write'] },
+        declaredOutputs: [{ role: 'report', type: 'text', label: 'a report' }],
+      },
+    },
+  ]);
   dirs.push(p);
   plugins = p.dir;
 }, 180_000);
@@ -40,7 +50,12 @@ async function recorded(): Promise<{ home: string; run: RunRecord }> {
     expect(run.outputs).toHaveLength(1);
     const report = await verifyRun(hostStore(host), run.run_id);
     expect(report.match).toBe(true);
-    expect(report.checks.map((c) => [c.check, c.ok])).toEqual(expect.arrayContaining([['stored outputs read back as recorded', true], ['same output artifacts', true]]));
+    expect(report.checks.map((c) => [c.check, c.ok])).toEqual(
+      expect.arrayContaining([
+        ['stored outputs read back as recorded', true],
+        ['same output artifacts', true],
+      ]),
+    );
     return { home: t.dir, run };
   } finally {
     await host.close();
@@ -60,13 +75,25 @@ describe('helix verify with damaged outputs', () => {
 
     const byCli = await helixVerify(run.run_id, home);
     expect(byCli.code).toBe(1);
-    expect(byCli.report).toMatchObject({ match: false, first_difference: { where: `output report (${output.artifact_id})`, expected: output.sha256, actual: 'D-DATA-CHECKSUM' } });
-    expect(byCli.report.checks).toContainEqual(expect.objectContaining({ check: 'stored outputs read back as recorded', ok: false, detail: expect.stringMatching(/does not match its hash/) }));
+    expect(byCli.report).toMatchObject({
+      match: false,
+      first_difference: { where: `output report (${output.artifact_id})`, expected: output.sha256, actual: 'D-DATA-CHECKSUM' },
+    });
+    expect(byCli.report.checks).toContainEqual(
+      expect.objectContaining({
+        check: 'stored outputs read back as recorded',
+        ok: false,
+        detail: expect.stringMatching(/does not match its hash/),
+      }),
+    );
 
     const host = await createHost({ pluginsDir: plugins, home });
     try {
       expect((await verifyRun(hostStore(host), run.run_id)).match).toBe(false);
-      expect(await host.call({ tool_id: 'helix.run_verify', input: { run_id: run.run_id } })).toMatchObject({ status: 'success', output: { match: false } });
+      expect(await host.call({ tool_id: 'helix.run_verify', input: { run_id: run.run_id } })).toMatchObject({
+        status: 'success',
+        output: { match: false },
+      });
       expect(await host.call({ tool_id: 'v.writer', input: { calls: [write('again\n', true)] } })).toMatchObject({ status: 'success' });
     } finally {
       await host.close();
@@ -88,6 +115,9 @@ describe('helix verify with damaged outputs', () => {
     const byCli = await helixVerify(run.run_id, home);
     expect(byCli.code).toBe(1);
     expect(byCli.report.checks).toContainEqual({ check: 'stored outputs read back as recorded', ok: true });
-    expect(byCli.report).toMatchObject({ match: false, first_difference: { where: 'output report', expected: expect.not.stringMatching(output.sha256), actual: output.sha256 } });
+    expect(byCli.report).toMatchObject({
+      match: false,
+      first_difference: { where: 'output report', expected: expect.not.stringMatching(output.sha256), actual: output.sha256 },
+    });
   }, 300_000);
 });

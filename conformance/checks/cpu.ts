@@ -90,7 +90,12 @@ const SIMD_UNIT = LOOP_UNIT + 4;
 const ARTIFACT_INPUT = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   type: 'object',
-  properties: { data: { type: 'string', 'x-helix-artifact': true }, extra: { type: 'string', 'x-helix-artifact': true }, pad: { type: 'string' }, n: { type: 'integer' } },
+  properties: {
+    data: { type: 'string', 'x-helix-artifact': true },
+    extra: { type: 'string', 'x-helix-artifact': true },
+    pad: { type: 'string' },
+    n: { type: 'integer' },
+  },
 };
 
 const BASE = 1_000_000;
@@ -116,8 +121,16 @@ export const cpuChecks: readonly Check[] = [
     expected: `terminal_error S-TOOL-FUEL-EXHAUSTED, with metrics.fuel_used at least the budget (${FUEL}) and the same for the same call`,
     packs: (engine) => [
       engine === 'extism'
-        ? { id: 'cpu.spin', module: extismWat('(loop $l (br $l)) (i32.const 0)'), manifest: { abi: 'extism/v1', entrypoint: 'run', timeoutMs: 60_000, limits: { ...DEFAULT_LIMITS, fuel: FUEL } } }
-        : { id: 'cpu.spin', module: `(module ${abiPrelude()} (func (export "execute") (param i32 i32) (result i64) (loop $l (br $l)) (i64.const 0)))`, manifest: { timeoutMs: 60_000, limits: { ...DEFAULT_LIMITS, fuel: FUEL } } },
+        ? {
+            id: 'cpu.spin',
+            module: extismWat('(loop $l (br $l)) (i32.const 0)'),
+            manifest: { abi: 'extism/v1', entrypoint: 'run', timeoutMs: 60_000, limits: { ...DEFAULT_LIMITS, fuel: FUEL } },
+          }
+        : {
+            id: 'cpu.spin',
+            module: `(module ${abiPrelude()} (func (export "execute") (param i32 i32) (result i64) (loop $l (br $l)) (i64.const 0)))`,
+            manifest: { timeoutMs: 60_000, limits: { ...DEFAULT_LIMITS, fuel: FUEL } },
+          },
     ],
     async run(ctx) {
       const first = await ctx.call('cpu.spin', { n: 1 });
@@ -125,7 +138,10 @@ export const cpuChecks: readonly Check[] = [
       expect(first.metrics.fuel_used >= FUEL, `fuel_used ${first.metrics.fuel_used} is below the budget ${FUEL}`);
       const second = await ctx.call('cpu.spin', { n: 2 });
       expectOutcome(second, 'terminal_error', 'S-TOOL-FUEL-EXHAUSTED');
-      expect(second.metrics.fuel_used === first.metrics.fuel_used, `fuel_used differs between identical loops: ${first.metrics.fuel_used} and ${second.metrics.fuel_used}`);
+      expect(
+        second.metrics.fuel_used === first.metrics.fuel_used,
+        `fuel_used differs between identical loops: ${first.metrics.fuel_used} and ${second.metrics.fuel_used}`,
+      );
       ctx.observe('fuel_used', first.metrics.fuel_used);
     },
   },
@@ -149,9 +165,17 @@ export const cpuChecks: readonly Check[] = [
       expectExhausted(small, 40_000);
       const deep = await ctx.call('cpu.recurse_deep', { n: 1 });
       expect(deep.status === 'terminal_error', `deep recursion ended ${deep.status}, not terminal_error`);
-      expect(deep.error?.code === 'S-TOOL-STACK-OVERFLOW' || deep.error?.code === 'S-TOOL-FUEL-EXHAUSTED', `deep recursion ended ${deep.error?.code}: ${deep.error?.message}`);
+      expect(
+        deep.error?.code === 'S-TOOL-STACK-OVERFLOW' || deep.error?.code === 'S-TOOL-FUEL-EXHAUSTED',
+        `deep recursion ended ${deep.error?.code}: ${deep.error?.message}`,
+      );
       ctx.observe('small_budget', { code: small.error?.code, fuel_used: small.metrics.fuel_used });
-      ctx.observe('large_budget', { code: deep.error?.code, message: deep.error?.message, phase: details(deep).phase, fuel_used: deep.metrics.fuel_used });
+      ctx.observe('large_budget', {
+        code: deep.error?.code,
+        message: deep.error?.message,
+        phase: details(deep).phase,
+        fuel_used: deep.metrics.fuel_used,
+      });
     },
   },
   {
@@ -248,7 +272,8 @@ export const cpuChecks: readonly Check[] = [
   },
   {
     id: 'cpu.table-and-init-costs',
-    title: 'table.grow and table.fill cost one unit per element and memory.init one per 64 bytes; a table.grow of two billion elements runs out of fuel first',
+    title:
+      'table.grow and table.fill cost one unit per element and memory.init one per 64 bytes; a table.grow of two billion elements runs out of fuel first',
     category: 'cpu',
     abi: ['ABI-FUEL-003'],
     engines: ['helix', 'extism'],
@@ -331,7 +356,8 @@ export const cpuChecks: readonly Check[] = [
   },
   {
     id: 'cpu.atomic-wait',
-    title: 'memory.atomic.wait32 on shared memory with no timeout, which fuel cannot interrupt, is ended by the deadline (or refused at load)',
+    title:
+      'memory.atomic.wait32 on shared memory with no timeout, which fuel cannot interrupt, is ended by the deadline (or refused at load)',
     category: 'cpu',
     abi: ['ABI-DEADLINE-001'],
     engines: ['helix', 'extism'],
@@ -407,7 +433,10 @@ export const cpuChecks: readonly Check[] = [
       const lowered = await timed(2, { timeout_ms: 150 }, 150);
       expect(details(lowered).timeout_ms === 150, `a request timeout_ms of 150 ran under ${String(details(lowered).timeout_ms)}`);
       const raised = await timed(3, { timeout_ms: 60_000 }, 400);
-      expect(details(raised).timeout_ms === 400, `a request timeout_ms of 60,000 raised the deadline to ${String(details(raised).timeout_ms)}`);
+      expect(
+        details(raised).timeout_ms === 400,
+        `a request timeout_ms of 60,000 raised the deadline to ${String(details(raised).timeout_ms)}`,
+      );
       await timed(4, { deadline_unix_ms: Date.now() + 300 }, 300);
     },
   },
@@ -443,7 +472,8 @@ export const cpuChecks: readonly Check[] = [
     category: 'cpu',
     abi: ['ABI-FUEL-001'],
     engines: ['helix', 'extism'],
-    expected: 'the endless loop ends S-TOOL-FUEL-EXHAUSTED with details.fuel_limit 3,000,000 (the policy ceilings.fuel), not the manifest 1,000,000,000,000',
+    expected:
+      'the endless loop ends S-TOOL-FUEL-EXHAUSTED with details.fuel_limit 3,000,000 (the policy ceilings.fuel), not the manifest 1,000,000,000,000',
     policy: (_engine, env) => ({ ...checkDefaultPolicy(env), ceilings: { fuel: 3_000_000 } }),
     packs: (engine) => [pack(engine, 'cpu.greedy', SPIN, { limits: { fuel: 1_000_000_000_000 } })],
     async run(ctx) {
@@ -460,7 +490,11 @@ export const cpuChecks: readonly Check[] = [
     engines: ['helix', 'extism'],
     expected: `an endless loop with limits.fuel ${BASE} and perInputMiB.fuel ${RATE} runs out at ${BASE} without artifacts (and with 60 KB of inline params), ${BASE + RATE} with 1 MiB, ${BASE + 3 * RATE} with 3 MiB, ${BASE + 4 * RATE} with both referenced, and base + rate x 8 x stored size of a gzip artifact, rounded up`,
     packs: (engine) => [
-      pack(engine, 'cpu.scaled', SPIN, { limits: { fuel: BASE, perInputMiB: { fuel: RATE } }, inputSchema: ARTIFACT_INPUT, timeoutMs: 60_000 }),
+      pack(engine, 'cpu.scaled', SPIN, {
+        limits: { fuel: BASE, perInputMiB: { fuel: RATE } },
+        inputSchema: ARTIFACT_INPUT,
+        timeoutMs: 60_000,
+      }),
     ],
     async run(ctx) {
       const a = await importArtifacts(ctx);
@@ -493,7 +527,9 @@ export const cpuChecks: readonly Check[] = [
     expected:
       'terminal_error A-AUTH-BUDGET-CEILING, run_id null, no run in the store, fuel_used 0; details figure fuel, input_bytes 3 MiB, needed 7,000,000, ceiling 5,000,000 (ceilings.fuel 2,000,000 + 1,000,000 per MiB), policy_field ceilings.perInputMiB.fuel; the same tool without data runs',
     policy: (_engine, env) => ({ ...checkDefaultPolicy(env), ceilings: { fuel: 2_000_000, perInputMiB: { fuel: 1_000_000 } } }),
-    packs: (engine) => [pack(engine, 'cpu.needy', '', { limits: { fuel: BASE, perInputMiB: { fuel: RATE } }, inputSchema: ARTIFACT_INPUT })],
+    packs: (engine) => [
+      pack(engine, 'cpu.needy', '', { limits: { fuel: BASE, perInputMiB: { fuel: RATE } }, inputSchema: ARTIFACT_INPUT }),
+    ],
     async run(ctx) {
       const host = await ctx.host();
       const three = (await host.artifacts.importInline(Buffer.alloc(3 * MIB, 0x43))).id;
@@ -503,10 +539,24 @@ export const cpuChecks: readonly Check[] = [
       ctx.observe('refusal', { message: r.error?.message, details: d, hint: r.error?.hint });
       expect(r.run_id === null, `the refused call has run id ${String(r.run_id)}`);
       expect(r.metrics.fuel_used === 0, `the refused call used ${r.metrics.fuel_used} fuel`);
-      const want: Record<string, unknown> = { figure: 'fuel', input_bytes: 3 * MIB, needed: 7_000_000, base: BASE, per_input_mib: RATE, ceiling: 5_000_000, ceiling_base: 2_000_000, ceiling_per_input_mib: 1_000_000, policy_field: 'ceilings.perInputMiB.fuel' };
-      for (const [k, v] of Object.entries(want)) expect(JSON.stringify(d[k]) === JSON.stringify(v), `details.${k} is ${JSON.stringify(d[k])}, not ${JSON.stringify(v)}`);
+      const want: Record<string, unknown> = {
+        figure: 'fuel',
+        input_bytes: 3 * MIB,
+        needed: 7_000_000,
+        base: BASE,
+        per_input_mib: RATE,
+        ceiling: 5_000_000,
+        ceiling_base: 2_000_000,
+        ceiling_per_input_mib: 1_000_000,
+        policy_field: 'ceilings.perInputMiB.fuel',
+      };
+      for (const [k, v] of Object.entries(want))
+        expect(JSON.stringify(d[k]) === JSON.stringify(v), `details.${k} is ${JSON.stringify(d[k])}, not ${JSON.stringify(v)}`);
       expect(typeof d.policy === 'string' && d.policy !== '', 'details.policy does not name the policy');
-      expect(/7,000,000/.test(r.error!.message) && /5,000,000/.test(r.error!.message), `the message does not state the figure and the ceiling: ${r.error!.message}`);
+      expect(
+        /7,000,000/.test(r.error!.message) && /5,000,000/.test(r.error!.message),
+        `the message does not state the figure and the ceiling: ${r.error!.message}`,
+      );
       const runs = host.runs.list({ toolId: 'cpu.needy' });
       expect(runs.length === 0, `the refused call left ${runs.length} run(s) in the store`);
       expectSuccess(await ctx.call('cpu.needy', { n: 1 }));
@@ -521,7 +571,13 @@ export const cpuChecks: readonly Check[] = [
     engines: ['helix'],
     expected:
       'an endless loop with timeoutMs 200 and perInputMiB.timeoutMs 900 ends R-TIMEOUT-001 with details.timeout_ms 1,100 on 1 MiB, 700 when the request asks 700, 1,100 when it asks 60,000; `helix tools --json` (child process) lists the tool with limits.perInputMiB {timeoutMs: 900} and a built-in with perInputMiB null',
-    packs: (engine) => [pack(engine, 'cpu.slow', SPIN, { timeoutMs: 200, limits: { fuel: 1e10, perInputMiB: { timeoutMs: 900 } }, inputSchema: ARTIFACT_INPUT })],
+    packs: (engine) => [
+      pack(engine, 'cpu.slow', SPIN, {
+        timeoutMs: 200,
+        limits: { fuel: 1e10, perInputMiB: { timeoutMs: 900 } },
+        inputSchema: ARTIFACT_INPUT,
+      }),
+    ],
     async run(ctx) {
       const host = await ctx.host();
       const one = (await host.artifacts.importInline(Buffer.alloc(MIB, 0x41))).id;
@@ -529,23 +585,41 @@ export const cpuChecks: readonly Check[] = [
       expectOutcome(grown, 'retryable_error', 'R-TIMEOUT-001');
       const lowered = await ctx.call('cpu.slow', { data: one }, { request: { constraints: { timeout_ms: 700 } } });
       const raised = await ctx.call('cpu.slow', { data: one }, { request: { constraints: { timeout_ms: 60_000 } } });
-      ctx.observe('timeout_ms', { grown: details(grown).timeout_ms, lowered: details(lowered).timeout_ms, raised: details(raised).timeout_ms });
+      ctx.observe('timeout_ms', {
+        grown: details(grown).timeout_ms,
+        lowered: details(lowered).timeout_ms,
+        raised: details(raised).timeout_ms,
+      });
       expect(details(grown).timeout_ms === 1100, `on 1 MiB the deadline was ${String(details(grown).timeout_ms)}, not 200 + 900`);
       expect(details(lowered).timeout_ms === 700, `the request's 700 ms gave ${String(details(lowered).timeout_ms)}`);
-      expect(details(raised).timeout_ms === 1100, `the request's 60,000 ms gave ${String(details(raised).timeout_ms)}, above the grown 1,100`);
-      const cli = await runCli(ctx, ['tools', '--json', '--plugins', await ctx.pluginsDir(), '--policy', path.join(ctx.env.dir, 'policy.yaml')], path.join(ctx.env.dir, 'cli-home'));
+      expect(
+        details(raised).timeout_ms === 1100,
+        `the request's 60,000 ms gave ${String(details(raised).timeout_ms)}, above the grown 1,100`,
+      );
+      const cli = await runCli(
+        ctx,
+        ['tools', '--json', '--plugins', await ctx.pluginsDir(), '--policy', path.join(ctx.env.dir, 'policy.yaml')],
+        path.join(ctx.env.dir, 'cli-home'),
+      );
       expect(cli.code === 0, `helix tools --json exited ${cli.code}: ${cli.stderr.slice(-500)}`);
       const rows = JSON.parse(cli.stdout) as Array<{ id: string; limits?: Record<string, unknown> }>;
       const slow = rows.find((t) => t.id === 'cpu.slow');
       const builtin = rows.find((t) => t.id === 'helix.artifact_list');
       ctx.observe('tools_json', { 'cpu.slow': slow?.limits, 'helix.artifact_list': builtin?.limits });
-      expect(JSON.stringify(slow?.limits?.perInputMiB) === JSON.stringify({ timeoutMs: 900 }), `helix tools --json shows perInputMiB ${JSON.stringify(slow?.limits?.perInputMiB)}`);
-      expect(builtin !== undefined && builtin.limits?.perInputMiB === null, `a built-in shows perInputMiB ${JSON.stringify(builtin?.limits?.perInputMiB)}, not null`);
+      expect(
+        JSON.stringify(slow?.limits?.perInputMiB) === JSON.stringify({ timeoutMs: 900 }),
+        `helix tools --json shows perInputMiB ${JSON.stringify(slow?.limits?.perInputMiB)}`,
+      );
+      expect(
+        builtin !== undefined && builtin.limits?.perInputMiB === null,
+        `a built-in shows perInputMiB ${JSON.stringify(builtin?.limits?.perInputMiB)}, not null`,
+      );
     },
   },
   {
     id: 'cpu.input-output-bounds',
-    title: 'Input past the smaller of the manifest and policy bound is refused before dispatch; output past maxOutputBytes before it is decoded',
+    title:
+      'Input past the smaller of the manifest and policy bound is refused before dispatch; output past maxOutputBytes before it is decoded',
     category: 'cpu',
     abi: ['ABI-LIMIT-001'],
     engines: ['helix', 'extism'],
@@ -555,7 +629,11 @@ export const cpuChecks: readonly Check[] = [
     packs: (engine) => {
       const big =
         engine === 'extism'
-          ? { id: 'cpu.big_output', module: extismWat('(call $output_set (call $alloc (i64.const 100000)) (i64.const 100000)) (i32.const 0)'), manifest: { abi: 'extism/v1', entrypoint: 'run', limits: { ...DEFAULT_LIMITS, maxInputBytes: 1024 } } }
+          ? {
+              id: 'cpu.big_output',
+              module: extismWat('(call $output_set (call $alloc (i64.const 100000)) (i64.const 100000)) (i32.const 0)'),
+              manifest: { abi: 'extism/v1', entrypoint: 'run', limits: { ...DEFAULT_LIMITS, maxInputBytes: 1024 } },
+            }
           : {
               id: 'cpu.big_output',
               module: `(module ${abiPrelude({ pages: 4 })} (func (export "execute") (param i32 i32) (result i64) (i64.or (i64.shl (i64.const 65536) (i64.const 32)) (i64.const 100000))))`,
@@ -566,7 +644,10 @@ export const cpuChecks: readonly Check[] = [
     async run(ctx) {
       const over = await ctx.call('cpu.small_input', { pad: 'x'.repeat(1500) });
       expectOutcome(over, 'invalid_request', 'I-REQ-INPUT-SIZE');
-      expect(over.run_id === null && over.metrics.fuel_used === 0, `the refused input ran: run ${String(over.run_id)}, fuel ${over.metrics.fuel_used}`);
+      expect(
+        over.run_id === null && over.metrics.fuel_used === 0,
+        `the refused input ran: run ${String(over.run_id)}, fuel ${over.metrics.fuel_used}`,
+      );
       ctx.observe('over', { message: over.error?.message, details: over.error?.details });
       expectSuccess(await ctx.call('cpu.small_input', { pad: 'x'.repeat(600) }));
       const out = await ctx.call('cpu.big_output', { n: 1 });

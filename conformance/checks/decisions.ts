@@ -36,14 +36,22 @@ const PHASES = ['start', 'alloc', 'execute', 'dealloc'] as const;
 export const decisionChecks: readonly Check[] = [
   {
     id: 'decisions.catch-call-ceiling',
-    title: 'A guest that catches the call ceiling and calls 100,000 times more ends at the ceiling, with nothing after it served, journaled or audited',
+    title:
+      'A guest that catches the call ceiling and calls 100,000 times more ends at the ceiling, with nothing after it served, journaled or audited',
     category: 'decisions',
     abi: ['ABI-FINAL-001', 'ABI-FINAL-002', 'ABI-FINAL-006', 'ABI-CAP-003'],
     engines: BOTH,
-    expected: 'retryable_error R-CAP-CALL-LIMIT with details.max_capability_calls N (20 helix, 10 extism); the journal holds N ok entries and one abort, the audit N + 1 capability records (one aborted); the run is recorded failed with R-CAP-CALL-LIMIT; the store grows by less than 1 MiB; fuel_used is below the budget',
+    expected:
+      'retryable_error R-CAP-CALL-LIMIT with details.max_capability_calls N (20 helix, 10 extism); the journal holds N ok entries and one abort, the audit N + 1 capability records (one aborted); the run is recorded failed with R-CAP-CALL-LIMIT; the store grows by less than 1 MiB; fuel_used is below the budget',
     packs: (engine) => {
       const ceiling = engine === 'extism' ? 10 : 20;
-      return [ioPack(engine, 'd.storm', engine === 'extism' ? stormPlugin(100_000) : stormGuest(100_000), { timeoutMs: 60_000, capabilities: CLOCK, limits: { ...IO_LIMITS, fuel: 10_000_000_000, maxCapabilityCalls: ceiling } })];
+      return [
+        ioPack(engine, 'd.storm', engine === 'extism' ? stormPlugin(100_000) : stormGuest(100_000), {
+          timeoutMs: 60_000,
+          capabilities: CLOCK,
+          limits: { ...IO_LIMITS, fuel: 10_000_000_000, maxCapabilityCalls: ceiling },
+        }),
+      ];
     },
     async run(ctx) {
       const ceiling = ctx.engine === 'extism' ? 10 : 20;
@@ -55,9 +63,15 @@ export const decisionChecks: readonly Check[] = [
       expectDetails(r, { max_capability_calls: ceiling });
       const journal = await journalOf(ctx, r);
       expect(journal.length === ceiling + 1, `the journal holds ${journal.length} entries, not ${ceiling + 1}`);
-      expect(journal.slice(0, ceiling).every((e) => e.outcome === 'ok') && journal[ceiling]!.outcome === 'abort', `journal outcomes ${journal.map((e) => e.outcome).join(',')}`);
+      expect(
+        journal.slice(0, ceiling).every((e) => e.outcome === 'ok') && journal[ceiling]!.outcome === 'abort',
+        `journal outcomes ${journal.map((e) => e.outcome).join(',')}`,
+      );
       const audit = await capabilityAuditOf(ctx, r);
-      expect(audit.length === ceiling + 1 && audit.filter((a) => a.decision === 'aborted').length === 1, `the audit holds ${audit.length} records (${audit.map((a) => a.decision).join(',')})`);
+      expect(
+        audit.length === ceiling + 1 && audit.filter((a) => a.decision === 'aborted').length === 1,
+        `the audit holds ${audit.length} records (${audit.map((a) => a.decision).join(',')})`,
+      );
       const run = await runOf(ctx, r);
       const recorded = (run?.result as { error?: { code?: string } } | null | undefined)?.error?.code;
       expect(run?.status === 'failed' && recorded === 'R-CAP-CALL-LIMIT', `the run is recorded ${run?.status} ${recorded}`);
@@ -71,11 +85,13 @@ export const decisionChecks: readonly Check[] = [
   },
   {
     id: 'decisions.ceiling-then-trap-or-spin',
-    title: 'After catching the call ceiling, a guest that traps, spins, or spins inside try/catch_all still ends with the ceiling, at the fuel it had used',
+    title:
+      'After catching the call ceiling, a guest that traps, spins, or spins inside try/catch_all still ends with the ceiling, at the fuel it had used',
     category: 'decisions',
     abi: ['ABI-FINAL-001', 'ABI-FINAL-004', 'ABI-FINAL-006'],
     engines: BOTH,
-    expected: 'R-CAP-CALL-LIMIT (max_capability_calls 5) for each, no panic detail (helix_panic is not called after a decision), 6 journal entries, fuel_used below 1,000,000 of a 10^15 budget, each within 5 s',
+    expected:
+      'R-CAP-CALL-LIMIT (max_capability_calls 5) for each, no panic detail (helix_panic is not called after a decision), 6 journal entries, fuel_used below 1,000,000 of a 10^15 budget, each within 5 s',
     packs: (engine) => {
       const manifest = { timeoutMs: 20_000, capabilities: CLOCK, limits: { ...IO_LIMITS, fuel: 1e15, maxCapabilityCalls: 5 } };
       if (engine === 'extism') {
@@ -113,11 +129,19 @@ export const decisionChecks: readonly Check[] = [
     category: 'decisions',
     abi: ['ABI-FINAL-001', 'ABI-FINAL-006', 'ABI-CALL-004'],
     engines: BOTH,
-    expected: 'terminal_error S-TOOL-BAD-POINTER naming the import (capability_call with ptr 0x7ffffff0, len 64; helix_capability_call for an offset naming no block); nothing journaled',
-    packs: (engine) => [ioPack(engine, 'd.bad_pointer', engine === 'extism' ? BAD_OFFSET_PLUGIN : BAD_POINTER_CAUGHT, { capabilities: CLOCK })],
+    expected:
+      'terminal_error S-TOOL-BAD-POINTER naming the import (capability_call with ptr 0x7ffffff0, len 64; helix_capability_call for an offset naming no block); nothing journaled',
+    packs: (engine) => [
+      ioPack(engine, 'd.bad_pointer', engine === 'extism' ? BAD_OFFSET_PLUGIN : BAD_POINTER_CAUGHT, { capabilities: CLOCK }),
+    ],
     async run(ctx) {
       const r = await ctx.call('d.bad_pointer', {});
-      await expectGuestFault(ctx, r, 'S-TOOL-BAD-POINTER', ctx.engine === 'extism' ? { import: 'helix_capability_call' } : { import: 'capability_call', ptr: 0x7ffffff0, len: 64 });
+      await expectGuestFault(
+        ctx,
+        r,
+        'S-TOOL-BAD-POINTER',
+        ctx.engine === 'extism' ? { import: 'helix_capability_call' } : { import: 'capability_call', ptr: 0x7ffffff0, len: 64 },
+      );
       expect((await journalOf(ctx, r)).length === 0, 'a call with a bad pointer was journaled');
       ctx.observe('error', r.error);
     },
@@ -143,8 +167,12 @@ export const decisionChecks: readonly Check[] = [
     category: 'decisions',
     abi: ['ABI-FINAL-003'],
     engines: ['helix'],
-    expected: 'terminal_error S-TOOL-TRAP with details.phase "alloc" / "dealloc", details.import "capability_call" and no reentrant flag; nothing journaled',
-    packs: (engine) => [ioPack(engine, 'd.alloc_call', callingFrom('alloc'), { capabilities: CLOCK }), ioPack(engine, 'd.dealloc_call', callingFrom('dealloc'), { capabilities: CLOCK })],
+    expected:
+      'terminal_error S-TOOL-TRAP with details.phase "alloc" / "dealloc", details.import "capability_call" and no reentrant flag; nothing journaled',
+    packs: (engine) => [
+      ioPack(engine, 'd.alloc_call', callingFrom('alloc'), { capabilities: CLOCK }),
+      ioPack(engine, 'd.dealloc_call', callingFrom('dealloc'), { capabilities: CLOCK }),
+    ],
     async run(ctx) {
       for (const where of ['alloc', 'dealloc'] as const) {
         const r = await ctx.call(`d.${where}_call`, {});
@@ -161,7 +189,8 @@ export const decisionChecks: readonly Check[] = [
     category: 'decisions',
     abi: ['ABI-FINAL-003', 'ABI-FINAL-002'],
     engines: ['helix'],
-    expected: 'terminal_error S-TOOL-TRAP with details.phase "alloc" and details.reentrant true; the journal and the audit hold only the outer call',
+    expected:
+      'terminal_error S-TOOL-TRAP with details.phase "alloc" and details.reentrant true; the journal and the audit hold only the outer call',
     packs: (engine) => [ioPack(engine, 'd.reentrant', REENTRANT_ALLOC, { capabilities: CLOCK })],
     async run(ctx) {
       const r = await ctx.call('d.reentrant', {});
@@ -177,8 +206,12 @@ export const decisionChecks: readonly Check[] = [
     category: 'decisions',
     abi: ['ABI-FINAL-004', 'ABI-FINAL-001', 'ABI-CALL-004'],
     engines: ['helix'],
-    expected: 'S-TOOL-BAD-POINTER with details.export "alloc" and ptr 0x7ffffff0; S-TOOL-TRAP with details.phase "alloc" and uncaught_exception true',
-    packs: (engine) => [ioPack(engine, 'd.answer_bad_pointer', ANSWER_BAD_POINTER, { capabilities: CLOCK }), ioPack(engine, 'd.answer_throw', ANSWER_THROW, { capabilities: CLOCK })],
+    expected:
+      'S-TOOL-BAD-POINTER with details.export "alloc" and ptr 0x7ffffff0; S-TOOL-TRAP with details.phase "alloc" and uncaught_exception true',
+    packs: (engine) => [
+      ioPack(engine, 'd.answer_bad_pointer', ANSWER_BAD_POINTER, { capabilities: CLOCK }),
+      ioPack(engine, 'd.answer_throw', ANSWER_THROW, { capabilities: CLOCK }),
+    ],
     async run(ctx) {
       const bad = await ctx.call('d.answer_bad_pointer', {});
       await expectGuestFault(ctx, bad, 'S-TOOL-BAD-POINTER', { export: 'alloc', ptr: 0x7ffffff0 });
@@ -192,7 +225,8 @@ export const decisionChecks: readonly Check[] = [
     category: 'decisions',
     abi: ['ABI-FINAL-003'],
     engines: ['helix'],
-    expected: 'terminal_error S-TOOL-TRAP with details.phase "execute" and details.panic "panicked on purpose"; the journal holds only the call made before the trap',
+    expected:
+      'terminal_error S-TOOL-TRAP with details.phase "execute" and details.panic "panicked on purpose"; the journal holds only the call made before the trap',
     packs: (engine) => [ioPack(engine, 'd.panic_call', stormGuest(1, '(unreachable)', PANIC_WITH_CALL), { capabilities: CLOCK })],
     async run(ctx) {
       const r = await ctx.call('d.panic_call', {});
@@ -204,11 +238,13 @@ export const decisionChecks: readonly Check[] = [
   },
   {
     id: 'decisions.uncaught-own-exception',
-    title: "An exception the guest throws with its own tag, caught by nothing, is a terminal S-TOOL-TRAP naming the phase, never a lost worker",
+    title:
+      'An exception the guest throws with its own tag, caught by nothing, is a terminal S-TOOL-TRAP naming the phase, never a lost worker',
     category: 'decisions',
     abi: ['ABI-FINAL-005', 'ABI-FINAL-006', 'ABI-TRAP-001'],
     engines: BOTH,
-    expected: 'terminal_error S-TOOL-TRAP with details.uncaught_exception true, details.trap "uncaught WebAssembly exception" and details.phase start / alloc / execute / dealloc (helix/v1), "execute" for an extism/v1 start or entry function; the message says nothing caught it',
+    expected:
+      'terminal_error S-TOOL-TRAP with details.uncaught_exception true, details.trap "uncaught WebAssembly exception" and details.phase start / alloc / execute / dealloc (helix/v1), "execute" for an extism/v1 start or entry function; the message says nothing caught it',
     packs: (engine) =>
       engine === 'extism'
         ? [ioPack(engine, 'd.throw_start', throwingPlugin('start')), ioPack(engine, 'd.throw_execute', throwingPlugin('execute'))]
@@ -217,7 +253,11 @@ export const decisionChecks: readonly Check[] = [
       const phases = ctx.engine === 'extism' ? (['start', 'execute'] as const) : PHASES;
       for (const phase of phases) {
         const r = await ctx.call(`d.throw_${phase}`, {});
-        await expectGuestFault(ctx, r, 'S-TOOL-TRAP', { uncaught_exception: true, trap: 'uncaught WebAssembly exception', phase: ctx.engine === 'extism' ? 'execute' : phase });
+        await expectGuestFault(ctx, r, 'S-TOOL-TRAP', {
+          uncaught_exception: true,
+          trap: 'uncaught WebAssembly exception',
+          phase: ctx.engine === 'extism' ? 'execute' : phase,
+        });
         expect(r.error!.message.includes('nothing caught'), `the message does not say nothing caught it: ${r.error!.message}`);
         ctx.observe(phase, r.error!.message);
       }
@@ -229,11 +269,15 @@ export const decisionChecks: readonly Check[] = [
     category: 'decisions',
     abi: ['ABI-FINAL-004', 'ABI-TRAP-001'],
     engines: BOTH,
-    expected: 'S-TOOL-STACK-OVERFLOW for recursion inside try/catch_all (helix/v1); S-TOOL-FUEL-EXHAUSTED with details.fuel_limit 1,000,000 for a spin inside try/catch_all',
+    expected:
+      'S-TOOL-STACK-OVERFLOW for recursion inside try/catch_all (helix/v1); S-TOOL-FUEL-EXHAUSTED with details.fuel_limit 1,000,000 for a spin inside try/catch_all',
     packs: (engine) =>
       engine === 'extism'
         ? [ioPack(engine, 'd.spin', CATCHING_SPIN_PLUGIN, { limits: { ...IO_LIMITS, fuel: 1_000_000 } })]
-        : [ioPack(engine, 'd.recursion', CATCHING_RECURSION), ioPack(engine, 'd.spin', CATCHING_SPIN, { limits: { ...IO_LIMITS, fuel: 1_000_000 } })],
+        : [
+            ioPack(engine, 'd.recursion', CATCHING_RECURSION),
+            ioPack(engine, 'd.spin', CATCHING_SPIN, { limits: { ...IO_LIMITS, fuel: 1_000_000 } }),
+          ],
     async run(ctx) {
       if (ctx.engine === 'helix') await expectGuestFault(ctx, await ctx.call('d.recursion', {}), 'S-TOOL-STACK-OVERFLOW');
       const spin = await ctx.call('d.spin', {});
@@ -247,9 +291,13 @@ export const decisionChecks: readonly Check[] = [
     category: 'decisions',
     abi: ['ABI-FINAL-001', 'ABI-FINAL-004'],
     engines: BOTH,
-    expected: 'retryable_error R-TIMEOUT-001 at a 300 ms deadline with a 10^15 fuel budget, after 250 ms and within 5 s (timed after a warm-up call that starts the workers); the host serves on',
+    expected:
+      'retryable_error R-TIMEOUT-001 at a 300 ms deadline with a 10^15 fuel budget, after 250 ms and within 5 s (timed after a warm-up call that starts the workers); the host serves on',
     packs: (engine) => [
-      ioPack(engine, 'd.slow_spin', engine === 'extism' ? CATCHING_SPIN_PLUGIN : CATCHING_SPIN, { timeoutMs: 300, limits: { ...IO_LIMITS, fuel: 1e15 } }),
+      ioPack(engine, 'd.slow_spin', engine === 'extism' ? CATCHING_SPIN_PLUGIN : CATCHING_SPIN, {
+        timeoutMs: 300,
+        limits: { ...IO_LIMITS, fuel: 1e15 },
+      }),
       ioPack(engine, 'd.warm', engine === 'extism' ? KERNEL_ERROR_CAUGHT : stormGuest(0)),
     ],
     async run(ctx) {
@@ -269,7 +317,8 @@ export const decisionChecks: readonly Check[] = [
     category: 'decisions',
     abi: ['ABI-FINAL-006'],
     engines: ['extism'],
-    expected: "success with {} for a plugin that catches output_set's error on a missing block; R-CAP-CALL-LIMIT for one that then catches the ceiling of 1 and outputs {}",
+    expected:
+      "success with {} for a plugin that catches output_set's error on a missing block; R-CAP-CALL-LIMIT for one that then catches the ceiling of 1 and outputs {}",
     packs: (engine) => [
       ioPack(engine, 'd.kernel_caught', KERNEL_ERROR_CAUGHT),
       ioPack(engine, 'd.two_calls', stormPlugin(2), { capabilities: CLOCK, limits: { ...IO_LIMITS, maxCapabilityCalls: 1 } }),

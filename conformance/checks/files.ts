@@ -14,7 +14,8 @@ import { echoModule } from '../kit/guest-wat.js';
 import { writeToolpack } from '../kit/toolpack.js';
 
 /** Where the kit writes the manifest of a pack with this id and directory. */
-const manifestOf = (plugins: string, dirName: string, id: string): string => path.join(plugins, dirName, `${id.replace(/\./g, '_')}.tool.yaml`);
+const manifestOf = (plugins: string, dirName: string, id: string): string =>
+  path.join(plugins, dirName, `${id.replace(/\./g, '_')}.tool.yaml`);
 
 /** The environment marker in this process's environment (so /proc/self/environ holds it) while the check runs. */
 function markEnvironment(ctx: CheckContext): void {
@@ -23,13 +24,23 @@ function markEnvironment(ctx: CheckContext): void {
 }
 
 /** Starts a host over `plugins` (with `policyFile` or the default policy) expecting a refusal; returns it. */
-async function refusedHost(ctx: CheckContext, plugins: string, policyFile?: string): Promise<{ code: string; message: string; details: Record<string, unknown> }> {
+async function refusedHost(
+  ctx: CheckContext,
+  plugins: string,
+  policyFile?: string,
+): Promise<{ code: string; message: string; details: Record<string, unknown> }> {
   const t0 = performance.now();
   try {
-    const h = await createHost({ pluginsDir: plugins, home: path.join(ctx.env.dir, `home-${path.basename(plugins)}`), warn: () => undefined, ...(policyFile === undefined ? {} : { policyFile }) });
+    const h = await createHost({
+      pluginsDir: plugins,
+      home: path.join(ctx.env.dir, `home-${path.basename(plugins)}`),
+      warn: () => undefined,
+      ...(policyFile === undefined ? {} : { policyFile }),
+    });
     await h.close();
   } catch (e) {
-    if (!isHelixError(e)) throw new CheckFailure(`loading ended in an internal error, not a refusal: ${e instanceof Error ? e.stack : String(e)}`);
+    if (!isHelixError(e))
+      throw new CheckFailure(`loading ended in an internal error, not a refusal: ${e instanceof Error ? e.stack : String(e)}`);
     ctx.note(`refused in ${Math.round(performance.now() - t0)} ms: ${e.code}: ${e.message}`);
     return { code: e.code, message: e.message, details: e.details };
   }
@@ -39,7 +50,11 @@ async function refusedHost(ctx: CheckContext, plugins: string, policyFile?: stri
 const DEFAULT_POLICY_TEXT = 'version: 1\ntools:\n  allow: ["*"]\n';
 
 /** Nine levels of nine aliases each of the one before: 9^9 values when expanded. */
-const BOMB = ['x-bomb:', '  a: &a [x, x, x, x, x, x, x, x, x]', ...Array.from({ length: 8 }, (_, i) => `  ${'bcdefghi'[i]}: &${'bcdefghi'[i]} [${Array(9).fill(`*${'abcdefghi'[i]}`).join(', ')}]`)].join('\n');
+const BOMB = [
+  'x-bomb:',
+  '  a: &a [x, x, x, x, x, x, x, x, x]',
+  ...Array.from({ length: 8 }, (_, i) => `  ${'bcdefghi'[i]}: &${'bcdefghi'[i]} [${Array(9).fill(`*${'abcdefghi'[i]}`).join(', ')}]`),
+].join('\n');
 
 export const fileChecks: readonly Check[] = [
   {
@@ -48,14 +63,18 @@ export const fileChecks: readonly Check[] = [
     category: 'files',
     abi: ['ABI-FILE-001', 'ABI-FILE-013', 'ABI-LOAD-001'],
     engines: ['helix'],
-    expected: 'the host refuses to start with P-PRECOND-MANIFEST-INVALID listing every violation: ../ and absolute $refs (also one nested in a schema file) and a module path ../.. each named as written with ABI-FILE-001; no byte of outside.json, /etc/passwd or /proc/self/environ quoted',
+    expected:
+      'the host refuses to start with P-PRECOND-MANIFEST-INVALID listing every violation: ../ and absolute $refs (also one nested in a schema file) and a module path ../.. each named as written with ABI-FILE-001; no byte of outside.json, /etc/passwd or /proc/self/environ quoted',
     packs: () => [
       {
         id: 'files.refs',
         dirName: 'pack',
         module: echoModule(),
         inputSchema: { $ref: '../../outside.json' },
-        outputSchema: { type: 'object', properties: { a: { $ref: '/etc/passwd' }, b: { $ref: '/proc/self/environ' }, c: { $ref: 'schemas/in.json' } } },
+        outputSchema: {
+          type: 'object',
+          properties: { a: { $ref: '/etc/passwd' }, b: { $ref: '/proc/self/environ' }, c: { $ref: 'schemas/in.json' } },
+        },
         extraFiles: { 'schemas/in.json': JSON.stringify({ type: 'object', properties: { x: { $ref: '../../../outside.json' } } }) },
       },
       { id: 'files.module_out', dirName: 'pack2', module: echoModule(), manifest: { module: '../../outside.wasm' } },
@@ -82,13 +101,17 @@ export const fileChecks: readonly Check[] = [
     category: 'files',
     abi: ['ABI-FILE-002', 'ABI-FILE-013'],
     engines: ['helix'],
-    expected: 'P-PRECOND-MANIFEST-INVALID with one ABI-FILE-002 violation per escaping link (a schema linked to a file outside, a schema reached through a linked directory, a schema linked to /proc/self/environ, a module linked outside); a link that stays inside the pack is followed without a violation; nothing outside is quoted',
+    expected:
+      'P-PRECOND-MANIFEST-INVALID with one ABI-FILE-002 violation per escaping link (a schema linked to a file outside, a schema reached through a linked directory, a schema linked to /proc/self/environ, a module linked outside); a link that stays inside the pack is followed without a violation; nothing outside is quoted',
     packs: () => [
       {
         id: 'files.links',
         dirName: 'pack',
         module: echoModule(),
-        inputSchema: { type: 'object', properties: { a: { $ref: 'schemas/link.json' }, b: { $ref: 'up/outside.json' }, c: { $ref: 'schemas/same.json' } } },
+        inputSchema: {
+          type: 'object',
+          properties: { a: { $ref: 'schemas/link.json' }, b: { $ref: 'up/outside.json' }, c: { $ref: 'schemas/same.json' } },
+        },
         outputSchema: { $ref: 'environ.json' },
         extraFiles: { 'schemas/real.json': JSON.stringify({ type: 'string' }) },
       },
@@ -123,9 +146,17 @@ export const fileChecks: readonly Check[] = [
     category: 'files',
     abi: ['ABI-FILE-003'],
     engines: ['helix'],
-    expected: 'P-PRECOND-MANIFEST-INVALID naming a FIFO schema, a character-device schema (a /dev/zero node made inside the pack), a directory schema and a FIFO module, each "not a regular file"; the start is refused within 10 s (no FIFO waited on)',
+    expected:
+      'P-PRECOND-MANIFEST-INVALID naming a FIFO schema, a character-device schema (a /dev/zero node made inside the pack), a directory schema and a FIFO module, each "not a regular file"; the start is refused within 10 s (no FIFO waited on)',
     packs: () => [
-      { id: 'files.special', dirName: 'pack', module: echoModule(), inputSchema: { $ref: 'pipe.json' }, outputSchema: { type: 'object', properties: { z: { $ref: 'zero.json' }, d: { $ref: 'schemas' } } }, extraFiles: { 'schemas/x.json': '{}' } },
+      {
+        id: 'files.special',
+        dirName: 'pack',
+        module: echoModule(),
+        inputSchema: { $ref: 'pipe.json' },
+        outputSchema: { type: 'object', properties: { z: { $ref: 'zero.json' }, d: { $ref: 'schemas' } } },
+        extraFiles: { 'schemas/x.json': '{}' },
+      },
       { id: 'files.fifo_module', dirName: 'pack2', module: echoModule(), manifest: { module: 'mod.wasm' } },
     ],
     async run(ctx) {
@@ -162,11 +193,17 @@ export const fileChecks: readonly Check[] = [
     category: 'files',
     abi: ['ABI-FILE-004', 'ABI-FILE-002', 'ABI-FILE-013'],
     engines: ['helix'],
-    expected: 'over repeated loads while another process swaps schemas/in.json between a regular file and a link to outside.json: every load either bundles the inside schema or is refused with an ABI-FILE-002/-004 violation; no loaded schema and no refusal ever holds a byte of outside.json',
+    expected:
+      'over repeated loads while another process swaps schemas/in.json between a regular file and a link to outside.json: every load either bundles the inside schema or is refused with an ABI-FILE-002/-004 violation; no loaded schema and no refusal ever holds a byte of outside.json',
     async run(ctx) {
       const outside = outsideFile(ctx);
       const plugins = path.join(ctx.env.dir, 'race-plugins');
-      const { manifestPath } = await writeToolpack(plugins, { id: 'files.race', dirName: 'pack', module: echoModule(), inputSchema: { $ref: 'in.json' } });
+      const { manifestPath } = await writeToolpack(plugins, {
+        id: 'files.race',
+        dirName: 'pack',
+        module: echoModule(),
+        inputSchema: { $ref: 'in.json' },
+      });
       const target = path.join(path.dirname(manifestPath), 'in.json');
       const inside = JSON.stringify({ type: 'object', title: 'inside', properties: { inside: { type: 'string' } } });
       writeFileSync(target, inside);
@@ -215,20 +252,32 @@ export const fileChecks: readonly Check[] = [
     expected: `P-PRECOND-MANIFEST-INVALID naming a 50 MB manifest (bound 1 MiB), a 1.1 MB schema (1 MiB), a 33 MiB module (32 MiB), ${SCHEMA_FILES_MAX_COUNT + 1} schema files (bound ${SCHEMA_FILES_MAX_COUNT}) and 5 x 1 MB schema files (4 MiB in total); a 2 MB policy is P-PRECOND-POLICY-INVALID (1 MiB); each refusal within 10 s`,
     packs: () => [
       { id: 'files.big_manifest', dirName: 'p1', module: echoModule() },
-      { id: 'files.big_schema', dirName: 'p2', module: echoModule(), inputSchema: { $ref: 'big.json' }, extraFiles: { 'big.json': `{"type":"object","description":"${'x'.repeat(1_100_000)}"}` } },
+      {
+        id: 'files.big_schema',
+        dirName: 'p2',
+        module: echoModule(),
+        inputSchema: { $ref: 'big.json' },
+        extraFiles: { 'big.json': `{"type":"object","description":"${'x'.repeat(1_100_000)}"}` },
+      },
       { id: 'files.big_module', dirName: 'p3', module: echoModule() },
       {
         id: 'files.many_schemas',
         dirName: 'p4',
         module: echoModule(),
-        inputSchema: { type: 'object', properties: Object.fromEntries(Array.from({ length: SCHEMA_FILES_MAX_COUNT + 1 }, (_, i) => [`p${i}`, { $ref: `s/${i}.json` }])) },
+        inputSchema: {
+          type: 'object',
+          properties: Object.fromEntries(Array.from({ length: SCHEMA_FILES_MAX_COUNT + 1 }, (_, i) => [`p${i}`, { $ref: `s/${i}.json` }])),
+        },
         extraFiles: Object.fromEntries(Array.from({ length: SCHEMA_FILES_MAX_COUNT + 1 }, (_, i) => [`s/${i}.json`, '{"type":"string"}'])),
       },
       {
         id: 'files.total_schemas',
         dirName: 'p5',
         module: echoModule(),
-        inputSchema: { type: 'object', properties: Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`p${i}`, { $ref: `t${i}.json` }])) },
+        inputSchema: {
+          type: 'object',
+          properties: Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`p${i}`, { $ref: `t${i}.json` }])),
+        },
         extraFiles: Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`t${i}.json`, `{"description":"${'y'.repeat(1_000_000)}"}`])),
       },
     ],
@@ -252,9 +301,15 @@ export const fileChecks: readonly Check[] = [
       const policyFile = path.join(ctx.env.dir, 'big.policy.yaml');
       writeFileSync(policyFile, `${DEFAULT_POLICY_TEXT}# ${MARKER}\n${`# ${'z'.repeat(98)}\n`.repeat(20_000)}`);
       const policyRefusal = await refusedHost(ctx, path.join(plugins, 'p2'), policyFile);
-      expect(policyRefusal.code === 'P-PRECOND-POLICY-INVALID', `the 2 MB policy was refused with ${policyRefusal.code}: ${policyRefusal.message}`);
+      expect(
+        policyRefusal.code === 'P-PRECOND-POLICY-INVALID',
+        `the 2 MB policy was refused with ${policyRefusal.code}: ${policyRefusal.message}`,
+      );
       const text = `${policyRefusal.message} ${JSON.stringify(policyRefusal.details)}`;
-      expect(/more than the bound of 1048576 bytes/.test(text) && /ABI-FILE-005/.test(text), `the policy refusal does not give the bound and the rule: ${text.slice(0, 500)}`);
+      expect(
+        /more than the bound of 1048576 bytes/.test(text) && /ABI-FILE-005/.test(text),
+        `the policy refusal does not give the bound and the rule: ${text.slice(0, 500)}`,
+      );
       expectNoLeak(text, 'the policy refusal');
     },
   },
@@ -264,7 +319,8 @@ export const fileChecks: readonly Check[] = [
     category: 'files',
     abi: ['ABI-FILE-007'],
     engines: ['helix'],
-    expected: 'P-PRECOND-MANIFEST-INVALID with "nested deeper than 64 levels (ABI-FILE-007)" and the line for: a manifest with 100,000 flow brackets, a JSON schema with 10,000 nested arrays, a YAML schema of 1,000 block levels, a YAML schema whose alias puts a 63-level node 2 levels down; a deep policy is P-PRECOND-POLICY-INVALID; no stack overflow',
+    expected:
+      'P-PRECOND-MANIFEST-INVALID with "nested deeper than 64 levels (ABI-FILE-007)" and the line for: a manifest with 100,000 flow brackets, a JSON schema with 10,000 nested arrays, a YAML schema of 1,000 block levels, a YAML schema whose alias puts a 63-level node 2 levels down; a deep policy is P-PRECOND-POLICY-INVALID; no stack overflow',
     packs: () => [
       { id: 'files.deep_manifest', dirName: 'p1', module: echoModule() },
       {
@@ -294,16 +350,21 @@ export const fileChecks: readonly Check[] = [
       const policyFile = path.join(ctx.env.dir, 'deep.policy.yaml');
       writeFileSync(policyFile, `${DEFAULT_POLICY_TEXT}x: ${'- '.repeat(50_000)}1\n`);
       const p = await refusedHost(ctx, path.join(ctx.env.dir, 'no-plugins'), policyFile);
-      expect(p.code === 'P-PRECOND-POLICY-INVALID' && /:4: .*nested deeper than 64 levels/.test(`${p.message} ${JSON.stringify(p.details)}`), `the deep policy: ${p.code}: ${p.message} ${JSON.stringify(p.details).slice(0, 400)}`);
+      expect(
+        p.code === 'P-PRECOND-POLICY-INVALID' && /:4: .*nested deeper than 64 levels/.test(`${p.message} ${JSON.stringify(p.details)}`),
+        `the deep policy: ${p.code}: ${p.message} ${JSON.stringify(p.details).slice(0, 400)}`,
+      );
     },
   },
   {
     id: 'files.alias-bombs',
-    title: 'YAML alias bombs, nested and self-referring aliases, over 100 aliases and a 1.2-million-value expansion are refused with their line',
+    title:
+      'YAML alias bombs, nested and self-referring aliases, over 100 aliases and a 1.2-million-value expansion are refused with their line',
     category: 'files',
     abi: ['ABI-FILE-008'],
     engines: ['helix'],
-    expected: 'P-PRECOND-MANIFEST-INVALID naming, with file and line: a billion-laughs manifest (alias *b refers to a node that itself holds an alias), a schema with 101 aliases, a schema whose alias names the node containing it, a schema expanding past 1,000,000 values; the same bomb in a policy is P-PRECOND-POLICY-INVALID; bounded time and memory',
+    expected:
+      'P-PRECOND-MANIFEST-INVALID naming, with file and line: a billion-laughs manifest (alias *b refers to a node that itself holds an alias), a schema with 101 aliases, a schema whose alias names the node containing it, a schema expanding past 1,000,000 values; the same bomb in a policy is P-PRECOND-POLICY-INVALID; bounded time and memory',
     packs: () => [
       { id: 'files.bomb', dirName: 'p1', module: echoModule() },
       {
@@ -336,22 +397,31 @@ export const fileChecks: readonly Check[] = [
       writeFileSync(policyFile, `${DEFAULT_POLICY_TEXT}${BOMB}\n`);
       const p = await refusedHost(ctx, path.join(ctx.env.dir, 'no-plugins'), policyFile);
       const text = `${p.message} ${JSON.stringify(p.details)}`;
-      expect(p.code === 'P-PRECOND-POLICY-INVALID' && /bomb\.policy\.yaml:\d+: x-bomb\.c\[0\]: alias \*b refers to a node that itself holds an alias/.test(text), `the policy bomb: ${p.code}: ${text.slice(0, 500)}`);
+      expect(
+        p.code === 'P-PRECOND-POLICY-INVALID' &&
+          /bomb\.policy\.yaml:\d+: x-bomb\.c\[0\]: alias \*b refers to a node that itself holds an alias/.test(text),
+        `the policy bomb: ${p.code}: ${text.slice(0, 500)}`,
+      );
     },
   },
   {
     id: 'files.non-json-yaml',
-    title: 'YAML that is not JSON data (sets, binary, timestamps, merge keys, .inf, 1e400, collection keys) is refused; YAML 1.1 is read as 1.2 core',
+    title:
+      'YAML that is not JSON data (sets, binary, timestamps, merge keys, .inf, 1e400, collection keys) is refused; YAML 1.1 is read as 1.2 core',
     category: 'files',
     abi: ['ABI-FILE-009'],
     engines: ['helix'],
-    expected: 'a pack with !!set, !!binary, !!timestamp, .inf, a JSON 1e400 and a collection key is refused (P-PRECOND-MANIFEST-INVALID), each with its path and line, and a manifest merge key `<<` is a plain key ("<<: unknown field"), not a merge; a %YAML 1.1 schema whose const is `on` loads and the host then accepts {"flag":"on"} and refuses {"flag":true} with I-REQ-INPUT (1.2 core: `on` is a string)',
+    expected:
+      'a pack with !!set, !!binary, !!timestamp, .inf, a JSON 1e400 and a collection key is refused (P-PRECOND-MANIFEST-INVALID), each with its path and line, and a manifest merge key `<<` is a plain key ("<<: unknown field"), not a merge; a %YAML 1.1 schema whose const is `on` loads and the host then accepts {"flag":"on"} and refuses {"flag":true} with I-REQ-INPUT (1.2 core: `on` is a string)',
     packs: () => [
       {
         id: 'files.yaml11',
         module: echoModule(),
         inputSchema: { $ref: 'in.yaml' },
-        extraFiles: { 'in.yaml': '%YAML 1.1\n---\ntype: object\nrequired: [flag]\nproperties:\n  flag:\n    const: on\n  when:\n    const: 2001-12-14\n' },
+        extraFiles: {
+          'in.yaml':
+            '%YAML 1.1\n---\ntype: object\nrequired: [flag]\nproperties:\n  flag:\n    const: on\n  when:\n    const: 2001-12-14\n',
+        },
       },
     ],
     async run(ctx) {
@@ -360,7 +430,12 @@ export const fileChecks: readonly Check[] = [
         id: 'files.nonjson',
         dirName: 'pack',
         module: echoModule(),
-        inputSchema: { type: 'object', properties: Object.fromEntries(['set', 'binary', 'time', 'big', 'key'].map((k) => [k, { $ref: `${k}.${k === 'big' ? 'json' : 'yaml'}` }])) },
+        inputSchema: {
+          type: 'object',
+          properties: Object.fromEntries(
+            ['set', 'binary', 'time', 'big', 'key'].map((k) => [k, { $ref: `${k}.${k === 'big' ? 'json' : 'yaml'}` }]),
+          ),
+        },
       });
       const pack = path.dirname(manifestPath);
       const files: Record<string, string> = {
@@ -376,7 +451,13 @@ export const fileChecks: readonly Check[] = [
       // A merge key is a plain key under the 1.2 core schema: it merges nothing, and the manifest has no field "<<".
       const merge = await writeToolpack(bad, { id: 'files.merge', dirName: 'pack3', module: echoModule() });
       appendFileSync(merge.manifestPath, '<<: {timeoutMs: 10}\n');
-      ctx.show({ label: 'the non-JSON schema files', lang: 'yaml', text: Object.entries(files).map(([n, t]) => `# ${n}\n${t}`).join('\n') });
+      ctx.show({
+        label: 'the non-JSON schema files',
+        lang: 'yaml',
+        text: Object.entries(files)
+          .map(([n, t]) => `# ${n}\n${t}`)
+          .join('\n'),
+      });
       const refusal = await refusedHost(ctx, bad);
       const lines = expectViolations(refusal, 'P-PRECOND-MANIFEST-INVALID', [
         /\.tool\.yaml:\d+: x-inf: \.inf is not a finite number.*\(ABI-FILE-009\)/,
@@ -395,11 +476,13 @@ export const fileChecks: readonly Check[] = [
   },
   {
     id: 'files.plugins-walk',
-    title: 'The plugins walk follows no link and opens nothing but directories: linked, FIFO and directory manifests, link loops, escapes, depth',
+    title:
+      'The plugins walk follows no link and opens nothing but directories: linked, FIFO and directory manifests, link loops, escapes, depth',
     category: 'files',
     abi: ['ABI-FILE-010'],
     engines: ['helix'],
-    expected: 'P-PRECOND-MANIFEST-INVALID naming a symlinked *.tool.yaml, a FIFO *.tool.yaml and a directory *.tool.yaml ("must be a regular file") and a directory 17+ levels deep (ABI-FILE-010), within 10 s; with those removed the host starts, serves files.walk, and never loads the toolpack behind a directory link pointing outside (nor loops on a link to .)',
+    expected:
+      'P-PRECOND-MANIFEST-INVALID naming a symlinked *.tool.yaml, a FIFO *.tool.yaml and a directory *.tool.yaml ("must be a regular file") and a directory 17+ levels deep (ABI-FILE-010), within 10 s; with those removed the host starts, serves files.walk, and never loads the toolpack behind a directory link pointing outside (nor loops on a link to .)',
     packs: () => [{ id: 'files.walk', dirName: 'pack', module: echoModule() }],
     async run(ctx) {
       const plugins = await ctx.pluginsDir();
@@ -407,7 +490,12 @@ export const fileChecks: readonly Check[] = [
       await writeToolpack(path.join(ctx.env.dir, 'elsewhere'), { id: 'files.elsewhere', module: echoModule() });
       symlinkSync(path.join(ctx.env.dir, 'elsewhere'), path.join(plugins, 'escape'));
       symlinkSync('.', path.join(plugins, 'pack', 'loop'));
-      const hostile = [path.join(plugins, 'linked.tool.yaml'), path.join(plugins, 'pipe.tool.yaml'), path.join(plugins, 'dir.tool.yaml'), path.join(plugins, 'd0')];
+      const hostile = [
+        path.join(plugins, 'linked.tool.yaml'),
+        path.join(plugins, 'pipe.tool.yaml'),
+        path.join(plugins, 'dir.tool.yaml'),
+        path.join(plugins, 'd0'),
+      ];
       symlinkSync(manifest, hostile[0]!);
       execFileSync('mkfifo', [hostile[1]!]);
       mkdirSync(hostile[2]!);
@@ -434,15 +522,22 @@ export const fileChecks: readonly Check[] = [
   },
   {
     id: 'files.helix-test-fixtures',
-    title: 'helix test fails each fixture that is a FIFO, links out, climbs out with @data/, is too deep or holds 1e400, and runs the good one',
+    title:
+      'helix test fails each fixture that is a FIFO, links out, climbs out with @data/, is too deep or holds 1e400, and runs the good one',
     category: 'files',
     abi: ['ABI-FILE-011', 'ABI-FILE-013'],
     engines: ['helix'],
-    expected: 'helix test (child process) exits 1 within 60 s with one FAIL line per hostile fixture naming its rule (FIFO: ABI-FILE-003, link out: ABI-FILE-002, @data/../..: ABI-FILE-001, data link out, 100 levels deep: ABI-FILE-007, 1e400: ABI-FILE-009), ok for the good fixture, "1 passed, 6 failed"; nothing outside quoted',
+    expected:
+      'helix test (child process) exits 1 within 60 s with one FAIL line per hostile fixture naming its rule (FIFO: ABI-FILE-003, link out: ABI-FILE-002, @data/../..: ABI-FILE-001, data link out, 100 levels deep: ABI-FILE-007, 1e400: ABI-FILE-009), ok for the good fixture, "1 passed, 6 failed"; nothing outside quoted',
     async run(ctx) {
       const outside = path.join(ctx.env.dir, 'outside.txt');
       writeFileSync(outside, MARKER);
-      const { manifestPath } = await writeToolpack(path.join(ctx.env.dir, 'test-plugins'), { id: 'files.fixtures', dirName: 'pack', module: echoModule(), manifest: { health: { fixtures: 'fixtures' } } });
+      const { manifestPath } = await writeToolpack(path.join(ctx.env.dir, 'test-plugins'), {
+        id: 'files.fixtures',
+        dirName: 'pack',
+        module: echoModule(),
+        manifest: { health: { fixtures: 'fixtures' } },
+      });
       const pack = path.dirname(manifestPath);
       const fx = path.join(pack, 'fixtures');
       mkdirSync(fx);
@@ -454,7 +549,10 @@ export const fileChecks: readonly Check[] = [
       writeFileSync(path.join(fx, 'e-deep.json'), `{"input":{"x":${'['.repeat(100)}${']'.repeat(100)}},"expect":{"output":{}}}`);
       writeFileSync(path.join(fx, 'f-inf.json'), '{"input":{"x":1e400},"expect":{"output":{}}}');
       writeFileSync(path.join(fx, 'g-good.json'), JSON.stringify({ input: { n: 1 }, expect: { output: { n: 1 } } }));
-      const r = await runHelix(['test', pack], { cwd: ctx.env.dir, env: { ...process.env, HELIX_HOME: path.join(ctx.env.dir, 'test-home') } });
+      const r = await runHelix(['test', pack], {
+        cwd: ctx.env.dir,
+        env: { ...process.env, HELIX_HOME: path.join(ctx.env.dir, 'test-home') },
+      });
       ctx.observe('helix_test_stdout', r.stdout.trim().split('\n'));
       ctx.observe('helix_test_ms', r.ms);
       expectExit(r, 1, 'helix test');
@@ -478,17 +576,29 @@ export const fileChecks: readonly Check[] = [
     category: 'files',
     abi: ['ABI-FILE-012', 'ABI-FILE-013'],
     engines: ['helix'],
-    expected: 'helix build (child process) exits 1 for each, within 60 s: the bomb with its line and ABI-FILE-008, the size with the bound and ABI-FILE-005, `module: ../../outside.wasm` as leaving the toolpack directory; nothing is written outside the pack',
+    expected:
+      'helix build (child process) exits 1 for each, within 60 s: the bomb with its line and ABI-FILE-008, the size with the bound and ABI-FILE-005, `module: ../../outside.wasm` as leaving the toolpack directory; nothing is written outside the pack',
     async run(ctx) {
       const root = path.join(ctx.env.dir, 'build');
       const bomb = await writeToolpack(root, { id: 'files.build_bomb', dirName: 'bomb', module: echoModule() });
       appendFileSync(bomb.manifestPath, 'x:\n  a: &a [1, 1]\n  b: &b [*a, *a]\n  c: [*b, *b]\n');
       const big = await writeToolpack(root, { id: 'files.build_big', dirName: 'big', module: echoModule() });
       truncateSync(big.manifestPath, 50 * 1024 * 1024);
-      const out = await writeToolpack(root, { id: 'files.build_out', dirName: 'out', module: echoModule(), manifest: { module: '../../outside.wasm' } });
-      writeFileSync(path.join(path.dirname(out.manifestPath), 'asconfig.json'), JSON.stringify({ entries: ['assembly/index.ts'], options: { outFile: '../../outside.wasm' } }));
+      const out = await writeToolpack(root, {
+        id: 'files.build_out',
+        dirName: 'out',
+        module: echoModule(),
+        manifest: { module: '../../outside.wasm' },
+      });
+      writeFileSync(
+        path.join(path.dirname(out.manifestPath), 'asconfig.json'),
+        JSON.stringify({ entries: ['assembly/index.ts'], options: { outFile: '../../outside.wasm' } }),
+      );
       const cases: Array<[string, RegExp]> = [
-        [path.dirname(bomb.manifestPath), /files_build_bomb\.tool\.yaml:\d+: x\.c\[0\]: alias \*b refers to a node that itself holds an alias.*\(ABI-FILE-008\)/],
+        [
+          path.dirname(bomb.manifestPath),
+          /files_build_bomb\.tool\.yaml:\d+: x\.c\[0\]: alias \*b refers to a node that itself holds an alias.*\(ABI-FILE-008\)/,
+        ],
         [path.dirname(big.manifestPath), /the manifest is 52428800 bytes, more than the bound of 1048576 bytes \(ABI-FILE-005\)/],
         [path.dirname(out.manifestPath), /module \.\.\/\.\.\/outside\.wasm leaves the toolpack directory/],
       ];
@@ -511,11 +621,13 @@ export const fileChecks: readonly Check[] = [
   },
   {
     id: 'files.cli-refusals-quote-nothing',
-    title: 'helix validate, helix tools and helix call refuse a hostile pack naming each reference and rule, quoting no byte from outside or from a refused file',
+    title:
+      'helix validate, helix tools and helix call refuse a hostile pack naming each reference and rule, quoting no byte from outside or from a refused file',
     category: 'files',
     abi: ['ABI-FILE-013', 'ABI-FILE-001', 'ABI-FILE-002', 'ABI-FILE-005'],
     engines: ['helix'],
-    expected: 'validate exits 1 ("4 violations; the host would refuse to start"), tools --json and call exit 3 with nothing on stdout and "helix: P-PRECOND-MANIFEST-INVALID" on stderr; every stderr names ../outside.json, /proc/self/environ (link), the oversized schema and /etc/passwd with their rules, and holds neither marker (outside file, environment, the refused oversized file), no /etc/passwd line, no stack trace',
+    expected:
+      'validate exits 1 ("4 violations; the host would refuse to start"), tools --json and call exit 3 with nothing on stdout and "helix: P-PRECOND-MANIFEST-INVALID" on stderr; every stderr names ../outside.json, /proc/self/environ (link), the oversized schema and /etc/passwd with their rules, and holds neither marker (outside file, environment, the refused oversized file), no /etc/passwd line, no stack trace',
     async run(ctx) {
       outsideFile(ctx);
       const plugins = path.join(ctx.env.dir, 'cli-plugins');
@@ -523,7 +635,10 @@ export const fileChecks: readonly Check[] = [
         id: 'files.cli',
         dirName: 'pack',
         module: echoModule(),
-        inputSchema: { type: 'object', properties: { a: { $ref: '../../outside.json' }, b: { $ref: 'env.json' }, c: { $ref: 'big.json' } } },
+        inputSchema: {
+          type: 'object',
+          properties: { a: { $ref: '../../outside.json' }, b: { $ref: 'env.json' }, c: { $ref: 'big.json' } },
+        },
         outputSchema: { $ref: '/etc/passwd' },
       });
       const pack = path.dirname(manifestPath);
@@ -535,15 +650,27 @@ export const fileChecks: readonly Check[] = [
         runHelix(['tools', '--json', '--plugins', plugins], { cwd: ctx.env.dir, env }),
         runHelix(['call', 'files.cli', '--input', '{}', '--plugins', plugins], { cwd: ctx.env.dir, env }),
       ]);
-      const refs = [/\$ref \.\.\/\.\.\/outside\.json leaves the toolpack directory.*\(ABI-FILE-001\)/, /\$ref env\.json resolves through a symbolic link.*\(ABI-FILE-002\)/, /\$ref big\.json is \d+ bytes, more than the bound.*\(ABI-FILE-005\)/, /\$ref \/etc\/passwd is an absolute path/];
+      const refs = [
+        /\$ref \.\.\/\.\.\/outside\.json leaves the toolpack directory.*\(ABI-FILE-001\)/,
+        /\$ref env\.json resolves through a symbolic link.*\(ABI-FILE-002\)/,
+        /\$ref big\.json is \d+ bytes, more than the bound.*\(ABI-FILE-005\)/,
+        /\$ref \/etc\/passwd is an absolute path/,
+      ];
       expectExit(validate, 1, 'helix validate');
       expect(/4 violations; the host would refuse to start/.test(validate.stderr), `helix validate: ${validate.stderr.slice(0, 600)}`);
-      for (const [name, r] of [['helix tools', tools], ['helix call', call]] as const) {
+      for (const [name, r] of [
+        ['helix tools', tools],
+        ['helix call', call],
+      ] as const) {
         expectExit(r, 3, name);
         expect(r.stdout === '', `${name} printed on stdout: ${r.stdout.slice(0, 300)}`);
         expect(/^helix: P-PRECOND-MANIFEST-INVALID: 4 toolpack violations/.test(r.stderr), `${name}: ${r.stderr.slice(0, 400)}`);
       }
-      for (const [name, r] of [['helix validate', validate], ['helix tools', tools], ['helix call', call]] as const) {
+      for (const [name, r] of [
+        ['helix validate', validate],
+        ['helix tools', tools],
+        ['helix call', call],
+      ] as const) {
         for (const ref of refs) expect(ref.test(r.stderr), `${name} does not name ${String(ref)}: ${r.stderr.slice(0, 800)}`);
         expectNoLeak(r.stdout + r.stderr, name);
         ctx.observe(name, { code: r.code, ms: r.ms, stderr: r.stderr.trim().split('\n').slice(0, 8) });

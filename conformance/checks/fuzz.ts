@@ -6,13 +6,30 @@
 // and capability envelopes and random capability arguments each answered with the code of their
 // first fault.
 import { parse as parseYaml } from 'yaml';
-import { CapabilityResponseSchema, checkJsonValue, errorClassOf, RequestEnvelopeSchema, ResponseEnvelopeSchema, scanJsonText, ToolManifestSchema, type ResponseEnvelope } from '../../abi/index.js';
+import {
+  CapabilityResponseSchema,
+  checkJsonValue,
+  errorClassOf,
+  RequestEnvelopeSchema,
+  ResponseEnvelopeSchema,
+  scanJsonText,
+  ToolManifestSchema,
+  type ResponseEnvelope,
+} from '../../abi/index.js';
 import { CAPABILITIES } from '../../capabilities/index.js';
 import { jsonRefusal } from '../../host/json-entry.js';
 import { FUEL_EXPORT, instrumentModule } from '../../host/wasm/index.js';
 import { checkDefaultPolicy } from '../runner.js';
 import { expect, expectOutcome, type Check, type CheckContext, type CheckEnv, type PackSpec, type PolicyDocument } from '../check.js';
-import { argNames, capabilityRequestValue, guestErrorValue, guestOutputValue, mutatedText, randomArgs, requestEnvelopeValue } from '../kit/fuzz-envelopes.js';
+import {
+  argNames,
+  capabilityRequestValue,
+  guestErrorValue,
+  guestOutputValue,
+  mutatedText,
+  randomArgs,
+  requestEnvelopeValue,
+} from '../kit/fuzz-envelopes.js';
 import { extismSelectorModule, selectorModule } from '../kit/fuzz-guests.js';
 import { decode, expectedAnswer, expectedForExtismError, expectedForExtismOutput, expectedForOutput } from '../kit/fuzz-oracles.js';
 import { breakManifest, manifestText, mutateText, validManifest } from '../kit/fuzz-manifests.js';
@@ -126,20 +143,30 @@ async function runGuestHere(bytes: Uint8Array, fuel?: bigint): Promise<{ output?
   }
 }
 
-const programCases = once(async (): Promise<ProgramCase[]> =>
-  Promise.all(
-    sampleSeeds(0xf022_0003, 24).map(async (seed, i) => {
-      const r = rand(seed);
-      const program = randomProgram(r, { pages: [1, 3], tables: [0, 2] });
-      const cap = r.int(program.pages, program.pages + 4);
-      const effective = Math.min(program.maxPages ?? Infinity, cap);
-      const bytes = await wat2wasm(guestModule(program));
-      const reference = await runGuestHere(await wat2wasm(guestModule(program, { maxPages: effective })));
-      const metered = reference.trap === undefined ? await runGuestHere(instrumentModule(bytes, { maxMemoryPages: cap }).bytes, 1n << 40n) : undefined;
-      const extism = await wat2wasm(extismGuestModule(program));
-      return { id: `fuzz.p${i}`, program, cap, bytes, extism, expected: reference.trap === undefined ? { output: reference.output } : { trap: reference.trap }, fuel: metered?.used };
-    }),
-  ),
+const programCases = once(
+  async (): Promise<ProgramCase[]> =>
+    Promise.all(
+      sampleSeeds(0xf022_0003, 24).map(async (seed, i) => {
+        const r = rand(seed);
+        const program = randomProgram(r, { pages: [1, 3], tables: [0, 2] });
+        const cap = r.int(program.pages, program.pages + 4);
+        const effective = Math.min(program.maxPages ?? Infinity, cap);
+        const bytes = await wat2wasm(guestModule(program));
+        const reference = await runGuestHere(await wat2wasm(guestModule(program, { maxPages: effective })));
+        const metered =
+          reference.trap === undefined ? await runGuestHere(instrumentModule(bytes, { maxMemoryPages: cap }).bytes, 1n << 40n) : undefined;
+        const extism = await wat2wasm(extismGuestModule(program));
+        return {
+          id: `fuzz.p${i}`,
+          program,
+          cap,
+          bytes,
+          extism,
+          expected: reference.trap === undefined ? { output: reference.output } : { trap: reference.trap },
+          fuel: metered?.used,
+        };
+      }),
+    ),
 );
 
 /** The programs that run to the end whose fuel is checked for exhaustion, with one unit less than they need. */
@@ -164,7 +191,15 @@ const errorCases = once(async () => {
     const r = rand(seed);
     return mutatedText(r, guestErrorValue(r));
   });
-  return { cases, module: await wat2wasm(extismSelectorModule(cases.map((c) => c.bytes), 'error')) };
+  return {
+    cases,
+    module: await wat2wasm(
+      extismSelectorModule(
+        cases.map((c) => c.bytes),
+        'error',
+      ),
+    ),
+  };
 });
 
 /** 50 capability requests, valid or mutated, and two at the JSON bounds, all in one selector module. */
@@ -175,9 +210,23 @@ const requestCases = once(async () => {
   });
   // Two at the JSON bounds, which random shapes seldom reach (ABI-JSON-006): args too deep end the run, a number a double cannot hold inside args is answered.
   const deep = `${'{"a":'.repeat(70)}1${'}'.repeat(70)}`;
-  cases.push({ bytes: encoder.encode(`{"abi_version":1,"name":"kv.put","args":{"key":"k","value":${deep}}}`), what: 'kv.put with a value nested 70 deep' });
-  cases.push({ bytes: encoder.encode('{"abi_version":1,"name":"kv.put","args":{"key":"k","value":[1e400]}}'), what: 'kv.put with the number 1e400' });
-  return { cases, module: await wat2wasm(selectorModule(cases.map((c) => c.bytes), 'request')) };
+  cases.push({
+    bytes: encoder.encode(`{"abi_version":1,"name":"kv.put","args":{"key":"k","value":${deep}}}`),
+    what: 'kv.put with a value nested 70 deep',
+  });
+  cases.push({
+    bytes: encoder.encode('{"abi_version":1,"name":"kv.put","args":{"key":"k","value":[1e400]}}'),
+    what: 'kv.put with the number 1e400',
+  });
+  return {
+    cases,
+    module: await wat2wasm(
+      selectorModule(
+        cases.map((c) => c.bytes),
+        'request',
+      ),
+    ),
+  };
 });
 
 /** The capability answer a request selector guest outputs ({"answer": ...}). */
@@ -188,7 +237,18 @@ function answerOf(r: ResponseEnvelope): { status: 'ok' } | { status: 'error'; er
 /** A closed local port: an http.request that passes every check fails fast, reaching nothing. */
 const ORIGIN = 'http://127.0.0.1:9';
 /** The capabilities the arguments check allows and grants: all that need no outside service, secret or declared output. */
-const ARG_CAPABILITIES = ['clock.now_unix', 'log.emit', 'kv.get', 'kv.put', 'kv.delete', 'kv.list', 'artifact.stat', 'artifact.read', 'artifact.list', 'http.request'];
+const ARG_CAPABILITIES = [
+  'clock.now_unix',
+  'log.emit',
+  'kv.get',
+  'kv.put',
+  'kv.delete',
+  'kv.list',
+  'artifact.stat',
+  'artifact.read',
+  'artifact.list',
+  'http.request',
+];
 
 /** 50 argument sets for capabilities the guest is allowed and granted, all in one selector module. */
 const argCases = once(async () => {
@@ -198,17 +258,33 @@ const argCases = once(async () => {
     const args = randomArgs(r, argNames(CAPABILITIES.get(name)!.args));
     return { name, args, bytes: encoder.encode(JSON.stringify({ abi_version: 1, name, args })) };
   });
-  return { cases, module: await wat2wasm(selectorModule(cases.map((c) => c.bytes), 'request')) };
+  return {
+    cases,
+    module: await wat2wasm(
+      selectorModule(
+        cases.map((c) => c.bytes),
+        'request',
+      ),
+    ),
+  };
 });
 
 /** The policy of the checks whose guest calls ARG_CAPABILITIES: the default, with http.request granted towards the closed local port. */
 function grantingPolicy(env: CheckEnv): PolicyDocument {
-  return { ...checkDefaultPolicy(env), grants: { '*': ['clock.*', 'log.*', 'kv.*', 'artifact.*', 'http.request'] }, network: { allow: [ORIGIN], allowPrivate: ['127.0.0.1'] } };
+  return {
+    ...checkDefaultPolicy(env),
+    grants: { '*': ['clock.*', 'log.*', 'kv.*', 'artifact.*', 'http.request'] },
+    network: { allow: [ORIGIN], allowPrivate: ['127.0.0.1'] },
+  };
 }
 
 /** The toolpack of a selector module calling ARG_CAPABILITIES. */
 function requestPack(id: string, module: Uint8Array): PackSpec {
-  return { id, module, manifest: { deterministic: 'side_effectful', capabilities: { abiVersion: 1, allow: ARG_CAPABILITIES, network: [ORIGIN] } } };
+  return {
+    id,
+    module,
+    manifest: { deterministic: 'side_effectful', capabilities: { abiVersion: 1, allow: ARG_CAPABILITIES, network: [ORIGIN] } },
+  };
 }
 
 /** Shows a few of a sample's cases in the report. */
@@ -228,10 +304,13 @@ export const fuzzChecks: readonly Check[] = [
     category: 'fuzz',
     abi: ['ABI-LOAD-001', 'ABI-LOAD-002'],
     engines: ['helix'],
-    expected: 'the host refuses to start with P-PRECOND-MANIFEST-INVALID; every one of the 40 manifest files (30 broken on purpose, 10 YAML texts edited until the schema refuses them) is named by a violation, the 30 with the field that was broken',
+    expected:
+      'the host refuses to start with P-PRECOND-MANIFEST-INVALID; every one of the 40 manifest files (30 broken on purpose, 10 YAML texts edited until the schema refuses them) is named by a violation, the 30 with the field that was broken',
     async packs() {
       const { bytes } = await echo();
-      return (await brokenManifests()).map((c, i) => rawManifestPack(c.file.replace(/_/, '.').replace('.tool.yaml', ''), c.file, bytes, c.text));
+      return (await brokenManifests()).map((c, i) =>
+        rawManifestPack(c.file.replace(/_/, '.').replace('.tool.yaml', ''), c.file, bytes, c.text),
+      );
     },
     async run(ctx) {
       const cases = await brokenManifests();
@@ -243,12 +322,22 @@ export const fuzzChecks: readonly Check[] = [
         const mine = violations.filter((v) => v.includes(`/${c.file}`) || v.startsWith(c.file));
         if (mine.length === 0 || (c.field !== undefined && !mine.some((v) => v.includes(c.field!)))) missing.push(`${c.file} (${c.what})`);
       }
-      expect(missing.length === 0, `${missing.length} broken manifests were not named as they should be: ${missing.slice(0, 5).join('; ')}`);
-      expect(!violations.some((v) => v.includes('_canary')), `the canary's valid manifest was named: ${violations.filter((v) => v.includes('_canary')).join('; ')}`);
+      expect(
+        missing.length === 0,
+        `${missing.length} broken manifests were not named as they should be: ${missing.slice(0, 5).join('; ')}`,
+      );
+      expect(
+        !violations.some((v) => v.includes('_canary')),
+        `the canary's valid manifest was named: ${violations.filter((v) => v.includes('_canary')).join('; ')}`,
+      );
       ctx.observe('manifests', cases.length);
       ctx.observe('violations', violations.length);
       ctx.observe('sample_violations', violations.slice(0, 6));
-      showSample(ctx, 'what was broken (first 12)', cases.slice(0, 12).map((c) => `${c.file}: ${c.what}`));
+      showSample(
+        ctx,
+        'what was broken (first 12)',
+        cases.slice(0, 12).map((c) => `${c.file}: ${c.what}`),
+      );
       ctx.show({ label: cases[0]!.file, lang: 'yaml', text: cases[0]!.text });
     },
   },
@@ -258,7 +347,8 @@ export const fuzzChecks: readonly Check[] = [
     category: 'fuzz',
     abi: ['ABI-LOAD-001', 'ABI-LOAD-002', 'ABI-LOAD-005'],
     engines: ['helix'],
-    expected: 'the host starts over 10 random valid manifests (limits, capabilities, network origins, declared outputs, schemas) and offers each tool at its id and version',
+    expected:
+      'the host starts over 10 random valid manifests (limits, capabilities, network origins, declared outputs, schemas) and offers each tool at its id and version',
     async packs() {
       const { bytes, digest } = await echo();
       return sampleSeeds(0xf022_0007, 10).map((seed, i) => {
@@ -273,7 +363,10 @@ export const fuzzChecks: readonly Check[] = [
       const offered = new Set(host.tools().map((t) => `${t.id}@${t.version}`));
       const absent = wanted.filter((m) => !offered.has(`${String(m.id)}@${String(m.version)}`));
       expect(absent.length === 0, `${absent.length} valid manifests are not offered: ${absent.map((m) => m.id).join(', ')}`);
-      ctx.observe('tools', wanted.map((m) => `${String(m.id)}@${String(m.version)}`));
+      ctx.observe(
+        'tools',
+        wanted.map((m) => `${String(m.id)}@${String(m.version)}`),
+      );
       ctx.show({ label: 'fuzz_v0.tool.yaml', lang: 'yaml', text: manifestText(wanted[0]!) });
     },
   },
@@ -287,10 +380,24 @@ export const fuzzChecks: readonly Check[] = [
       'each program (loops, branches, calls, memory and table growth) answers what it answers uninstrumented with its memory maximum at the cap (or traps S-TOOL-TRAP where it traps), with metrics.fuel_used > 0, the same on a second call and equal to the fuel its instrumented module uses in this process, memory_peak_pages within the cap; and 6 of them, given one unit of fuel less than they need, end S-TOOL-FUEL-EXHAUSTED. On extism/v1 the same programs as plugins answer the same values, with fuel_used > 0 and the same on a second call',
     async packs(engine) {
       const cases = await programCases();
-      if (engine === 'extism') return cases.map((c) => ({ id: c.id, module: c.extism, manifest: { abi: 'extism/v1', entrypoint: 'run', limits: { ...DEFAULT_LIMITS, maxMemoryPages: c.cap } } }));
-      const packs: PackSpec[] = cases.map((c) => ({ id: c.id, module: c.bytes, manifest: { limits: { ...DEFAULT_LIMITS, maxMemoryPages: c.cap } } }));
+      if (engine === 'extism')
+        return cases.map((c) => ({
+          id: c.id,
+          module: c.extism,
+          manifest: { abi: 'extism/v1', entrypoint: 'run', limits: { ...DEFAULT_LIMITS, maxMemoryPages: c.cap } },
+        }));
+      const packs: PackSpec[] = cases.map((c) => ({
+        id: c.id,
+        module: c.bytes,
+        manifest: { limits: { ...DEFAULT_LIMITS, maxMemoryPages: c.cap } },
+      }));
       const finishing = cases.filter((c) => c.fuel !== undefined).slice(0, EXHAUSTED);
-      for (const c of finishing) packs.push({ id: c.id.replace('.p', '.x'), module: c.bytes, manifest: { limits: { ...DEFAULT_LIMITS, maxMemoryPages: c.cap, fuel: Number(c.fuel! - 1n) } } });
+      for (const c of finishing)
+        packs.push({
+          id: c.id.replace('.p', '.x'),
+          module: c.bytes,
+          manifest: { limits: { ...DEFAULT_LIMITS, maxMemoryPages: c.cap, fuel: Number(c.fuel! - 1n) } },
+        });
       return packs;
     },
     async run(ctx) {
@@ -307,24 +414,47 @@ export const fuzzChecks: readonly Check[] = [
           outcomes.push('trap');
         } else {
           const out = first.status === 'success' ? first.output : first.error;
-          expect(first.status === 'success' && JSON.stringify(first.output) === JSON.stringify(c.expected.output), `${c.id}: answered ${first.status} ${JSON.stringify(out)}, the program itself answers ${JSON.stringify(c.expected.output)}`);
+          expect(
+            first.status === 'success' && JSON.stringify(first.output) === JSON.stringify(c.expected.output),
+            `${c.id}: answered ${first.status} ${JSON.stringify(out)}, the program itself answers ${JSON.stringify(c.expected.output)}`,
+          );
           // The helix/v1 guest's fuel is known to the unit: its instrumented module run here, as the host runs it.
-          if (helix) expect(first.metrics.fuel_used === Number(c.fuel), `${c.id}: fuel_used ${first.metrics.fuel_used}, its instrumented module uses ${c.fuel} in this process`);
+          if (helix)
+            expect(
+              first.metrics.fuel_used === Number(c.fuel),
+              `${c.id}: fuel_used ${first.metrics.fuel_used}, its instrumented module uses ${c.fuel} in this process`,
+            );
           outcomes.push('success');
         }
-        expect(second.status === first.status && JSON.stringify(second.output) === JSON.stringify(first.output), `${c.id}: a second call answered differently`);
-        expect(first.metrics.fuel_used > 0 && second.metrics.fuel_used === first.metrics.fuel_used, `${c.id}: fuel_used ${first.metrics.fuel_used} then ${second.metrics.fuel_used}`);
-        expect(first.metrics.memory_peak_pages <= c.cap, `${c.id}: memory_peak_pages ${first.metrics.memory_peak_pages} above the cap of ${c.cap}`);
+        expect(
+          second.status === first.status && JSON.stringify(second.output) === JSON.stringify(first.output),
+          `${c.id}: a second call answered differently`,
+        );
+        expect(
+          first.metrics.fuel_used > 0 && second.metrics.fuel_used === first.metrics.fuel_used,
+          `${c.id}: fuel_used ${first.metrics.fuel_used} then ${second.metrics.fuel_used}`,
+        );
+        expect(
+          first.metrics.memory_peak_pages <= c.cap,
+          `${c.id}: memory_peak_pages ${first.metrics.memory_peak_pages} above the cap of ${c.cap}`,
+        );
       }
       ctx.observe('outcomes', tally(outcomes));
       ctx.observe('fuel_used', fuelUsed);
-      ctx.show({ label: `${cases[0]!.id} (module)`, lang: 'wat', text: helix ? guestModule(cases[0]!.program) : extismGuestModule(cases[0]!.program) });
+      ctx.show({
+        label: `${cases[0]!.id} (module)`,
+        lang: 'wat',
+        text: helix ? guestModule(cases[0]!.program) : extismGuestModule(cases[0]!.program),
+      });
       if (!helix) return;
       const finishing = cases.filter((c) => c.fuel !== undefined).slice(0, EXHAUSTED);
       for (const c of finishing) {
         const r = await ctx.call(c.id.replace('.p', '.x'), { n: 1 });
         expectOutcome(r, 'terminal_error', 'S-TOOL-FUEL-EXHAUSTED');
-        expect(r.error?.details.fuel_limit === Number(c.fuel! - 1n), `${c.id}: details.fuel_limit ${String(r.error?.details.fuel_limit)}, the budget was ${c.fuel! - 1n}`);
+        expect(
+          r.error?.details.fuel_limit === Number(c.fuel! - 1n),
+          `${c.id}: details.fuel_limit ${String(r.error?.details.fuel_limit)}, the budget was ${c.fuel! - 1n}`,
+        );
       }
       ctx.observe('exhausted_with_one_unit_less', finishing.length);
     },
@@ -365,7 +495,8 @@ export const fuzzChecks: readonly Check[] = [
         } else {
           const req = RequestEnvelopeSchema.parse(raw);
           if (req.tool_id !== 'fuzz.echo') expect(res.status !== 'success', `an unknown tool succeeded: ${shown}`);
-          else if (res.status === 'success' && !req.dry_run) expect(JSON.stringify(res.output) === JSON.stringify(req.input), `the echo answered another value: ${shown}`);
+          else if (res.status === 'success' && !req.dry_run)
+            expect(JSON.stringify(res.output) === JSON.stringify(req.input), `the echo answered another value: ${shown}`);
           expect(res.error === undefined || errorClassOf(res.error.code) !== undefined, `a code outside the taxonomy: ${shown}`);
           kinds.push(res.status);
         }
@@ -398,12 +529,19 @@ export const fuzzChecks: readonly Check[] = [
         const res = await ctx.call('fuzz.outputs', { i });
         const want = ctx.engine === 'extism' ? expectedForExtismOutput(c.bytes) : expectedForOutput(c.bytes);
         const label = `case ${i} (${c.what}): ${hex(c.bytes).slice(0, 160)}`;
-        expect(res.status === want.status && res.error?.code === want.code, `${label}: expected ${want.status} ${want.code ?? ''}, got ${res.status} ${res.error?.code ?? ''} ${res.error?.message ?? ''}`);
+        expect(
+          res.status === want.status && res.error?.code === want.code,
+          `${label}: expected ${want.status} ${want.code ?? ''}, got ${res.status} ${res.error?.code ?? ''} ${res.error?.message ?? ''}`,
+        );
         if (want.status === 'success') expect(JSON.stringify(res.output) === JSON.stringify(want.output), `${label}: the output changed`);
         got.push(want.code ?? 'success');
       }
       ctx.observe('outcomes', tally(got));
-      showSample(ctx, 'first 12 outputs', cases.slice(0, 12).map((c, i) => `case ${i} (${c.what}): ${hex(c.bytes).slice(0, 200)}`));
+      showSample(
+        ctx,
+        'first 12 outputs',
+        cases.slice(0, 12).map((c, i) => `case ${i} (${c.what}): ${hex(c.bytes).slice(0, 200)}`),
+      );
       if (ctx.engine !== 'extism') return;
       const errors = (await errorCases()).cases;
       const set: string[] = [];
@@ -411,11 +549,18 @@ export const fuzzChecks: readonly Check[] = [
         const res = await ctx.call('fuzz.errors', { i });
         const want = expectedForExtismError(c.bytes);
         const label = `error case ${i} (${c.what}): ${hex(c.bytes).slice(0, 160)}`;
-        expect(res.status === want.status && res.error?.code === want.code, `${label}: expected ${want.status} ${want.code}, got ${res.status} ${res.error?.code ?? ''} ${res.error?.message ?? ''}`);
+        expect(
+          res.status === want.status && res.error?.code === want.code,
+          `${label}: expected ${want.status} ${want.code}, got ${res.status} ${res.error?.code ?? ''} ${res.error?.message ?? ''}`,
+        );
         set.push(want.code);
       }
       ctx.observe('error_outcomes', tally(set));
-      showSample(ctx, 'first 8 error texts', errors.slice(0, 8).map((c, i) => `error case ${i} (${c.what}): ${hex(c.bytes).slice(0, 200)}`));
+      showSample(
+        ctx,
+        'first 8 error texts',
+        errors.slice(0, 8).map((c, i) => `error case ${i} (${c.what}): ${hex(c.bytes).slice(0, 200)}`),
+      );
     },
   },
   {
@@ -440,15 +585,23 @@ export const fuzzChecks: readonly Check[] = [
           got.push('S-TOOL-CAPABILITY-DEPTH');
           continue;
         }
-        expect(res.status === 'success', `${label}: the guest got no answer: ${res.status} ${res.error?.code ?? ''} ${res.error?.message ?? ''}`);
+        expect(
+          res.status === 'success',
+          `${label}: the guest got no answer: ${res.status} ${res.error?.code ?? ''} ${res.error?.message ?? ''}`,
+        );
         const answer = answerOf(res);
         const code = answer.status === 'ok' ? 'ok' : answer.error.code;
-        if (want === 'answered') expect(code === 'ok' || (code !== 'I-REQ-CAPABILITY-ARGS' && errorClassOf(code) !== undefined), `${label}: answered ${code}`);
+        if (want === 'answered')
+          expect(code === 'ok' || (code !== 'I-REQ-CAPABILITY-ARGS' && errorClassOf(code) !== undefined), `${label}: answered ${code}`);
         else expect(code === want, `${label}: answered ${code}, expected ${want}`);
         got.push(code);
       }
       ctx.observe('answers', tally(got));
-      showSample(ctx, 'first 12 requests', cases.slice(0, 12).map((c, i) => `case ${i} (${c.what}): ${hex(c.bytes).slice(0, 200)}`));
+      showSample(
+        ctx,
+        'first 12 requests',
+        cases.slice(0, 12).map((c, i) => `case ${i} (${c.what}): ${hex(c.bytes).slice(0, 200)}`),
+      );
     },
   },
   {
@@ -467,7 +620,10 @@ export const fuzzChecks: readonly Check[] = [
       for (const [i, c] of cases.entries()) {
         const res = await ctx.call('fuzz.args', { i });
         const label = `case ${i}: ${JSON.stringify({ name: c.name, args: c.args }).slice(0, 200)}`;
-        expect(res.status === 'success', `${label}: the guest got no answer: ${res.status} ${res.error?.code ?? ''} ${res.error?.message ?? ''}`);
+        expect(
+          res.status === 'success',
+          `${label}: the guest got no answer: ${res.status} ${res.error?.code ?? ''} ${res.error?.message ?? ''}`,
+        );
         const answer = answerOf(res);
         const code = answer.status === 'ok' ? 'ok' : answer.error.code;
         const violation = scanJsonText(decode(c.bytes)!, { envelope: true });
@@ -475,14 +631,22 @@ export const fuzzChecks: readonly Check[] = [
         if (refused) {
           const want = violation === undefined ? 'I-REQ-CAPABILITY-ARGS' : jsonRefusal(violation, 'capability', '').code;
           expect(code === want, `${label}: answered ${code}, expected ${want}`);
-          if (answer.status === 'error' && violation === undefined) expect(((answer.error.details.violations ?? []) as unknown[]).length > 0, `${label}: no violations listed`);
+          if (answer.status === 'error' && violation === undefined)
+            expect(((answer.error.details.violations ?? []) as unknown[]).length > 0, `${label}: no violations listed`);
         } else {
-          expect(code !== 'I-REQ-CAPABILITY-ARGS' && (code === 'ok' || errorClassOf(code) !== undefined), `${label}: valid arguments answered ${code}`);
+          expect(
+            code !== 'I-REQ-CAPABILITY-ARGS' && (code === 'ok' || errorClassOf(code) !== undefined),
+            `${label}: valid arguments answered ${code}`,
+          );
         }
         got.push(`${c.name}: ${code}`);
       }
       ctx.observe('answers', tally(got));
-      showSample(ctx, 'first 12 argument sets', cases.slice(0, 12).map((c) => `${c.name} ${JSON.stringify(c.args).slice(0, 200)}`));
+      showSample(
+        ctx,
+        'first 12 argument sets',
+        cases.slice(0, 12).map((c) => `${c.name} ${JSON.stringify(c.args).slice(0, 200)}`),
+      );
     },
   },
 ];

@@ -17,8 +17,27 @@ import type { ResponseEnvelope } from '../../abi/index.js';
 import { CheckFailure, expect, expectOutcome, expectSuccess, type Check } from '../check.js';
 import { EXTISM_COUNTER, extismWat, KERNEL, EMIT } from '../kit/extism-wat.js';
 import { abiPrelude, echoModule, numberResultModule, watString } from '../kit/guest-wat.js';
-import { aPointer, bytesInput, bytesPackModule, FILLING_PLUGIN, KERNEL_ERROR_CAUGHT, KERNEL_ERROR_UNCAUGHT, nestedArrays, nestedObjects, okEnvelope } from '../kit/io-guests.js';
-import { expectDetails, expectGuestFault, expectRefused, IO_LIMITS, ioPack, journalOf, runOf, capabilityAuditOf } from '../kit/io-support.js';
+import {
+  aPointer,
+  bytesInput,
+  bytesPackModule,
+  FILLING_PLUGIN,
+  KERNEL_ERROR_CAUGHT,
+  KERNEL_ERROR_UNCAUGHT,
+  nestedArrays,
+  nestedObjects,
+  okEnvelope,
+} from '../kit/io-guests.js';
+import {
+  expectDetails,
+  expectGuestFault,
+  expectRefused,
+  IO_LIMITS,
+  ioPack,
+  journalOf,
+  runOf,
+  capabilityAuditOf,
+} from '../kit/io-support.js';
 import { wat2wasm } from '../kit/wat.js';
 import { EXTISM_ECHO } from '../kit/canary.js';
 
@@ -26,7 +45,8 @@ const BOTH = ['helix', 'extism'] as const;
 const OPEN = { type: 'object' };
 
 /** A helix/v1 module whose execute returns the packed i64 `packed` (a WAT literal) without writing anything. */
-const packedResultModule = (packed: string): string => `(module ${abiPrelude()} (func (export "execute") (param i32 i32) (result i64) (i64.const ${packed})))`;
+const packedResultModule = (packed: string): string =>
+  `(module ${abiPrelude()} (func (export "execute") (param i32 i32) (result i64) (i64.const ${packed})))`;
 
 /** A helix/v1 echo guest whose alloc answers `ret` (a WAT expression) instead of a place in memory. */
 const garbageAllocModule = (ret: string): string => echoModule().replace('(local $p i32)', `(local $p i32) (return ${ret})`);
@@ -34,7 +54,9 @@ const garbageAllocModule = (ret: string): string => echoModule().replace('(local
 /** An extism/v1 plugin that outputs the bytes of `text` (given as data at 0). */
 const extismOutput = (bytes: Uint8Array | string): string => {
   const n = typeof bytes === 'string' ? new TextEncoder().encode(bytes).length : bytes.length;
-  return extismWat(`(call $output_set (call $emit (i32.const 0) (i32.const ${n})) (i64.const ${n})) (i32.const 0)`, { data: watString(bytes) });
+  return extismWat(`(call $output_set (call $emit (i32.const 0) (i32.const ${n})) (i64.const ${n})) (i32.const 0)`, {
+    data: watString(bytes),
+  });
 };
 
 /** True when a value's JSON holds a lone surrogate (JSON.stringify escapes only those). */
@@ -52,12 +74,16 @@ const MORE_KERNEL = `
 const KERNEL_ABUSE: Record<string, string> = {
   short_len: '(call $output_set (call $emit (i32.const 0) (i32.const 7)) (i64.const 3)) (i32.const 0)',
   long_len: '(call $output_set (call $emit (i32.const 0) (i32.const 7)) (i64.const 4000)) (i32.const 0)',
-  load_u8_nothing: '(i32.store8 (i32.const 5) (i32.add (i32.const 48) (call $load_u8 (i64.const 0x0123000000000000)))) (call $output_set (call $emit (i32.const 0) (i32.const 7)) (i64.const 7)) (i32.const 0)',
+  load_u8_nothing:
+    '(i32.store8 (i32.const 5) (i32.add (i32.const 48) (call $load_u8 (i64.const 0x0123000000000000)))) (call $output_set (call $emit (i32.const 0) (i32.const 7)) (i64.const 7)) (i32.const 0)',
   load_u64_nothing: '(drop (call $load_u64 (i64.const 0x0123000000000000))) (i32.const 0)',
-  store_past_end: '(local $b i64) (local.set $b (call $emit (i32.const 0) (i32.const 7))) (call $store_u8 (i64.add (local.get $b) (i64.const 7)) (i32.const 65)) (call $output_set (local.get $b) (i64.const 7)) (i32.const 0)',
-  error_then_free: '(local $b i64) (local.set $b (call $emit (i32.const 0) (i32.const 7))) (call $error_set (local.get $b)) (call $free (local.get $b)) (i32.const 0)',
+  store_past_end:
+    '(local $b i64) (local.set $b (call $emit (i32.const 0) (i32.const 7))) (call $store_u8 (i64.add (local.get $b) (i64.const 7)) (i32.const 65)) (call $output_set (local.get $b) (i64.const 7)) (i32.const 0)',
+  error_then_free:
+    '(local $b i64) (local.set $b (call $emit (i32.const 0) (i32.const 7))) (call $error_set (local.get $b)) (call $free (local.get $b)) (i32.const 0)',
   set_missing_block: '(call $output_set (i64.const 0x7fff000000000000) (i64.const 1)) (i32.const 0)',
-  output_then_error: '(call $output_set (call $emit (i32.const 0) (i32.const 7)) (i64.const 7)) (call $error_set (call $emit (i32.const 0) (i32.const 7))) (i32.const 1)',
+  output_then_error:
+    '(call $output_set (call $emit (i32.const 0) (i32.const 7)) (i64.const 7)) (call $error_set (call $emit (i32.const 0) (i32.const 7))) (i32.const 1)',
 };
 const kernelAbuse = (body: string): string => `(module ${KERNEL} ${MORE_KERNEL}
   (import "extism:host/user" "helix_capability_call" (func $cap (param i64) (result i64)))
@@ -67,21 +93,28 @@ const kernelAbuse = (body: string): string => `(module ${KERNEL} ${MORE_KERNEL}
   (func (export "run") (result i32) ${body}))`;
 
 /** How @extism/extism 2.0.0-rc13 in worker mode, configured as Helix configures it, ends one call of `bytes`. */
-async function referenceCall(bytes: Uint8Array, input: Uint8Array, pages: number): Promise<{ kind: 'output'; bytes: Uint8Array | null } | { kind: 'plugin-error'; text: string } | { kind: 'failure'; message: string }> {
+async function referenceCall(
+  bytes: Uint8Array,
+  input: Uint8Array,
+  pages: number,
+): Promise<{ kind: 'output'; bytes: Uint8Array | null } | { kind: 'plugin-error'; text: string } | { kind: 'failure'; message: string }> {
   const createPlugin = await loadExtism();
-  const plugin = await createPlugin(
-    { wasm: [{ data: bytes }] },
-    {
-      runInWorker: true,
-      useWasi: false,
-      logLevel: 'silent',
-      functions: { 'extism:host/user': { helix_capability_call: () => { throw new Error('no capabilities here'); } } },
-      memory: { maxPages: pages, maxVarBytes: pages * 65_536, maxHttpResponseBytes: 0 },
-      allowedHosts: [],
-      timeoutMs: null,
-      sharedArrayBufferSize: 1 << 20,
-    } as never,
-  );
+  const plugin = await createPlugin({ wasm: [{ data: bytes }] }, {
+    runInWorker: true,
+    useWasi: false,
+    logLevel: 'silent',
+    functions: {
+      'extism:host/user': {
+        helix_capability_call: () => {
+          throw new Error('no capabilities here');
+        },
+      },
+    },
+    memory: { maxPages: pages, maxVarBytes: pages * 65_536, maxHttpResponseBytes: 0 },
+    allowedHosts: [],
+    timeoutMs: null,
+    sharedArrayBufferSize: 1 << 20,
+  } as never);
   try {
     const out = await plugin.call('run', input);
     return { kind: 'output', bytes: out === null ? null : out.bytes().slice() };
@@ -101,8 +134,11 @@ export const ioChecks: readonly Check[] = [
     category: 'io',
     abi: ['ABI-LIMIT-001', 'ABI-RESP-003'],
     engines: BOTH,
-    expected: 'invalid_request I-REQ-INPUT-SIZE with details.max_input_bytes 1024 and no run; an input of exactly 1024 bytes runs and comes back',
-    packs: (engine) => [ioPack(engine, 'io.echo', engine === 'extism' ? EXTISM_ECHO : echoModule(), { limits: { ...IO_LIMITS, maxInputBytes: 1024 } })],
+    expected:
+      'invalid_request I-REQ-INPUT-SIZE with details.max_input_bytes 1024 and no run; an input of exactly 1024 bytes runs and comes back',
+    packs: (engine) => [
+      ioPack(engine, 'io.echo', engine === 'extism' ? EXTISM_ECHO : echoModule(), { limits: { ...IO_LIMITS, maxInputBytes: 1024 } }),
+    ],
     async run(ctx) {
       // {"s":"xxx…"} is 8 bytes around the string.
       const fits = { s: 'x'.repeat(1024 - 8) };
@@ -122,8 +158,17 @@ export const ioChecks: readonly Check[] = [
     category: 'io',
     abi: ['ABI-LIMIT-001', 'ABI-EXTISM-007', 'ABI-OUTPUT-001'],
     engines: BOTH,
-    expected: 'terminal_error S-TOOL-OUTPUT-TOO-LARGE for 4 KiB of output (valid JSON, and bytes that are not even UTF-8) under maxOutputBytes 1024; the run is recorded failed',
-    packs: (engine) => [ioPack(engine, 'io.bytes', bytesPackModule(engine, 'output'), { limits: { ...IO_LIMITS, maxOutputBytes: 1024 } }, { outputSchema: OPEN })],
+    expected:
+      'terminal_error S-TOOL-OUTPUT-TOO-LARGE for 4 KiB of output (valid JSON, and bytes that are not even UTF-8) under maxOutputBytes 1024; the run is recorded failed',
+    packs: (engine) => [
+      ioPack(
+        engine,
+        'io.bytes',
+        bytesPackModule(engine, 'output'),
+        { limits: { ...IO_LIMITS, maxOutputBytes: 1024 } },
+        { outputSchema: OPEN },
+      ),
+    ],
     async run(ctx) {
       const json = ctx.engine === 'extism' ? `{"s":"${'x'.repeat(4096)}"}` : okEnvelope(`{"s":"${'x'.repeat(4096)}"}`);
       const r = await ctx.call('io.bytes', bytesInput(json));
@@ -140,7 +185,8 @@ export const ioChecks: readonly Check[] = [
     category: 'io',
     abi: ['ABI-CALL-004'],
     engines: ['helix'],
-    expected: 'terminal_error S-TOOL-BAD-POINTER for each: ptr at the end of memory, ptr+len one past it, ptr 0xFFFFFFF0 with len 0x20 (wraps to 0x10), len 0xFFFFFFFF, ptr 0xFFFFFFFF; the host reads nothing outside the guest; an envelope in the last 27 bytes of memory is read (success)',
+    expected:
+      'terminal_error S-TOOL-BAD-POINTER for each: ptr at the end of memory, ptr+len one past it, ptr 0xFFFFFFF0 with len 0x20 (wraps to 0x10), len 0xFFFFFFFF, ptr 0xFFFFFFFF; the host reads nothing outside the guest; an envelope in the last 27 bytes of memory is read (success)',
     packs: () => [
       { id: 'io.ptr_at_end', module: packedResultModule('0x0001000000000001') },
       { id: 'io.ptr_len_past_end', module: packedResultModule('0x0000fff000000011') },
@@ -148,7 +194,10 @@ export const ioChecks: readonly Check[] = [
       { id: 'io.len_huge', module: packedResultModule('0x00000010ffffffff') },
       { id: 'io.ptr_max', module: packedResultModule('0xffffffff00000001') },
       // The edge inside: an envelope in the last 27 bytes of the page is read.
-      { id: 'io.ptr_last_bytes', module: `(module ${abiPrelude()} (data (i32.const 65509) "${watString('{"status":"ok","output":{}}')}") (func (export "execute") (param i32 i32) (result i64) (i64.const 0x0000ffe50000001b)))` },
+      {
+        id: 'io.ptr_last_bytes',
+        module: `(module ${abiPrelude()} (data (i32.const 65509) "${watString('{"status":"ok","output":{}}')}") (func (export "execute") (param i32 i32) (result i64) (i64.const 0x0000ffe50000001b)))`,
+      },
     ],
     async run(ctx) {
       const seen: Record<string, unknown> = {};
@@ -163,11 +212,12 @@ export const ioChecks: readonly Check[] = [
   },
   {
     id: 'io.alloc-returns-garbage',
-    title: "alloc answering a pointer outside memory, or one whose input would run past its end, is S-TOOL-BAD-POINTER",
+    title: 'alloc answering a pointer outside memory, or one whose input would run past its end, is S-TOOL-BAD-POINTER',
     category: 'io',
     abi: ['ABI-CALL-004', 'ABI-CALL-003'],
     engines: ['helix'],
-    expected: 'terminal_error S-TOOL-BAD-POINTER with details.export "alloc" for alloc returning 0xFFFFFFF0, -1, and 65530 for a 100-byte input in a 1-page memory; the host writes nothing outside the guest',
+    expected:
+      'terminal_error S-TOOL-BAD-POINTER with details.export "alloc" for alloc returning 0xFFFFFFF0, -1, and 65530 for a 100-byte input in a 1-page memory; the host writes nothing outside the guest',
     packs: () => [
       { id: 'io.alloc_far', module: garbageAllocModule('(i32.const 0xfffffff0)') },
       { id: 'io.alloc_minus_one', module: garbageAllocModule('(i32.const -1)') },
@@ -188,12 +238,16 @@ export const ioChecks: readonly Check[] = [
     category: 'io',
     abi: ['ABI-CALL-003'],
     engines: ['helix'],
-    expected: "success: a guest that traps unless alloc was called exactly once, execute got alloc's pointer and byte length, and the bytes start with '{', echoes an input of multi-byte text back unchanged",
+    expected:
+      "success: a guest that traps unless alloc was called exactly once, execute got alloc's pointer and byte length, and the bytes start with '{', echoes an input of multi-byte text back unchanged",
     packs: () => [
       {
         id: 'io.placed',
         module: echoModule(`(global $alen (mut i32) (i32.const -1)) (global $calls (mut i32) (i32.const 0))`)
-          .replace('(local $p i32)', '(local $p i32) (if (i32.eqz (global.get $calls)) (then (global.set $alen (local.get $len)))) (global.set $calls (i32.add (global.get $calls) (i32.const 1)))')
+          .replace(
+            '(local $p i32)',
+            '(local $p i32) (if (i32.eqz (global.get $calls)) (then (global.set $alen (local.get $len)))) (global.set $calls (i32.add (global.get $calls) (i32.const 1)))',
+          )
           .replace(
             '(local $out i32)',
             `(local $out i32)
@@ -205,7 +259,7 @@ export const ioChecks: readonly Check[] = [
       },
     ],
     async run(ctx) {
-      const input = { text: 'ü€𝄞 — ✓', list: [1, 2.5, null, true], nested: { 'clé': 'värde' } };
+      const input = { text: 'ü€𝄞 — ✓', list: [1, 2.5, null, true], nested: { clé: 'värde' } };
       const out = expectSuccess(await ctx.call('io.placed', input));
       expect(JSON.stringify(out) === JSON.stringify(input), `the echo differs: ${JSON.stringify(out)}`);
       ctx.observe('input_bytes', Buffer.byteLength(JSON.stringify(input)));
@@ -217,7 +271,8 @@ export const ioChecks: readonly Check[] = [
     category: 'io',
     abi: ['ABI-CALL-005', 'ABI-TRAP-001'],
     engines: ['helix'],
-    expected: 'success for a guest whose dealloc traps on any other order; S-TOOL-TRAP with details.phase "dealloc" and the panic "input freed second" for a guest that traps on reaching the second (input) dealloc',
+    expected:
+      'success for a guest whose dealloc traps on any other order; S-TOOL-TRAP with details.phase "dealloc" and the panic "input freed second" for a guest that traps on reaching the second (input) dealloc',
     packs: () => {
       const module = (trapAtSecond: boolean): string => `(module ${abiPrelude({
         deallocHook: `
@@ -265,16 +320,11 @@ export const ioChecks: readonly Check[] = [
     category: 'io',
     abi: ['ABI-CALL-001', 'ABI-EXTISM-006'],
     engines: BOTH,
-    expected: 'success three times with the same counts (global 1, memory byte 1, memory size 1 page before growing; for extism/v1 also an Extism var 1), each call a new run',
+    expected:
+      'success three times with the same counts (global 1, memory byte 1, memory size 1 page before growing; for extism/v1 also an Extism var 1), each call a new run',
     packs: (engine) => {
       if (engine === 'extism') {
-        return [
-          ioPack(
-            engine,
-            'io.counter',
-            EXTISM_COUNTER,
-          ),
-        ];
+        return [ioPack(engine, 'io.counter', EXTISM_COUNTER)];
       }
       // value = global*10000 + memory byte*100 + pages before growing
       return [
@@ -302,18 +352,21 @@ export const ioChecks: readonly Check[] = [
         runs.add(r.run_id);
       }
       const want = ctx.engine === 'extism' ? { g: 1, m: 1, v: 1 } : { value: 10101 };
-      for (const o of outs) expect(JSON.stringify(o) === JSON.stringify(want), `a call saw state of an earlier one: ${JSON.stringify(outs)}`);
+      for (const o of outs)
+        expect(JSON.stringify(o) === JSON.stringify(want), `a call saw state of an earlier one: ${JSON.stringify(outs)}`);
       expect(runs.size === 3, 'the three calls were not three runs');
       ctx.observe('outputs', outs);
     },
   },
   {
     id: 'io.trap-in-every-phase',
-    title: 'A trap in start, alloc, execute or dealloc, a stack overflow and fuel running out in alloc each end the call with a precise fault naming the phase',
+    title:
+      'A trap in start, alloc, execute or dealloc, a stack overflow and fuel running out in alloc each end the call with a precise fault naming the phase',
     category: 'io',
     abi: ['ABI-TRAP-001', 'ABI-CALL-002'],
     engines: ['helix'],
-    expected: 'terminal_error S-TOOL-TRAP with details.phase start / alloc / execute / dealloc; S-TOOL-STACK-OVERFLOW for unbounded recursion; S-TOOL-FUEL-EXHAUSTED for a loop in alloc; a start function that spins 200k iterations is metered: its fuel counts in the call',
+    expected:
+      'terminal_error S-TOOL-TRAP with details.phase start / alloc / execute / dealloc; S-TOOL-STACK-OVERFLOW for unbounded recursion; S-TOOL-FUEL-EXHAUSTED for a loop in alloc; a start function that spins 200k iterations is metered: its fuel counts in the call',
     packs: () => {
       const limits = { ...IO_LIMITS, fuel: 20_000_000 };
       return [
@@ -321,9 +374,22 @@ export const ioChecks: readonly Check[] = [
         { id: 'io.trap_alloc', module: numberResultModule('(i64.const 1)', { allocHook: 'unreachable' }) },
         { id: 'io.trap_execute', module: numberModule('unreachable') },
         { id: 'io.trap_dealloc', module: numberResultModule('(i64.const 1)', { deallocHook: 'unreachable' }) },
-        { id: 'io.overflow', module: numberModule('(i64.extend_i32_u (call $down (i32.const 0)))', '(func $down (param $n i32) (result i32) (i32.add (call $down (i32.add (local.get $n) (i32.const 1))) (i32.const 1)))') },
+        {
+          id: 'io.overflow',
+          module: numberModule(
+            '(i64.extend_i32_u (call $down (i32.const 0)))',
+            '(func $down (param $n i32) (result i32) (i32.add (call $down (i32.add (local.get $n) (i32.const 1))) (i32.const 1)))',
+          ),
+        },
         { id: 'io.spin_alloc', module: numberResultModule('(i64.const 1)', { allocHook: '(loop $l (br $l))' }), manifest: { limits } },
-        { id: 'io.start_spins', module: numberModule('(i64.const 1)', '(global $k (mut i32) (i32.const 0)) (func $s (loop $l (global.set $k (i32.add (global.get $k) (i32.const 1))) (br_if $l (i32.lt_u (global.get $k) (i32.const 200000))))) (start $s)'), manifest: { limits } },
+        {
+          id: 'io.start_spins',
+          module: numberModule(
+            '(i64.const 1)',
+            '(global $k (mut i32) (i32.const 0)) (func $s (loop $l (global.set $k (i32.add (global.get $k) (i32.const 1))) (br_if $l (i32.lt_u (global.get $k) (i32.const 200000))))) (start $s)',
+          ),
+          manifest: { limits },
+        },
         { id: 'io.no_start', module: numberModule('(i64.const 1)', '(global $k (mut i32) (i32.const 0))'), manifest: { limits } },
       ];
     },
@@ -331,7 +397,10 @@ export const ioChecks: readonly Check[] = [
       for (const phase of ['start', 'alloc', 'execute', 'dealloc']) {
         const r = await ctx.call(`io.trap_${phase}`, { phase });
         await expectGuestFault(ctx, r, 'S-TOOL-TRAP', { phase });
-        expect(/unreachable/.test(r.error!.message + JSON.stringify(r.error!.details)), `the trap message is not given: ${r.error!.message}`);
+        expect(
+          /unreachable/.test(r.error!.message + JSON.stringify(r.error!.details)),
+          `the trap message is not given: ${r.error!.message}`,
+        );
         ctx.observe(`trap_${phase}`, r.error);
       }
       const overflow = await ctx.call('io.overflow', {});
@@ -343,7 +412,10 @@ export const ioChecks: readonly Check[] = [
       const without = await ctx.call('io.no_start', {});
       expectSuccess(withStart);
       expectSuccess(without);
-      expect(withStart.metrics.fuel_used > without.metrics.fuel_used + 200_000, `the start function's 200k iterations are not in fuel_used (${withStart.metrics.fuel_used} vs ${without.metrics.fuel_used})`);
+      expect(
+        withStart.metrics.fuel_used > without.metrics.fuel_used + 200_000,
+        `the start function's 200k iterations are not in fuel_used (${withStart.metrics.fuel_used} vs ${without.metrics.fuel_used})`,
+      );
       ctx.observe('fuel_with_start', withStart.metrics.fuel_used);
       ctx.observe('fuel_without_start', without.metrics.fuel_used);
     },
@@ -354,13 +426,21 @@ export const ioChecks: readonly Check[] = [
     category: 'io',
     abi: ['ABI-TRAP-002'],
     engines: BOTH,
-    expected: 'S-TOOL-TRAP, message "The tool trapped in <export>: unreachable, at deep (wasm-function[N])." with details.export the entrypoint, details.function "deep", details.wasm_function N and details.frames innermost first',
+    expected:
+      'S-TOOL-TRAP, message "The tool trapped in <export>: unreachable, at deep (wasm-function[N])." with details.export the entrypoint, details.function "deep", details.wasm_function N and details.frames innermost first',
     async packs(engine) {
       const wat =
         engine === 'extism'
           ? extismWat('(call $mid) (i32.const 0)', { extra: '(func $mid (call $deep)) (func $deep unreachable)' })
           : numberModule('(call $mid) (i64.const 1)', '(func $mid (call $deep)) (func $deep unreachable)');
-      return [ioPack(engine, 'io.deep_trap', await wat2wasm(wat, 'deep.wat', { names: true }), engine === 'extism' ? {} : { entrypoint: 'execute' })];
+      return [
+        ioPack(
+          engine,
+          'io.deep_trap',
+          await wat2wasm(wat, 'deep.wat', { names: true }),
+          engine === 'extism' ? {} : { entrypoint: 'execute' },
+        ),
+      ];
     },
     async run(ctx) {
       const r = await ctx.call('io.deep_trap', {});
@@ -368,20 +448,28 @@ export const ioChecks: readonly Check[] = [
       await expectGuestFault(ctx, r, 'S-TOOL-TRAP', { export: entry, function: 'deep' });
       const d = r.error!.details as { wasm_function?: unknown; frames?: unknown };
       expect(typeof d.wasm_function === 'number', `details.wasm_function is ${JSON.stringify(d.wasm_function)}`);
-      expect(r.error!.message === `The tool trapped in ${entry}: unreachable, at deep (wasm-function[${String(d.wasm_function)}]).`, `the message is ${JSON.stringify(r.error!.message)}`);
+      expect(
+        r.error!.message === `The tool trapped in ${entry}: unreachable, at deep (wasm-function[${String(d.wasm_function)}]).`,
+        `the message is ${JSON.stringify(r.error!.message)}`,
+      );
       const frames = d.frames as string[];
       expect(Array.isArray(frames) && frames.length >= 3 && frames.length <= 8, `details.frames is ${JSON.stringify(frames)}`);
-      expect(frames[0]!.startsWith('deep ') && frames[1]!.startsWith('mid ') && frames.some((f) => f.startsWith(`${entry} `)), `frames are not innermost first: ${JSON.stringify(frames)}`);
+      expect(
+        frames[0]!.startsWith('deep ') && frames[1]!.startsWith('mid ') && frames.some((f) => f.startsWith(`${entry} `)),
+        `frames are not innermost first: ${JSON.stringify(frames)}`,
+      );
       ctx.observe('error', r.error);
     },
   },
   {
     id: 'io.output-not-utf8-or-json',
-    title: 'Output that is not UTF-8 (bad bytes, overlong forms, encoded surrogates) or not JSON (text, empty, trailing bytes) is a tool fault',
+    title:
+      'Output that is not UTF-8 (bad bytes, overlong forms, encoded surrogates) or not JSON (text, empty, trailing bytes) is a tool fault',
     category: 'io',
     abi: ['ABI-OUTPUT-001', 'ABI-EXTISM-007'],
     engines: BOTH,
-    expected: 'terminal_error S-TOOL-OUTPUT-ENCODING for FF FE, C0 AF and ED A0 80 inside a string; S-TOOL-OUTPUT-JSON for "hello", no output at all, and an envelope followed by a second value; each run recorded failed',
+    expected:
+      'terminal_error S-TOOL-OUTPUT-ENCODING for FF FE, C0 AF and ED A0 80 inside a string; S-TOOL-OUTPUT-JSON for "hello", no output at all, and an envelope followed by a second value; each run recorded failed',
     packs: (engine) => [ioPack(engine, 'io.bytes', bytesPackModule(engine, 'output'), {}, { outputSchema: OPEN })],
     async run(ctx) {
       const wrap = (inner: Uint8Array): Uint8Array => {
@@ -413,19 +501,29 @@ export const ioChecks: readonly Check[] = [
       // Not JSON, with an emoji straddling the host's preview cut: the fault report must stay Unicode text (ABI-JSON-004).
       const astral = await ctx.call('io.bytes', bytesInput(`${'z'.repeat(199)}${'😀'.repeat(300)}`));
       await expectGuestFault(ctx, astral, 'S-TOOL-OUTPUT-JSON');
-      expect(!hasLoneSurrogate(astral.error), `the fault report holds a lone surrogate (an emoji cut in half): ${JSON.stringify(astral.error).slice(0, 300)}`);
+      expect(
+        !hasLoneSurrogate(astral.error),
+        `the fault report holds a lone surrogate (an emoji cut in half): ${JSON.stringify(astral.error).slice(0, 300)}`,
+      );
     },
   },
   {
     id: 'io.output-not-an-envelope',
-    title: 'A helix/v1 output that is JSON but not exactly one envelope is S-TOOL-OUTPUT-ENVELOPE; a valid error envelope decides the status by its class',
+    title:
+      'A helix/v1 output that is JSON but not exactly one envelope is S-TOOL-OUTPUT-ENVELOPE; a valid error envelope decides the status by its class',
     category: 'io',
     abi: ['ABI-OUTPUT-002'],
     engines: ['helix'],
-    expected: 'S-TOOL-OUTPUT-ENVELOPE for an extra key, an unknown status, a missing output, an array, a bare value, an error code outside the taxonomy, an error with extra keys, and a capability_call without abi_version; an error envelope with R-UPSTREAM-X is retryable_error and with D-DATA-X terminal_error, carrying its code, message and details; a terminal capability_call of clock.now_unix is A-AUTH-FORBIDDEN without the grant and its result is the output with it',
+    expected:
+      'S-TOOL-OUTPUT-ENVELOPE for an extra key, an unknown status, a missing output, an array, a bare value, an error code outside the taxonomy, an error with extra keys, and a capability_call without abi_version; an error envelope with R-UPSTREAM-X is retryable_error and with D-DATA-X terminal_error, carrying its code, message and details; a terminal capability_call of clock.now_unix is A-AUTH-FORBIDDEN without the grant and its result is the output with it',
     packs: () => [
       { id: 'io.bytes', module: bytesPackModule('helix', 'output'), outputSchema: OPEN },
-      { id: 'io.bytes_clock', module: bytesPackModule('helix', 'output'), outputSchema: OPEN, manifest: { capabilities: { abiVersion: 1, allow: ['clock.now_unix'] } } },
+      {
+        id: 'io.bytes_clock',
+        module: bytesPackModule('helix', 'output'),
+        outputSchema: OPEN,
+        manifest: { capabilities: { abiVersion: 1, allow: ['clock.now_unix'] } },
+      },
     ],
     async run(ctx) {
       const bad: Array<[string, string]> = [
@@ -449,19 +547,37 @@ export const ioChecks: readonly Check[] = [
       }
       const astral = await ctx.call('io.bytes', bytesInput(`{"status":"nope","x":"${'z'.repeat(175)}${'😀'.repeat(300)}"}`));
       await expectGuestFault(ctx, astral, 'S-TOOL-OUTPUT-ENVELOPE');
-      expect(!hasLoneSurrogate(astral.error), `the fault report holds a lone surrogate (an emoji cut in half): ${JSON.stringify(astral.error).slice(0, 300)}`);
-      const retry = await ctx.call('io.bytes', bytesInput('{"status":"error","error":{"code":"R-UPSTREAM-FLAKY","message":"upstream said no","details":{"n":1},"hint":"later"}}'));
+      expect(
+        !hasLoneSurrogate(astral.error),
+        `the fault report holds a lone surrogate (an emoji cut in half): ${JSON.stringify(astral.error).slice(0, 300)}`,
+      );
+      const retry = await ctx.call(
+        'io.bytes',
+        bytesInput('{"status":"error","error":{"code":"R-UPSTREAM-FLAKY","message":"upstream said no","details":{"n":1},"hint":"later"}}'),
+      );
       expectOutcome(retry, 'retryable_error', 'R-UPSTREAM-FLAKY');
-      expect(retry.error!.message === 'upstream said no' && JSON.stringify(retry.error!.details) === '{"n":1}', `the tool's error is not carried: ${JSON.stringify(retry.error)}`);
-      const data = await ctx.call('io.bytes', bytesInput('{"status":"error","error":{"code":"D-DATA-FORMAT","message":"bad line","details":{"line":3}}}'));
+      expect(
+        retry.error!.message === 'upstream said no' && JSON.stringify(retry.error!.details) === '{"n":1}',
+        `the tool's error is not carried: ${JSON.stringify(retry.error)}`,
+      );
+      const data = await ctx.call(
+        'io.bytes',
+        bytesInput('{"status":"error","error":{"code":"D-DATA-FORMAT","message":"bad line","details":{"line":3}}}'),
+      );
       expectOutcome(data, 'terminal_error', 'D-DATA-FORMAT');
       expectDetails(data, { line: 3 });
       // A terminal capability call is served under the allowlist: refused when not allowed, its result the output when allowed.
       const terminal = '{"status":"capability_call","abi_version":1,"capability_call":{"name":"clock.now_unix","args":{}}}';
       const forbidden = await ctx.call('io.bytes', bytesInput(terminal));
-      expect(forbidden.status !== 'success' && forbidden.error?.code === 'A-AUTH-FORBIDDEN', `a terminal call of a capability the tool may not use answered ${forbidden.status} ${forbidden.error?.code}`);
+      expect(
+        forbidden.status !== 'success' && forbidden.error?.code === 'A-AUTH-FORBIDDEN',
+        `a terminal call of a capability the tool may not use answered ${forbidden.status} ${forbidden.error?.code}`,
+      );
       const served = expectSuccess(await ctx.call('io.bytes_clock', bytesInput(terminal)));
-      expect(typeof (served as { unix_ms?: unknown }).unix_ms === 'number', `the terminal call's result is not the output: ${JSON.stringify(served)}`);
+      expect(
+        typeof (served as { unix_ms?: unknown }).unix_ms === 'number',
+        `the terminal call's result is not the output: ${JSON.stringify(served)}`,
+      );
       ctx.observe('terminal_forbidden', forbidden.error);
     },
   },
@@ -471,11 +587,23 @@ export const ioChecks: readonly Check[] = [
     category: 'io',
     abi: ['ABI-OUTPUT-003', 'ABI-EXTISM-007'],
     engines: BOTH,
-    expected: 'terminal_error C-CONTRACT-OUTPUT-SCHEMA whose details list all three violations (count not an integer, name missing, an extra member); a conforming output succeeds',
+    expected:
+      'terminal_error C-CONTRACT-OUTPUT-SCHEMA whose details list all three violations (count not an integer, name missing, an extra member); a conforming output succeeds',
     packs: (engine) => [
-      ioPack(engine, 'io.bytes', bytesPackModule(engine, 'output'), {}, {
-        outputSchema: { type: 'object', required: ['count', 'name'], additionalProperties: false, properties: { count: { type: 'integer' }, name: { type: 'string' } } },
-      }),
+      ioPack(
+        engine,
+        'io.bytes',
+        bytesPackModule(engine, 'output'),
+        {},
+        {
+          outputSchema: {
+            type: 'object',
+            required: ['count', 'name'],
+            additionalProperties: false,
+            properties: { count: { type: 'integer' }, name: { type: 'string' } },
+          },
+        },
+      ),
     ],
     async run(ctx) {
       const wrap = (v: string): string => (ctx.engine === 'extism' ? v : okEnvelope(v));
@@ -494,10 +622,14 @@ export const ioChecks: readonly Check[] = [
     category: 'io',
     abi: ['ABI-EXTISM-007'],
     engines: ['extism'],
-    expected: 'success whose output is {"status":"error","error":{"code":"A-AUTH-FORBIDDEN",…}} byte for byte; a capability_call-shaped output is also just output',
+    expected:
+      'success whose output is {"status":"error","error":{"code":"A-AUTH-FORBIDDEN",…}} byte for byte; a capability_call-shaped output is also just output',
     packs: (engine) => [ioPack(engine, 'io.bytes', bytesPackModule(engine, 'output'), {}, { outputSchema: OPEN })],
     async run(ctx) {
-      for (const text of ['{"status":"error","error":{"code":"A-AUTH-FORBIDDEN","message":"forbidden"}}', '{"status":"capability_call","abi_version":1,"capability_call":{"name":"kv.put","args":{}}}']) {
+      for (const text of [
+        '{"status":"error","error":{"code":"A-AUTH-FORBIDDEN","message":"forbidden"}}',
+        '{"status":"capability_call","abi_version":1,"capability_call":{"name":"kv.put","args":{}}}',
+      ]) {
         const out = expectSuccess(await ctx.call('io.bytes', bytesInput(text)));
         expect(JSON.stringify(out) === text, `the output was read as something else: ${JSON.stringify(out)}`);
       }
@@ -509,14 +641,18 @@ export const ioChecks: readonly Check[] = [
     category: 'io',
     abi: ['ABI-EXTISM-008'],
     engines: ['extism'],
-    expected: 'D-DATA-FORMAT terminal_error for a JSON taxonomy error; R-UPSTREAM-X retryable_error; S-TOOL-EXTISM-ERROR with the first 1024 bytes in details.plugin_error for 3000 bytes of text; S-TOOL-EXTISM-ERROR with details.return_code 7; S-TOOL-TRAP with memory_pages for unreachable',
+    expected:
+      'D-DATA-FORMAT terminal_error for a JSON taxonomy error; R-UPSTREAM-X retryable_error; S-TOOL-EXTISM-ERROR with the first 1024 bytes in details.plugin_error for 3000 bytes of text; S-TOOL-EXTISM-ERROR with details.return_code 7; S-TOOL-TRAP with memory_pages for unreachable',
     packs: (engine) => [
       ioPack(engine, 'io.err', bytesPackModule(engine, 'error'), {}, { outputSchema: OPEN }),
       ioPack(engine, 'io.ret7', extismWat('(i32.const 7)')),
       ioPack(engine, 'io.trap', extismWat('unreachable')),
     ],
     async run(ctx) {
-      const data = await ctx.call('io.err', bytesInput('{"code":"D-DATA-FORMAT","message":"bad line","details":{"line":1},"hint":"fix it"}'));
+      const data = await ctx.call(
+        'io.err',
+        bytesInput('{"code":"D-DATA-FORMAT","message":"bad line","details":{"line":1},"hint":"fix it"}'),
+      );
       expectOutcome(data, 'terminal_error', 'D-DATA-FORMAT');
       expectDetails(data, { line: 1 });
       const retry = await ctx.call('io.err', bytesInput('{"code":"R-UPSTREAM-FLAKY","message":"later"}'));
@@ -525,12 +661,18 @@ export const ioChecks: readonly Check[] = [
       const plain = await ctx.call('io.err', bytesInput(text));
       await expectGuestFault(ctx, plain, 'S-TOOL-EXTISM-ERROR');
       const got = String(plain.error!.details.plugin_error);
-      expect(Buffer.byteLength(got) <= 1024 && Buffer.byteLength(got) >= 1021 && text.startsWith(got), `plugin_error is not the first 1024 bytes of the text: ${Buffer.byteLength(got)} bytes`);
+      expect(
+        Buffer.byteLength(got) <= 1024 && Buffer.byteLength(got) >= 1021 && text.startsWith(got),
+        `plugin_error is not the first 1024 bytes of the text: ${Buffer.byteLength(got)} bytes`,
+      );
       ctx.observe('plugin_error_bytes', Buffer.byteLength(got));
       // An emoji straddling every cut (the message's and details'): the report must stay Unicode text (ABI-JSON-004).
       const astral = await ctx.call('io.err', bytesInput(`${'z'.repeat(199)}${'😀'.repeat(600)}`));
       await expectGuestFault(ctx, astral, 'S-TOOL-EXTISM-ERROR');
-      expect(!hasLoneSurrogate(astral.error), `the fault report holds a lone surrogate (an emoji cut in half): ${JSON.stringify(astral.error).slice(0, 300)}`);
+      expect(
+        !hasLoneSurrogate(astral.error),
+        `the fault report holds a lone surrogate (an emoji cut in half): ${JSON.stringify(astral.error).slice(0, 300)}`,
+      );
       expect(Buffer.byteLength(String(astral.error!.details.plugin_error)) <= 1024, 'plugin_error of emoji is over 1024 bytes');
       const notCode = await ctx.call('io.err', bytesInput('{"code":"NOPE","message":"m"}'));
       await expectGuestFault(ctx, notCode, 'S-TOOL-EXTISM-ERROR');
@@ -538,7 +680,10 @@ export const ioChecks: readonly Check[] = [
       await expectGuestFault(ctx, seven, 'S-TOOL-EXTISM-ERROR', { return_code: 7 });
       const trap = await ctx.call('io.trap', {});
       await expectGuestFault(ctx, trap, 'S-TOOL-TRAP');
-      expect(typeof trap.error!.details.memory_pages === 'number' && typeof trap.error!.details.max_memory_pages === 'number', `the trap has no memory_pages: ${JSON.stringify(trap.error!.details)}`);
+      expect(
+        typeof trap.error!.details.memory_pages === 'number' && typeof trap.error!.details.max_memory_pages === 'number',
+        `the trap has no memory_pages: ${JSON.stringify(trap.error!.details)}`,
+      );
     },
   },
   {
@@ -547,10 +692,23 @@ export const ioChecks: readonly Check[] = [
     category: 'io',
     abi: ['ABI-JSON-001', 'ABI-JSON-002', 'ABI-JSON-006', 'ABI-JSON-007', 'ABI-RESP-003'],
     engines: BOTH,
-    expected: 'I-REQ-JSON-DEPTH (pointer /input/a…/a of 64 segments, max_depth 64, no run) for deep input; S-TOOL-OUTPUT-DEPTH for deep output and S-TOOL-CAPABILITY-DEPTH (journal: one abort with args null; audit: aborted) for deep args to a forbidden capability; 64 levels of input and output succeed',
+    expected:
+      'I-REQ-JSON-DEPTH (pointer /input/a…/a of 64 segments, max_depth 64, no run) for deep input; S-TOOL-OUTPUT-DEPTH for deep output and S-TOOL-CAPABILITY-DEPTH (journal: one abort with args null; audit: aborted) for deep args to a forbidden capability; 64 levels of input and output succeed',
     packs: (engine) => [
-      ioPack(engine, 'io.bytes', bytesPackModule(engine, 'output'), { limits: { ...IO_LIMITS, maxInputBytes: 2_000_000, maxOutputBytes: 1_000_000, maxMemoryPages: 128 } }, { outputSchema: OPEN }),
-      ioPack(engine, 'io.req', bytesPackModule(engine, 'request'), { limits: { ...IO_LIMITS, maxInputBytes: 2_000_000, maxMemoryPages: 128 } }, { outputSchema: OPEN }),
+      ioPack(
+        engine,
+        'io.bytes',
+        bytesPackModule(engine, 'output'),
+        { limits: { ...IO_LIMITS, maxInputBytes: 2_000_000, maxOutputBytes: 1_000_000, maxMemoryPages: 128 } },
+        { outputSchema: OPEN },
+      ),
+      ioPack(
+        engine,
+        'io.req',
+        bytesPackModule(engine, 'request'),
+        { limits: { ...IO_LIMITS, maxInputBytes: 2_000_000, maxMemoryPages: 128 } },
+        { outputSchema: OPEN },
+      ),
       ioPack(engine, 'io.echo', engine === 'extism' ? EXTISM_ECHO : echoModule()),
     ],
     async run(ctx) {
@@ -560,7 +718,10 @@ export const ioChecks: readonly Check[] = [
       for (let i = 0; i < 100_000; i++) deep = { a: deep };
       expectRefused(await ctx.call('io.echo', deep), 'I-REQ-JSON-DEPTH', { pointer: aPointer('/input', 64) });
       const at64 = JSON.parse(nestedObjects(64));
-      expect(JSON.stringify(expectSuccess(await ctx.call('io.echo', at64))) === JSON.stringify(at64), 'an input of 64 levels did not come back');
+      expect(
+        JSON.stringify(expectSuccess(await ctx.call('io.echo', at64))) === JSON.stringify(at64),
+        'an input of 64 levels did not come back',
+      );
 
       const base = ctx.engine === 'extism' ? '' : '/output';
       const wrap = (v: string): string => (ctx.engine === 'extism' ? v : okEnvelope(v));
@@ -574,7 +735,10 @@ export const ioChecks: readonly Check[] = [
       const req = await ctx.call('io.req', bytesInput(`{"abi_version":1,"name":"kv.put","args":${nestedObjects(1600)}}`));
       await expectGuestFault(ctx, req, 'S-TOOL-CAPABILITY-DEPTH', { pointer: aPointer('/args', 64) });
       const journal = await journalOf(ctx, req);
-      expect(journal.length === 1 && journal[0]!.outcome === 'abort' && journal[0]!.args === null, `the journal is ${JSON.stringify(journal).slice(0, 400)}`);
+      expect(
+        journal.length === 1 && journal[0]!.outcome === 'abort' && journal[0]!.args === null,
+        `the journal is ${JSON.stringify(journal).slice(0, 400)}`,
+      );
       const audit = await capabilityAuditOf(ctx, req);
       expect(audit.length === 1 && audit[0]!.decision === 'aborted', `the audit is ${JSON.stringify(audit).slice(0, 400)}`);
       ctx.observe('capability_depth', req.error);
@@ -586,22 +750,35 @@ export const ioChecks: readonly Check[] = [
     category: 'io',
     abi: ['ABI-JSON-003', 'ABI-JSON-002', 'ABI-JSON-006', 'ABI-JSON-007'],
     engines: BOTH,
-    expected: 'I-REQ-JSON-NUMBER at /input/x/1 for 1e400, at /input/y for NaN, for 9007199254740993 and 9007199254740992; S-TOOL-OUTPUT-NUMBER quoting 18446744073709551615 for a u64 output; I-REQ-CAPABILITY-ARGS (the guest goes on) for 1e400 in kv.put args; 9007199254740991 passes; 0.1 and 0.10 are the same run',
+    expected:
+      'I-REQ-JSON-NUMBER at /input/x/1 for 1e400, at /input/y for NaN, for 9007199254740993 and 9007199254740992; S-TOOL-OUTPUT-NUMBER quoting 18446744073709551615 for a u64 output; I-REQ-CAPABILITY-ARGS (the guest goes on) for 1e400 in kv.put args; 9007199254740991 passes; 0.1 and 0.10 are the same run',
     packs: (engine) => [
       ioPack(engine, 'io.bytes', bytesPackModule(engine, 'output'), {}, { outputSchema: OPEN }),
-      ioPack(engine, 'io.kv', bytesPackModule(engine, 'request'), { capabilities: { abiVersion: 1, allow: ['kv.put', 'kv.get'] } }, { outputSchema: OPEN }),
+      ioPack(
+        engine,
+        'io.kv',
+        bytesPackModule(engine, 'request'),
+        { capabilities: { abiVersion: 1, allow: ['kv.put', 'kv.get'] } },
+        { outputSchema: OPEN },
+      ),
       ioPack(engine, 'io.echo', engine === 'extism' ? EXTISM_ECHO : echoModule()),
     ],
     async run(ctx) {
       const inf = await ctx.call('io.echo', JSON.parse('{"x":[1,1e400]}'));
       expectRefused(inf, 'I-REQ-JSON-NUMBER', { pointer: '/input/x/1' });
-      expect(inf.error!.message.includes('/input/x/1') && inf.error!.message.includes('Infinity'), `the message does not say where and what: ${inf.error!.message}`);
+      expect(
+        inf.error!.message.includes('/input/x/1') && inf.error!.message.includes('Infinity'),
+        `the message does not say where and what: ${inf.error!.message}`,
+      );
       expectRefused(await ctx.call('io.echo', { y: Number.NaN }), 'I-REQ-JSON-NUMBER', { pointer: '/input/y' });
       for (const n of ['9007199254740993', '9007199254740992', '-9007199254740992', '1e20']) {
         const r = await ctx.call('io.echo', JSON.parse(`{"n":${n}}`));
         expectRefused(r, 'I-REQ-JSON-NUMBER', { pointer: '/input/n' });
       }
-      expect(JSON.stringify(expectSuccess(await ctx.call('io.echo', { n: 9007199254740991 }))) === '{"n":9007199254740991}', 'the largest safe integer did not pass');
+      expect(
+        JSON.stringify(expectSuccess(await ctx.call('io.echo', { n: 9007199254740991 }))) === '{"n":9007199254740991}',
+        'the largest safe integer did not pass',
+      );
       const a = await ctx.call('io.echo', JSON.parse('{"f":0.1}'));
       const b = await ctx.call('io.echo', JSON.parse('{"f":0.10}'));
       expect(a.run_id === b.run_id && b.replayed === true, `0.1 and 0.10 are different runs (${a.run_id}, ${b.run_id})`);
@@ -610,15 +787,24 @@ export const ioChecks: readonly Check[] = [
       const base = ctx.engine === 'extism' ? '' : '/output';
       const u64 = await ctx.call('io.bytes', bytesInput(wrap('{"id":18446744073709551615}')));
       await expectGuestFault(ctx, u64, 'S-TOOL-OUTPUT-NUMBER', { pointer: `${base}/id` });
-      expect(u64.error!.message.includes('18446744073709551615'), `the message does not quote the number as written: ${u64.error!.message}`);
+      expect(
+        u64.error!.message.includes('18446744073709551615'),
+        `the message does not quote the number as written: ${u64.error!.message}`,
+      );
       const big = await ctx.call('io.bytes', bytesInput(wrap('{"x":1e400}')));
       await expectGuestFault(ctx, big, 'S-TOOL-OUTPUT-NUMBER', { pointer: `${base}/x` });
 
       const args = await ctx.call('io.kv', bytesInput('{"abi_version":1,"name":"kv.put","args":{"key":"k","value":{"v":1e400}}}'));
       const answer = JSON.stringify(expectSuccess(args));
-      expect(answer.includes('I-REQ-CAPABILITY-ARGS') && answer.includes('/args/value/v'), `the guest did not get I-REQ-CAPABILITY-ARGS at /args/value/v: ${answer.slice(0, 400)}`);
+      expect(
+        answer.includes('I-REQ-CAPABILITY-ARGS') && answer.includes('/args/value/v'),
+        `the guest did not get I-REQ-CAPABILITY-ARGS at /args/value/v: ${answer.slice(0, 400)}`,
+      );
       const journal = await journalOf(ctx, args);
-      expect(journal[0]?.outcome === 'error' && journal[0]?.args === null, `the journal keeps the args: ${JSON.stringify(journal).slice(0, 300)}`);
+      expect(
+        journal[0]?.outcome === 'error' && journal[0]?.args === null,
+        `the journal keeps the args: ${JSON.stringify(journal).slice(0, 300)}`,
+      );
       ctx.observe('u64_output', u64.error);
     },
   },
@@ -628,20 +814,34 @@ export const ioChecks: readonly Check[] = [
     category: 'io',
     abi: ['ABI-JSON-004', 'ABI-JSON-002', 'ABI-JSON-006', 'ABI-JSON-007'],
     engines: BOTH,
-    expected: 'I-REQ-JSON-VALUE (pointer /input/s/1, problem string; /input/__proto__) for input; S-TOOL-OUTPUT-VALUE (pointer …/s, …/__proto__) for output; I-REQ-CAPABILITY-ARGS for a lone surrogate in args; {"a":1,"a":2} outputs {"a":2}; members named constructor and prototype pass through unchanged',
+    expected:
+      'I-REQ-JSON-VALUE (pointer /input/s/1, problem string; /input/__proto__) for input; S-TOOL-OUTPUT-VALUE (pointer …/s, …/__proto__) for output; I-REQ-CAPABILITY-ARGS for a lone surrogate in args; {"a":1,"a":2} outputs {"a":2}; members named constructor and prototype pass through unchanged',
     packs: (engine) => [
       ioPack(engine, 'io.bytes', bytesPackModule(engine, 'output'), {}, { outputSchema: OPEN }),
-      ioPack(engine, 'io.kv', bytesPackModule(engine, 'request'), { capabilities: { abiVersion: 1, allow: ['kv.put', 'kv.get'] } }, { outputSchema: OPEN }),
+      ioPack(
+        engine,
+        'io.kv',
+        bytesPackModule(engine, 'request'),
+        { capabilities: { abiVersion: 1, allow: ['kv.put', 'kv.get'] } },
+        { outputSchema: OPEN },
+      ),
       ioPack(engine, 'io.echo', engine === 'extism' ? EXTISM_ECHO : echoModule()),
     ],
     async run(ctx) {
       const lone = await ctx.call('io.echo', { s: ['fine', 'bad \ud800'] });
       expectRefused(lone, 'I-REQ-JSON-VALUE', { pointer: '/input/s/1', problem: 'string' });
-      expectRefused(await ctx.call('io.echo', JSON.parse('{"ok":1,"__proto__":{"x":1}}')), 'I-REQ-JSON-VALUE', { pointer: '/input/__proto__' });
-      expectRefused(await ctx.call('io.echo', JSON.parse('{"deep":{"__proto__":{"polluted":true}}}')), 'I-REQ-JSON-VALUE', { pointer: '/input/deep/__proto__' });
+      expectRefused(await ctx.call('io.echo', JSON.parse('{"ok":1,"__proto__":{"x":1}}')), 'I-REQ-JSON-VALUE', {
+        pointer: '/input/__proto__',
+      });
+      expectRefused(await ctx.call('io.echo', JSON.parse('{"deep":{"__proto__":{"polluted":true}}}')), 'I-REQ-JSON-VALUE', {
+        pointer: '/input/deep/__proto__',
+      });
       expect(({} as Record<string, unknown>).polluted === undefined, 'Object.prototype was polluted');
       const plain = JSON.parse('{"constructor":{"prototype":{"x":1}},"toString":"s","a":1,"a":2}');
-      expect(JSON.stringify(expectSuccess(await ctx.call('io.echo', plain))) === '{"constructor":{"prototype":{"x":1}},"toString":"s","a":2}', 'constructor/prototype members did not come back as plain data');
+      expect(
+        JSON.stringify(expectSuccess(await ctx.call('io.echo', plain))) === '{"constructor":{"prototype":{"x":1}},"toString":"s","a":2}',
+        'constructor/prototype members did not come back as plain data',
+      );
 
       const wrap = (v: string): string => (ctx.engine === 'extism' ? v : okEnvelope(v));
       const base = ctx.engine === 'extism' ? '' : '/output';
@@ -657,27 +857,44 @@ export const ioChecks: readonly Check[] = [
         expect(JSON.stringify(expectSuccess(twice)) === '{"last":true}', `a status given twice did not keep the last: ${twice.status}`);
       }
       const dup = await ctx.call('io.bytes', bytesInput(wrap('{"a":1,"a":2,"constructor":{"name":"x"}}')));
-      expect(JSON.stringify(expectSuccess(dup)) === '{"a":2,"constructor":{"name":"x"}}', `duplicate keys did not keep the last: ${JSON.stringify(dup.output)}`);
+      expect(
+        JSON.stringify(expectSuccess(dup)) === '{"a":2,"constructor":{"name":"x"}}',
+        `duplicate keys did not keep the last: ${JSON.stringify(dup.output)}`,
+      );
 
       const args = await ctx.call('io.kv', bytesInput('{"abi_version":1,"name":"kv.put","args":{"key":"k","value":{"v":"\\ud800"}}}'));
       const answer = JSON.stringify(expectSuccess(args));
       expect(answer.includes('I-REQ-CAPABILITY-ARGS'), `a lone surrogate in args was not refused: ${answer.slice(0, 300)}`);
-      const protoArgs = await ctx.call('io.kv', bytesInput('{"abi_version":1,"name":"kv.put","args":{"key":"k","value":{"__proto__":{"x":1}}}}'));
+      const protoArgs = await ctx.call(
+        'io.kv',
+        bytesInput('{"abi_version":1,"name":"kv.put","args":{"key":"k","value":{"__proto__":{"x":1}}}}'),
+      );
       const protoAnswer = JSON.stringify(expectSuccess(protoArgs));
       expect(protoAnswer.includes('I-REQ-CAPABILITY-ARGS'), `a __proto__ member in args was not refused: ${protoAnswer.slice(0, 300)}`);
-      const dupArgs = await ctx.call('io.kv', bytesInput('{"abi_version":1,"name":"kv.put","args":{"key":"k","key":"k2","value":{"constructor":1}}}'));
-      expect(JSON.stringify(expectSuccess(dupArgs)).includes('"status":"ok"'), 'kv.put with a duplicate key and a constructor member was not served');
+      const dupArgs = await ctx.call(
+        'io.kv',
+        bytesInput('{"abi_version":1,"name":"kv.put","args":{"key":"k","key":"k2","value":{"constructor":1}}}'),
+      );
+      expect(
+        JSON.stringify(expectSuccess(dupArgs)).includes('"status":"ok"'),
+        'kv.put with a duplicate key and a constructor member was not served',
+      );
       const got = await ctx.call('io.kv', bytesInput('{"abi_version":1,"name":"kv.get","args":{"key":"k2"}}'));
-      expect(JSON.stringify(expectSuccess(got)).includes('"constructor":1'), `the duplicate key did not keep its last value: ${JSON.stringify(got.output).slice(0, 300)}`);
+      expect(
+        JSON.stringify(expectSuccess(got)).includes('"constructor":1'),
+        `the duplicate key did not keep its last value: ${JSON.stringify(got.output).slice(0, 300)}`,
+      );
     },
   },
   {
     id: 'io.cli-json-bounds',
-    title: 'helix call refuses deep, inexact and non-UTF-8 input as one envelope, with pointers and quotes cut to 512 characters and kept Unicode text',
+    title:
+      'helix call refuses deep, inexact and non-UTF-8 input as one envelope, with pointers and quotes cut to 512 characters and kept Unicode text',
     category: 'io',
     abi: ['ABI-JSON-001', 'ABI-JSON-003', 'ABI-JSON-007'],
     engines: ['helix'],
-    expected: 'exit 2 and exactly one envelope line each: I-REQ-JSON-DEPTH at /input/a…/a (64) for 1,600 levels given as --input text; I-REQ-JSON-NUMBER quoting 9007199254740993 as written, and a 701-digit literal cut with …; I-REQ-JSON for an --input-file that is not UTF-8; for a member name of 600 characters ending in a lone surrogate, a pointer of at most 512 characters ending in "…" and holding no lone surrogate; no stack trace on stderr',
+    expected:
+      'exit 2 and exactly one envelope line each: I-REQ-JSON-DEPTH at /input/a…/a (64) for 1,600 levels given as --input text; I-REQ-JSON-NUMBER quoting 9007199254740993 as written, and a 701-digit literal cut with …; I-REQ-JSON for an --input-file that is not UTF-8; for a member name of 600 characters ending in a lone surrogate, a pointer of at most 512 characters ending in "…" and holding no lone surrogate; no stack trace on stderr',
     packs: () => [{ id: 'io.echo', module: echoModule() }],
     async run(ctx) {
       const cli = path.join(packageRoot(), 'dist', 'host', 'cli', 'main.js');
@@ -687,7 +904,10 @@ export const ioChecks: readonly Check[] = [
       const helixCall = async (source: string[]): Promise<{ code: number; envelope: ResponseEnvelope }> => {
         // A home of its own per process, so the processes can run side by side.
         const home = path.join(ctx.env.dir, `cli-home-${(homes += 1)}`);
-        const r = await exec(process.execPath, [cli, 'call', 'io.echo', '--plugins', plugins, '--home', home, '--compact', ...source], { maxBuffer: 64 << 20, timeout: 30_000 }).then(
+        const r = await exec(process.execPath, [cli, 'call', 'io.echo', '--plugins', plugins, '--home', home, '--compact', ...source], {
+          maxBuffer: 64 << 20,
+          timeout: 30_000,
+        }).then(
           (x) => ({ code: 0, stdout: x.stdout, stderr: x.stderr }),
           (e: { code: number; stdout: string; stderr: string }) => e,
         );
@@ -708,13 +928,22 @@ export const ioChecks: readonly Check[] = [
       for (const r of [deep, number, notUtf8, longName, longValue]) expect(r.code === 2, `exit ${r.code} for ${r.envelope.error?.code}`);
       expectRefused(deep.envelope, 'I-REQ-JSON-DEPTH', { pointer: aPointer('/input', 64), max_depth: 64 });
       expectRefused(number.envelope, 'I-REQ-JSON-NUMBER', { pointer: '/input/n' });
-      expect(number.envelope.error!.message.includes('9007199254740993'), `the message does not quote the literal as written: ${number.envelope.error!.message}`);
+      expect(
+        number.envelope.error!.message.includes('9007199254740993'),
+        `the message does not quote the literal as written: ${number.envelope.error!.message}`,
+      );
       expectRefused(notUtf8.envelope, 'I-REQ-JSON');
       expectRefused(longName.envelope, 'I-REQ-JSON-VALUE');
       const pointer = String(longName.envelope.error!.details.pointer);
-      expect(pointer.length <= 512 && pointer.endsWith('…') && !hasLoneSurrogate(longName.envelope.error), `the pointer is ${pointer.length} characters: ${JSON.stringify(pointer.slice(-40))}`);
+      expect(
+        pointer.length <= 512 && pointer.endsWith('…') && !hasLoneSurrogate(longName.envelope.error),
+        `the pointer is ${pointer.length} characters: ${JSON.stringify(pointer.slice(-40))}`,
+      );
       expectRefused(longValue.envelope, 'I-REQ-JSON-NUMBER', { pointer: '/input/k/10' });
-      expect(longValue.envelope.error!.message.length < 1400 && longValue.envelope.error!.message.includes('…'), `a 701-digit literal is not cut in the message: ${longValue.envelope.error!.message.length} characters`);
+      expect(
+        longValue.envelope.error!.message.length < 1400 && longValue.envelope.error!.message.includes('…'),
+        `a 701-digit literal is not cut in the message: ${longValue.envelope.error!.message.length} characters`,
+      );
       ctx.observe('long_name_pointer_chars', pointer.length);
       ctx.observe('depth', deep.envelope.error);
     },
@@ -725,7 +954,8 @@ export const ioChecks: readonly Check[] = [
     category: 'io',
     abi: ['ABI-JSON-005', 'ABI-RESP-001'],
     engines: ['helix'],
-    expected: 'invalid_request I-REQ-JSON-VALUE naming the pointer for each; a request that is a Proxy whose every trap throws is I-REQ-JSON-VALUE at ""; host.call resolves every time',
+    expected:
+      'invalid_request I-REQ-JSON-VALUE naming the pointer for each; a request that is a Proxy whose every trap throws is I-REQ-JSON-VALUE at ""; host.call resolves every time',
     packs: () => [{ id: 'io.echo', module: echoModule() }],
     async run(ctx) {
       const host = await ctx.host();
@@ -736,7 +966,15 @@ export const ioChecks: readonly Check[] = [
       const revocable = Proxy.revocable({}, {});
       revocable.revoke();
       const cases: Array<[string, unknown, string]> = [
-        ['getter that throws', { get boom() { throw new Error('no reading me'); } }, '/input/boom'],
+        [
+          'getter that throws',
+          {
+            get boom() {
+              throw new Error('no reading me');
+            },
+          },
+          '/input/boom',
+        ],
         ['revoked Proxy', revocable.proxy, '/input'],
         ['cycle', cyclic, '/input/self'],
         ['2^60 shared nodes', { bomb }, `/input/bomb${'/0'.repeat(59)}/1`],
@@ -763,7 +1001,20 @@ export const ioChecks: readonly Check[] = [
         }
         ctx.observe(label, r.error?.message);
       }
-      const hostile = new Proxy({}, { get: () => { throw new Error('get'); }, getPrototypeOf: () => { throw new Error('proto'); }, ownKeys: () => { throw new Error('keys'); } });
+      const hostile = new Proxy(
+        {},
+        {
+          get: () => {
+            throw new Error('get');
+          },
+          getPrototypeOf: () => {
+            throw new Error('proto');
+          },
+          ownKeys: () => {
+            throw new Error('keys');
+          },
+        },
+      );
       const whole = await host.call(hostile);
       expectRefused(whole as never, 'I-REQ-JSON-VALUE', { pointer: '' });
     },
@@ -774,13 +1025,25 @@ export const ioChecks: readonly Check[] = [
     category: 'io',
     abi: ['ABI-RESP-001'],
     engines: BOTH,
-    expected: 'for success, invalid_request, terminal_error and retryable_error: status in the four, metrics (duration_ms, fuel_used, memory_peak_pages), provenance (tool_id, exact tool_version, the module digest sha256 of its bytes) and, when not success, an error with a taxonomy code, message, details and hint',
-    packs: (engine) => [ioPack(engine, 'io.bytes', bytesPackModule(engine, 'output'), {}, { outputSchema: OPEN, inputSchema: { type: 'object', required: ['hex'] } })],
+    expected:
+      'for success, invalid_request, terminal_error and retryable_error: status in the four, metrics (duration_ms, fuel_used, memory_peak_pages), provenance (tool_id, exact tool_version, the module digest sha256 of its bytes) and, when not success, an error with a taxonomy code, message, details and hint',
+    packs: (engine) => [
+      ioPack(
+        engine,
+        'io.bytes',
+        bytesPackModule(engine, 'output'),
+        {},
+        { outputSchema: OPEN, inputSchema: { type: 'object', required: ['hex'] } },
+      ),
+    ],
     async run(ctx) {
       const bytes = await wat2wasm(bytesPackModule(ctx.engine, 'output'), 'bytes.wat');
       const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
       const wrap = (v: string): string => (ctx.engine === 'extism' ? v : okEnvelope(v));
-      const errorText = ctx.engine === 'extism' ? '{"code":"R-UPSTREAM-X","message":"m"}' : '{"status":"error","error":{"code":"R-UPSTREAM-X","message":"m"}}';
+      const errorText =
+        ctx.engine === 'extism'
+          ? '{"code":"R-UPSTREAM-X","message":"m"}'
+          : '{"status":"error","error":{"code":"R-UPSTREAM-X","message":"m"}}';
       const outcomes = [
         await ctx.call('io.bytes', bytesInput(wrap('{"ok":1}'))),
         await ctx.call('io.bytes', { nothex: 1 }),
@@ -792,17 +1055,39 @@ export const ioChecks: readonly Check[] = [
       for (const r of outcomes) {
         statuses.add(r.status);
         expect(['success', 'retryable_error', 'terminal_error', 'invalid_request'].includes(r.status), `status ${r.status}`);
-        expect(typeof r.metrics.duration_ms === 'number' && Number.isInteger(r.metrics.fuel_used) && Number.isInteger(r.metrics.memory_peak_pages), `metrics incomplete: ${JSON.stringify(r.metrics)}`);
-        expect(typeof r.provenance.tool_id === 'string' && typeof r.provenance.tool_version === 'string', `provenance incomplete: ${JSON.stringify(r.provenance)}`);
+        expect(
+          typeof r.metrics.duration_ms === 'number' &&
+            Number.isInteger(r.metrics.fuel_used) &&
+            Number.isInteger(r.metrics.memory_peak_pages),
+          `metrics incomplete: ${JSON.stringify(r.metrics)}`,
+        );
+        expect(
+          typeof r.provenance.tool_id === 'string' && typeof r.provenance.tool_version === 'string',
+          `provenance incomplete: ${JSON.stringify(r.provenance)}`,
+        );
         if (r.status !== 'success') {
-          expect(r.error !== undefined && /^[A-Z]+-[A-Z]+-/.test(r.error.code) && r.error.message.length > 0 && typeof r.error.details === 'object' && typeof r.error.hint === 'string' && r.error.hint.length > 0, `the error is incomplete: ${JSON.stringify(r.error)}`);
+          expect(
+            r.error !== undefined &&
+              /^[A-Z]+-[A-Z]+-/.test(r.error.code) &&
+              r.error.message.length > 0 &&
+              typeof r.error.details === 'object' &&
+              typeof r.error.hint === 'string' &&
+              r.error.hint.length > 0,
+            `the error is incomplete: ${JSON.stringify(r.error)}`,
+          );
         } else expect(r.error === undefined, 'a success carries an error');
       }
       for (const r of outcomes.slice(0, 3)) {
         expect(r.provenance.tool_id === 'io.bytes' && r.provenance.tool_version === '1.0.0', `provenance ${JSON.stringify(r.provenance)}`);
-        expect(r.provenance.digest === digest && typeof digest === 'string' && digest.startsWith('sha256:'), `provenance digest ${r.provenance.digest} is not the module's ${digest}`);
+        expect(
+          r.provenance.digest === digest && typeof digest === 'string' && digest.startsWith('sha256:'),
+          `provenance digest ${r.provenance.digest} is not the module's ${digest}`,
+        );
       }
-      const need = ctx.engine === 'extism' ? ['success', 'invalid_request', 'terminal_error'] : ['success', 'invalid_request', 'terminal_error', 'retryable_error'];
+      const need =
+        ctx.engine === 'extism'
+          ? ['success', 'invalid_request', 'terminal_error']
+          : ['success', 'invalid_request', 'terminal_error', 'retryable_error'];
       for (const s of need) expect(statuses.has(s), `no ${s} among the outcomes`);
       ctx.observe('statuses', [...statuses]);
     },
@@ -813,14 +1098,16 @@ export const ioChecks: readonly Check[] = [
     category: 'io',
     abi: ['ABI-RESP-002'],
     engines: ['helix'],
-    expected: "'*' and '>=1.0.0' with 1.0.0, 1.2.0 and 2.0.0 loaded: C-CONTRACT-VERSION-AMBIGUOUS; '^1' runs 1.2.0; '1.0.0' runs 1.0.0; '^3' is refused naming no version; a non-semver range is refused; nothing runs on a refusal",
+    expected:
+      "'*' and '>=1.0.0' with 1.0.0, 1.2.0 and 2.0.0 loaded: C-CONTRACT-VERSION-AMBIGUOUS; '^1' runs 1.2.0; '1.0.0' runs 1.0.0; '^3' is refused naming no version; a non-semver range is refused; nothing runs on a refusal",
     packs: () => [
       { id: 'io.versioned', dirName: 'v100', module: numberModule('(i64.const 100)'), manifest: { version: '1.0.0' } },
       { id: 'io.versioned', dirName: 'v120', module: numberModule('(i64.const 120)'), manifest: { version: '1.2.0' } },
       { id: 'io.versioned', dirName: 'v200', module: numberModule('(i64.const 200)'), manifest: { version: '2.0.0' } },
     ],
     async run(ctx) {
-      const call = (range: string | undefined) => ctx.call('io.versioned', { range: range ?? null }, range === undefined ? {} : { request: { tool_version: range } });
+      const call = (range: string | undefined) =>
+        ctx.call('io.versioned', { range: range ?? null }, range === undefined ? {} : { request: { tool_version: range } });
       for (const range of [undefined, '*', '>=1.0.0']) {
         const r = await call(range);
         expectOutcome(r, 'terminal_error', 'C-CONTRACT-VERSION-AMBIGUOUS');
@@ -846,12 +1133,18 @@ export const ioChecks: readonly Check[] = [
     category: 'io',
     abi: ['ABI-RESP-003'],
     engines: ['helix'],
-    expected: 'I-REQ-JSON-DEPTH first for a bad envelope whose input is 100 levels deep; I-REQ-ENVELOPE listing the unknown member and the bad tool_id type; I-REQ-INPUT listing all three input violations; an input that is an array is refused; no run is made (the guest would trap if it ran)',
+    expected:
+      'I-REQ-JSON-DEPTH first for a bad envelope whose input is 100 levels deep; I-REQ-ENVELOPE listing the unknown member and the bad tool_id type; I-REQ-INPUT listing all three input violations; an input that is an array is refused; no run is made (the guest would trap if it ran)',
     packs: () => [
       {
         id: 'io.strict',
         module: numberModule('unreachable'),
-        inputSchema: { type: 'object', required: ['n', 'name'], additionalProperties: false, properties: { n: { type: 'integer', minimum: 0 }, name: { type: 'string' } } },
+        inputSchema: {
+          type: 'object',
+          required: ['n', 'name'],
+          additionalProperties: false,
+          properties: { n: { type: 'integer', minimum: 0 }, name: { type: 'string' } },
+        },
       },
     ],
     async run(ctx) {
@@ -883,11 +1176,24 @@ export const ioChecks: readonly Check[] = [
     category: 'io',
     abi: ['ABI-EXTISM-011', 'ABI-EXTISM-009'],
     engines: ['extism'],
-    expected: 'output_set with a shorter length outputs the whole block; output_set past the block is S-TOOL-TRAP "length longer than target block"; a load from no block reads 0 as an i32; a kernel error caught by the plugin is not a decision (success); uncaught it is S-TOOL-TRAP with the kernel message in details.trap; filling the kernel memory makes alloc return 0 at the cap, so the plugin goes on and ends without output (S-TOOL-OUTPUT-JSON, never S-TOOL-WORKER-LOST)',
+    expected:
+      'output_set with a shorter length outputs the whole block; output_set past the block is S-TOOL-TRAP "length longer than target block"; a load from no block reads 0 as an i32; a kernel error caught by the plugin is not a decision (success); uncaught it is S-TOOL-TRAP with the kernel message in details.trap; filling the kernel memory makes alloc return 0 at the cap, so the plugin goes on and ends without output (S-TOOL-OUTPUT-JSON, never S-TOOL-WORKER-LOST)',
     packs: (engine) => [
       // The block holds {"a":1} (7 bytes); output_set is told 3.
-      ioPack(engine, 'io.short_len', extismWat('(call $output_set (call $emit (i32.const 0) (i32.const 7)) (i64.const 3)) (i32.const 0)', { data: watString('{"a":1}') })),
-      ioPack(engine, 'io.long_len', extismWat('(call $output_set (call $emit (i32.const 0) (i32.const 7)) (i64.const 4000)) (i32.const 0)', { data: watString('{"a":1}') })),
+      ioPack(
+        engine,
+        'io.short_len',
+        extismWat('(call $output_set (call $emit (i32.const 0) (i32.const 7)) (i64.const 3)) (i32.const 0)', {
+          data: watString('{"a":1}'),
+        }),
+      ),
+      ioPack(
+        engine,
+        'io.long_len',
+        extismWat('(call $output_set (call $emit (i32.const 0) (i32.const 7)) (i64.const 4000)) (i32.const 0)', {
+          data: watString('{"a":1}'),
+        }),
+      ),
       ioPack(
         engine,
         'io.load_nothing',
@@ -913,10 +1219,16 @@ export const ioChecks: readonly Check[] = [
       ctx.observe('long_len', long.error);
       const loaded = expectSuccess(await ctx.call('io.load_nothing', {}));
       expect(JSON.stringify(loaded) === '{"v":0}', `a load from no block read ${JSON.stringify(loaded)}`);
-      expect(JSON.stringify(expectSuccess(await ctx.call('io.kernel_caught', {}))) === '{}', 'the caught kernel error did not let the plugin go on');
+      expect(
+        JSON.stringify(expectSuccess(await ctx.call('io.kernel_caught', {}))) === '{}',
+        'the caught kernel error did not let the plugin go on',
+      );
       const uncaught = await ctx.call('io.kernel_uncaught', {});
       await expectGuestFault(ctx, uncaught, 'S-TOOL-TRAP');
-      expect(typeof uncaught.error!.details.trap === 'string' && String(uncaught.error!.details.trap).length > 0, `no kernel message in details.trap: ${JSON.stringify(uncaught.error!.details)}`);
+      expect(
+        typeof uncaught.error!.details.trap === 'string' && String(uncaught.error!.details.trap).length > 0,
+        `no kernel message in details.trap: ${JSON.stringify(uncaught.error!.details)}`,
+      );
       ctx.observe('kernel_trap', uncaught.error!.details.trap);
       const fill = await ctx.call('io.fill', {});
       // The plugin leaves its loop only when alloc answers 0, and then returns without an output: no output is not JSON.
@@ -948,7 +1260,8 @@ export const ioChecks: readonly Check[] = [
           } catch {
             parsed = undefined;
           }
-          if (typeof parsed === 'object' && parsed !== null && 'code' in parsed) expect(r.error?.code === (parsed as { code: string }).code, where);
+          if (typeof parsed === 'object' && parsed !== null && 'code' in parsed)
+            expect(r.error?.code === (parsed as { code: string }).code, where);
           else expect(r.error?.code === 'S-TOOL-EXTISM-ERROR' && r.error.details.plugin_error === ref.text, where);
         } else {
           let json: unknown;
@@ -961,14 +1274,16 @@ export const ioChecks: readonly Check[] = [
           if (isJson) expect(r.status === 'success' && JSON.stringify(r.output) === JSON.stringify(json), where);
           else expect(r.error?.code === 'S-TOOL-OUTPUT-JSON', where);
         }
-        seen[name] = `${ref.kind === 'failure' ? `kernel failure "${ref.message}"` : ref.kind} -> ${r.status}${r.error === undefined ? '' : ` ${r.error.code}`}`;
+        seen[name] =
+          `${ref.kind === 'failure' ? `kernel failure "${ref.message}"` : ref.kind} -> ${r.status}${r.error === undefined ? '' : ` ${r.error.code}`}`;
       }
       ctx.observe('outcomes', seen);
     },
   },
   {
     id: 'io.extism-input-over-kernel-memory',
-    title: "An input larger than an Extism plugin's capped kernel memory ends the call before any plugin code runs, and does not take the worker down",
+    title:
+      "An input larger than an Extism plugin's capped kernel memory ends the call before any plugin code runs, and does not take the worker down",
     category: 'io',
     abi: ['ABI-EXTISM-009'],
     engines: ['extism'],
@@ -1004,13 +1319,16 @@ export const ioChecks: readonly Check[] = [
     category: 'io',
     abi: ['ABI-EXTISM-009'],
     engines: ['extism'],
-    expected: 'S-TOOL-FUEL-EXHAUSTED with fuel_used at least the 2,000,000 budget; S-TOOL-TRAP with memory_pages 16 = max_memory_pages for growth without end; R-TIMEOUT-001 at a 300 ms deadline for a spin with unbounded fuel, within 5 s',
+    expected:
+      'S-TOOL-FUEL-EXHAUSTED with fuel_used at least the 2,000,000 budget; S-TOOL-TRAP with memory_pages 16 = max_memory_pages for growth without end; R-TIMEOUT-001 at a 300 ms deadline for a spin with unbounded fuel, within 5 s',
     packs: (engine) => {
       const spin = extismWat('(loop $l (br $l)) (i32.const 0)');
       return [
         ioPack(engine, 'io.spin_fuel', spin, { limits: { ...IO_LIMITS, fuel: 2_000_000 } }),
         ioPack(engine, 'io.spin_time', spin, { timeoutMs: 300, limits: { ...IO_LIMITS, fuel: 1e13 } }),
-        ioPack(engine, 'io.grow', extismWat('(loop $l (br_if $l (i32.ne (memory.grow (i32.const 1)) (i32.const -1)))) unreachable'), { limits: { ...IO_LIMITS, maxMemoryPages: 16 } }),
+        ioPack(engine, 'io.grow', extismWat('(loop $l (br_if $l (i32.ne (memory.grow (i32.const 1)) (i32.const -1)))) unreachable'), {
+          limits: { ...IO_LIMITS, maxMemoryPages: 16 },
+        }),
       ];
     },
     async run(ctx) {
@@ -1033,7 +1351,8 @@ export const ioChecks: readonly Check[] = [
     category: 'io',
     abi: ['ABI-EXTISM-010'],
     engines: ['extism'],
-    expected: 'a success is recorded succeeded, the same call replays it (replayed true, same run), verifyRun re-executes it and matches, and the store module record of its digest says extism/v1; a failed run is not replayed',
+    expected:
+      'a success is recorded succeeded, the same call replays it (replayed true, same run), verifyRun re-executes it and matches, and the store module record of its digest says extism/v1; a failed run is not replayed',
     packs: (engine) => [ioPack(engine, 'io.echo', EXTISM_ECHO), ioPack(engine, 'io.ret7', extismWat('(i32.const 7)'))],
     async run(ctx) {
       const input = { run: 'recorded', n: 42 };
@@ -1047,11 +1366,17 @@ export const ioChecks: readonly Check[] = [
       const report = await verifyRun(store, first.run_id!, 30_000);
       expect(report.match && report.checks.every((c) => c.ok), `verify did not match: ${JSON.stringify(report).slice(0, 600)}`);
       const record = readModuleRecord(store, first.provenance.digest!) as unknown as Record<string, unknown> | undefined;
-      expect(record !== undefined && JSON.stringify(record).includes('extism/v1'), `the module record does not name extism/v1: ${JSON.stringify(record).slice(0, 300)}`);
+      expect(
+        record !== undefined && JSON.stringify(record).includes('extism/v1'),
+        `the module record does not name extism/v1: ${JSON.stringify(record).slice(0, 300)}`,
+      );
       const f1 = await ctx.call('io.ret7', {});
       const f2 = await ctx.call('io.ret7', {});
       expect(f1.status === 'terminal_error' && f2.replayed === false, 'a failed extism/v1 run was replayed');
-      ctx.observe('verify', report.checks.map((c) => c.check));
+      ctx.observe(
+        'verify',
+        report.checks.map((c) => c.check),
+      );
     },
   },
 ];

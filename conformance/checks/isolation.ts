@@ -66,12 +66,19 @@ function found(engine: Engine, output: Record<string, unknown>): { flags: number
 }
 
 function describeFlags(flags: number): string {
-  const seen = [flags & 1 ? 'the secret in memory' : '', flags & 2 ? 'the global' : '', flags & 4 ? 'grown memory' : '', flags & 8 ? 'the Extism variable' : ''].filter((s) => s !== '');
+  const seen = [
+    flags & 1 ? 'the secret in memory' : '',
+    flags & 2 ? 'the global' : '',
+    flags & 4 ? 'grown memory' : '',
+    flags & 8 ? 'the Extism variable' : '',
+  ].filter((s) => s !== '');
   return seen.length === 0 ? 'nothing' : seen.join(', ');
 }
 
 const plantPack = (engine: Engine, id: string, grow = false): PackSpec =>
-  engine === 'extism' ? { id, module: EXTISM_PLANT, manifest: { abi: 'extism/v1', entrypoint: 'run' } } : { id, module: plantModule(grow), manifest: { limits: { ...DEFAULT_LIMITS } } };
+  engine === 'extism'
+    ? { id, module: EXTISM_PLANT, manifest: { abi: 'extism/v1', entrypoint: 'run' } }
+    : { id, module: plantModule(grow), manifest: { limits: { ...DEFAULT_LIMITS } } };
 
 /** The script guest (conformance/assembly/script.ts) with `allow`. */
 const scriptPack = (id: string, allow: readonly string[], manifest: Record<string, unknown> = {}): PackSpec => ({
@@ -85,7 +92,9 @@ const cap = (name: string, args: Record<string, unknown>): { name: string; args:
 
 /** The results of a script call's capability calls, in order. */
 function answers(r: Awaited<ReturnType<CheckContext['call']>>): Array<Record<string, unknown>> {
-  const out = expectSuccess(r) as { answers?: Array<{ status: string; capability_result?: { result: Record<string, unknown> }; error?: { code: string } }> };
+  const out = expectSuccess(r) as {
+    answers?: Array<{ status: string; capability_result?: { result: Record<string, unknown> }; error?: { code: string } }>;
+  };
   return (out.answers ?? []).map((a) => {
     expect(a.status === 'ok', `a capability call was refused: ${JSON.stringify(a)}`);
     return a.capability_result!.result;
@@ -101,7 +110,8 @@ export const isolationChecks: readonly Check[] = [
     engines: ['helix', 'extism'],
     expected:
       'each of 8 calls (each planting its own input in memory at 60,000, setting a mutable global, an Extism variable on extism, and growing memory on the second helix tool) finds nothing of the call before: flags 0, alloc giving the same input pointer every time',
-    packs: (engine) => (engine === 'extism' ? [plantPack(engine, 'iso.plant')] : [plantPack(engine, 'iso.plant'), plantPack(engine, 'iso.plant_grow', true)]),
+    packs: (engine) =>
+      engine === 'extism' ? [plantPack(engine, 'iso.plant')] : [plantPack(engine, 'iso.plant'), plantPack(engine, 'iso.plant_grow', true)],
     async run(ctx) {
       const tools = ctx.engine === 'extism' ? ['iso.plant'] : ['iso.plant', 'iso.plant_grow'];
       for (const tool of tools) {
@@ -113,7 +123,11 @@ export const isolationChecks: readonly Check[] = [
           expect(f.flags === 0, `${tool} call ${i + 1} found ${describeFlags(f.flags)} of the call before`);
         }
         ctx.observe(tool, seen);
-        if (ctx.engine === 'helix') expect(new Set(seen.map((s) => s.ptr)).size === 1, `${tool}: alloc gave different input pointers across calls: ${seen.map((s) => s.ptr).join(', ')}`);
+        if (ctx.engine === 'helix')
+          expect(
+            new Set(seen.map((s) => s.ptr)).size === 1,
+            `${tool}: alloc gave different input pointers across calls: ${seen.map((s) => s.ptr).join(', ')}`,
+          );
       }
       const stats = await (await ctx.host()).engineStats();
       ctx.observe('engine_stats', stats);
@@ -125,12 +139,14 @@ export const isolationChecks: readonly Check[] = [
     category: 'isolation',
     abi: ['ABI-CALL-001'],
     engines: ['helix'],
-    expected: 'each of 5 calls reads table slot 0 through call_indirect (0 from the original function) before setting it to a function answering 42: every call answers 0',
+    expected:
+      'each of 5 calls reads table slot 0 through call_indirect (0 from the original function) before setting it to a function answering 42: every call answers 0',
     packs: () => [
       {
         id: 'iso.table',
         module: numberResultModule('(call_indirect (type $ret) (i32.const 0)) (table.set $t (i32.const 0) (ref.func $evil))', {
-          extra: '(type $ret (func (result i64))) (table $t 1 funcref) (elem (i32.const 0) func $zero) (elem declare func $evil) (func $zero (result i64) (i64.const 0)) (func $evil (result i64) (i64.const 42))',
+          extra:
+            '(type $ret (func (result i64))) (table $t 1 funcref) (elem (i32.const 0) func $zero) (elem declare func $evil) (func $zero (result i64) (i64.const 0)) (func $evil (result i64) (i64.const 42))',
         }),
       },
     ],
@@ -150,13 +166,17 @@ export const isolationChecks: readonly Check[] = [
     category: 'isolation',
     abi: ['ABI-CALL-001'],
     engines: ['helix'],
-    expected: 'each of 5 calls copies the segment with memory.init then data.drop; every call succeeds and reads "S" (83), never a trap from a segment an earlier call dropped',
+    expected:
+      'each of 5 calls copies the segment with memory.init then data.drop; every call succeeds and reads "S" (83), never a trap from a segment an earlier call dropped',
     packs: () => [
       {
         id: 'iso.segment',
-        module: numberResultModule('(memory.init $seg (i32.const 50000) (i32.const 0) (i32.const 14)) (data.drop $seg) (i64.load8_u (i32.const 50000))', {
-          extra: '(data $seg "SECRET-SEGMENT")',
-        }),
+        module: numberResultModule(
+          '(memory.init $seg (i32.const 50000) (i32.const 0) (i32.const 14)) (data.drop $seg) (i64.load8_u (i32.const 50000))',
+          {
+            extra: '(data $seg "SECRET-SEGMENT")',
+          },
+        ),
       },
     ],
     async run(ctx) {
@@ -172,10 +192,13 @@ export const isolationChecks: readonly Check[] = [
     category: 'isolation',
     abi: ['ABI-CALL-001'],
     engines: ['helix', 'extism'],
-    expected: '24 plant calls and 24 echo calls in flight together: every plant call finds nothing (flags 0), every echo answers exactly its own input',
+    expected:
+      '24 plant calls and 24 echo calls in flight together: every plant call finds nothing (flags 0), every echo answers exactly its own input',
     packs: (engine) => [
       plantPack(engine, 'iso.plant'),
-      engine === 'extism' ? { id: 'iso.echo', module: EXTISM_ECHO, manifest: { abi: 'extism/v1', entrypoint: 'run' } } : { id: 'iso.echo', module: echoModule() },
+      engine === 'extism'
+        ? { id: 'iso.echo', module: EXTISM_ECHO, manifest: { abi: 'extism/v1', entrypoint: 'run' } }
+        : { id: 'iso.echo', module: echoModule() },
     ],
     async run(ctx) {
       const n = 24;
@@ -187,7 +210,10 @@ export const isolationChecks: readonly Check[] = [
       flags.forEach((f, i) => expect(f === 0, `concurrent plant call ${i} found ${describeFlags(f)}`));
       e.forEach((r, i) => {
         const out = expectSuccess(r);
-        expect(out.secret === `ECHO-${i}` && out.pad === 'e'.repeat(i * 7), `echo call ${i} answered another call's input: ${show(out, 200)}`);
+        expect(
+          out.secret === `ECHO-${i}` && out.pad === 'e'.repeat(i * 7),
+          `echo call ${i} answered another call's input: ${show(out, 200)}`,
+        );
       });
     },
   },
@@ -197,7 +223,8 @@ export const isolationChecks: readonly Check[] = [
     category: 'isolation',
     abi: ['ABI-CAP-010'],
     engines: ['helix'],
-    expected: 'after tool A puts "secret", tool B: kv.get finds nothing, kv.list lists nothing, kv.delete of "secret" removes nothing of A; B puts its own "secret"; A still reads its own value and lists only its key',
+    expected:
+      'after tool A puts "secret", tool B: kv.get finds nothing, kv.list lists nothing, kv.delete of "secret" removes nothing of A; B puts its own "secret"; A still reads its own value and lists only its key',
     packs: () => {
       const kv = ['kv.put', 'kv.get', 'kv.list', 'kv.delete'];
       return [scriptPack('iso.kv_a', kv), scriptPack('iso.kv_b', kv)];
@@ -211,11 +238,16 @@ export const isolationChecks: readonly Check[] = [
       expect(JSON.stringify(list).includes('secret') === false, `tool B's kv.list shows tool A's key: ${JSON.stringify(list)}`);
       const [del] = answers(await ctx.call('iso.kv_b', { calls: [cap('kv.delete', { key: 'secret' })] }));
       ctx.observe('b_deletes_a_key', del);
-      answers(await ctx.call('iso.kv_b', { calls: [cap('kv.put', { key: 'secret', value: 'B-VALUE' }), cap('kv.delete', { key: 'other' })] }));
+      answers(
+        await ctx.call('iso.kv_b', { calls: [cap('kv.put', { key: 'secret', value: 'B-VALUE' }), cap('kv.delete', { key: 'other' })] }),
+      );
       const [aGet, aList] = answers(await ctx.call('iso.kv_a', { calls: [cap('kv.get', { key: 'secret' }), cap('kv.list', {})] }));
       ctx.observe('a_sees', { get: aGet, list: aList });
       expect(JSON.stringify(aList?.keys) === '["secret"]', `tool A lists ${JSON.stringify(aList)}, not its one key`);
-      expect(aGet?.found === true && aGet.value === 'A-ONLY-VALUE', `tool A's value changed after tool B wrote the same key: ${JSON.stringify(aGet)}`);
+      expect(
+        aGet?.found === true && aGet.value === 'A-ONLY-VALUE',
+        `tool A's value changed after tool B wrote the same key: ${JSON.stringify(aGet)}`,
+      );
     },
   },
   {
@@ -240,7 +272,10 @@ export const isolationChecks: readonly Check[] = [
       const visible = await host.artifacts.importInline('visible to all', { label: 'iso-visible' });
       let writerDone = false;
       const writer = ctx
-        .call('iso.writer', { calls: [cap('artifact.write', { role: 'report', data: 'SECRET-OUTPUT-BYTES', label: 'iso-secret-output', final: true })], storm: 'clock.now_unix' })
+        .call('iso.writer', {
+          calls: [cap('artifact.write', { role: 'report', data: 'SECRET-OUTPUT-BYTES', label: 'iso-secret-output', final: true })],
+          storm: 'clock.now_unix',
+        })
         .finally(() => (writerDone = true));
       await new Promise((r) => setTimeout(r, 150));
       const during = await ctx.call('iso.reader', { calls: [cap('artifact.list', { limit: 1000 })], echo: 'during' });
@@ -249,15 +284,21 @@ export const isolationChecks: readonly Check[] = [
       expectOutcome(w, 'terminal_error', 'R-CAP-CALL-LIMIT');
       const [listed] = answers(during);
       ctx.observe('reader_during', { writer_still_running: duringWhileRunning, listed });
-      expect(JSON.stringify(listed).includes(visible.id), `the reader's listing does not show the imported artifact ${visible.id}: ${show(listed, 300)}`);
-      expect(!JSON.stringify(listed).includes('iso-secret-output'), `the reader saw the writer's sealed output while the writer ran: ${show(listed, 300)}`);
+      expect(
+        JSON.stringify(listed).includes(visible.id),
+        `the reader's listing does not show the imported artifact ${visible.id}: ${show(listed, 300)}`,
+      );
+      expect(
+        !JSON.stringify(listed).includes('iso-secret-output'),
+        `the reader saw the writer's sealed output while the writer ran: ${show(listed, 300)}`,
+      );
       const [after] = answers(await ctx.call('iso.reader', { calls: [cap('artifact.list', { limit: 1000 })], echo: 'after' }));
       expect(!JSON.stringify(after).includes('iso-secret-output'), `the failed run's output became visible: ${show(after, 300)}`);
       const stored = host.artifacts.list().filter((a) => a.created_by_run === w.run_id || a.label === 'iso-secret-output');
       ctx.observe('writer', { run_id: w.run_id, code: w.error?.code, stored_outputs: stored.length });
       expect(stored.length === 0, `the store holds ${stored.length} artifact(s) of the failed run`);
-      if (!duringWhileRunning) ctx.note('the writer ended before the reader answered; the check still shows the failed run never published its output');
+      if (!duringWhileRunning)
+        ctx.note('the writer ended before the reader answered; the check still shows the failed run never published its output');
     },
   },
 ];
-

@@ -44,15 +44,29 @@ function expectClean(what: string, r: WireMessage): void {
   const message = r.error?.message ?? '';
   expect(message.length > 0, `${what}: the error has no message: ${show(r, 300)}`);
   expect(!/MCP error/.test(message), `${what}: the message carries the McpError prefix: ${message.slice(0, 200)}`);
-  expect(!/"code":\s*"invalid_|"expected":|ZodError|\n\s+at /.test(message), `${what}: the message carries a schema dump or a stack: ${message.slice(0, 300)}`);
+  expect(
+    !/"code":\s*"invalid_|"expected":|ZodError|\n\s+at /.test(message),
+    `${what}: the message carries a schema dump or a stack: ${message.slice(0, 300)}`,
+  );
   expect(message.length <= 2048, `${what}: the message is ${message.length} characters, over 2,048`);
 }
 
 /** Fails unless `r` is the JSON-RPC error `code` (and Helix code) with `id`, cleanly worded. */
-function expectError(what: string, r: WireMessage, id: string | number | null, code: number, helixCode?: string, message?: RegExp | string): void {
-  expect(r.jsonrpc === '2.0' && r.id === id, `${what}: answered with id ${JSON.stringify(r.id)}, not ${JSON.stringify(id)}: ${show(r, 300)}`);
+function expectError(
+  what: string,
+  r: WireMessage,
+  id: string | number | null,
+  code: number,
+  helixCode?: string,
+  message?: RegExp | string,
+): void {
+  expect(
+    r.jsonrpc === '2.0' && r.id === id,
+    `${what}: answered with id ${JSON.stringify(r.id)}, not ${JSON.stringify(id)}: ${show(r, 300)}`,
+  );
   expect(r.error?.code === code, `${what}: answered ${show(r.error ?? r.result, 300)}, not error ${code}`);
-  if (helixCode !== undefined) expect(r.error?.data?.code === helixCode, `${what}: data.code is ${String(r.error?.data?.code)}, not ${helixCode}`);
+  if (helixCode !== undefined)
+    expect(r.error?.data?.code === helixCode, `${what}: data.code is ${String(r.error?.data?.code)}, not ${helixCode}`);
   if (message !== undefined) {
     const ok = typeof message === 'string' ? r.error!.message === message : message.test(r.error!.message);
     expect(ok, `${what}: the message is ${JSON.stringify(r.error!.message)}, not ${String(message)}`);
@@ -73,7 +87,10 @@ async function stream(srv: RawServer, total: number, chunk: number, fill: string
   for (let sent = 0; sent < total; sent += chunk) {
     const part = sent + chunk <= total ? piece : piece.subarray(0, total - sent);
     if (!stdin.write(part)) {
-      await Promise.race([new Promise((r) => stdin.once('drain', r)), new Promise((_, reject) => setTimeout(() => reject(new Error('stdin did not drain within 20 s')), 20_000))]);
+      await Promise.race([
+        new Promise((r) => stdin.once('drain', r)),
+        new Promise((_, reject) => setTimeout(() => reject(new Error('stdin did not drain within 20 s')), 20_000)),
+      ]);
     }
   }
 }
@@ -91,14 +108,24 @@ export const mcpChecks: readonly Check[] = [
     category: 'mcp',
     abi: ['ABI-MCP-003', 'ABI-MCP-007'],
     engines: ['helix'],
-    expected: 'each of: text, a truncated object, invalid UTF-8 inside a JSON string, 4 KiB of random bytes (newlines removed), a NUL-laden line: -32700 I-REQ-MCP-PARSE, id null, a clean message; a good tools/call answers after each',
+    expected:
+      'each of: text, a truncated object, invalid UTF-8 inside a JSON string, 4 KiB of random bytes (newlines removed), a NUL-laden line: -32700 I-REQ-MCP-PARSE, id null, a clean message; a good tools/call answers after each',
     async run(ctx) {
       const srv = await serve(ctx);
-      const random = Buffer.from(Array.from({ length: 4096 }, (_, i) => ((i * 2654435761) >>> 13) & 0xff).map((b) => (b === 0x0a || b === 0x0d ? 0x20 : b)));
+      const random = Buffer.from(
+        Array.from({ length: 4096 }, (_, i) => ((i * 2654435761) >>> 13) & 0xff).map((b) => (b === 0x0a || b === 0x0d ? 0x20 : b)),
+      );
       const lines: Array<[string, string | Uint8Array]> = [
         ['text', 'this is not json'],
         ['a truncated object', '{"jsonrpc":"2.0","id":"t","method":"ping"'],
-        ['invalid UTF-8 in a string', Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":"u8","method":"ping","params":{"x":"'), Buffer.from([0xff, 0xfe, 0xc3, 0x28]), Buffer.from('"}}')])],
+        [
+          'invalid UTF-8 in a string',
+          Buffer.concat([
+            Buffer.from('{"jsonrpc":"2.0","id":"u8","method":"ping","params":{"x":"'),
+            Buffer.from([0xff, 0xfe, 0xc3, 0x28]),
+            Buffer.from('"}}'),
+          ]),
+        ],
         ['4 KiB of binary garbage', random],
         ['NUL bytes', Buffer.from([0, 0, 0, 0x7b, 0, 0x7d])],
       ];
@@ -108,12 +135,16 @@ export const mcpChecks: readonly Check[] = [
         ctx.observe(what, r.error?.message);
         await srv.served(CANARY);
       }
-      expect(!srv.messages().some((m) => m.id === 'u8' || m.id === 't'), 'a line that is not valid UTF-8 JSON was answered by its id, as if it had been read');
+      expect(
+        !srv.messages().some((m) => m.id === 'u8' || m.id === 't'),
+        'a line that is not valid UTF-8 JSON was answered by its id, as if it had been read',
+      );
     },
   },
   {
     id: 'mcp.message-bound',
-    title: 'The message bound is exact: a line of the bound passes (LF or CRLF), one byte more is refused with its id; a long notification is dropped; blank lines skipped',
+    title:
+      'The message bound is exact: a line of the bound passes (LF or CRLF), one byte more is refused with its id; a long notification is dropped; blank lines skipped',
     category: 'mcp',
     abi: ['ABI-MCP-001', 'ABI-MCP-002', 'ABI-MCP-007'],
     engines: ['helix'],
@@ -121,7 +152,10 @@ export const mcpChecks: readonly Check[] = [
       'with --max-message-bytes 1024: a 1,024-byte ping is answered {} with LF and with CRLF; a 1,025-byte one -32600 I-REQ-MCP-MESSAGE-TOO-LARGE naming 1025 and 1024 with its id; one whose only ids are inside params and inside a string is answered with id null; a 2 KB notification gets no answer; blank lines none; a good tools/call answers after',
     async run(ctx) {
       const srv = await serve(ctx, ['--max-message-bytes', '1024']);
-      expect(srv.stderr().includes('messages: up to 1024 bytes a line (--max-message-bytes)'), 'the startup log does not state the bound of 1024 bytes');
+      expect(
+        srv.stderr().includes('messages: up to 1024 bytes a line (--max-message-bytes)'),
+        'the startup log does not state the bound of 1024 bytes',
+      );
       const ping = (id: string, bytes: number): string => {
         const head = `{"jsonrpc":"2.0","id":"${id}","method":"ping","params":{"pad":"`;
         return `${head}${'p'.repeat(bytes - head.length - 3)}"}}`;
@@ -142,7 +176,10 @@ export const mcpChecks: readonly Check[] = [
       srv.line(`{"jsonrpc":"2.0","method":"notifications/x","params":{"pad":"${'n'.repeat(2000)}"}}`);
       srv.write('\n\n\r\n');
       await srv.served(CANARY);
-      expect(srv.messages().length === before + 1, `the long notification or the blank lines were answered: ${show(srv.messages().slice(before), 400)}`);
+      expect(
+        srv.messages().length === before + 1,
+        `the long notification or the blank lines were answered: ${show(srv.messages().slice(before), 400)}`,
+      );
       ctx.observe('refusal', over.error);
     },
   },
@@ -168,14 +205,18 @@ export const mcpChecks: readonly Check[] = [
       const after = peakRssMiB(pid);
       ctx.observe('server_peak_rss_mib', { before: Math.round(before * 10) / 10, after: Math.round(after * 10) / 10 });
       expectError('48 MiB line', r, 'huge', -32600, 'I-REQ-MCP-MESSAGE-TOO-LARGE');
-      expect(r.error?.data?.details !== undefined && (r.error.data.details as Record<string, unknown>).bytes === total, `the refusal does not name the line's length ${total}: ${JSON.stringify(r.error?.data?.details)}`);
+      expect(
+        r.error?.data?.details !== undefined && (r.error.data.details as Record<string, unknown>).bytes === total,
+        `the refusal does not name the line's length ${total}: ${JSON.stringify(r.error?.data?.details)}`,
+      );
       expect(after - before < 40, `the server grew by ${(after - before).toFixed(1)} MiB while a 48 MiB line streamed past it`);
       await srv.served(CANARY);
     },
   },
   {
     id: 'mcp.never-ending-line',
-    title: 'A line that never ends does not grow the server nor stop it: when its newline finally comes it is refused, and the server serves on',
+    title:
+      'A line that never ends does not grow the server nor stop it: when its newline finally comes it is refused, and the server serves on',
     category: 'mcp',
     abi: ['ABI-MCP-002'],
     engines: ['helix'],
@@ -192,14 +233,23 @@ export const mcpChecks: readonly Check[] = [
         expect(srv.alive(), `the server exited while the line streamed (${mib} MiB)`);
         if (mib % 32 === 0) marks[`${mib}MiB`] = Math.round(peakRssMiB(pid) * 10) / 10;
       }
-      expect(srv.messages().every((m) => m.id !== 'endless'), 'the server answered the line before it ended');
+      expect(
+        srv.messages().every((m) => m.id !== 'endless'),
+        'the server answered the line before it ended',
+      );
       srv.write('"}}\n');
       const r = await srv.reply('endless', 30_000);
       expectError('a 128 MiB line', r, 'endless', -32600, 'I-REQ-MCP-MESSAGE-TOO-LARGE');
       ctx.observe('server_peak_rss_mib', { before: Math.round(before * 10) / 10, ...marks });
       const late = marks['128MiB']! - marks['32MiB']!;
-      expect(late < 16, `the server grew by ${late.toFixed(1)} MiB while the 32nd to the 128th MiB of the line streamed: it holds the line`);
-      expect(marks['128MiB']! - before < 64, `the server grew by ${(marks['128MiB']! - before).toFixed(1)} MiB while a 128 MiB line streamed`);
+      expect(
+        late < 16,
+        `the server grew by ${late.toFixed(1)} MiB while the 32nd to the 128th MiB of the line streamed: it holds the line`,
+      );
+      expect(
+        marks['128MiB']! - before < 64,
+        `the server grew by ${(marks['128MiB']! - before).toFixed(1)} MiB while a 128 MiB line streamed`,
+      );
       await srv.served(CANARY);
     },
   },
@@ -209,19 +259,25 @@ export const mcpChecks: readonly Check[] = [
     category: 'mcp',
     abi: ['ABI-MCP-001'],
     engines: ['helix'],
-    expected: 'a tools/call written one byte at a time (a multi-byte character split between writes) is answered once with its arguments intact; three pings in one write (LF, CRLF, blank lines between) are answered once each; a good tools/call answers after',
+    expected:
+      'a tools/call written one byte at a time (a multi-byte character split between writes) is answered once with its arguments intact; three pings in one write (LF, CRLF, blank lines between) are answered once each; a good tools/call answers after',
     async run(ctx) {
       const srv = await serve(ctx);
       const args = { text: 'héllo → ✓ 𝄞', n: 42 };
-      const frame = Buffer.from(`${JSON.stringify({ jsonrpc: '2.0', id: 'split', method: 'tools/call', params: { name: CANARY, arguments: args } })}\r\n`);
+      const frame = Buffer.from(
+        `${JSON.stringify({ jsonrpc: '2.0', id: 'split', method: 'tools/call', params: { name: CANARY, arguments: args } })}\r\n`,
+      );
       for (const byte of frame) {
         srv.write(Buffer.from([byte]));
         await new Promise((r) => setImmediate(r));
       }
       const r = await srv.reply('split');
       expect(JSON.stringify(r.result?.structuredContent) === JSON.stringify(args), `the split frame's call answered ${show(r, 300)}`);
-      srv.write('{"jsonrpc":"2.0","id":"j1","method":"ping"}\n\n{"jsonrpc":"2.0","id":"j2","method":"ping"}\r\n\r\n{"jsonrpc":"2.0","id":"j3","method":"ping"}\n');
-      for (const id of ['j1', 'j2', 'j3']) expect(JSON.stringify((await srv.reply(id)).result) === '{}', `ping ${id} of the joined write was not answered {}`);
+      srv.write(
+        '{"jsonrpc":"2.0","id":"j1","method":"ping"}\n\n{"jsonrpc":"2.0","id":"j2","method":"ping"}\r\n\r\n{"jsonrpc":"2.0","id":"j3","method":"ping"}\n',
+      );
+      for (const id of ['j1', 'j2', 'j3'])
+        expect(JSON.stringify((await srv.reply(id)).result) === '{}', `ping ${id} of the joined write was not answered {}`);
       await srv.served(CANARY);
       for (const id of ['split', 'j1', 'j2', 'j3']) {
         const count = srv.messages().filter((m) => m.id === id).length;
@@ -231,7 +287,8 @@ export const mcpChecks: readonly Check[] = [
   },
   {
     id: 'mcp.batch-and-invalid-messages',
-    title: 'A batch is refused once with none of its members run; JSON that is not a JSON-RPC 2.0 message is refused -32600; an invalid response gets no answer',
+    title:
+      'A batch is refused once with none of its members run; JSON that is not a JSON-RPC 2.0 message is refused -32600; an invalid response gets no answer',
     category: 'mcp',
     abi: ['ABI-MCP-004', 'ABI-MCP-007'],
     engines: ['helix'],
@@ -277,7 +334,8 @@ export const mcpChecks: readonly Check[] = [
   },
   {
     id: 'mcp.unknown-method-and-tool',
-    title: 'An unknown method is answered -32601 listing the methods served; a tools/call of an unknown tool -32602; a 100 KB method name gets a bounded message',
+    title:
+      'An unknown method is answered -32601 listing the methods served; a tools/call of an unknown tool -32602; a 100 KB method name gets a bounded message',
     category: 'mcp',
     abi: ['ABI-MCP-006', 'ABI-MCP-007'],
     engines: ['helix'],
@@ -286,17 +344,35 @@ export const mcpChecks: readonly Check[] = [
     async run(ctx) {
       const srv = await serve(ctx);
       const r = await refused(srv, '{"jsonrpc":"2.0","id":"u1","method":"tools/run","params":{}}', 'u1');
-      expectError('tools/run', r, 'u1', -32601, 'I-REQ-MCP-METHOD', /^Method not found: "tools\/run"; this server answers initialize, ping, tools\/list, tools\/call/);
+      expectError(
+        'tools/run',
+        r,
+        'u1',
+        -32601,
+        'I-REQ-MCP-METHOD',
+        /^Method not found: "tools\/run"; this server answers initialize, ping, tools\/list, tools\/call/,
+      );
       const methods = (r.error?.data?.details as { methods?: string[] } | undefined)?.methods ?? [];
-      expect(['initialize', 'ping', 'tools/list', 'tools/call'].every((m) => methods.includes(m)), `data.details.methods is ${JSON.stringify(methods)}`);
+      expect(
+        ['initialize', 'ping', 'tools/list', 'tools/call'].every((m) => methods.includes(m)),
+        `data.details.methods is ${JSON.stringify(methods)}`,
+      );
       await srv.served(CANARY);
       const long = await refused(srv, JSON.stringify({ jsonrpc: '2.0', id: 'u2', method: `x/${'m'.repeat(100_000)}` }), 'u2');
       expectError('a 100 KB method', long, 'u2', -32601, 'I-REQ-MCP-METHOD');
       ctx.observe('long_method_message_chars', long.error?.message.length);
       await srv.served(CANARY);
-      const unknown = await refused(srv, '{"jsonrpc":"2.0","id":"t1","method":"tools/call","params":{"name":"no-such-tool","arguments":{}}}', 't1');
+      const unknown = await refused(
+        srv,
+        '{"jsonrpc":"2.0","id":"t1","method":"tools/call","params":{"name":"no-such-tool","arguments":{}}}',
+        't1',
+      );
       expectError('an unknown tool', unknown, 't1', -32602, undefined, 'Unknown tool: no-such-tool');
-      const dotted = await refused(srv, '{"jsonrpc":"2.0","id":"t2","method":"tools/call","params":{"name":"conformance.canary","arguments":{}}}', 't2');
+      const dotted = await refused(
+        srv,
+        '{"jsonrpc":"2.0","id":"t2","method":"tools/call","params":{"name":"conformance.canary","arguments":{}}}',
+        't2',
+      );
       expectError('a dotted tool id', dotted, 't2', -32602, undefined, 'Unknown tool: conformance.canary');
       ctx.observe('methods', methods);
       await srv.served(CANARY);
@@ -313,24 +389,57 @@ export const mcpChecks: readonly Check[] = [
     async run(ctx) {
       const srv = await serve(ctx);
       const cases: Array<[string, string, string, string]> = [
-        ['params not an object', '{"jsonrpc":"2.0","id":"p1","method":"ping","params":"x"}', 'p1', 'Invalid params of ping: params must be an object, not "x".'],
-        ['a number tool name', '{"jsonrpc":"2.0","id":"n1","method":"tools/call","params":{"name":5}}', 'n1', 'Invalid params of tools/call: params.name must be a string, not the number 5.'],
-        ['arguments as a string', `{"jsonrpc":"2.0","id":"a1","method":"tools/call","params":{"name":"${CANARY}","arguments":"n=1"}}`, 'a1', 'Invalid params of tools/call: params.arguments must be an object, not "n=1".'],
-        ['an unknown log level', '{"jsonrpc":"2.0","id":"l1","method":"logging/setLevel","params":{"level":"verbose"}}', 'l1', `Invalid params of logging/setLevel: params.level must be one of ${LEVELS}.`],
-        ['a cursor that is an array', '{"jsonrpc":"2.0","id":"c1","method":"tools/list","params":{"cursor":[1,2]}}', 'c1', 'Invalid params of tools/list: params.cursor must be a string, not an array.'],
+        [
+          'params not an object',
+          '{"jsonrpc":"2.0","id":"p1","method":"ping","params":"x"}',
+          'p1',
+          'Invalid params of ping: params must be an object, not "x".',
+        ],
+        [
+          'a number tool name',
+          '{"jsonrpc":"2.0","id":"n1","method":"tools/call","params":{"name":5}}',
+          'n1',
+          'Invalid params of tools/call: params.name must be a string, not the number 5.',
+        ],
+        [
+          'arguments as a string',
+          `{"jsonrpc":"2.0","id":"a1","method":"tools/call","params":{"name":"${CANARY}","arguments":"n=1"}}`,
+          'a1',
+          'Invalid params of tools/call: params.arguments must be an object, not "n=1".',
+        ],
+        [
+          'an unknown log level',
+          '{"jsonrpc":"2.0","id":"l1","method":"logging/setLevel","params":{"level":"verbose"}}',
+          'l1',
+          `Invalid params of logging/setLevel: params.level must be one of ${LEVELS}.`,
+        ],
+        [
+          'a cursor that is an array',
+          '{"jsonrpc":"2.0","id":"c1","method":"tools/list","params":{"cursor":[1,2]}}',
+          'c1',
+          'Invalid params of tools/list: params.cursor must be a string, not an array.',
+        ],
       ];
       for (const [what, line, id, message] of cases) {
         const r = await refused(srv, line, id);
         expectError(what, r, id, -32602, 'I-REQ-MCP-PARAMS', message);
         const violations = (r.error?.data?.details as { violations?: Array<{ path: unknown; message: unknown }> } | undefined)?.violations;
-        expect(Array.isArray(violations) && violations.length > 0 && violations.every((v) => typeof v.path === 'string' && typeof v.message === 'string'), `${what}: data.details.violations is ${JSON.stringify(violations)}`);
+        expect(
+          Array.isArray(violations) &&
+            violations.length > 0 &&
+            violations.every((v) => typeof v.path === 'string' && typeof v.message === 'string'),
+          `${what}: data.details.violations is ${JSON.stringify(violations)}`,
+        );
         await srv.served(CANARY);
       }
       const before = srv.messages().length;
       srv.line('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":{"x":1}}}');
       await srv.served(CANARY);
       expect(srv.messages().length === before + 1, 'the broken notification was answered');
-      expect(/notification notifications\/cancelled dropped: params\.requestId must be a string or a number, not an object/.test(srv.stderr()), 'the broken notification was not logged on stderr');
+      expect(
+        /notification notifications\/cancelled dropped: params\.requestId must be a string or a number, not an object/.test(srv.stderr()),
+        'the broken notification was not logged on stderr',
+      );
     },
   },
   {
@@ -347,8 +456,19 @@ export const mcpChecks: readonly Check[] = [
       const arrays = `${'['.repeat(depth)}${']'.repeat(depth)}`;
       const objects = `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
       const cursor = await refused(srv, `{"jsonrpc":"2.0","id":"d1","method":"tools/list","params":{"cursor":${arrays}}}`, 'd1');
-      expectError('a deep cursor', cursor, 'd1', -32602, undefined, 'Invalid params of tools/list: params.cursor must be a string, not an array.');
-      const unknown = await refused(srv, `{"jsonrpc":"2.0","id":"d2","method":"tools/call","params":{"name":"no-such-tool","arguments":${objects}}}`, 'd2');
+      expectError(
+        'a deep cursor',
+        cursor,
+        'd1',
+        -32602,
+        undefined,
+        'Invalid params of tools/list: params.cursor must be a string, not an array.',
+      );
+      const unknown = await refused(
+        srv,
+        `{"jsonrpc":"2.0","id":"d2","method":"tools/call","params":{"name":"no-such-tool","arguments":${objects}}}`,
+        'd2',
+      );
       expectError('deep arguments', unknown, 'd2', -32602, undefined, 'Unknown tool: no-such-tool');
       const ping = await refused(srv, `{"jsonrpc":"2.0","id":"d3","method":"ping","params":{"_meta":{"deep":${objects}}}}`, 'd3');
       expect(JSON.stringify(ping.result) === '{}', `a ping with deep _meta answered ${show(ping, 300)}`);
@@ -363,7 +483,8 @@ export const mcpChecks: readonly Check[] = [
   },
   {
     id: 'mcp.cancellation',
-    title: 'A tools/call cancelled in flight gets no answer, frees its place, and the server serves on; a cancellation of nothing is harmless',
+    title:
+      'A tools/call cancelled in flight gets no answer, frees its place, and the server serves on; a cancellation of nothing is harmless',
     category: 'mcp',
     abi: ['ABI-MCP-009'],
     engines: ['helix'],
@@ -380,12 +501,21 @@ export const mcpChecks: readonly Check[] = [
       await srv.served(CANARY);
       ctx.observe('served_after_cancel_ms', Math.round(performance.now() - t0));
       await new Promise((r) => setTimeout(r, 2000));
-      expect(!srv.messages().some((m) => m.id === 'slow'), `the cancelled call was answered: ${show(srv.messages().find((m) => m.id === 'slow'), 300)}`);
+      expect(
+        !srv.messages().some((m) => m.id === 'slow'),
+        `the cancelled call was answered: ${show(
+          srv.messages().find((m) => m.id === 'slow'),
+          300,
+        )}`,
+      );
       // The cancelled run ended (it did not spin on to its 20 s deadline): the store, read by the CLI as another process.
       const runs = await runCli(ctx, ['runs', 'list', '--tool', 'mcp.spin', '--json'], path.join(ctx.env.dir, 'serve-home'));
       expect(runs.code === 0, `helix runs list exited ${String(runs.code)}: ${runs.stderr.slice(-300)}`);
       const records = JSON.parse(runs.stdout) as Array<{ status: string; error?: { code?: string } | null }>;
-      ctx.observe('cancelled_run', records.map((r) => ({ status: r.status, code: r.error?.code })));
+      ctx.observe(
+        'cancelled_run',
+        records.map((r) => ({ status: r.status, code: r.error?.code })),
+      );
       expect(records.length === 1 && records[0]!.status !== 'running', `the cancelled call's run is ${show(records, 300)}, not ended`);
       const before = srv.messages().length;
       srv.line(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'never-sent' } }));
@@ -420,8 +550,12 @@ export const mcpChecks: readonly Check[] = [
       let n = 0;
       const deadline = Date.now() + 60_000;
       while (!/R-CAP-MCP-OUTPUT-BACKLOG: The client has \d+ bytes of output unread, over the 33554432-byte bound/.test(srv.stderr())) {
-        expect(Date.now() < deadline && srv.alive() && n < 200, `the server never logged R-CAP-MCP-OUTPUT-BACKLOG after ${n} requests (answers of ${replyBytes} bytes); stderr: ${srv.stderr().slice(-600)}`);
-        for (let k = 0; k < 8; k++, n++) srv.line(JSON.stringify({ jsonrpc: '2.0', id: `r${n}`, method: 'resources/read', params: { uri } }));
+        expect(
+          Date.now() < deadline && srv.alive() && n < 200,
+          `the server never logged R-CAP-MCP-OUTPUT-BACKLOG after ${n} requests (answers of ${replyBytes} bytes); stderr: ${srv.stderr().slice(-600)}`,
+        );
+        for (let k = 0; k < 8; k++, n++)
+          srv.line(JSON.stringify({ jsonrpc: '2.0', id: `r${n}`, method: 'resources/read', params: { uri } }));
         await new Promise((r) => setTimeout(r, 100));
       }
       srv.child.stdout!.resume();

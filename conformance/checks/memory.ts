@@ -23,7 +23,10 @@ async function refusedWith(ctx: CheckContext): Promise<string[]> {
   expect(refusal.code === 'P-PRECOND-MANIFEST-INVALID', `refused with ${refusal.code}, not P-PRECOND-MANIFEST-INVALID: ${refusal.message}`);
   const v = refusal.details.violations;
   const lines = Array.isArray(v) ? v.map(String) : [];
-  ctx.observe('violations', lines.map((l) => (l.length > 400 ? `${l.slice(0, 400)}...` : l)));
+  ctx.observe(
+    'violations',
+    lines.map((l) => (l.length > 400 ? `${l.slice(0, 400)}...` : l)),
+  );
   return lines;
 }
 
@@ -54,7 +57,11 @@ function extismNumber(body: string, opts: { locals?: string; extra?: string; pag
     (local.set $len (i32.add (local.get $len) (i32.const 10)))
     (call $output_set (call $emit (i32.const 0) (local.get $len)) (i64.extend_i32_u (local.get $len)))
     (i32.const 0)`,
-    { data: '{\\"value\\":', ...(opts.extra === undefined ? {} : { extra: opts.extra }), ...(opts.pages === undefined ? {} : { pages: opts.pages }) },
+    {
+      data: '{\\"value\\":',
+      ...(opts.extra === undefined ? {} : { extra: opts.extra }),
+      ...(opts.pages === undefined ? {} : { pages: opts.pages }),
+    },
   );
 }
 
@@ -118,42 +125,80 @@ export const memoryChecks: readonly Check[] = [
     category: 'memory',
     abi: ['ABI-MEMORY-003', 'ABI-ALLOC-004', 'ABI-ALLOC-007'],
     engines: ['helix', 'extism'],
-    expected: 'P-PRECOND-MANIFEST-INVALID at limits.maxMemoryPages: ABI-MEMORY-003 for memory 0 of 17 pages under a cap of 16; for memory 1 of 10 pages (20 with memory 0) under a cap of 16; and for 2000 pages under a manifest cap of 65536 that the policy ceiling (1024) lowers',
+    expected:
+      'P-PRECOND-MANIFEST-INVALID at limits.maxMemoryPages: ABI-MEMORY-003 for memory 0 of 17 pages under a cap of 16; for memory 1 of 10 pages (20 with memory 0) under a cap of 16; and for 2000 pages under a manifest cap of 65536 that the policy ceiling (1024) lowers',
     packs: (engine) => {
       const cap16 = { limits: { ...DEFAULT_LIMITS, maxMemoryPages: 16 } };
       if (engine === 'extism') {
         return [
           { id: 'memory.big_start', module: extismWat('(i32.const 0)', { pages: 17 }), manifest: { ...EXTISM, ...cap16 } },
-          { id: 'memory.two_tens', module: extismWat('(i32.const 0)', { pages: 10, extra: '(memory $second 10)' }), manifest: { ...EXTISM, ...cap16 } },
-          { id: 'memory.over_policy', module: extismWat('(i32.const 0)', { pages: 2000 }), manifest: { ...EXTISM, limits: { ...DEFAULT_LIMITS, maxMemoryPages: 65536 } } },
+          {
+            id: 'memory.two_tens',
+            module: extismWat('(i32.const 0)', { pages: 10, extra: '(memory $second 10)' }),
+            manifest: { ...EXTISM, ...cap16 },
+          },
+          {
+            id: 'memory.over_policy',
+            module: extismWat('(i32.const 0)', { pages: 2000 }),
+            manifest: { ...EXTISM, limits: { ...DEFAULT_LIMITS, maxMemoryPages: 65536 } },
+          },
         ];
       }
       const ok = '(func (export "execute") (param i32 i32) (result i64) (i64.const 0))';
       return [
         { id: 'memory.big_start', module: `(module ${abiPrelude({ pages: 17 })} ${ok})`, manifest: cap16 },
         { id: 'memory.two_tens', module: `(module ${abiPrelude({ pages: 10 })} (memory $second 10) ${ok})`, manifest: cap16 },
-        { id: 'memory.over_policy', module: `(module ${abiPrelude({ pages: 2000 })} ${ok})`, manifest: { limits: { ...DEFAULT_LIMITS, maxMemoryPages: 65536 } } },
+        {
+          id: 'memory.over_policy',
+          module: `(module ${abiPrelude({ pages: 2000 })} ${ok})`,
+          manifest: { limits: { ...DEFAULT_LIMITS, maxMemoryPages: 65536 } },
+        },
       ];
     },
     async run(ctx) {
       const lines = await refusedWith(ctx);
-      expectLine(lines, 'for 17 pages under 16', /memory_big_start/, /limits\.maxMemoryPages: ABI-MEMORY-003/, /memory 0 starts at 17 pages/, /cap of 16 pages/);
-      expectLine(lines, 'for two memories of 10 under 16', /memory_two_tens/, /ABI-MEMORY-003/, /memory 1 starts at 10 pages \(20 with the memories before it\)/, /cap of 16 pages/);
-      expectLine(lines, 'for 2000 pages under the policy ceiling', /memory_over_policy/, /ABI-MEMORY-003/, /2000 pages/, /cap of 1024 pages/);
+      expectLine(
+        lines,
+        'for 17 pages under 16',
+        /memory_big_start/,
+        /limits\.maxMemoryPages: ABI-MEMORY-003/,
+        /memory 0 starts at 17 pages/,
+        /cap of 16 pages/,
+      );
+      expectLine(
+        lines,
+        'for two memories of 10 under 16',
+        /memory_two_tens/,
+        /ABI-MEMORY-003/,
+        /memory 1 starts at 10 pages \(20 with the memories before it\)/,
+        /cap of 16 pages/,
+      );
+      expectLine(
+        lines,
+        'for 2000 pages under the policy ceiling',
+        /memory_over_policy/,
+        /ABI-MEMORY-003/,
+        /2000 pages/,
+        /cap of 1024 pages/,
+      );
     },
   },
   {
     id: 'memory.request-cap-below-initial',
-    title: 'A request whose memory_mb_limit is below the module\'s initial memory is an invalid request, not a trap',
+    title: "A request whose memory_mb_limit is below the module's initial memory is an invalid request, not a trap",
     category: 'memory',
     abi: ['ABI-MEMORY-003', 'ABI-ALLOC-004'],
     engines: ['helix', 'extism'],
-    expected: 'with 32 initial pages (2 MiB) under a manifest cap of 64, memory_mb_limit 1 gives invalid_request I-REQ-ENVELOPE naming /constraints/memory_mb_limit, running no guest code; memory_mb_limit 2 succeeds',
+    expected:
+      'with 32 initial pages (2 MiB) under a manifest cap of 64, memory_mb_limit 1 gives invalid_request I-REQ-ENVELOPE naming /constraints/memory_mb_limit, running no guest code; memory_mb_limit 2 succeeds',
     packs: (engine) => [growProbe(engine, 'memory.starts_big', { limits: { ...DEFAULT_LIMITS, maxMemoryPages: 64 } }, 32)],
     async run(ctx) {
       const small = await ctx.call('memory.starts_big', {}, { request: { constraints: { memory_mb_limit: 1 } } });
       expectOutcome(small, 'invalid_request', 'I-REQ-ENVELOPE');
-      expect(JSON.stringify(small.error).includes('/constraints/memory_mb_limit'), `the refusal does not name /constraints/memory_mb_limit: ${JSON.stringify(small.error)}`);
+      expect(
+        JSON.stringify(small.error).includes('/constraints/memory_mb_limit'),
+        `the refusal does not name /constraints/memory_mb_limit: ${JSON.stringify(small.error)}`,
+      );
       expect(small.metrics.fuel_used === 0, `guest code ran: fuel_used ${small.metrics.fuel_used}`);
       ctx.observe('refusal', small.error);
       const fits = expectSuccess(await ctx.call('memory.starts_big', {}, { request: { constraints: { memory_mb_limit: 2 } } }));
@@ -162,25 +207,42 @@ export const memoryChecks: readonly Check[] = [
   },
   {
     id: 'memory.grow-past-cap',
-    title: 'A guest that grows memory without end stops at the smallest of manifest, policy and request caps; a trap after it names the pages',
+    title:
+      'A guest that grows memory without end stops at the smallest of manifest, policy and request caps; a trap after it names the pages',
     category: 'memory',
     abi: ['ABI-MEMORY-002', 'ABI-ALLOC-007'],
     engines: ['helix', 'extism'],
-    expected: 'under a policy ceiling of 32 pages, modules declaring a maximum of 65536 pages grow to exactly the cap: 24 pages under a manifest cap of 24, 32 (the policy) under a manifest cap of 64, 16 under memory_mb_limit 1, with metrics.memory_peak_pages the same; a guest that traps once growth fails ends S-TOOL-TRAP with details.memory_pages = details.max_memory_pages = 32',
+    expected:
+      'under a policy ceiling of 32 pages, modules declaring a maximum of 65536 pages grow to exactly the cap: 24 pages under a manifest cap of 24, 32 (the policy) under a manifest cap of 64, 16 under memory_mb_limit 1, with metrics.memory_peak_pages the same; a guest that traps once growth fails ends S-TOOL-TRAP with details.memory_pages = details.max_memory_pages = 32',
     policy: (_engine, env) => ({ ...checkDefaultPolicy(env), ceilings: { maxMemoryPages: 32 } }),
     packs: (engine) => {
       const limits = { ...DEFAULT_LIMITS, maxMemoryPages: 64 };
       const trapper =
         engine === 'extism'
-          ? { id: 'memory.grow_trap', module: extismWat('(loop $l (br_if $l (i32.ne (memory.grow (i32.const 1)) (i32.const -1)))) unreachable'), manifest: { ...EXTISM, limits } }
-          : { id: 'memory.grow_trap', module: `(module ${abiPrelude({ maxPages: 65536 })} (func (export "execute") (param i32 i32) (result i64) (loop $l (br_if $l (i32.ne (memory.grow (i32.const 1)) (i32.const -1)))) unreachable))`, manifest: { limits } };
-      return [growProbe(engine, 'memory.grow', { limits }), growProbe(engine, 'memory.grow24', { limits: { ...DEFAULT_LIMITS, maxMemoryPages: 24 } }), trapper];
+          ? {
+              id: 'memory.grow_trap',
+              module: extismWat('(loop $l (br_if $l (i32.ne (memory.grow (i32.const 1)) (i32.const -1)))) unreachable'),
+              manifest: { ...EXTISM, limits },
+            }
+          : {
+              id: 'memory.grow_trap',
+              module: `(module ${abiPrelude({ maxPages: 65536 })} (func (export "execute") (param i32 i32) (result i64) (loop $l (br_if $l (i32.ne (memory.grow (i32.const 1)) (i32.const -1)))) unreachable))`,
+              manifest: { limits },
+            };
+      return [
+        growProbe(engine, 'memory.grow', { limits }),
+        growProbe(engine, 'memory.grow24', { limits: { ...DEFAULT_LIMITS, maxMemoryPages: 24 } }),
+        trapper,
+      ];
     },
     async run(ctx) {
       const grows = async (tool: string, pages: number, request?: Record<string, unknown>): Promise<number> => {
         const r = await ctx.call(tool, { tool, pages }, request === undefined ? {} : { request });
         const out = expectSuccess(r);
-        expect(out.value === pages, `${tool}${request === undefined ? '' : ` with ${JSON.stringify(request)}`} grew to ${JSON.stringify(out.value)} pages, not ${pages}`);
+        expect(
+          out.value === pages,
+          `${tool}${request === undefined ? '' : ` with ${JSON.stringify(request)}`} grew to ${JSON.stringify(out.value)} pages, not ${pages}`,
+        );
         expect(r.metrics.memory_peak_pages === pages, `${tool}: memory_peak_pages is ${r.metrics.memory_peak_pages}, not ${pages}`);
         return r.metrics.memory_peak_pages;
       };
@@ -192,32 +254,56 @@ export const memoryChecks: readonly Check[] = [
       const trap = await ctx.call('memory.grow_trap', {});
       expectOutcome(trap, 'terminal_error', 'S-TOOL-TRAP');
       const d = trap.error?.details ?? {};
-      expect(d.memory_pages === 32 && d.max_memory_pages === 32, `trap details memory_pages ${JSON.stringify(d.memory_pages)}, max_memory_pages ${JSON.stringify(d.max_memory_pages)}`);
+      expect(
+        d.memory_pages === 32 && d.max_memory_pages === 32,
+        `trap details memory_pages ${JSON.stringify(d.memory_pages)}, max_memory_pages ${JSON.stringify(d.max_memory_pages)}`,
+      );
       ctx.observe('peak_pages', { ...peaks, trap: trap.metrics.memory_peak_pages });
       ctx.observe('trap_details', d);
     },
   },
   {
     id: 'memory.several-memories',
-    title: 'Several memories without maxima: the rewrite makes them share the cap; Node 20\'s V8 refuses the module at load',
+    title: "Several memories without maxima: the rewrite makes them share the cap; Node 20's V8 refuses the module at load",
     category: 'memory',
     abi: ['ABI-ALLOC-004', 'ABI-MEMORY-002', 'ABI-MODULE-001'],
     engines: ['helix', 'extism'],
-    expected: 'three memories of 1 page, none with a maximum, under a cap of 16: the instrumented module gives them maxima that add up to 16 (a lone memory could take the whole cap), and the host refuses the module at load with ABI-MODULE-001 (the engine refuses a second memory) rather than serving it',
+    expected:
+      'three memories of 1 page, none with a maximum, under a cap of 16: the instrumented module gives them maxima that add up to 16 (a lone memory could take the whole cap), and the host refuses the module at load with ABI-MODULE-001 (the engine refuses a second memory) rather than serving it',
     packs: (engine) => [
       engine === 'extism'
-        ? { id: 'memory.three', module: extismWat('(i32.const 0)', { extra: '(memory $b 1) (memory $c 1)' }), manifest: { ...EXTISM, limits: { ...DEFAULT_LIMITS, maxMemoryPages: 16 } } }
-        : { id: 'memory.three', module: `(module ${abiPrelude()} (memory $b 1) (memory $c 1) (func (export "execute") (param i32 i32) (result i64) (i64.const 0)))`, manifest: { limits: { ...DEFAULT_LIMITS, maxMemoryPages: 16 } } },
+        ? {
+            id: 'memory.three',
+            module: extismWat('(i32.const 0)', { extra: '(memory $b 1) (memory $c 1)' }),
+            manifest: { ...EXTISM, limits: { ...DEFAULT_LIMITS, maxMemoryPages: 16 } },
+          }
+        : {
+            id: 'memory.three',
+            module: `(module ${abiPrelude()} (memory $b 1) (memory $c 1) (func (export "execute") (param i32 i32) (result i64) (i64.const 0)))`,
+            manifest: { limits: { ...DEFAULT_LIMITS, maxMemoryPages: 16 } },
+          },
     ],
     async run(ctx) {
-      const source = ctx.engine === 'extism' ? extismWat('(i32.const 0)', { extra: '(memory $b 1) (memory $c 1)' }) : `(module ${abiPrelude()} (memory $b 1) (memory $c 1) (func (export "execute") (param i32 i32) (result i64) (i64.const 0)))`;
-      const rewritten = decodeModule(instrumentModule(await wat2wasm(source), { maxMemoryPages: 16 }).bytes).memories.filter((m) => !m.imported);
+      const source =
+        ctx.engine === 'extism'
+          ? extismWat('(i32.const 0)', { extra: '(memory $b 1) (memory $c 1)' })
+          : `(module ${abiPrelude()} (memory $b 1) (memory $c 1) (func (export "execute") (param i32 i32) (result i64) (i64.const 0)))`;
+      const rewritten = decodeModule(instrumentModule(await wat2wasm(source), { maxMemoryPages: 16 }).bytes).memories.filter(
+        (m) => !m.imported,
+      );
       const maxima = rewritten.map((m) => m.maximum);
       ctx.observe('rewritten_maxima', maxima);
-      expect(maxima.every((m) => typeof m === 'number'), `a memory was left without a maximum: ${JSON.stringify(maxima)}`);
+      expect(
+        maxima.every((m) => typeof m === 'number'),
+        `a memory was left without a maximum: ${JSON.stringify(maxima)}`,
+      );
       const sum = maxima.reduce<number>((a, m) => a + (m ?? 0), 0);
       expect(sum === 16, `the rewritten maxima add up to ${sum}, not the cap of 16`);
-      const lone = decodeModule(instrumentModule(await wat2wasm(`(module ${abiPrelude()} (func (export "execute") (param i32 i32) (result i64) (i64.const 0)))`), { maxMemoryPages: 16 }).bytes).memories[0]!;
+      const lone = decodeModule(
+        instrumentModule(await wat2wasm(`(module ${abiPrelude()} (func (export "execute") (param i32 i32) (result i64) (i64.const 0)))`), {
+          maxMemoryPages: 16,
+        }).bytes,
+      ).memories[0]!;
       expect(lone.maximum === 16, `a lone memory's maximum is ${lone.maximum}, not the whole cap 16`);
       const lines = await refusedWith(ctx);
       expectLine(lines, 'for the several memories', /memory_three/, /ABI-MODULE-001/);
@@ -248,7 +334,12 @@ export const memoryChecks: readonly Check[] = [
       ctx.observe('refusal_ms', Math.round(ms));
       const size = statSync(path.join(await ctx.pluginsDir(), 'memory.huge', 'tool.wasm')).size;
       ctx.observe('module_bytes', size);
-      expectLine(lines, 'naming the size and the bound', /memory_huge/, new RegExp(`${size} bytes, more than the bound of ${MAX_MODULE_BYTES} bytes`));
+      expectLine(
+        lines,
+        'naming the size and the bound',
+        /memory_huge/,
+        new RegExp(`${size} bytes, more than the bound of ${MAX_MODULE_BYTES} bytes`),
+      );
       ctx.observe('rss_growth_mib', Math.round((process.memoryUsage().rss - before) / 2 ** 20));
       expect(lines.length === 1, `expected one violation, got ${lines.length}`);
       expect(ms < 10_000, `the refusal took ${Math.round(ms)} ms`);
@@ -260,13 +351,17 @@ export const memoryChecks: readonly Check[] = [
     category: 'memory',
     abi: ['ABI-EXTISM-001'],
     engines: ['helix', 'extism'],
-    expected: 'extism/v1: the loader refuses the plugin (ABI-EXTISM-001: it cannot be instantiated), so Extism never instantiates it in its worker; helix/v1 (no load-time instantiation in its ABI): each call ends terminal_error S-TOOL-INSTANTIATE naming the out-of-bounds segment, fuel_used 0, and the host serves the next call',
+    expected:
+      'extism/v1: the loader refuses the plugin (ABI-EXTISM-001: it cannot be instantiated), so Extism never instantiates it in its worker; helix/v1 (no load-time instantiation in its ABI): each call ends terminal_error S-TOOL-INSTANTIATE naming the out-of-bounds segment, fuel_used 0, and the host serves the next call',
     packs: (engine) => {
       const segment = `(data (i32.const 0) "${'A'.repeat(4 * 2 ** 20)}")`;
       return [
         engine === 'extism'
           ? { id: 'memory.segment', module: extismWat('(i32.const 0)', { extra: segment }), manifest: EXTISM }
-          : { id: 'memory.segment', module: `(module ${abiPrelude()} ${segment} (func (export "execute") (param i32 i32) (result i64) (i64.const 0)))` },
+          : {
+              id: 'memory.segment',
+              module: `(module ${abiPrelude()} ${segment} (func (export "execute") (param i32 i32) (result i64) (i64.const 0)))`,
+            },
       ];
     },
     async run(ctx) {
@@ -293,7 +388,10 @@ export const memoryChecks: readonly Check[] = [
     expected: `P-PRECOND-MANIFEST-INVALID: ABI-ALLOC-002 "table 0 starts at 10000000 elements, above the ceiling of ${MAX_TABLE_ELEMENTS}" for three tables of 10 million, and "table 1 starts at 600000 elements (1200000 with the tables before it)" for two of 600,000; peak host memory stays far below the 800 MB the tables would take`,
     packs: (engine) => {
       const tables = (n: number, size: number): string => Array.from({ length: n }, () => `(table ${size} funcref)`).join(' ');
-      const mod = (extra: string): string => (engine === 'extism' ? extismWat('(i32.const 0)', { extra }) : `(module ${abiPrelude()} ${extra} (func (export "execute") (param i32 i32) (result i64) (i64.const 0)))`);
+      const mod = (extra: string): string =>
+        engine === 'extism'
+          ? extismWat('(i32.const 0)', { extra })
+          : `(module ${abiPrelude()} ${extra} (func (export "execute") (param i32 i32) (result i64) (i64.const 0)))`;
       const manifest = engine === 'extism' ? EXTISM : {};
       return [
         { id: 'memory.tables3', module: mod(tables(3, 10_000_000)), manifest },
@@ -305,8 +403,21 @@ export const memoryChecks: readonly Check[] = [
       const lines = await refusedWith(ctx);
       const grown = process.memoryUsage().rss - before;
       ctx.observe('rss_growth_mib', Math.round(grown / 2 ** 20));
-      expectLine(lines, 'for three tables of 10 million', /memory_tables3/, /module: ABI-ALLOC-002/, /table 0 starts at 10000000 elements/, new RegExp(`ceiling of ${MAX_TABLE_ELEMENTS}`));
-      expectLine(lines, 'for the pair', /memory_tables_pair/, /ABI-ALLOC-002/, /table 1 starts at 600000 elements \(1200000 with the tables before it\)/);
+      expectLine(
+        lines,
+        'for three tables of 10 million',
+        /memory_tables3/,
+        /module: ABI-ALLOC-002/,
+        /table 0 starts at 10000000 elements/,
+        new RegExp(`ceiling of ${MAX_TABLE_ELEMENTS}`),
+      );
+      expectLine(
+        lines,
+        'for the pair',
+        /memory_tables_pair/,
+        /ABI-ALLOC-002/,
+        /table 1 starts at 600000 elements \(1200000 with the tables before it\)/,
+      );
       expect(grown < 400 * 2 ** 20, `host memory grew by ${Math.round(grown / 2 ** 20)} MiB while refusing the tables`);
     },
   },
@@ -322,8 +433,16 @@ export const memoryChecks: readonly Check[] = [
       const locals = '(local $d i32) (local $sum i32)';
       return [
         engine === 'extism'
-          ? { id: 'memory.tables_grow', module: extismNumber(growTables(3), { locals, extra: tables }), manifest: { ...EXTISM, limits: { ...DEFAULT_LIMITS, fuel: 1_000_000_000 }, timeoutMs: 30_000 } }
-          : { id: 'memory.tables_grow', module: numberResultModule(`${growTables(3)} (i64.extend_i32_u)`, { extra: tables, locals }), manifest: { limits: { ...DEFAULT_LIMITS, fuel: 1_000_000_000 }, timeoutMs: 30_000 } },
+          ? {
+              id: 'memory.tables_grow',
+              module: extismNumber(growTables(3), { locals, extra: tables }),
+              manifest: { ...EXTISM, limits: { ...DEFAULT_LIMITS, fuel: 1_000_000_000 }, timeoutMs: 30_000 },
+            }
+          : {
+              id: 'memory.tables_grow',
+              module: numberResultModule(`${growTables(3)} (i64.extend_i32_u)`, { extra: tables, locals }),
+              manifest: { limits: { ...DEFAULT_LIMITS, fuel: 1_000_000_000 }, timeoutMs: 30_000 },
+            },
       ];
     },
     async run(ctx) {
@@ -332,7 +451,16 @@ export const memoryChecks: readonly Check[] = [
       expect(out.value === MAX_TABLE_ELEMENTS, `the tables hold ${JSON.stringify(out.value)} elements together, not ${MAX_TABLE_ELEMENTS}`);
       ctx.observe('elements', out.value);
       // The same rewrite the host applied: table 1 keeps its declared maximum of 10.
-      const source = ctx.engine === 'extism' ? extismNumber(growTables(3), { locals: '(local $d i32) (local $sum i32)', extra: '(table 0 funcref) (table 0 10 funcref) (table 0 funcref)' }) : numberResultModule(`${growTables(3)} (i64.extend_i32_u)`, { extra: '(table 0 funcref) (table 0 10 funcref) (table 0 funcref)', locals: '(local $d i32) (local $sum i32)' });
+      const source =
+        ctx.engine === 'extism'
+          ? extismNumber(growTables(3), {
+              locals: '(local $d i32) (local $sum i32)',
+              extra: '(table 0 funcref) (table 0 10 funcref) (table 0 funcref)',
+            })
+          : numberResultModule(`${growTables(3)} (i64.extend_i32_u)`, {
+              extra: '(table 0 funcref) (table 0 10 funcref) (table 0 funcref)',
+              locals: '(local $d i32) (local $sum i32)',
+            });
       const maxima = decodeModule(instrumentModule(await wat2wasm(source), { maxMemoryPages: 16 }).bytes).tables.map((t) => t.maximum);
       ctx.observe('rewritten_table_maxima', maxima);
       expect(maxima[1] === 10, `table 1 declared a maximum of 10, the rewrite gave ${JSON.stringify(maxima[1])}`);
@@ -340,11 +468,13 @@ export const memoryChecks: readonly Check[] = [
   },
   {
     id: 'memory.decode-count-limits',
-    title: 'Declared counts past the engine\'s limits (types, functions, globals, exports, locals) are refused at the count, before any entry',
+    title:
+      "Declared counts past the engine's limits (types, functions, globals, exports, locals) are refused at the count, before any entry",
     category: 'memory',
     abi: ['ABI-ALLOC-006', 'ABI-MODULE-001', 'ABI-ALLOC-007'],
     engines: ['helix', 'extism'],
-    expected: 'P-PRECOND-MANIFEST-INVALID: ABI-MODULE-001 naming "1000001 types, more than the engine\'s limit of 1000000", the same for functions (1000001), globals (1000001) and exports (100001), a function declaring 50001 locals, and a module within every limit whose 100,001 mutable globals would give its instrumented form more than 100,000 exports; the count modules are a few bytes, the refusal takes milliseconds and the host grows by little',
+    expected:
+      'P-PRECOND-MANIFEST-INVALID: ABI-MODULE-001 naming "1000001 types, more than the engine\'s limit of 1000000", the same for functions (1000001), globals (1000001) and exports (100001), a function declaring 50001 locals, and a module within every limit whose 100,001 mutable globals would give its instrumented form more than 100,000 exports; the count modules are a few bytes, the refusal takes milliseconds and the host grows by little',
     packs: (engine) => {
       const manifest = engine === 'extism' ? EXTISM : {};
       const voidType = section(1, [1, 0x60, 0, 0]);
@@ -355,11 +485,18 @@ export const memoryChecks: readonly Check[] = [
         { id: 'memory.functions', module: new Uint8Array([...HEADER, ...voidType, ...section(3, leb(1_000_001))]), manifest },
         { id: 'memory.globals', module: new Uint8Array([...HEADER, ...section(6, leb(1_000_001))]), manifest },
         { id: 'memory.exports', module: new Uint8Array([...HEADER, ...section(7, leb(100_001))]), manifest },
-        { id: 'memory.locals', module: new Uint8Array([...HEADER, ...voidType, ...oneFunc, ...section(10, [1, ...leb(body.length), ...body])]), manifest },
+        {
+          id: 'memory.locals',
+          module: new Uint8Array([...HEADER, ...voidType, ...oneFunc, ...section(10, [1, ...leb(body.length), ...body])]),
+          manifest,
+        },
         // A module that meets the ABI and V8's limits, but whose instrumented form would not: one added export per mutable global.
         {
           id: 'memory.instrumented_exports',
-          module: engine === 'extism' ? extismWat('(i32.const 0)', { extra: MANY_GLOBALS }) : `(module ${abiPrelude()} ${MANY_GLOBALS} (func (export "execute") (param i32 i32) (result i64) (i64.const 0)))`,
+          module:
+            engine === 'extism'
+              ? extismWat('(i32.const 0)', { extra: MANY_GLOBALS })
+              : `(module ${abiPrelude()} ${MANY_GLOBALS} (func (export "execute") (param i32 i32) (result i64) (i64.const 0)))`,
           manifest,
         },
       ];
@@ -371,11 +508,24 @@ export const memoryChecks: readonly Check[] = [
       ctx.observe('refusal_ms', Math.round(performance.now() - t0));
       ctx.observe('rss_growth_mib', Math.round((process.memoryUsage().rss - before) / 2 ** 20));
       expectLine(lines, 'for the types', /memory_types/, /ABI-MODULE-001/, /1000001 types, more than the engine's limit of 1000000/);
-      expectLine(lines, 'for the functions', /memory_functions/, /ABI-MODULE-001/, /1000001 functions, more than the engine's limit of 1000000/);
+      expectLine(
+        lines,
+        'for the functions',
+        /memory_functions/,
+        /ABI-MODULE-001/,
+        /1000001 functions, more than the engine's limit of 1000000/,
+      );
       expectLine(lines, 'for the globals', /memory_globals/, /ABI-MODULE-001/, /1000001 globals, more than the engine's limit of 1000000/);
       expectLine(lines, 'for the exports', /memory_exports/, /ABI-MODULE-001/, /100001 exports, more than the engine's limit of 100000/);
       expectLine(lines, 'for the locals', /memory_locals/, /ABI-MODULE-001/, /local/, /50000/);
-      expectLine(lines, 'for the exports the instrumenter would add', /memory_instrumented_exports/, /ABI-MODULE-001/, /mutable globals/, /more than the engine's limit of 100000 exports/);
+      expectLine(
+        lines,
+        'for the exports the instrumenter would add',
+        /memory_instrumented_exports/,
+        /ABI-MODULE-001/,
+        /mutable globals/,
+        /more than the engine's limit of 100000 exports/,
+      );
     },
   },
   {
@@ -397,8 +547,17 @@ export const memoryChecks: readonly Check[] = [
       const host = await ctx.host();
       const stats = await census(ctx);
       const workers = ctx.engine === 'extism' ? (stats.extism?.workers ?? []) : stats.workers;
-      ctx.observe('variants', { kept: stats.variants.keys.length, bytes: stats.variants.bytes, built: stats.variants.built, evicted: stats.variants.evicted, retired: stats.retired });
-      ctx.observe('workers', workers.map((w) => ({ modules: w.modules.length, instances: w.instances.length })));
+      ctx.observe('variants', {
+        kept: stats.variants.keys.length,
+        bytes: stats.variants.bytes,
+        built: stats.variants.built,
+        evicted: stats.variants.evicted,
+        retired: stats.retired,
+      });
+      ctx.observe(
+        'workers',
+        workers.map((w) => ({ modules: w.modules.length, instances: w.instances.length })),
+      );
       expect(stats.variants.keys.length <= MAX_MODULE_VARIANTS, `the engine keeps ${stats.variants.keys.length} variants`);
       expect(stats.variants.bytes <= MAX_MODULE_VARIANT_BYTES, `the engine keeps ${stats.variants.bytes} bytes of variants`);
       expect(stats.variants.evicted >= 40 - MAX_MODULE_VARIANTS, `only ${stats.variants.evicted} variants were given up after 40 caps`);
@@ -410,7 +569,10 @@ export const memoryChecks: readonly Check[] = [
       for (const mb of [1, 2, 3]) {
         const r = await ctx.call('memory.caps', { mb, again: true }, { request: { constraints: { memory_mb_limit: mb } } });
         const out = expectSuccess(r);
-        expect(out.value === mb * PAGES_PER_MB && r.metrics.fuel_used === fuel.get(mb), `the rebuilt variant for ${mb} MiB answered ${JSON.stringify(out.value)} with fuel ${r.metrics.fuel_used} (was ${fuel.get(mb)})`);
+        expect(
+          out.value === mb * PAGES_PER_MB && r.metrics.fuel_used === fuel.get(mb),
+          `the rebuilt variant for ${mb} MiB answered ${JSON.stringify(out.value)} with fuel ${r.metrics.fuel_used} (was ${fuel.get(mb)})`,
+        );
       }
     },
   },
@@ -420,11 +582,24 @@ export const memoryChecks: readonly Check[] = [
     category: 'memory',
     abi: ['ABI-ALLOC-008'],
     engines: ['helix', 'extism'],
-    expected: 'after 24 calls of a 64-page echo module under distinct caps (4 to 27 MiB), every idle worker keeps at most one recyclable instance of the module, and each call answered its own input',
+    expected:
+      'after 24 calls of a 64-page echo module under distinct caps (4 to 27 MiB), every idle worker keeps at most one recyclable instance of the module, and each call answered its own input',
     packs: (engine) =>
       engine === 'extism'
-        ? [{ id: 'memory.echo64', module: extismNumber('(i32.const 7)', { pages: 64 }), manifest: { ...EXTISM, limits: { ...DEFAULT_LIMITS, maxMemoryPages: 1024 } } }]
-        : [{ id: 'memory.echo64', module: echoModule().replace('(memory (export "memory") 1)', '(memory (export "memory") 64)'), manifest: { limits: { ...DEFAULT_LIMITS, maxMemoryPages: 1024 } } }],
+        ? [
+            {
+              id: 'memory.echo64',
+              module: extismNumber('(i32.const 7)', { pages: 64 }),
+              manifest: { ...EXTISM, limits: { ...DEFAULT_LIMITS, maxMemoryPages: 1024 } },
+            },
+          ]
+        : [
+            {
+              id: 'memory.echo64',
+              module: echoModule().replace('(memory (export "memory") 1)', '(memory (export "memory") 64)'),
+              manifest: { limits: { ...DEFAULT_LIMITS, maxMemoryPages: 1024 } },
+            },
+          ],
     async run(ctx) {
       for (let i = 0; i < 24; i++) {
         const r = await ctx.call('memory.echo64', { i }, { request: { constraints: { memory_mb_limit: 4 + i } } });
@@ -438,8 +613,10 @@ export const memoryChecks: readonly Check[] = [
       const kept = workers.map((w) => w.instances.filter((k) => k.startsWith(`${digest}:`)).length);
       ctx.observe('instances_per_worker', kept);
       expect(workers.length > 0, 'no idle worker answered the census');
-      expect(kept.every((n) => n <= 1), `a worker keeps ${Math.max(...kept)} instances of the module`);
+      expect(
+        kept.every((n) => n <= 1),
+        `a worker keeps ${Math.max(...kept)} instances of the module`,
+      );
     },
   },
 ];
-

@@ -19,7 +19,8 @@ import { DEFAULT_LIMITS, digestOf, writeToolpack } from '../kit/toolpack.js';
 import { wat2wasm } from '../kit/wat.js';
 
 /** A helix/v1 module that meets the ABI, with `extra` fields. */
-const okHelix = (extra = ''): string => `(module ${abiPrelude()} (func (export "execute") (param i32 i32) (result i64) (i64.const 0)) ${extra})`;
+const okHelix = (extra = ''): string =>
+  `(module ${abiPrelude()} (func (export "execute") (param i32 i32) (result i64) (i64.const 0)) ${extra})`;
 /** An extism/v1 manifest's fields. */
 const extismManifest = (more: Record<string, unknown> = {}): Record<string, unknown> => ({ abi: 'extism/v1', entrypoint: 'run', ...more });
 
@@ -49,10 +50,20 @@ function expectLine(lines: readonly string[], what: string, ...patterns: RegExp[
 /** Runs the CLI (bounded); resolves with its exit code and output. */
 function cli(args: readonly string[], timeoutMs = 30_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [path.join(packageRoot(), 'dist', 'host', 'cli', 'main.js'), ...args], { timeout: timeoutMs, maxBuffer: 16 * 2 ** 20 }, (err, stdout, stderr) => {
-      const code = err === null ? 0 : typeof (err as NodeJS.ErrnoException & { code?: unknown }).code === 'number' ? ((err as unknown as { code: number }).code) : null;
-      resolve({ code, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [path.join(packageRoot(), 'dist', 'host', 'cli', 'main.js'), ...args],
+      { timeout: timeoutMs, maxBuffer: 16 * 2 ** 20 },
+      (err, stdout, stderr) => {
+        const code =
+          err === null
+            ? 0
+            : typeof (err as NodeJS.ErrnoException & { code?: unknown }).code === 'number'
+              ? (err as unknown as { code: number }).code
+              : null;
+        resolve({ code, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -75,7 +86,10 @@ export const moduleChecks: readonly Check[] = [
       const refusal = await ctx.refusedStart();
       expect(refusal.code === 'P-PRECOND-MANIFEST-INVALID', `refused with ${refusal.code}, not P-PRECOND-MANIFEST-INVALID`);
       const violations = JSON.stringify(refusal.details);
-      expect(violations.includes('fd_write') && violations.includes('ABI-IMPORT-001'), `the refusal does not name the import and its rule: ${violations}`);
+      expect(
+        violations.includes('fd_write') && violations.includes('ABI-IMPORT-001'),
+        `the refusal does not name the import and its rule: ${violations}`,
+      );
       ctx.observe('violations', refusal.details.violations);
     },
   },
@@ -85,7 +99,8 @@ export const moduleChecks: readonly Check[] = [
     category: 'module',
     abi: ['ABI-IMPORT-001', 'ABI-LOAD-001'],
     engines: ['helix'],
-    expected: 'P-PRECOND-MANIFEST-INVALID with one ABI-IMPORT-001 violation per forbidden import (table, global, tag), and capability_call_bulk under abiVersion 1 naming the fix capabilities.abiVersion: 2',
+    expected:
+      'P-PRECOND-MANIFEST-INVALID with one ABI-IMPORT-001 violation per forbidden import (table, global, tag), and capability_call_bulk under abiVersion 1 naming the fix capabilities.abiVersion: 2',
     packs: () => [
       {
         id: 'module.imports_things',
@@ -107,7 +122,13 @@ export const moduleChecks: readonly Check[] = [
       expectLine(lines, 'for the imported table', /ABI-IMPORT-001/, /helix_v1\.table \(table\)/);
       expectLine(lines, 'for the imported global', /ABI-IMPORT-001/, /env\.secret \(global\)/);
       expectLine(lines, 'for the imported tag', /ABI-IMPORT-001/, /env\.boom \(tag\)/);
-      expectLine(lines, 'for the bulk import under abiVersion 1', /capabilities\.abiVersion/, /ABI-IMPORT-001/, /set capabilities\.abiVersion: 2/);
+      expectLine(
+        lines,
+        'for the bulk import under abiVersion 1',
+        /capabilities\.abiVersion/,
+        /ABI-IMPORT-001/,
+        /set capabilities\.abiVersion: 2/,
+      );
     },
   },
   {
@@ -137,8 +158,21 @@ export const moduleChecks: readonly Check[] = [
     ],
     async run(ctx) {
       const lines = await refusedWith(ctx);
-      expectLine(lines, 'for capability_call (i32) -> (i32)', /module_cap_i32/, /ABI-IMPORT-002/, /\(i32, i32\) -> \(i64\)/, /found func \(i32\) -> \(i32\)/);
-      expectLine(lines, 'for capability_call_bulk (i32, i32) -> (i64)', /module_bulk_mistyped/, /ABI-IMPORT-002/, /\(i32, i32, i32, i32\) -> \(i64\)/);
+      expectLine(
+        lines,
+        'for capability_call (i32) -> (i32)',
+        /module_cap_i32/,
+        /ABI-IMPORT-002/,
+        /\(i32, i32\) -> \(i64\)/,
+        /found func \(i32\) -> \(i32\)/,
+      );
+      expectLine(
+        lines,
+        'for capability_call_bulk (i32, i32) -> (i64)',
+        /module_bulk_mistyped/,
+        /ABI-IMPORT-002/,
+        /\(i32, i32, i32, i32\) -> \(i64\)/,
+      );
       expectLine(lines, 'for capability_call imported as a global', /module_cap_as_global/, /ABI-IMPORT-002/, /found global/);
       expect(lines.length === 3, `expected exactly 3 violations, got ${lines.length}`);
     },
@@ -149,7 +183,8 @@ export const moduleChecks: readonly Check[] = [
     category: 'module',
     abi: ['ABI-EXPORT-001', 'ABI-EXPORT-002', 'ABI-EXPORT-003', 'ABI-EXPORT-004', 'ABI-LOAD-001'],
     engines: ['helix'],
-    expected: 'P-PRECOND-MANIFEST-INVALID listing, in one refusal, ABI-EXPORT-001 (no memory export), -002 (alloc (i64) -> (i64)), -003 (dealloc missing), -004 (execute (i32) -> (i32)) and -004 for a manifest entrypoint the module lacks',
+    expected:
+      'P-PRECOND-MANIFEST-INVALID listing, in one refusal, ABI-EXPORT-001 (no memory export), -002 (alloc (i64) -> (i64)), -003 (dealloc missing), -004 (execute (i32) -> (i32)) and -004 for a manifest entrypoint the module lacks',
     packs: () => [
       {
         id: 'module.shapeless',
@@ -189,12 +224,24 @@ export const moduleChecks: readonly Check[] = [
     category: 'module',
     abi: ['ABI-EXPORT-006', 'ABI-EXPORT-007'],
     engines: ['helix', 'extism'],
-    expected: 'P-PRECOND-MANIFEST-INVALID naming ABI-EXPORT-007 for an export named __helix_fuel (a name the instrumenter uses) and, on helix/v1, ABI-EXPORT-006 for helix_panic exported as (i32) -> (i32)',
+    expected:
+      'P-PRECOND-MANIFEST-INVALID naming ABI-EXPORT-007 for an export named __helix_fuel (a name the instrumenter uses) and, on helix/v1, ABI-EXPORT-006 for helix_panic exported as (i32) -> (i32)',
     packs: (engine) =>
       engine === 'extism'
-        ? [{ id: 'module.reserved', module: extismWat('(i32.const 0)', { extra: '(global (export "__helix_fuel") (mut i64) (i64.const 0)) (func (export "__helix_start"))' }), manifest: extismManifest() }]
+        ? [
+            {
+              id: 'module.reserved',
+              module: extismWat('(i32.const 0)', {
+                extra: '(global (export "__helix_fuel") (mut i64) (i64.const 0)) (func (export "__helix_start"))',
+              }),
+              manifest: extismManifest(),
+            },
+          ]
         : [
-            { id: 'module.reserved', module: okHelix('(global (export "__helix_fuel") (mut i64) (i64.const 0)) (func (export "__helix_start"))') },
+            {
+              id: 'module.reserved',
+              module: okHelix('(global (export "__helix_fuel") (mut i64) (i64.const 0)) (func (export "__helix_start"))'),
+            },
             { id: 'module.bad_panic', module: okHelix('(func (export "helix_panic") (param i32) (result i32) (i32.const 0))') },
           ],
     async run(ctx) {
@@ -206,11 +253,13 @@ export const moduleChecks: readonly Check[] = [
   },
   {
     id: 'module.extra-exports-and-panic',
-    title: 'Extra exports are ignored; a trapping guest\'s helix_panic message lands in the error, and a looping helix_panic cannot hold the call',
+    title:
+      "Extra exports are ignored; a trapping guest's helix_panic message lands in the error, and a looping helix_panic cannot hold the call",
     category: 'module',
     abi: ['ABI-EXPORT-005', 'ABI-EXPORT-006'],
     engines: ['helix'],
-    expected: 'the module with extra exports (functions, a global, a table) loads and serves; a trap is S-TOOL-TRAP with details.panic the exported message, a 5000-byte message cut to at most 1024 bytes; a helix_panic that loops forever still ends the call with S-TOOL-TRAP promptly (small fuel allowance), without a panic message',
+    expected:
+      'the module with extra exports (functions, a global, a table) loads and serves; a trap is S-TOOL-TRAP with details.panic the exported message, a 5000-byte message cut to at most 1024 bytes; a helix_panic that loops forever still ends the call with S-TOOL-TRAP promptly (small fuel allowance), without a panic message',
     packs: () => [
       {
         id: 'module.panicky',
@@ -236,7 +285,12 @@ export const moduleChecks: readonly Check[] = [
   (func (export "helix_panic") (result i64) (i64.or (i64.shl (i64.const 8192) (i64.const 32)) (i64.const 5000)))
   (func (export "execute") (param i32 i32) (result i64) unreachable))`,
       },
-      { id: 'module.extras_ok', module: echoModule('(func (export "not_called") (result i32) unreachable) (global (export "flag") i32 (i32.const 1)) (table (export "fns") 1 funcref)') },
+      {
+        id: 'module.extras_ok',
+        module: echoModule(
+          '(func (export "not_called") (result i32) unreachable) (global (export "flag") i32 (i32.const 1)) (table (export "fns") 1 funcref)',
+        ),
+      },
     ],
     async run(ctx) {
       const ok = await ctx.call('module.extras_ok', { hello: 'extra exports' });
@@ -249,13 +303,19 @@ export const moduleChecks: readonly Check[] = [
       const long = await ctx.call('module.panic_long', {});
       expectOutcome(long, 'terminal_error', 'S-TOOL-TRAP');
       const text = long.error?.details?.panic;
-      expect(typeof text === 'string' && text.length > 0 && text.length <= 1024, `a 5000-byte panic message gave details.panic of ${typeof text === 'string' ? text.length : JSON.stringify(text)} characters, not at most 1024`);
+      expect(
+        typeof text === 'string' && text.length > 0 && text.length <= 1024,
+        `a 5000-byte panic message gave details.panic of ${typeof text === 'string' ? text.length : JSON.stringify(text)} characters, not at most 1024`,
+      );
       ctx.observe('long_panic_chars', (text as string).length);
       const t0 = performance.now();
       const loops = await ctx.call('module.panic_loops', {});
       const ms = performance.now() - t0;
       expectOutcome(loops, 'terminal_error', 'S-TOOL-TRAP');
-      expect(loops.error?.details?.panic === undefined, `a looping helix_panic produced a message: ${JSON.stringify(loops.error?.details?.panic)}`);
+      expect(
+        loops.error?.details?.panic === undefined,
+        `a looping helix_panic produced a message: ${JSON.stringify(loops.error?.details?.panic)}`,
+      );
       expect(ms < 10_000, `the call with a looping helix_panic took ${Math.round(ms)} ms`);
       ctx.observe('looping_panic_ms', Math.round(ms));
     },
@@ -266,7 +326,8 @@ export const moduleChecks: readonly Check[] = [
     category: 'module',
     abi: ['ABI-MODULE-001', 'ABI-LOAD-001', 'ABI-EXTISM-001'],
     engines: ['helix', 'extism'],
-    expected: 'P-PRECOND-MANIFEST-INVALID with one ABI-MODULE-001 violation per toolpack (four), each saying why the module cannot be decoded',
+    expected:
+      'P-PRECOND-MANIFEST-INVALID with one ABI-MODULE-001 violation per toolpack (four), each saying why the module cannot be decoded',
     async packs(engine) {
       const good = await wat2wasm(engine === 'extism' ? extismWat('(i32.const 0)') : okHelix());
       const manifest = engine === 'extism' ? extismManifest() : {};
@@ -294,11 +355,16 @@ export const moduleChecks: readonly Check[] = [
     category: 'module',
     abi: ['ABI-MODULE-002', 'ABI-EXTISM-001'],
     engines: ['helix', 'extism'],
-    expected: 'P-PRECOND-MANIFEST-INVALID at the digest field, D-DATA-DIGEST-MISMATCH naming the module\'s real digest and the manifest\'s',
+    expected: "P-PRECOND-MANIFEST-INVALID at the digest field, D-DATA-DIGEST-MISMATCH naming the module's real digest and the manifest's",
     async packs(engine) {
       const decoy = await wat2wasm(engine === 'extism' ? extismWat('(i32.const 0)') : okHelix());
-      const evil = engine === 'extism' ? extismWat('(loop $l (br $l)) (i32.const 0)') : okHelix().replace('(i64.const 0)', '(loop $l (br $l)) (i64.const 0)');
-      return [{ id: 'module.swapped', module: evil, manifest: { ...(engine === 'extism' ? extismManifest() : {}), digest: digestOf(decoy) } }];
+      const evil =
+        engine === 'extism'
+          ? extismWat('(loop $l (br $l)) (i32.const 0)')
+          : okHelix().replace('(i64.const 0)', '(loop $l (br $l)) (i64.const 0)');
+      return [
+        { id: 'module.swapped', module: evil, manifest: { ...(engine === 'extism' ? extismManifest() : {}), digest: digestOf(decoy) } },
+      ];
     },
     async run(ctx) {
       const lines = await refusedWith(ctx);
@@ -317,7 +383,11 @@ export const moduleChecks: readonly Check[] = [
     expected: 'P-PRECOND-MANIFEST-INVALID: ABI-MEMORY-001 memory 0 is 64-bit',
     packs: (engine) => [
       engine === 'extism'
-        ? { id: 'module.wide', module: '(module (memory (export "memory") i64 1) (func (export "run") (result i32) (i32.const 0)))', manifest: extismManifest() }
+        ? {
+            id: 'module.wide',
+            module: '(module (memory (export "memory") i64 1) (func (export "run") (result i32) (i32.const 0)))',
+            manifest: extismManifest(),
+          }
         : {
             id: 'module.wide',
             module: `(module (memory (export "memory") i64 1)
@@ -337,14 +407,19 @@ export const moduleChecks: readonly Check[] = [
     category: 'module',
     abi: ['ABI-EXTISM-005', 'ABI-CALL-002'],
     engines: ['helix', 'extism'],
-    expected: 'the host starts (the loader runs no guest code); a call of the spinning start ends S-TOOL-FUEL-EXHAUSTED with fuel_used at least the budget; a trapping start ends S-TOOL-TRAP',
+    expected:
+      'the host starts (the loader runs no guest code); a call of the spinning start ends S-TOOL-FUEL-EXHAUSTED with fuel_used at least the budget; a trapping start ends S-TOOL-TRAP',
     packs: (engine) => {
       const limits = { ...DEFAULT_LIMITS, fuel: 2_000_000 };
       const spin = '(start $init) (func $init (loop $l (br $l)))';
       const trap = '(start $init) (func $init unreachable)';
       return engine === 'extism'
         ? [
-            { id: 'module.start_spin', module: extismWat('(i32.const 0)', { extra: spin }), manifest: extismManifest({ limits, timeoutMs: 30_000 }) },
+            {
+              id: 'module.start_spin',
+              module: extismWat('(i32.const 0)', { extra: spin }),
+              manifest: extismManifest({ limits, timeoutMs: 30_000 }),
+            },
             { id: 'module.start_trap', module: extismWat('(i32.const 0)', { extra: trap }), manifest: extismManifest({ limits }) },
           ]
         : [
@@ -371,7 +446,15 @@ export const moduleChecks: readonly Check[] = [
     abi: ['ABI-EXTISM-005'],
     engines: ['extism'],
     expected: 'P-PRECOND-MANIFEST-INVALID with an ABI-EXTISM-005 violation for each of _start, _initialize and hs_init',
-    packs: () => [{ id: 'module.init_exports', module: extismWat('(i32.const 0)', { extra: '(func (export "_start") (loop $l (br $l))) (func (export "_initialize")) (func (export "hs_init"))' }), manifest: extismManifest() }],
+    packs: () => [
+      {
+        id: 'module.init_exports',
+        module: extismWat('(i32.const 0)', {
+          extra: '(func (export "_start") (loop $l (br $l))) (func (export "_initialize")) (func (export "hs_init"))',
+        }),
+        manifest: extismManifest(),
+      },
+    ],
     async run(ctx) {
       const lines = await refusedWith(ctx);
       for (const name of ['_start', '_initialize', 'hs_init']) expectLine(lines, `for ${name}`, /ABI-EXTISM-005/, new RegExp(`"${name}"`));
@@ -379,11 +462,12 @@ export const moduleChecks: readonly Check[] = [
   },
   {
     id: 'module.extism-kernel-imports',
-    title: 'An Extism plugin importing the kernel\'s HTTP functions, foreign modules, a global, or a mistyped broker is refused',
+    title: "An Extism plugin importing the kernel's HTTP functions, foreign modules, a global, or a mistyped broker is refused",
     category: 'module',
     abi: ['ABI-EXTISM-002'],
     engines: ['extism'],
-    expected: 'P-PRECOND-MANIFEST-INVALID with one ABI-EXTISM-002 violation per import: http_request (pointing at the broker), env.abort, a global from extism:host/env, helix_capability_call as (i32) -> (i32), store_u8 mistyped',
+    expected:
+      'P-PRECOND-MANIFEST-INVALID with one ABI-EXTISM-002 violation per import: http_request (pointing at the broker), env.abort, a global from extism:host/env, helix_capability_call as (i32) -> (i32), store_u8 mistyped',
     packs: () => [
       {
         id: 'module.x_imports',
@@ -403,7 +487,12 @@ export const moduleChecks: readonly Check[] = [
       expectLine(lines, 'for http_request', /ABI-EXTISM-002/, /http_request/, /broker/);
       expectLine(lines, 'for env.abort', /ABI-EXTISM-002/, /env\.abort/);
       expectLine(lines, 'for the imported global', /ABI-EXTISM-002/, /input_length/, /found global/);
-      expectLine(lines, 'for the mistyped broker', /ABI-EXTISM-002/, /helix_capability_call must be imported as a function \(i64\) -> \(i64\)/);
+      expectLine(
+        lines,
+        'for the mistyped broker',
+        /ABI-EXTISM-002/,
+        /helix_capability_call must be imported as a function \(i64\) -> \(i64\)/,
+      );
       expectLine(lines, 'for the mistyped store_u8', /ABI-EXTISM-002/, /store_u8/);
       expect(lines.length === 5, `expected 5 violations, got ${lines.length}`);
     },
@@ -414,10 +503,15 @@ export const moduleChecks: readonly Check[] = [
     category: 'module',
     abi: ['ABI-EXTISM-001', 'ABI-EXTISM-003'],
     engines: ['extism'],
-    expected: 'P-PRECOND-MANIFEST-INVALID: ABI-EXTISM-003 for a manifest without entrypoint, for run (i32) -> (i32), for an entrypoint the module does not export; ABI-EXTISM-001 for no memory export',
+    expected:
+      'P-PRECOND-MANIFEST-INVALID: ABI-EXTISM-003 for a manifest without entrypoint, for run (i32) -> (i32), for an entrypoint the module does not export; ABI-EXTISM-001 for no memory export',
     packs: () => [
       { id: 'module.x_no_entrypoint', module: extismWat('(i32.const 0)'), manifest: { abi: 'extism/v1' } },
-      { id: 'module.x_mistyped', module: '(module (func (export "run") (param i32) (result i32) (i32.const 0)))', manifest: extismManifest() },
+      {
+        id: 'module.x_mistyped',
+        module: '(module (func (export "run") (param i32) (result i32) (i32.const 0)))',
+        manifest: extismManifest(),
+      },
       { id: 'module.x_absent', module: extismWat('(i32.const 0)'), manifest: extismManifest({ entrypoint: 'main' }) },
     ],
     async run(ctx) {
@@ -435,7 +529,13 @@ export const moduleChecks: readonly Check[] = [
     abi: ['ABI-EXTISM-001'],
     engines: ['extism'],
     expected: 'P-PRECOND-MANIFEST-INVALID: ABI-EXTISM-001 the module cannot be instantiated (data segment out of bounds)',
-    packs: () => [{ id: 'module.x_oob', module: '(module (memory (export "memory") 1) (data (i32.const 65535) "xy") (func (export "run") (result i32) (i32.const 0)))', manifest: extismManifest() }],
+    packs: () => [
+      {
+        id: 'module.x_oob',
+        module: '(module (memory (export "memory") 1) (data (i32.const 65535) "xy") (func (export "run") (result i32) (i32.const 0)))',
+        manifest: extismManifest(),
+      },
+    ],
     async run(ctx) {
       const lines = await refusedWith(ctx);
       expectLine(lines, 'for the out-of-bounds segment', /ABI-EXTISM-001/, /cannot be instantiated/, /data segment/i);
@@ -443,14 +543,23 @@ export const moduleChecks: readonly Check[] = [
   },
   {
     id: 'module.extism-broker-offsets',
-    title: 'helix_capability_call with an offset naming no block ends the call; a real block gets the broker\'s answer',
+    title: "helix_capability_call with an offset naming no block ends the call; a real block gets the broker's answer",
     category: 'module',
     abi: ['ABI-EXTISM-004'],
     engines: ['extism'],
-    expected: 'an offset naming no block (block 99 of a call that made two, block 0x7fff) ends the call with S-TOOL-BAD-POINTER; a request in a real block for a capability not allowed gets the forbidden answer A-AUTH-FORBIDDEN as the plugin\'s output',
+    expected:
+      "an offset naming no block (block 99 of a call that made two, block 0x7fff) ends the call with S-TOOL-BAD-POINTER; a request in a real block for a capability not allowed gets the forbidden answer A-AUTH-FORBIDDEN as the plugin's output",
     packs: () => [
-      { id: 'module.x_bad_offset', module: extismWat('(drop (call $cap (i64.const 0x0063000000000000))) (i32.const 0)'), manifest: extismManifest() },
-      { id: 'module.x_huge_offset', module: extismWat('(drop (call $cap (i64.const 0x7fff000000000010))) (i32.const 0)'), manifest: extismManifest() },
+      {
+        id: 'module.x_bad_offset',
+        module: extismWat('(drop (call $cap (i64.const 0x0063000000000000))) (i32.const 0)'),
+        manifest: extismManifest(),
+      },
+      {
+        id: 'module.x_huge_offset',
+        module: extismWat('(drop (call $cap (i64.const 0x7fff000000000010))) (i32.const 0)'),
+        manifest: extismManifest(),
+      },
       {
         id: 'module.x_forward',
         module: extismWat(
@@ -481,27 +590,44 @@ export const moduleChecks: readonly Check[] = [
     category: 'module',
     abi: ['ABI-LOAD-004', 'ABI-LOAD-001'],
     engines: ['helix'],
-    expected: 'a plugins directory holding module.twin@1.0.0 twice is refused (P-PRECOND-MANIFEST-INVALID naming both files); with 1.0.0 and 2.0.0 the host serves, tool_version "^1" gets 1.0.0 and "^2" gets 2.0.0',
+    expected:
+      'a plugins directory holding module.twin@1.0.0 twice is refused (P-PRECOND-MANIFEST-INVALID naming both files); with 1.0.0 and 2.0.0 the host serves, tool_version "^1" gets 1.0.0 and "^2" gets 2.0.0',
     packs: () => [
       { id: 'module.twin', module: fixedAnswer('one') },
       { id: 'module.twin', module: fixedAnswer('evil'), dirName: 'module.twin.copy' },
     ],
     async run(ctx) {
       const lines = await refusedWith(ctx);
-      expectLine(lines, 'naming the duplicate and both files', /duplicate tool module\.twin@1\.0\.0/, /also defined in .*module\.twin(\.copy)?\/module_twin\.tool\.yaml/);
+      expectLine(
+        lines,
+        'naming the duplicate and both files',
+        /duplicate tool module\.twin@1\.0\.0/,
+        /also defined in .*module\.twin(\.copy)?\/module_twin\.tool\.yaml/,
+      );
       // Two versions of the same id: a separate host over its own plugins directory.
       const root = path.join(ctx.env.dir, 'versions');
       mkdirSync(root);
       await writeToolpack(root, { id: 'module.twin', module: fixedAnswer('one') });
-      await writeToolpack(root, { id: 'module.twin', module: fixedAnswer('two'), dirName: 'module.twin.v2', manifest: { version: '2.0.0' } });
+      await writeToolpack(root, {
+        id: 'module.twin',
+        module: fixedAnswer('two'),
+        dirName: 'module.twin.v2',
+        manifest: { version: '2.0.0' },
+      });
       const policyFile = path.join(ctx.env.dir, 'versions-policy.json');
       writeFileSync(policyFile, JSON.stringify(checkDefaultPolicy(ctx.env)));
       const host = await createHost({ pluginsDir: root, policyFile, home: path.join(ctx.env.dir, 'home-versions') });
       ctx.defer(() => host.close());
       const one = await host.call({ tool_id: 'module.twin', tool_version: '^1', input: {} });
       const latest = await host.call({ tool_id: 'module.twin', tool_version: '^2', input: {} });
-      expect(one.status === 'success' && (one.output as { v?: string }).v === 'one' && one.provenance.tool_version === '1.0.0', `tool_version ^1 answered ${JSON.stringify(one)}`);
-      expect(latest.status === 'success' && (latest.output as { v?: string }).v === 'two' && latest.provenance.tool_version === '2.0.0', `tool_version ^2 answered ${JSON.stringify(latest)}`);
+      expect(
+        one.status === 'success' && (one.output as { v?: string }).v === 'one' && one.provenance.tool_version === '1.0.0',
+        `tool_version ^1 answered ${JSON.stringify(one)}`,
+      );
+      expect(
+        latest.status === 'success' && (latest.output as { v?: string }).v === 'two' && latest.provenance.tool_version === '2.0.0',
+        `tool_version ^2 answered ${JSON.stringify(latest)}`,
+      );
       ctx.observe('picked', { '^1': one.provenance.tool_version, '^2': latest.provenance.tool_version });
     },
   },
@@ -511,12 +637,16 @@ export const moduleChecks: readonly Check[] = [
     category: 'module',
     abi: ['ABI-LOAD-005'],
     engines: ['helix', 'extism'],
-    expected: 'P-PRECOND-MANIFEST-INVALID at capabilities.allow naming net.raw_socket as a capability the host does not serve, and a wildcard fs.* as not a capability name',
+    expected:
+      'P-PRECOND-MANIFEST-INVALID at capabilities.allow naming net.raw_socket as a capability the host does not serve, and a wildcard fs.* as not a capability name',
     packs: (engine) => [
       {
         id: 'module.wants_more',
         module: engine === 'extism' ? extismWat('(i32.const 0)') : okHelix(),
-        manifest: { ...(engine === 'extism' ? extismManifest() : {}), capabilities: { abiVersion: 1, allow: ['clock.now_unix', 'net.raw_socket'] } },
+        manifest: {
+          ...(engine === 'extism' ? extismManifest() : {}),
+          capabilities: { abiVersion: 1, allow: ['clock.now_unix', 'net.raw_socket'] },
+        },
       },
       {
         id: 'module.wildcard',
@@ -528,7 +658,10 @@ export const moduleChecks: readonly Check[] = [
       const lines = await refusedWith(ctx);
       expectLine(lines, 'for net.raw_socket', /capabilities\.allow/, /net\.raw_socket/);
       expectLine(lines, 'for the wildcard', /module_wildcard/, /capabilities\.allow\[0\]/);
-      expect(!lines.some((l) => /module_wants_more.*capabilities\.allow\[0\]/.test(l)), `the served capability clock.now_unix (allow[0]) was refused: ${JSON.stringify(lines)}`);
+      expect(
+        !lines.some((l) => /module_wants_more.*capabilities\.allow\[0\]/.test(l)),
+        `the served capability clock.now_unix (allow[0]) was refused: ${JSON.stringify(lines)}`,
+      );
     },
   },
   {
@@ -537,7 +670,8 @@ export const moduleChecks: readonly Check[] = [
     category: 'module',
     abi: ['ABI-LOAD-002', 'ABI-LOAD-003', 'ABI-LOAD-006', 'ABI-LOAD-001'],
     engines: ['helix'],
-    expected: 'P-PRECOND-MANIFEST-INVALID listing: the unknown field and the string fuel (ABI-LOAD-002), a remote $ref and a $ref leaving the toolpack (ABI-LOAD-003), an inputSchema that is not an object, a misspelt type naming the JSON Schema types at its JSON pointer, and an unknown keyword naming the one it resembles (ABI-LOAD-006)',
+    expected:
+      'P-PRECOND-MANIFEST-INVALID listing: the unknown field and the string fuel (ABI-LOAD-002), a remote $ref and a $ref leaving the toolpack (ABI-LOAD-003), an inputSchema that is not an object, a misspelt type naming the JSON Schema types at its JSON pointer, and an unknown keyword naming the one it resembles (ABI-LOAD-006)',
     packs: () => [
       { id: 'module.extra_field', module: okHelix(), manifest: { sneaky: true, limits: { ...DEFAULT_LIMITS, fuel: 'lots' } } },
       { id: 'module.remote_ref', module: okHelix(), inputSchema: { $ref: 'https://example.com/schema.json' } },
@@ -545,7 +679,12 @@ export const moduleChecks: readonly Check[] = [
       { id: 'module.array_input', module: okHelix(), inputSchema: { type: 'array' } },
       { id: 'module.misspelt', module: okHelix(), inputSchema: { type: 'object', properties: { n: { type: 'integr' } } } },
       { id: 'module.keyword', module: okHelix(), inputSchema: { type: 'object', propertys: { n: { type: 'integer' } } } },
-      { id: 'module.file_schema', module: okHelix(), inputSchema: { $ref: 'schemas/input.json' }, extraFiles: { 'schemas/input.json': '{\n  "type": "object",\n  "properties": {\n    "sequence": { "type": "strin" }\n  }\n}\n' } },
+      {
+        id: 'module.file_schema',
+        module: okHelix(),
+        inputSchema: { $ref: 'schemas/input.json' },
+        extraFiles: { 'schemas/input.json': '{\n  "type": "object",\n  "properties": {\n    "sequence": { "type": "strin" }\n  }\n}\n' },
+      },
     ],
     async run(ctx) {
       const lines = await refusedWith(ctx);
@@ -554,7 +693,14 @@ export const moduleChecks: readonly Check[] = [
       expectLine(lines, 'for the remote $ref', /module_remote_ref/, /example\.com/);
       expectLine(lines, 'for the escaping $ref', /module_escape_ref/, /policy\.yaml/);
       expectLine(lines, 'for the array inputSchema', /module_array_input/, /inputSchema/, /object/);
-      expectLine(lines, 'for the misspelt type at its pointer', /module_misspelt/, /inputSchema\.properties\.n\.type/, /"integr"/, /integer/);
+      expectLine(
+        lines,
+        'for the misspelt type at its pointer',
+        /module_misspelt/,
+        /inputSchema\.properties\.n\.type/,
+        /"integr"/,
+        /integer/,
+      );
       expectLine(lines, 'for the unknown keyword', /module_keyword/, /propertys/, /properties/);
       expectLine(lines, 'for the schema file at its line and pointer', /schemas\/input\.json:\d+/, /\/properties\/sequence\/type/);
       ctx.observe('violation_count', lines.length);
@@ -566,7 +712,8 @@ export const moduleChecks: readonly Check[] = [
     category: 'module',
     abi: ['ABI-LOAD-007'],
     engines: ['helix'],
-    expected: 'helix call (a child process) succeeds and prints on stderr one warning naming src/tool.c as changed and the helix build command; before the edit, nothing',
+    expected:
+      'helix call (a child process) succeeds and prints on stderr one warning naming src/tool.c as changed and the helix build command; before the edit, nothing',
     packs: () => [{ id: 'module.stamped', module: echoModule(), extraFiles: { 'src/tool.c': 'int main(void) { return 0; }\n' } }],
     async run(ctx) {
       const plugins = await ctx.pluginsDir();
@@ -576,7 +723,18 @@ export const moduleChecks: readonly Check[] = [
       writeFileSync(stampPath(modulePath), stampText(packDir, modulePath, digest, collectSourceInputs(packDir), 'conformance'));
       const policy = path.join(ctx.env.dir, 'cli-policy.json');
       writeFileSync(policy, JSON.stringify(checkDefaultPolicy(ctx.env)));
-      const args = ['call', 'module.stamped', '--plugins', plugins, '--policy', policy, '--home', path.join(ctx.env.dir, 'cli-home'), '--input', '{"x":1}'];
+      const args = [
+        'call',
+        'module.stamped',
+        '--plugins',
+        plugins,
+        '--policy',
+        policy,
+        '--home',
+        path.join(ctx.env.dir, 'cli-home'),
+        '--input',
+        '{"x":1}',
+      ];
       const fresh = await cli(args);
       expect(fresh.code === 0, `helix call on the fresh module exited ${fresh.code}: ${fresh.stderr}`);
       expect(!/helix build/.test(fresh.stderr), `a fresh module got a warning: ${fresh.stderr}`);
@@ -585,7 +743,10 @@ export const moduleChecks: readonly Check[] = [
       ctx.observe('stderr', stale.stderr.trim());
       expect(stale.code === 0, `helix call on the stale module exited ${stale.code}: ${stale.stderr}`);
       const warn = stale.stderr.split('\n').filter((l) => /helix build/.test(l));
-      expect(warn.length === 1 && warn[0]!.includes('src/tool.c'), `expected one warning line naming src/tool.c and helix build, stderr: ${stale.stderr}`);
+      expect(
+        warn.length === 1 && warn[0]!.includes('src/tool.c'),
+        `expected one warning line naming src/tool.c and helix build, stderr: ${stale.stderr}`,
+      );
     },
   },
   {
@@ -594,8 +755,15 @@ export const moduleChecks: readonly Check[] = [
     category: 'module',
     abi: ['ABI-LOAD-008', 'ABI-LOAD-001'],
     engines: ['helix', 'extism'],
-    expected: 'a first host over the good module starts and serves (the load cache now knows it); the module is replaced by one importing env.exfiltrate and the manifest digest updated: a host over the same home refuses to start with P-PRECOND-MANIFEST-INVALID naming the import',
-    packs: (engine) => [{ id: 'module.swap', module: engine === 'extism' ? EXTISM_ECHO : echoModule(), manifest: engine === 'extism' ? extismManifest() : {} }],
+    expected:
+      'a first host over the good module starts and serves (the load cache now knows it); the module is replaced by one importing env.exfiltrate and the manifest digest updated: a host over the same home refuses to start with P-PRECOND-MANIFEST-INVALID naming the import',
+    packs: (engine) => [
+      {
+        id: 'module.swap',
+        module: engine === 'extism' ? EXTISM_ECHO : echoModule(),
+        manifest: engine === 'extism' ? extismManifest() : {},
+      },
+    ],
     async run(ctx) {
       const plugins = await ctx.pluginsDir();
       const policyFile = path.join(ctx.env.dir, 'swap-policy.json');
@@ -619,9 +787,10 @@ export const moduleChecks: readonly Check[] = [
       ctx.observe('first_start_and_call_ms', Math.round(t1 - t0));
       ctx.observe('cached_start_and_call_ms', Math.round(t2 - t1));
       expect(first === 'success' && second === 'success', `the good module answered ${first} then ${second}`);
-      const evil = ctx.engine === 'extism'
-        ? `(module (import "env" "exfiltrate" (func $x)) (memory (export "memory") 1) (func (export "run") (result i32) (call $x) (i32.const 0)))`
-        : `(module (import "env" "exfiltrate" (func $x)) ${abiPrelude()} (func (export "execute") (param i32 i32) (result i64) (call $x) (i64.const 0)))`;
+      const evil =
+        ctx.engine === 'extism'
+          ? `(module (import "env" "exfiltrate" (func $x)) (memory (export "memory") 1) (func (export "run") (result i32) (call $x) (i32.const 0)))`
+          : `(module (import "env" "exfiltrate" (func $x)) ${abiPrelude()} (func (export "execute") (param i32 i32) (result i64) (call $x) (i64.const 0)))`;
       ctx.show({ label: 'the module swapped in', lang: 'wat', text: evil });
       const { bytes } = await writeToolpack(path.join(ctx.env.dir, 'evil'), { id: 'module.swap', module: evil });
       const dir = path.join(plugins, 'module.swap');
@@ -636,7 +805,13 @@ export const moduleChecks: readonly Check[] = [
       }
       ctx.observe('refusal', refused);
       const rule = ctx.engine === 'extism' ? 'ABI-EXTISM-002' : 'ABI-IMPORT-001';
-      expect(refused !== undefined && refused.startsWith('P-PRECOND-MANIFEST-INVALID') && refused.includes('env.exfiltrate') && refused.includes(rule), `the host over the cached home did not refuse the swapped module: ${refused ?? 'it started and served'}`);
+      expect(
+        refused !== undefined &&
+          refused.startsWith('P-PRECOND-MANIFEST-INVALID') &&
+          refused.includes('env.exfiltrate') &&
+          refused.includes(rule),
+        `the host over the cached home did not refuse the swapped module: ${refused ?? 'it started and served'}`,
+      );
     },
   },
   {
@@ -645,8 +820,15 @@ export const moduleChecks: readonly Check[] = [
     category: 'module',
     abi: ['ABI-LOAD-008'],
     engines: ['helix', 'extism'],
-    expected: 'a first host caches the echo module\'s instrumented bytes in its home; the cached bytes are replaced by a hostile module\'s (the entry\'s seal and recorded digest left as they were); a second host over the same home answers the echo\'s output, not the hostile {"pwned":true}, and the audit trail records store.load_cache_rebuilt for the entry',
-    packs: (engine) => [{ id: 'module.cached', module: engine === 'extism' ? EXTISM_ECHO : echoModule(), manifest: engine === 'extism' ? extismManifest() : {} }],
+    expected:
+      "a first host caches the echo module's instrumented bytes in its home; the cached bytes are replaced by a hostile module's (the entry's seal and recorded digest left as they were); a second host over the same home answers the echo's output, not the hostile {\"pwned\":true}, and the audit trail records store.load_cache_rebuilt for the entry",
+    packs: (engine) => [
+      {
+        id: 'module.cached',
+        module: engine === 'extism' ? EXTISM_ECHO : echoModule(),
+        manifest: engine === 'extism' ? extismManifest() : {},
+      },
+    ],
     async run(ctx) {
       const plugins = await ctx.pluginsDir();
       const policyFile = path.join(ctx.env.dir, 'cache-policy.json');
@@ -662,7 +844,12 @@ export const moduleChecks: readonly Check[] = [
         const store = hostStore(first);
         const entry = rawDatabases(store).loadCache.get(key) as { bytes?: Uint8Array; bytesDigest?: string } | undefined;
         expect(entry?.bytes instanceof Uint8Array, `the load cache holds no instrumented bytes under ${key}`);
-        const hostile = ctx.engine === 'extism' ? extismWat('(call $output_set (call $emit (i32.const 0) (i32.const 14)) (i64.const 14)) (i32.const 0)', { data: '{\\"pwned\\":true}' }) : fixedOutputModule('{"status":"ok","output":{"pwned":true}}');
+        const hostile =
+          ctx.engine === 'extism'
+            ? extismWat('(call $output_set (call $emit (i32.const 0) (i32.const 14)) (i64.const 14)) (i32.const 0)', {
+                data: '{\\"pwned\\":true}',
+              })
+            : fixedOutputModule('{"status":"ok","output":{"pwned":true}}');
         ctx.show({ label: 'the module whose instrumented bytes are put in the cache', lang: 'wat', text: hostile });
         const poison = instrumentModule(await wat2wasm(hostile), { maxMemoryPages: tool.limits.maxMemoryPages }).bytes;
         await store.transaction(() => rawDatabases(store).loadCache.put(key, { ...entry, bytes: poison }));
@@ -675,10 +862,16 @@ export const moduleChecks: readonly Check[] = [
       try {
         const r = await second.call({ tool_id: 'module.cached', input: { round: 2 } });
         ctx.observe('second_output', r.output);
-        expect(r.status === 'success' && JSON.stringify(r.output) === JSON.stringify({ round: 2 }), `the second host answered ${JSON.stringify(r.output ?? r.error)}`);
+        expect(
+          r.status === 'success' && JSON.stringify(r.output) === JSON.stringify({ round: 2 }),
+          `the second host answered ${JSON.stringify(r.output ?? r.error)}`,
+        );
         const rebuilt = readAudit(hostStore(second)).filter((a) => a.kind === 'store.load_cache_rebuilt');
         ctx.observe('audit', rebuilt);
-        expect(rebuilt.some((a) => (a as { key?: string }).key === key), `no store.load_cache_rebuilt audit record for ${key}`);
+        expect(
+          rebuilt.some((a) => (a as { key?: string }).key === key),
+          `no store.load_cache_rebuilt audit record for ${key}`,
+        );
       } finally {
         await second.close();
       }

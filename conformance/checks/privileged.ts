@@ -4,7 +4,19 @@
 // cluster, every hostile thing a container or a job leaves behind must be refused when it is read
 // back, and tampered bundles must be refused before anything is written.
 import { execFileSync } from 'node:child_process';
-import { existsSync, statfsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, cpSync, writeFileSync, mkdtempSync } from 'node:fs';
+import {
+  existsSync,
+  statfsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  cpSync,
+  writeFileSync,
+  mkdtempSync,
+} from 'node:fs';
 import path from 'node:path';
 import Docker from 'dockerode';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
@@ -17,7 +29,16 @@ import { canonicalJson } from '../../host/hashing.js';
 import { hostStore, type Host } from '../../host/host.js';
 import { readAudit } from '../../host/store/audit.js';
 import { readJournal } from '../../host/store/journal.js';
-import { CheckFailure, expect, expectOutcome, expectSuccess, type Check, type CheckContext, type CheckEnv, type PolicyDocument } from '../check.js';
+import {
+  CheckFailure,
+  expect,
+  expectOutcome,
+  expectSuccess,
+  type Check,
+  type CheckContext,
+  type CheckEnv,
+  type PolicyDocument,
+} from '../check.js';
 import { echoModule } from '../kit/guest-wat.js';
 import { mountFuseDir } from '../kit/priv-fuse.js';
 import {
@@ -77,14 +98,23 @@ function dockerWork(ctx: CheckContext): string {
 /** The script guest's run of `tool` making `calls` of `name`. */
 async function script(ctx: CheckContext, tool: string, name: string, calls: readonly unknown[], echo?: string) {
   // A fresh copy of each call: the host refuses a request in which one object appears twice (I-REQ-JSON-VALUE).
-  const input = JSON.parse(JSON.stringify({ calls: calls.map((args) => ({ name, args })), ...(echo === undefined ? {} : { echo }) })) as Record<string, unknown>;
+  const input = JSON.parse(
+    JSON.stringify({ calls: calls.map((args) => ({ name, args })), ...(echo === undefined ? {} : { echo }) }),
+  ) as Record<string, unknown>;
   return ctx.call(tool, input);
 }
 
 /** Checks each answer's code against `want`, in order; the answers. */
 function expectCodes(answers: readonly Answer[], want: readonly string[], what: string): void {
   const got = codesOf(answers);
-  expect(JSON.stringify(got) === JSON.stringify(want), `${what}: expected ${JSON.stringify(want)}, got ${JSON.stringify(got)} (${answers.map((a) => a.error?.message ?? '').filter((m) => m !== '').join(' | ').slice(0, 1500)})`);
+  expect(
+    JSON.stringify(got) === JSON.stringify(want),
+    `${what}: expected ${JSON.stringify(want)}, got ${JSON.stringify(got)} (${answers
+      .map((a) => a.error?.message ?? '')
+      .filter((m) => m !== '')
+      .join(' | ')
+      .slice(0, 1500)})`,
+  );
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -101,7 +131,11 @@ const dockerRefusalPolicy = (env: CheckEnv): PolicyDocument =>
     },
   });
 
-const dockerRefusalPacks = () => [scriptPack('d.tool', ['docker.run']), scriptPack('d.noentry', ['docker.run']), scriptPack('d.wild', ['docker.run'])];
+const dockerRefusalPacks = () => [
+  scriptPack('d.tool', ['docker.run']),
+  scriptPack('d.noentry', ['docker.run']),
+  scriptPack('d.wild', ['docker.run']),
+];
 
 /** Starts the check's host with DOCKER_HOST at a counting socket and its own work root; waits for the start's sweep. */
 async function refusalHost(ctx: CheckContext): Promise<{ host: Host; work: string; engineCalls: () => number }> {
@@ -130,7 +164,11 @@ const dockerChecks: Check[] = [
     abi: ['ABI-DOCKER-001'],
     engines: ['helix'],
     expected: 'the host refuses to start with P-PRECOND-POLICY-INVALID, naming docker.images',
-    policy: (_e, env) => policyWith(env, { grants: { 'd.tool': ['docker.run'] }, docker: { images: ['helix-seqkit:local', `busybox@sha256:${'a'.repeat(64)}`], tools: { 'd.tool': {} } } }),
+    policy: (_e, env) =>
+      policyWith(env, {
+        grants: { 'd.tool': ['docker.run'] },
+        docker: { images: ['helix-seqkit:local', `busybox@sha256:${'a'.repeat(64)}`], tools: { 'd.tool': {} } },
+      }),
     packs: () => [scriptPack('d.tool', ['docker.run'])],
     async run(ctx) {
       const refusal = await ctx.refusedStart();
@@ -142,7 +180,8 @@ const dockerChecks: Check[] = [
   },
   {
     id: 'privileged.docker-image-and-grant',
-    title: 'docker.run of a tag, an image not allowed to the tool, by a tool without a docker entry or with only a wildcard grant, is refused before the engine is reached',
+    title:
+      'docker.run of a tag, an image not allowed to the tool, by a tool without a docker entry or with only a wildcard grant, is refused before the engine is reached',
     category: 'privileged',
     abi: ['ABI-DOCKER-001', 'ABI-DOCKER-002'],
     engines: ['helix'],
@@ -162,7 +201,11 @@ const dockerChecks: Check[] = [
           { image: `sha256:${'f'.repeat(64)}`, argv },
         ]),
       );
-      expectCodes(answers, ['I-REQ-DOCKER-IMAGE-REF', 'I-REQ-DOCKER-IMAGE-REF', 'I-REQ-DOCKER-IMAGE-REF', 'A-AUTH-DOCKER-IMAGE', 'A-AUTH-DOCKER-IMAGE'], 'd.tool');
+      expectCodes(
+        answers,
+        ['I-REQ-DOCKER-IMAGE-REF', 'I-REQ-DOCKER-IMAGE-REF', 'I-REQ-DOCKER-IMAGE-REF', 'A-AUTH-DOCKER-IMAGE', 'A-AUTH-DOCKER-IMAGE'],
+        'd.tool',
+      );
       const noEntry = answersOf(await script(ctx, 'd.noentry', 'docker.run', [{ image: ABSENT, argv }]));
       expectCodes(noEntry, ['A-AUTH-DOCKER-IMAGE'], 'd.noentry (granted docker.run, no docker.tools entry)');
       const wild = await script(ctx, 'd.wild', 'docker.run', [{ image: ABSENT, argv }]);
@@ -173,7 +216,8 @@ const dockerChecks: Check[] = [
   },
   {
     id: 'privileged.docker-request-fields',
-    title: 'docker.run asking for host network, an ungranted network or variable, limits over the ceilings, privilege, mounts, a user or a NUL is refused before the engine is reached',
+    title:
+      'docker.run asking for host network, an ungranted network or variable, limits over the ceilings, privilege, mounts, a user or a NUL is refused before the engine is reached',
     category: 'privileged',
     abi: ['ABI-DOCKER-002', 'ABI-DOCKER-003', 'ABI-DOCKER-004'],
     engines: ['helix'],
@@ -203,12 +247,29 @@ const dockerChecks: Check[] = [
         [{ ...base, argv: ['/bin/busybox', 'echo', 'a\u0000b'] }, 'I-REQ-CAPABILITY-ARGS'],
         [{ ...base, argv: [] }, 'I-REQ-CAPABILITY-ARGS'],
       ];
-      const answers = answersOf(await script(ctx, 'd.tool', 'docker.run', calls.map(([c]) => c)));
-      expectCodes(answers, calls.map(([, code]) => code), 'd.tool');
+      const answers = answersOf(
+        await script(
+          ctx,
+          'd.tool',
+          'docker.run',
+          calls.map(([c]) => c),
+        ),
+      );
+      expectCodes(
+        answers,
+        calls.map(([, code]) => code),
+        'd.tool',
+      );
       const memory = answers[4]!.error!.details;
-      expect(memory.asked === 64 * 1024 * 1024 + 1 && memory.ceiling === 64 * 1024 * 1024 && String(memory.field).includes('memoryBytes'), `the memory refusal does not name request and ceiling: ${JSON.stringify(memory)}`);
+      expect(
+        memory.asked === 64 * 1024 * 1024 + 1 && memory.ceiling === 64 * 1024 * 1024 && String(memory.field).includes('memoryBytes'),
+        `the memory refusal does not name request and ceiling: ${JSON.stringify(memory)}`,
+      );
       const inputs = answers[8]!.error!.details;
-      expect(inputs.asked === 200 && inputs.ceiling === 100, `the workspace refusal does not name the bytes and the ceiling: ${JSON.stringify(inputs)}`);
+      expect(
+        inputs.asked === 200 && inputs.ceiling === 100,
+        `the workspace refusal does not name the bytes and the ceiling: ${JSON.stringify(inputs)}`,
+      );
       ctx.observe('limit_refusal', memory);
       ctx.observe('workspace_refusal', inputs);
       expectNothingRan(ctx, work, engineCalls);
@@ -223,7 +284,11 @@ const dockerChecks: Check[] = [
     expected:
       'names with .., /, a leading dot or dash, an absolute path, a NUL or over 128 characters are I-REQ-DOCKER-WORKSPACE-NAME with details.pointer; two inputs equal ignoring case, two outputs of one role are I-REQ-DOCKER-WORKSPACE-COLLISION; an unknown artifact is P-PRECOND-ARTIFACT-NOT-FOUND; an undeclared role C-CONTRACT-OUTPUT-ROLE; no workspace, no engine',
     policy: (_e, env) => dockerRefusalPolicy(env),
-    packs: () => [scriptPack('d.tool', ['docker.run', 'artifact.write'], { declaredOutputs: [{ role: 'any', type: 'text' }] }), scriptPack('d.noentry', ['docker.run']), scriptPack('d.wild', ['docker.run'])],
+    packs: () => [
+      scriptPack('d.tool', ['docker.run', 'artifact.write'], { declaredOutputs: [{ role: 'any', type: 'text' }] }),
+      scriptPack('d.noentry', ['docker.run']),
+      scriptPack('d.wild', ['docker.run']),
+    ],
     async run(ctx) {
       const { host, work, engineCalls } = await refusalHost(ctx);
       const art = (await host.artifacts.importInline('>a\nACGT\n', { label: 'reads' })).id;
@@ -239,17 +304,52 @@ const dockerChecks: Check[] = [
         [named('a\u0000b'), 'I-REQ-DOCKER-WORKSPACE-NAME'],
         [named('x'.repeat(129)), 'I-REQ-DOCKER-WORKSPACE-NAME'],
         [{ ...base, outputs: [{ file: '../../escape', role: 'any' }] }, 'I-REQ-DOCKER-WORKSPACE-NAME'],
-        [{ ...base, inputs: [{ name: 'reads.fa', artifact_id: art }, { name: 'READS.FA', artifact_id: art }] }, 'I-REQ-DOCKER-WORKSPACE-COLLISION'],
-        [{ ...base, outputs: [{ file: 'x', role: 'any' }, { file: 'y', role: 'any' }] }, 'I-REQ-DOCKER-WORKSPACE-COLLISION'],
+        [
+          {
+            ...base,
+            inputs: [
+              { name: 'reads.fa', artifact_id: art },
+              { name: 'READS.FA', artifact_id: art },
+            ],
+          },
+          'I-REQ-DOCKER-WORKSPACE-COLLISION',
+        ],
+        [
+          {
+            ...base,
+            outputs: [
+              { file: 'x', role: 'any' },
+              { file: 'y', role: 'any' },
+            ],
+          },
+          'I-REQ-DOCKER-WORKSPACE-COLLISION',
+        ],
         [{ ...base, inputs: [{ name: 'x', artifact_id: `art_${'0'.repeat(26)}` }] }, 'P-PRECOND-ARTIFACT-NOT-FOUND'],
         [{ ...base, outputs: [{ file: 'x', role: 'secret_role' }] }, 'C-CONTRACT-OUTPUT-ROLE'],
       ];
       // The run must create its declared output to succeed: a last call writes it.
-      const input = JSON.parse(JSON.stringify({ calls: [...calls.map(([args]) => ({ name: 'docker.run', args })), { name: 'artifact.write', args: { role: 'any', data: 'sealed', final: true } }] })) as Record<string, unknown>;
+      const input = JSON.parse(
+        JSON.stringify({
+          calls: [
+            ...calls.map(([args]) => ({ name: 'docker.run', args })),
+            { name: 'artifact.write', args: { role: 'any', data: 'sealed', final: true } },
+          ],
+        }),
+      ) as Record<string, unknown>;
       const answers = answersOf(await ctx.call('d.tool', input)).slice(0, calls.length);
-      expectCodes(answers, calls.map(([, code]) => code), 'd.tool');
-      expect(answers[0]!.error!.details.pointer === '/inputs/0/name', `the name refusal does not point at the entry: ${JSON.stringify(answers[0]!.error!.details)}`);
-      expect(answers[9]!.error!.details.pointer === '/inputs/1/name' && answers[9]!.error!.details.first === '/inputs/0/name', `the collision does not name both entries: ${JSON.stringify(answers[9]!.error!.details)}`);
+      expectCodes(
+        answers,
+        calls.map(([, code]) => code),
+        'd.tool',
+      );
+      expect(
+        answers[0]!.error!.details.pointer === '/inputs/0/name',
+        `the name refusal does not point at the entry: ${JSON.stringify(answers[0]!.error!.details)}`,
+      );
+      expect(
+        answers[9]!.error!.details.pointer === '/inputs/1/name' && answers[9]!.error!.details.first === '/inputs/0/name',
+        `the collision does not name both entries: ${JSON.stringify(answers[9]!.error!.details)}`,
+      );
       ctx.observe('name_refusal', answers[0]!.error!.details);
       ctx.observe('collision', answers[9]!.error!.details);
       expectNothingRan(ctx, work, engineCalls);
@@ -261,7 +361,18 @@ const dockerChecks: Check[] = [
 const dockerRealPolicy = (env: CheckEnv): PolicyDocument =>
   policyWith(env, {
     grants: { 'd.tool': ['docker.run'] },
-    docker: { images: [imageId, ABSENT], tools: { 'd.tool': {} }, ceilings: { memoryBytes: 128 * 1024 * 1024, pids: 32, tmpfsBytes: 8 * 1024 * 1024, timeoutMs: 60_000, maxOutputFileBytes: 4096, maxStdoutBytes: 65536 } },
+    docker: {
+      images: [imageId, ABSENT],
+      tools: { 'd.tool': {} },
+      ceilings: {
+        memoryBytes: 128 * 1024 * 1024,
+        pids: 32,
+        tmpfsBytes: 8 * 1024 * 1024,
+        timeoutMs: 60_000,
+        maxOutputFileBytes: 4096,
+        maxStdoutBytes: 65536,
+      },
+    },
   });
 
 const sh = (command: string) => ['/bin/busybox', 'sh', '-c', command];
@@ -281,11 +392,16 @@ const dockerRealChecks: Check[] = [
     async run(ctx) {
       const img = await image();
       dockerWork(ctx);
-      const probe = 'id -u; id -g; ls /sys/class/net | tr "\\n" " "; echo; touch /probe 2>/dev/null && echo root=rw || echo root=ro; echo x > /tmp/ok && echo tmp=rw; grep -E "^(CapEff|CapBnd|NoNewPrivs)" /proc/self/status';
+      const probe =
+        'id -u; id -g; ls /sys/class/net | tr "\\n" " "; echo; touch /probe 2>/dev/null && echo root=rw || echo root=ro; echo x > /tmp/ok && echo tmp=rw; grep -E "^(CapEff|CapBnd|NoNewPrivs)" /proc/self/status';
       const answers = answersOf(
         await script(ctx, 'd.tool', 'docker.run', [
           { image: img, argv: sh(probe) },
-          { image: img, argv: sh('for i in 1 2 3 4 5 6 7 8 9 10 11 12; do sleep 30 & done; echo started'), limits: { pids: 6, timeout_ms: 15_000 } },
+          {
+            image: img,
+            argv: sh('for i in 1 2 3 4 5 6 7 8 9 10 11 12; do sleep 30 & done; echo started'),
+            limits: { pids: 6, timeout_ms: 15_000 },
+          },
           { image: img, argv: sh('x=$(head -c 200m /dev/zero | tr "\\0" a); echo survived'), limits: { memory_bytes: 32 * 1024 * 1024 } },
           { image: img, argv: ['seqkit', 'version'] },
           { image: ABSENT, argv: ['/bin/true'] },
@@ -294,11 +410,37 @@ const dockerRealChecks: Check[] = [
       const [conf, forks, hog, entry, missing] = answers.map((a) => a.capability_result?.result);
       const lines = String(conf?.stdout ?? '').split('\n');
       ctx.observe('probe', lines);
-      expect(JSON.stringify(lines) === JSON.stringify(['65534', '65534', 'lo ', 'root=ro', 'tmp=rw', 'CapEff:\t0000000000000000', 'CapBnd:\t0000000000000000', 'NoNewPrivs:\t1', '']), `the container is not confined as ABI-DOCKER-005 says: ${JSON.stringify(lines)}`);
-      expect(/can't fork|Resource temporarily unavailable/.test(String(forks?.stderr)), `forks past pids did not fail: ${JSON.stringify(forks)}`);
-      expect(hog?.oom_killed === true && !String(hog?.stdout).includes('survived'), `a container past memory_bytes was not killed: ${JSON.stringify(hog)}`);
-      expect(entry?.exit_code === 0 && /^seqkit v2\./.test(String(entry?.stdout)), `argv[0] was not the entrypoint: ${JSON.stringify(entry)}`);
-      expect(answers[4]!.error?.code === 'P-PRECOND-DOCKER-IMAGE-MISSING' && missing === undefined, `an image the engine lacks: ${JSON.stringify(answers[4])}`);
+      expect(
+        JSON.stringify(lines) ===
+          JSON.stringify([
+            '65534',
+            '65534',
+            'lo ',
+            'root=ro',
+            'tmp=rw',
+            'CapEff:\t0000000000000000',
+            'CapBnd:\t0000000000000000',
+            'NoNewPrivs:\t1',
+            '',
+          ]),
+        `the container is not confined as ABI-DOCKER-005 says: ${JSON.stringify(lines)}`,
+      );
+      expect(
+        /can't fork|Resource temporarily unavailable/.test(String(forks?.stderr)),
+        `forks past pids did not fail: ${JSON.stringify(forks)}`,
+      );
+      expect(
+        hog?.oom_killed === true && !String(hog?.stdout).includes('survived'),
+        `a container past memory_bytes was not killed: ${JSON.stringify(hog)}`,
+      );
+      expect(
+        entry?.exit_code === 0 && /^seqkit v2\./.test(String(entry?.stdout)),
+        `argv[0] was not the entrypoint: ${JSON.stringify(entry)}`,
+      );
+      expect(
+        answers[4]!.error?.code === 'P-PRECOND-DOCKER-IMAGE-MISSING' && missing === undefined,
+        `an image the engine lacks: ${JSON.stringify(answers[4])}`,
+      );
       ctx.observe('pids_stderr', String(forks?.stderr).slice(0, 200));
       ctx.observe('oom_killed', hog?.oom_killed);
     },
@@ -324,7 +466,10 @@ const dockerRealChecks: Check[] = [
       const watcher = (async () => {
         const docker = new Docker();
         while (watching && labels === undefined) {
-          const found = await docker.listContainers({ all: true, filters: { label: [`${LABEL_HOST}=${helixHostName()}`, 'helix.tool=d.tool'] } });
+          const found = await docker.listContainers({
+            all: true,
+            filters: { label: [`${LABEL_HOST}=${helixHostName()}`, 'helix.tool=d.tool'] },
+          });
           labels = found[0]?.Labels;
           await new Promise((r) => setTimeout(r, 100));
         }
@@ -340,9 +485,18 @@ const dockerRealChecks: Check[] = [
       await watcher;
       const results = answersOf(r).map((a) => a.capability_result?.result);
       const [flood, binary, failed, late] = results;
-      expect(flood?.stdout_truncated === true && flood.stdout.length === 1000 && flood.exit_code === 0, `stdout was not cut at max_stdout_bytes: ${JSON.stringify(flood).slice(0, 300)}`);
-      expect(binary?.stdout_encoding === 'base64' && Buffer.from(binary.stdout, 'base64').equals(Buffer.from([0xff, 0xfe, 0, 1])), `binary stdout was not base64: ${JSON.stringify(binary)}`);
-      expect(failed?.exit_code === 3 && failed.stdout === 'out\n' && failed.stderr === 'oops\n', `a non-zero exit is not a plain result: ${JSON.stringify(failed)}`);
+      expect(
+        flood?.stdout_truncated === true && flood.stdout.length === 1000 && flood.exit_code === 0,
+        `stdout was not cut at max_stdout_bytes: ${JSON.stringify(flood).slice(0, 300)}`,
+      );
+      expect(
+        binary?.stdout_encoding === 'base64' && Buffer.from(binary.stdout, 'base64').equals(Buffer.from([0xff, 0xfe, 0, 1])),
+        `binary stdout was not base64: ${JSON.stringify(binary)}`,
+      );
+      expect(
+        failed?.exit_code === 3 && failed.stdout === 'out\n' && failed.stderr === 'oops\n',
+        `a non-zero exit is not a plain result: ${JSON.stringify(failed)}`,
+      );
       expect(late?.timed_out === true && late.exit_code === null, `the container was not killed at timeout_ms: ${JSON.stringify(late)}`);
       const created = await containersCreated(r.run_id!, since);
       const left = await containersLeft(r.run_id!);
@@ -351,7 +505,14 @@ const dockerRealChecks: Check[] = [
       ctx.observe('labels', labels);
       expect(created === 4, `the engine created ${created} containers for the run, not 4`);
       expect(left === 0, `${left} containers of the run are left on the engine`);
-      expect(labels !== undefined && labels[LABEL_RUN] === r.run_id && labels['helix.tool'] === 'd.tool' && labels[LABEL_HOST] === helixHostName() && labels[LABEL_PID] === String(process.pid), `the container's labels: ${JSON.stringify(labels)}`);
+      expect(
+        labels !== undefined &&
+          labels[LABEL_RUN] === r.run_id &&
+          labels['helix.tool'] === 'd.tool' &&
+          labels[LABEL_HOST] === helixHostName() &&
+          labels[LABEL_PID] === String(process.pid),
+        `the container's labels: ${JSON.stringify(labels)}`,
+      );
       expect(readdirSync(work).length === 0, `workspaces were left: ${readdirSync(work).join(', ')}`);
       void host;
     },
@@ -363,7 +524,8 @@ const dockerRealChecks: Check[] = [
     abi: ['ABI-DOCKER-007'],
     engines: ['container'],
     services: ['docker'],
-    expected: "the start's sweep removes the container labelled with this host and a dead pid and the workspace named after the dead pid; the live process's container and workspace and another host's container stay",
+    expected:
+      "the start's sweep removes the container labelled with this host and a dead pid and the workspace named after the dead pid; the live process's container and workspace and another host's container stay",
     policy: (_e, env) => dockerRealPolicy(env),
     packs: () => [scriptPack('d.tool', ['docker.run'])],
     async run(ctx) {
@@ -373,7 +535,12 @@ const dockerRealChecks: Check[] = [
       setEnv(ctx, 'HELIX_HOST_NAME', name);
       const docker = new Docker();
       const dead = 2 ** 22 + 1; // above Linux's pid_max: no process has it
-      const labels = (host: string, pid: number) => ({ [LABEL_HOST]: host, [LABEL_PID]: String(pid), [LABEL_RUN]: 'run_conformance_sweep', 'helix.tool': 'd.tool' });
+      const labels = (host: string, pid: number) => ({
+        [LABEL_HOST]: host,
+        [LABEL_PID]: String(pid),
+        [LABEL_RUN]: 'run_conformance_sweep',
+        'helix.tool': 'd.tool',
+      });
       const leftover = await docker.createContainer({ Image: img, Cmd: ['seqkit', 'version'], Labels: labels(name, dead) });
       const live = await docker.createContainer({ Image: img, Cmd: ['seqkit', 'version'], Labels: labels(name, process.pid) });
       const other = await docker.createContainer({ Image: img, Cmd: ['seqkit', 'version'], Labels: labels(`${name}-other`, dead) });
@@ -385,9 +552,19 @@ const dockerRealChecks: Check[] = [
       const host = await ctx.host();
       const swept = await host.dockerSweep;
       ctx.observe('swept', swept);
-      expect(swept !== undefined && JSON.stringify(swept.containers) === JSON.stringify([leftover.id]), `the sweep removed ${JSON.stringify(swept?.containers)}, not only the leftover ${leftover.id}`);
-      expect(JSON.stringify(swept!.workspaces) === JSON.stringify([`${dead}-crashed`]), `the sweep removed workspaces ${JSON.stringify(swept!.workspaces)}`);
-      const exists = async (c: Docker.Container) => c.inspect().then(() => true, () => false);
+      expect(
+        swept !== undefined && JSON.stringify(swept.containers) === JSON.stringify([leftover.id]),
+        `the sweep removed ${JSON.stringify(swept?.containers)}, not only the leftover ${leftover.id}`,
+      );
+      expect(
+        JSON.stringify(swept!.workspaces) === JSON.stringify([`${dead}-crashed`]),
+        `the sweep removed workspaces ${JSON.stringify(swept!.workspaces)}`,
+      );
+      const exists = async (c: Docker.Container) =>
+        c.inspect().then(
+          () => true,
+          () => false,
+        );
       expect(!(await exists(leftover)), 'the leftover container is still there');
       expect((await exists(live)) && (await exists(other)), "the sweep removed a live process's or another host's container");
       expect(existsSync(path.join(work, `${process.pid}-running`)), "the sweep removed a live process's workspace");
@@ -395,7 +572,8 @@ const dockerRealChecks: Check[] = [
   },
   {
     id: 'privileged.docker-hostile-outputs',
-    title: 'A container leaves a symbolic link to /etc/passwd, a FIFO, a directory, an oversized file, and half an output before its timeout',
+    title:
+      'A container leaves a symbolic link to /etc/passwd, a FIFO, a directory, an oversized file, and half an output before its timeout',
     category: 'privileged',
     abi: ['ABI-DOCKER-008', 'ABI-DOCKER-009'],
     engines: ['container'],
@@ -419,7 +597,13 @@ const dockerRealChecks: Check[] = [
       const calls = [
         ...cases.map(([c]) => ({ image: img, argv: sh(c), outputs: out, inputs: [{ name: 'reads.fa', artifact_id: reads }] })),
         { image: img, argv: sh('echo partial > out/x; sleep 600'), outputs: out, limits: { timeout_ms: 1500 } },
-        { image: img, argv: sh('for p in /work/in/x /work/meta/x /work/x /x; do touch $p 2>/dev/null && echo "$p=rw" || echo "$p=ro"; done; ls -nd /work/out | awk "{print \\$3}"'), inputs: [{ name: 'reads.fa', artifact_id: reads }] },
+        {
+          image: img,
+          argv: sh(
+            'for p in /work/in/x /work/meta/x /work/x /x; do touch $p 2>/dev/null && echo "$p=rw" || echo "$p=ro"; done; ls -nd /work/out | awk "{print \\$3}"',
+          ),
+          inputs: [{ name: 'reads.fa', artifact_id: reads }],
+        },
         // The run must create its declared output to succeed: a last call seals it.
         { image: img, argv: sh('echo sealed > out/x'), outputs: [{ file: 'x', role: 'any', type: 'binary' }] },
       ];
@@ -428,15 +612,26 @@ const dockerRealChecks: Check[] = [
       const reasons: string[] = [];
       for (const [i, [command, reason]] of cases.entries()) {
         const a = answers[i]!;
-        reasons.push(`${command} -> ${a.error?.code ?? 'ok'}: ${a.error?.details?.reason ?? JSON.stringify(a.capability_result?.result?.outputs)}`);
-        expect(a.error?.code === 'S-TOOL-DOCKER-OUTPUT' && a.error.details.file === 'x' && reason.test(String(a.error.details.reason)), `${command}: expected S-TOOL-DOCKER-OUTPUT /${reason.source}/, got ${JSON.stringify(a)}`);
+        reasons.push(
+          `${command} -> ${a.error?.code ?? 'ok'}: ${a.error?.details?.reason ?? JSON.stringify(a.capability_result?.result?.outputs)}`,
+        );
+        expect(
+          a.error?.code === 'S-TOOL-DOCKER-OUTPUT' && a.error.details.file === 'x' && reason.test(String(a.error.details.reason)),
+          `${command}: expected S-TOOL-DOCKER-OUTPUT /${reason.source}/, got ${JSON.stringify(a)}`,
+        );
       }
       ctx.observe('reasons', reasons);
       const late = answers[4]!.capability_result?.result;
-      expect(late?.timed_out === true && late.outputs.length === 0 && JSON.stringify(late.missing_outputs) === '["x"]', `an output written before the timeout was read: ${JSON.stringify(late)}`);
+      expect(
+        late?.timed_out === true && late.outputs.length === 0 && JSON.stringify(late.missing_outputs) === '["x"]',
+        `an output written before the timeout was read: ${JSON.stringify(late)}`,
+      );
       const probe = String(answers[5]!.capability_result?.result?.stdout ?? '').split('\n');
       ctx.observe('workspace_probe', probe);
-      expect(JSON.stringify(probe.slice(0, 5)) === JSON.stringify(['/work/in/x=ro', '/work/meta/x=ro', '/work/x=ro', '/x=ro', '65534']), `the workspace mounts are not as ABI-DOCKER-008 says: ${JSON.stringify(probe)}`);
+      expect(
+        JSON.stringify(probe.slice(0, 5)) === JSON.stringify(['/work/in/x=ro', '/work/meta/x=ro', '/work/x=ro', '/x=ro', '65534']),
+        `the workspace mounts are not as ABI-DOCKER-008 says: ${JSON.stringify(probe)}`,
+      );
       // The run itself has no `any` output registered from the refused calls.
       const run = host.runs.get(r.run_id!);
       ctx.observe('run_outputs', run?.outputs);
@@ -450,7 +645,11 @@ const dockerRealChecks: Check[] = [
 // ------------------------------------------------------------------------------------------------
 
 const SEQ_INPUT = { type: 'object', required: ['sequences'], properties: { sequences: { type: 'string', 'x-helix-artifact': true } } };
-const GREP_INPUT = { type: 'object', required: ['sequences', 'pattern'], properties: { sequences: { type: 'string', 'x-helix-artifact': true }, pattern: { type: 'string' } } };
+const GREP_INPUT = {
+  type: 'object',
+  required: ['sequences', 'pattern'],
+  properties: { sequences: { type: 'string', 'x-helix-artifact': true }, pattern: { type: 'string' } },
+};
 
 const containerChecks: Check[] = [
   {
@@ -464,9 +663,18 @@ const containerChecks: Check[] = [
       await writeContainerPack(ctx, 'c.unknown', { argv: ['/bin/busybox', 'echo', '{{params.nope}}'] });
       await writeContainerPack(ctx, 'c.env', { argv: ['/bin/busybox', 'echo', '{{env.HOME}}'] });
       await writeContainerPack(ctx, 'c.unclosed', { argv: ['/bin/busybox', 'echo', '{{params.pattern'] }, GREP_INPUT);
-      await writeContainerPack(ctx, 'c.optional', { argv: ['/bin/busybox', 'echo', '{{params.pattern}}'] }, { type: 'object', properties: { pattern: { type: 'string' } } });
+      await writeContainerPack(
+        ctx,
+        'c.optional',
+        { argv: ['/bin/busybox', 'echo', '{{params.pattern}}'] },
+        { type: 'object', properties: { pattern: { type: 'string' } } },
+      );
       await writeContainerPack(ctx, 'c.privileged', { argv: ['/bin/busybox', 'true'], privileged: true });
-      await writeContainerPack(ctx, 'c.logfile', { argv: ['/bin/busybox', 'true'], declaredOutputs: [{ role: 'out_log', type: 'text', file: 'log.txt' }], logs: { stdout: 'out_log' } });
+      await writeContainerPack(ctx, 'c.logfile', {
+        argv: ['/bin/busybox', 'true'],
+        declaredOutputs: [{ role: 'out_log', type: 'text', file: 'log.txt' }],
+        logs: { stdout: 'out_log' },
+      });
       const refusal = await ctx.refusedStart();
       expect(refusal.code === 'P-PRECOND-MANIFEST-INVALID', `refused with ${refusal.code}, not P-PRECOND-MANIFEST-INVALID`);
       const text = JSON.stringify(refusal.details);
@@ -482,34 +690,64 @@ const containerChecks: Check[] = [
     category: 'privileged',
     abi: ['ABI-CONTAINER-002'],
     engines: ['helix'],
-    expected: 'only the tool whose image is pinned, granted docker.run by exact name and allowed by its docker.tools entry is offered; each other call is C-CONTRACT-TOOL-UNKNOWN',
+    expected:
+      'only the tool whose image is pinned, granted docker.run by exact name and allowed by its docker.tools entry is offered; each other call is C-CONTRACT-TOOL-UNKNOWN',
     policy: (_e, env) =>
       policyWith(env, {
-        grants: { '*': [...DEFAULT_GRANTS, 'docker.*'], 'c.offered': ['docker.run'], 'c.unpinned': ['docker.run'], 'c.noentry': ['docker.run'], 'c.otherimage': ['docker.run'] },
-        docker: { images: [ABSENT, ABSENT2], pins: { 'helix-seqkit:local': ABSENT }, tools: { 'c.offered': {}, 'c.unpinned': {}, 'c.ungranted': {}, 'c.otherimage': { images: [ABSENT2] } } },
+        grants: {
+          '*': [...DEFAULT_GRANTS, 'docker.*'],
+          'c.offered': ['docker.run'],
+          'c.unpinned': ['docker.run'],
+          'c.noentry': ['docker.run'],
+          'c.otherimage': ['docker.run'],
+        },
+        docker: {
+          images: [ABSENT, ABSENT2],
+          pins: { 'helix-seqkit:local': ABSENT },
+          tools: { 'c.offered': {}, 'c.unpinned': {}, 'c.ungranted': {}, 'c.otherimage': { images: [ABSENT2] } },
+        },
       }),
     async run(ctx) {
       await countingDockerSocket(ctx);
-      for (const id of ['c.offered', 'c.ungranted', 'c.noentry', 'c.otherimage']) await writeContainerPack(ctx, id, { argv: ['/bin/busybox', 'true'] });
+      for (const id of ['c.offered', 'c.ungranted', 'c.noentry', 'c.otherimage'])
+        await writeContainerPack(ctx, id, { argv: ['/bin/busybox', 'true'] });
       await writeContainerPack(ctx, 'c.unpinned', { image: 'evil/image:latest', argv: ['/bin/busybox', 'true'] });
       const host = await ctx.host();
       const containers = host.tools().filter((t) => t.kind === 'container');
-      ctx.observe('offered', containers.map((t) => ({ id: t.id, moduleDigest: t.moduleDigest })));
-      expect(JSON.stringify(containers.map((t) => t.id)) === '["c.offered"]', `offered container tools: ${JSON.stringify(containers.map((t) => t.id))}`);
+      ctx.observe(
+        'offered',
+        containers.map((t) => ({ id: t.id, moduleDigest: t.moduleDigest })),
+      );
+      expect(
+        JSON.stringify(containers.map((t) => t.id)) === '["c.offered"]',
+        `offered container tools: ${JSON.stringify(containers.map((t) => t.id))}`,
+      );
       expect(containers[0]!.moduleDigest === null, 'a container tool has a module digest');
-      for (const id of ['c.unpinned', 'c.ungranted', 'c.noentry', 'c.otherimage']) expectOutcome(await ctx.call(id, {}), 'terminal_error', 'C-CONTRACT-TOOL-UNKNOWN');
+      for (const id of ['c.unpinned', 'c.ungranted', 'c.noentry', 'c.otherimage'])
+        expectOutcome(await ctx.call(id, {}), 'terminal_error', 'C-CONTRACT-TOOL-UNKNOWN');
     },
   },
   {
     id: 'privileged.container-argv-injection',
-    title: 'Values for a container argv placeholder with shell metacharacters, whitespace, control characters, a leading dash, an absolute path or .. are refused before anything runs',
+    title:
+      'Values for a container argv placeholder with shell metacharacters, whitespace, control characters, a leading dash, an absolute path or .. are refused before anything runs',
     category: 'privileged',
     abi: ['ABI-CONTAINER-004'],
     engines: ['helix'],
-    expected: 'each call is I-REQ-CONTAINER-ARG with details.pointer /pattern, placeholder {{params.pattern}} and the reason; the Docker engine is never contacted and no workspace is made',
-    policy: (_e, env) => policyWith(env, { grants: { 'c.grep': ['docker.run'] }, docker: { images: [ABSENT], pins: { 'helix-seqkit:local': ABSENT }, tools: { 'c.grep': {} } } }),
+    expected:
+      'each call is I-REQ-CONTAINER-ARG with details.pointer /pattern, placeholder {{params.pattern}} and the reason; the Docker engine is never contacted and no workspace is made',
+    policy: (_e, env) =>
+      policyWith(env, {
+        grants: { 'c.grep': ['docker.run'] },
+        docker: { images: [ABSENT], pins: { 'helix-seqkit:local': ABSENT }, tools: { 'c.grep': {} } },
+      }),
     async run(ctx) {
-      await writeContainerPack(ctx, 'c.grep', { argv: ['seqkit', 'grep', '--by-seq', '--pattern', '{{params.pattern}}', '{{inputs.sequences}}'] }, GREP_INPUT);
+      await writeContainerPack(
+        ctx,
+        'c.grep',
+        { argv: ['seqkit', 'grep', '--by-seq', '--pattern', '{{params.pattern}}', '{{inputs.sequences}}'] },
+        GREP_INPUT,
+      );
       const { host, work, engineCalls } = await refusalHost(ctx);
       const id = (await host.artifacts.importInline('>x\nAACC\n', { label: 'y.fa' })).id;
       const cases: Array<[string, RegExp]> = [
@@ -535,7 +773,13 @@ const containerChecks: Check[] = [
         const r = await ctx.call('c.grep', { sequences: id, pattern });
         const d = (r.error?.details ?? {}) as Record<string, unknown>;
         seen.push(`${JSON.stringify(pattern)} -> ${r.error?.code}: ${String(d.reason)}`);
-        expect(r.error?.code === 'I-REQ-CONTAINER-ARG' && d.pointer === '/pattern' && d.placeholder === '{{params.pattern}}' && reason.test(String(d.reason)), `${JSON.stringify(pattern)}: expected I-REQ-CONTAINER-ARG /${reason.source}/, got ${r.status} ${r.error?.code} ${JSON.stringify(d)}`);
+        expect(
+          r.error?.code === 'I-REQ-CONTAINER-ARG' &&
+            d.pointer === '/pattern' &&
+            d.placeholder === '{{params.pattern}}' &&
+            reason.test(String(d.reason)),
+          `${JSON.stringify(pattern)}: expected I-REQ-CONTAINER-ARG /${reason.source}/, got ${r.status} ${r.error?.code} ${JSON.stringify(d)}`,
+        );
       }
       ctx.observe('refusals', seen);
       expectNothingRan(ctx, work, engineCalls);
@@ -543,36 +787,53 @@ const containerChecks: Check[] = [
   },
   {
     id: 'privileged.container-run-identity',
-    title: 'A container tool runs one journaled docker.run with its argv exec\'d literally, replays without a container, and cannot be verified offline',
+    title:
+      "A container tool runs one journaled docker.run with its argv exec'd literally, replays without a container, and cannot be verified offline",
     category: 'privileged',
     abi: ['ABI-CONTAINER-001', 'ABI-CONTAINER-003', 'ABI-CONTAINER-005'],
     engines: ['container'],
     services: ['docker'],
     expected:
-      'the first call creates one container; the run records module_digest null and one journal entry; metacharacters in the manifest\'s argv reach the program unexpanded and a placeholder inside an entry is bound; the same call replays with no container; helix verify refuses with P-PRECOND-VERIFY',
-    policy: (_e, env) => policyWith(env, { grants: { 'c.lit': ['docker.run'] }, docker: { images: [imageId], pins: { 'helix-seqkit:local': imageId }, tools: { 'c.lit': {} } } }),
+      "the first call creates one container; the run records module_digest null and one journal entry; metacharacters in the manifest's argv reach the program unexpanded and a placeholder inside an entry is bound; the same call replays with no container; helix verify refuses with P-PRECOND-VERIFY",
+    policy: (_e, env) =>
+      policyWith(env, {
+        grants: { 'c.lit': ['docker.run'] },
+        docker: { images: [imageId], pins: { 'helix-seqkit:local': imageId }, tools: { 'c.lit': {} } },
+      }),
     async run(ctx) {
       await image();
       dockerWork(ctx);
       await writeContainerPack(
         ctx,
         'c.lit',
-        { argv: ['/bin/busybox', 'printf', 'word\\tlit\\tn\\n%s\\t%s\\t%s\\n', '{{params.word}}', '$HOME;`id`*', '--n={{params.n}}'], stdout: { format: 'tsv' } },
+        {
+          argv: ['/bin/busybox', 'printf', 'word\\tlit\\tn\\n%s\\t%s\\t%s\\n', '{{params.word}}', '$HOME;`id`*', '--n={{params.n}}'],
+          stdout: { format: 'tsv' },
+        },
         { type: 'object', required: ['word', 'n'], properties: { word: { type: 'string' }, n: { type: 'integer' } } },
       );
       const since = eventsSince();
       const first = await ctx.call('c.lit', { word: 'ACGT', n: 7 });
       const out = expectSuccess(first);
       ctx.observe('output', out);
-      expect(JSON.stringify(out) === JSON.stringify({ rows: [{ word: 'ACGT', lit: '$HOME;`id`*', n: '--n=7' }] }), `argv did not reach the program literally: ${JSON.stringify(out)}`);
+      expect(
+        JSON.stringify(out) === JSON.stringify({ rows: [{ word: 'ACGT', lit: '$HOME;`id`*', n: '--n=7' }] }),
+        `argv did not reach the program literally: ${JSON.stringify(out)}`,
+      );
       const created = await containersCreated(first.run_id!, since);
       const run = (await ctx.host()).runs.get(first.run_id!)!;
       ctx.observe('run', { module_digest: run.module_digest, journal: run.journal });
       expect(created === 1, `the first call created ${created} containers`);
-      expect(run.module_digest === null && run.journal.entries === 1, `the run record: module_digest ${run.module_digest}, journal ${JSON.stringify(run.journal)}`);
+      expect(
+        run.module_digest === null && run.journal.entries === 1,
+        `the run record: module_digest ${run.module_digest}, journal ${JSON.stringify(run.journal)}`,
+      );
       const since2 = eventsSince();
       const again = await ctx.call('c.lit', { word: 'ACGT', n: 7 });
-      expect(again.run_id === first.run_id && again.replayed === true, `the same call did not replay: ${again.status} replayed=${again.replayed}`);
+      expect(
+        again.run_id === first.run_id && again.replayed === true,
+        `the same call did not replay: ${again.status} replayed=${again.replayed}`,
+      );
       const created2 = await containersCreated(first.run_id!, since2);
       expect(created2 === 0, `the replay created ${created2} containers`);
       const host = await ctx.host();
@@ -597,26 +858,40 @@ const containerChecks: Check[] = [
       const tools = ['c.fail', 'c.hog', 'c.sleep', 'c.dup', 'c.proto', 'c.array', 'c.big'];
       return policyWith(env, {
         grants: Object.fromEntries(tools.map((t) => [t, ['docker.run']])),
-        docker: { images: [imageId], pins: { 'helix-seqkit:local': imageId }, tools: Object.fromEntries(tools.map((t) => [t, {}])), ceilings: { memoryBytes: 256 * 1024 * 1024, pids: 64 } },
+        docker: {
+          images: [imageId],
+          pins: { 'helix-seqkit:local': imageId },
+          tools: Object.fromEntries(tools.map((t) => [t, {}])),
+          ceilings: { memoryBytes: 256 * 1024 * 1024, pids: 64 },
+        },
       });
     },
     async run(ctx) {
       await image();
       dockerWork(ctx);
       await writeContainerPack(ctx, 'c.fail', { argv: sh('echo boom >&2; exit 3') });
-      await writeContainerPack(ctx, 'c.hog', { argv: sh('x=$(head -c 200m /dev/zero | tr "\\0" a); echo survived'), limits: { maxInputBytes: 4096, maxOutputBytes: 65536, memoryBytes: 32 * 1024 * 1024 } });
+      await writeContainerPack(ctx, 'c.hog', {
+        argv: sh('x=$(head -c 200m /dev/zero | tr "\\0" a); echo survived'),
+        limits: { maxInputBytes: 4096, maxOutputBytes: 65536, memoryBytes: 32 * 1024 * 1024 },
+      });
       await writeContainerPack(ctx, 'c.sleep', { argv: ['/bin/busybox', 'sleep', '600'] });
       await writeContainerPack(ctx, 'c.dup', { argv: sh('printf "a\\ta\\n1\\t2\\n"'), stdout: { format: 'tsv' } });
       await writeContainerPack(ctx, 'c.proto', { argv: sh('printf "__proto__\\tb\\n1\\t2\\n"'), stdout: { format: 'tsv' } });
       await writeContainerPack(ctx, 'c.array', { argv: sh('echo "[1,2]"'), stdout: { format: 'json' } });
-      await writeContainerPack(ctx, 'c.big', { argv: ['/bin/busybox', 'true'], limits: { maxInputBytes: 4096, maxOutputBytes: 65536, memoryBytes: 512 * 1024 * 1024 } });
+      await writeContainerPack(ctx, 'c.big', {
+        argv: ['/bin/busybox', 'true'],
+        limits: { maxInputBytes: 4096, maxOutputBytes: 65536, memoryBytes: 512 * 1024 * 1024 },
+      });
       const got: Record<string, unknown> = {};
       const runIds: string[] = [];
       const one = async (tool: string, code: string, constraints: Record<string, unknown> = {}) => {
         const r = await ctx.call(tool, {}, { request: { constraints } });
         got[tool] = { code: r.error?.code, details: r.error?.details };
         if (r.run_id) runIds.push(r.run_id);
-        expect(r.status !== 'success' && r.error?.code === code, `${tool}: expected ${code}, got ${r.status} ${r.error?.code}: ${r.error?.message}`);
+        expect(
+          r.status !== 'success' && r.error?.code === code,
+          `${tool}: expected ${code}, got ${r.status} ${r.error?.code}: ${r.error?.message}`,
+        );
         return r.error!.details as Record<string, unknown>;
       };
       const fail = await one('c.fail', 'S-TOOL-CONTAINER-EXIT');
@@ -633,7 +908,6 @@ const containerChecks: Check[] = [
     },
   },
 ];
-
 
 // ------------------------------------------------------------------------------------------------
 // Slurm
@@ -686,18 +960,23 @@ const submit = (args: Record<string, unknown>) => args;
 function firstJournalAnswer(host: Host, runId: string): Answer {
   const entry = readJournal(hostStore(host), runId)[0] as { result?: unknown; error?: unknown } | undefined;
   if (entry === undefined) throw new CheckFailure(`run ${runId} journaled no call`);
-  return (entry.error !== undefined && entry.error !== null ? { status: 'error', error: entry.error } : { status: 'ok', capability_result: { name: 'slurm.submit', result: entry.result } }) as Answer;
+  return (
+    entry.error !== undefined && entry.error !== null
+      ? { status: 'error', error: entry.error }
+      : { status: 'ok', capability_result: { name: 'slurm.submit', result: entry.result } }
+  ) as Answer;
 }
 
 const slurmChecks: Check[] = [
   {
     id: 'privileged.slurm-refusals',
-    title: 'slurm.submit with names, limits and values outside the policy, script injection in any field, and file names that are paths is refused before any Slurm command runs',
+    title:
+      'slurm.submit with names, limits and values outside the policy, script injection in any field, and file names that are paths is refused before any Slurm command runs',
     category: 'privileged',
     abi: ['ABI-SLURM-001', 'ABI-SLURM-002', 'ABI-SLURM-003', 'ABI-SLURM-004', 'ABI-SLURM-007'],
     engines: ['helix'],
     expected:
-      'a tool without slurm.tools entry is A-AUTH-SLURM-TOOL; partition, account (outside the tool\'s narrowed list too) and QOS not allowed are A-AUTH-SLURM-PARTITION/-ACCOUNT/-QOS naming the allowed ones; each limit over its ceiling is A-AUTH-SLURM-LIMIT with asked and ceiling; a line break, #SBATCH, a quote or a NUL in a value is I-REQ-SLURM-VALUE naming the field; a script field is I-REQ-CAPABILITY-ARGS; path-like or colliding file names are I-REQ-SLURM-FILE-NAME; a wildcard-only grant is A-AUTH-CAPABILITY-NOT-GRANTED; no Slurm command runs (shims on PATH record none) and the work root stays empty',
+      "a tool without slurm.tools entry is A-AUTH-SLURM-TOOL; partition, account (outside the tool's narrowed list too) and QOS not allowed are A-AUTH-SLURM-PARTITION/-ACCOUNT/-QOS naming the allowed ones; each limit over its ceiling is A-AUTH-SLURM-LIMIT with asked and ceiling; a line break, #SBATCH, a quote or a NUL in a value is I-REQ-SLURM-VALUE naming the field; a script field is I-REQ-CAPABILITY-ARGS; path-like or colliding file names are I-REQ-SLURM-FILE-NAME; a wildcard-only grant is A-AUTH-CAPABILITY-NOT-GRANTED; no Slurm command runs (shims on PATH record none) and the work root stays empty",
     policy: (_e, env) => slurmPolicy(env),
     packs: slurmPacks,
     async run(ctx) {
@@ -729,16 +1008,36 @@ const slurmChecks: Check[] = [
         [submit({ argv: ok, outputs: [{ name: 'r.txt' }, { name: 'R.TXT' }] }), 'I-REQ-SLURM-FILE-NAME'],
         [submit({ argv: ok, outputs: [{ name: '-rf' }] }), 'I-REQ-SLURM-FILE-NAME'],
       ];
-      const answers = answersOf(await script(ctx, 's.tool', 'slurm.submit', calls.map(([c]) => c)));
-      expectCodes(answers, calls.map(([, code]) => code), 's.tool');
+      const answers = answersOf(
+        await script(
+          ctx,
+          's.tool',
+          'slurm.submit',
+          calls.map(([c]) => c),
+        ),
+      );
+      expectCodes(
+        answers,
+        calls.map(([, code]) => code),
+        's.tool',
+      );
       const partition = answers[0]!.error!.details;
-      expect(JSON.stringify(partition.allowed) === '["debug"]', `the partition refusal does not name the allowed ones: ${JSON.stringify(partition)}`);
+      expect(
+        JSON.stringify(partition.allowed) === '["debug"]',
+        `the partition refusal does not name the allowed ones: ${JSON.stringify(partition)}`,
+      );
       const narrowed = answers[2]!.error!.details;
-      expect(JSON.stringify(narrowed.allowed) === '["lab1"]', `the account refusal does not give the tool's narrowed list: ${JSON.stringify(narrowed)}`);
+      expect(
+        JSON.stringify(narrowed.allowed) === '["lab1"]',
+        `the account refusal does not give the tool's narrowed list: ${JSON.stringify(narrowed)}`,
+      );
       const limit = answers[4]!.error!.details;
       expect(limit.asked === 6 && limit.ceiling === 5, `the limit refusal does not name request and ceiling: ${JSON.stringify(limit)}`);
       const injected = answers[7]!.error!.details;
-      expect(injected.field === 'partition' && /line break/.test(String(injected.problem)), `the injection refusal does not name the field and problem: ${JSON.stringify(injected)}`);
+      expect(
+        injected.field === 'partition' && /line break/.test(String(injected.problem)),
+        `the injection refusal does not name the field and problem: ${JSON.stringify(injected)}`,
+      );
       ctx.observe('details', { partition, narrowed, limit, injected, argv: answers[10]!.error!.details });
       const noEntry = answersOf(await script(ctx, 's.noentry', 'slurm.submit', [submit({ argv: ok })]));
       expectCodes(noEntry, ['A-AUTH-SLURM-TOOL'], 's.noentry (granted, no slurm.tools entry)');
@@ -756,7 +1055,8 @@ const slurmChecks: Check[] = [
     category: 'privileged',
     abi: ['ABI-SLURM-007'],
     engines: ['helix'],
-    expected: 'P-PRECOND-SLURM-WORK-ROOT naming the work root, with no Slurm command run (shims on PATH record none) and nothing made under the link\'s target',
+    expected:
+      "P-PRECOND-SLURM-WORK-ROOT naming the work root, with no Slurm command run (shims on PATH record none) and nothing made under the link's target",
     policy: (_e, env) => {
       const real = jobsDir(env, 'jobs-real');
       const link = path.join(env.dir, 'jobs-link');
@@ -770,14 +1070,21 @@ const slurmChecks: Check[] = [
       expectCodes(answers, ['P-PRECOND-SLURM-WORK-ROOT'], 's.tool under a linked work root');
       ctx.observe('refusal', answers[0]!.error);
       const ran = shims.calls();
-      ctx.observe('slurm_commands_run', ran.map((c) => `${c.command} ${c.args}`));
-      expect(ran.length === 0, `Slurm commands ran before the work root was refused: ${ran.map((c) => `${c.command} ${c.args}`).join('; ')}`);
+      ctx.observe(
+        'slurm_commands_run',
+        ran.map((c) => `${c.command} ${c.args}`),
+      );
+      expect(
+        ran.length === 0,
+        `Slurm commands ran before the work root was refused: ${ran.map((c) => `${c.command} ${c.args}`).join('; ')}`,
+      );
       expect(readdirSync(path.join(ctx.env.dir, 'jobs-real')).length === 0, 'a job directory was made through the link');
     },
   },
   {
     id: 'privileged.slurm-script-and-upstream',
-    title: 'A job whose argv is full of shell syntax is sent to sbatch as a generated, fully quoted script on stdin; a failing sbatch is R-UPSTREAM-SLURM',
+    title:
+      'A job whose argv is full of shell syntax is sent to sbatch as a generated, fully quoted script on stdin; a failing sbatch is R-UPSTREAM-SLURM',
     category: 'privileged',
     abi: ['ABI-SLURM-004', 'ABI-SLURM-005'],
     engines: ['helix'],
@@ -792,7 +1099,10 @@ const slurmChecks: Check[] = [
       const a = answers[0]!;
       expect(a.error?.code === 'R-UPSTREAM-SLURM', `a failing sbatch answered ${JSON.stringify(a)}`);
       const d = a.error!.details;
-      expect(d.command === 'sbatch' && d.exit_code === 1 && String(d.stderr).includes('conformance shim'), `R-UPSTREAM-SLURM does not name command, exit code and stderr: ${JSON.stringify(d)}`);
+      expect(
+        d.command === 'sbatch' && d.exit_code === 1 && String(d.stderr).includes('conformance shim'),
+        `R-UPSTREAM-SLURM does not name command, exit code and stderr: ${JSON.stringify(d)}`,
+      );
       const sbatch = shims.calls().filter((c) => c.command === 'sbatch');
       expect(sbatch.length === 1 && sbatch[0]!.args === '--parsable', `sbatch was run as ${JSON.stringify(sbatch.map((c) => c.args))}`);
       const scriptText = sbatch[0]!.stdin;
@@ -801,9 +1111,18 @@ const slurmChecks: Check[] = [
       const lines = scriptText.split('\n');
       expect(lines[0] === '#!/bin/sh', 'the script does not start with #!/bin/sh');
       expect(lines.includes('#SBATCH --export=NONE'), 'the script does not say --export=NONE');
-      expect(lines.includes("#SBATCH --partition='debug'") && lines.includes("#SBATCH --qos='normal'") && lines.includes('#SBATCH --time=5') && lines.includes("#SBATCH --mem='256M'"), `the directives are not the policy's: ${scriptText}`);
+      expect(
+        lines.includes("#SBATCH --partition='debug'") &&
+          lines.includes("#SBATCH --qos='normal'") &&
+          lines.includes('#SBATCH --time=5') &&
+          lines.includes("#SBATCH --mem='256M'"),
+        `the directives are not the policy's: ${scriptText}`,
+      );
       const execs = lines.filter((l) => !l.startsWith('#') && l.trim() !== '');
-      expect(execs.length === 1 && execs[0] === `exec '/bin/echo' ${quoted}`, `the script runs more than one quoted exec: ${JSON.stringify(execs)}`);
+      expect(
+        execs.length === 1 && execs[0] === `exec '/bin/echo' ${quoted}`,
+        `the script runs more than one quoted exec: ${JSON.stringify(execs)}`,
+      );
       ctx.observe('upstream', d);
     },
   },
@@ -821,13 +1140,25 @@ const slurmChecks: Check[] = [
     async run(ctx) {
       const track = cancelAtEnd(ctx);
       const hostile = "it's $(id) `id` $HOME *";
-      const body = { argv: ['/bin/sh', '-c', 'printf "%s\\n" "$1" > out/r.txt; echo to-stderr >&2', 'sh', hostile], outputs: [{ name: 'r.txt', type: 'text' }], key: 'lit' };
+      const body = {
+        argv: ['/bin/sh', '-c', 'printf "%s\\n" "$1" > out/r.txt; echo to-stderr >&2', 'sh', hostile],
+        outputs: [{ name: 'r.txt', type: 'text' }],
+        key: 'lit',
+      };
       const first = await script(ctx, 's.tool', 'slurm.submit', [body]);
       const [a] = answersOf(first);
-      expect(a?.status === 'ok' && a.capability_result!.result.source === 'submitted' && a.capability_result!.result.job_name === `helix.${first.run_id}.k-lit`, `the submit: ${JSON.stringify(a)}`);
+      expect(
+        a?.status === 'ok' &&
+          a.capability_result!.result.source === 'submitted' &&
+          a.capability_result!.result.job_name === `helix.${first.run_id}.k-lit`,
+        `the submit: ${JSON.stringify(a)}`,
+      );
       const jobA = track(a!.capability_result!.result.job_id as string);
       const again = await script(ctx, 's.tool', 'slurm.submit', [body]);
-      expect(again.run_id === first.run_id && JSON.stringify(answersOf(again)[0]) === JSON.stringify(a), `the same call did not answer the same job: ${JSON.stringify(answersOf(again)[0])}`);
+      expect(
+        again.run_id === first.run_id && JSON.stringify(answersOf(again)[0]) === JSON.stringify(a),
+        `the same call did not answer the same job: ${JSON.stringify(answersOf(again)[0])}`,
+      );
       const busy = await script(ctx, 's.tool', 'slurm.submit', [submit({ argv: ['/bin/sleep', '300'], key: 'busy' })]);
       const jobB = track(answersOf(busy)[0]!.capability_result!.result.job_id as string);
       const fails = await script(ctx, 's.tool', 'slurm.submit', [submit({ argv: ['/bin/sh', '-c', 'exit 7'], key: 'fails' })]);
@@ -836,14 +1167,21 @@ const slurmChecks: Check[] = [
       expect(named.length === 1, `Slurm knows ${named.length} jobs named helix.${first.run_id}.k-lit`);
 
       let polls = 0;
-      const ask = async (tool: string, name: string, jobId: string) => answersOf(await script(ctx, tool, name, [{ job_id: jobId }], `poll ${++polls}`))[0]!;
+      const ask = async (tool: string, name: string, jobId: string) =>
+        answersOf(await script(ctx, tool, name, [{ job_id: jobId }], `poll ${++polls}`))[0]!;
       await waitForJob(jobB, (s) => s.state.name === 'running', 'running');
       const running = await ask('s.tool', 'slurm.status', jobB);
-      expect(running.capability_result?.result.state === 'running' && running.capability_result.result.terminal === false, `a running job: ${JSON.stringify(running)}`);
+      expect(
+        running.capability_result?.result.state === 'running' && running.capability_result.result.terminal === false,
+        `a running job: ${JSON.stringify(running)}`,
+      );
       const active = await ask('s.tool', 'slurm.collect', jobB);
       expect(active.error?.code === 'P-PRECOND-SLURM-JOB-ACTIVE', `collect of a running job: ${JSON.stringify(active)}`);
       const other = await Promise.all(['slurm.status', 'slurm.cancel', 'slurm.collect'].map((n) => ask('s.other', n, jobB)));
-      expect(other.every((o) => o.error?.code === 'P-PRECOND-SLURM-JOB-UNKNOWN'), `another tool reached the job: ${JSON.stringify(other)}`);
+      expect(
+        other.every((o) => o.error?.code === 'P-PRECOND-SLURM-JOB-UNKNOWN'),
+        `another tool reached the job: ${JSON.stringify(other)}`,
+      );
       const unknown = await ask('s.tool', 'slurm.status', '999999999');
       expect(unknown.error?.code === 'P-PRECOND-SLURM-JOB-UNKNOWN', `an unknown job id: ${JSON.stringify(unknown)}`);
       const cancelled = await ask('s.tool', 'slurm.cancel', jobB);
@@ -852,13 +1190,19 @@ const slurmChecks: Check[] = [
       const states = await Promise.all([jobA, jobB, jobC].map((id) => ask('s.tool', 'slurm.status', id)));
       const summary = states.map((s) => s.capability_result?.result);
       ctx.observe('states', summary);
-      expect(summary[0]?.state === 'completed' && summary[0].terminal === true && summary[0].exit_code === 0, `job A: ${JSON.stringify(summary[0])}`);
+      expect(
+        summary[0]?.state === 'completed' && summary[0].terminal === true && summary[0].exit_code === 0,
+        `job A: ${JSON.stringify(summary[0])}`,
+      );
       expect(summary[1]?.state === 'cancelled' && summary[1].terminal === true, `job B: ${JSON.stringify(summary[1])}`);
       expect(summary[2]?.state === 'failed' && summary[2].exit_code === 7, `job C: ${JSON.stringify(summary[2])}`);
       const c1 = await ask('s.tool', 'slurm.collect', jobA);
       const c2 = await ask('s.tool', 'slurm.collect', jobA);
       const r1 = c1.capability_result?.result;
-      expect(r1 !== undefined && JSON.stringify(c2.capability_result?.result) === JSON.stringify(r1), `a second collect differs: ${JSON.stringify(c1)} / ${JSON.stringify(c2)}`);
+      expect(
+        r1 !== undefined && JSON.stringify(c2.capability_result?.result) === JSON.stringify(r1),
+        `a second collect differs: ${JSON.stringify(c1)} / ${JSON.stringify(c2)}`,
+      );
       const host = await ctx.host();
       const text = (await host.artifacts.readBytes(r1.outputs[0].artifact_id, 4096)).toString('utf8');
       expect(text === `${hostile}\n`, `the argv did not reach the job literally: ${JSON.stringify(text)}`);
@@ -896,16 +1240,36 @@ const slurmChecks: Check[] = [
       expect(first.submit.error?.code === 'R-UPSTREAM-SLURM', `the first submit: ${JSON.stringify(first.submit)}`);
       // The job a crash left: in Slurm under the run's job name, in no checkpoint.
       const name = `helix.${first.runId}.k-adopt`;
-      const leftover = track((await runSlurmCommand('sbatch', ['--parsable', `--job-name=${name}`, `--chdir=${ctx.env.dir}`, '--output=/dev/null', '--time=1', '--wrap', 'sleep 1'])).trim().split(';')[0]!);
+      const leftover = track(
+        (
+          await runSlurmCommand('sbatch', [
+            '--parsable',
+            `--job-name=${name}`,
+            `--chdir=${ctx.env.dir}`,
+            '--output=/dev/null',
+            '--time=1',
+            '--wrap',
+            'sleep 1',
+          ])
+        )
+          .trim()
+          .split(';')[0]!,
+      );
       const second = await attempt();
       expect(second.runId === first.runId, 'the second call is another run');
       const adopted = second.submit.capability_result?.result;
-      expect(adopted?.source === 'adopted' && adopted.job_id === leftover && adopted.job_name === name, `the second submit: ${JSON.stringify(second.submit)}`);
+      expect(
+        adopted?.source === 'adopted' && adopted.job_id === leftover && adopted.job_name === name,
+        `the second submit: ${JSON.stringify(second.submit)}`,
+      );
       const third = await attempt();
       const again = third.submit.capability_result?.result;
       expect(again?.source === 'checkpoint' && again.job_id === leftover, `the third submit: ${JSON.stringify(third.submit)}`);
       const named = await findJobs({ name });
-      expect(named.length === 1 && named[0]!.jobId === leftover, `Slurm knows ${named.length} jobs named ${name}: ${JSON.stringify(named)}`);
+      expect(
+        named.length === 1 && named[0]!.jobId === leftover,
+        `Slurm knows ${named.length} jobs named ${name}: ${JSON.stringify(named)}`,
+      );
       ctx.observe('submits', [first.submit.error?.code, adopted?.source, again?.source]);
       ctx.observe('job', { name, job_id: leftover });
     },
@@ -932,7 +1296,9 @@ const slurmChecks: Check[] = [
       };
       const jobs: Record<string, string> = {};
       for (const [name, command] of Object.entries(cases)) {
-        const r = await script(ctx, 's.tool', 'slurm.submit', [submit({ argv: ['/bin/sh', '-c', command], outputs: name === 'log' ? [] : [{ name: 'r.txt' }], key: name })]);
+        const r = await script(ctx, 's.tool', 'slurm.submit', [
+          submit({ argv: ['/bin/sh', '-c', command], outputs: name === 'log' ? [] : [{ name: 'r.txt' }], key: name }),
+        ]);
         jobs[name] = track(answersOf(r)[0]!.capability_result!.result.job_id as string);
       }
       for (const id of Object.values(jobs)) await waitForJobEnd(id);
@@ -943,13 +1309,25 @@ const slurmChecks: Check[] = [
         return a;
       };
       const link = await collect('link');
-      expect(link.error?.code === 'A-AUTH-SLURM-OUTPUT-PATH' && link.error.details.problem === 'it is a symbolic link', `link: ${JSON.stringify(link)}`);
+      expect(
+        link.error?.code === 'A-AUTH-SLURM-OUTPUT-PATH' && link.error.details.problem === 'it is a symbolic link',
+        `link: ${JSON.stringify(link)}`,
+      );
       const dir = await collect('dir');
-      expect(dir.error?.code === 'A-AUTH-SLURM-OUTPUT-PATH' && /out\/ is no longer/.test(dir.error.details.problem), `out/ swapped: ${JSON.stringify(dir)}`);
+      expect(
+        dir.error?.code === 'A-AUTH-SLURM-OUTPUT-PATH' && /out\/ is no longer/.test(dir.error.details.problem),
+        `out/ swapped: ${JSON.stringify(dir)}`,
+      );
       const fifo = await collect('fifo');
-      expect(fifo.error?.code === 'A-AUTH-SLURM-OUTPUT-PATH' && /not a regular file/.test(fifo.error.details.problem), `FIFO: ${JSON.stringify(fifo)}`);
+      expect(
+        fifo.error?.code === 'A-AUTH-SLURM-OUTPUT-PATH' && /not a regular file/.test(fifo.error.details.problem),
+        `FIFO: ${JSON.stringify(fifo)}`,
+      );
       const big = await collect('big');
-      expect(big.error?.code === 'R-CAP-SLURM-OUTPUT-TOO-LARGE' && big.error.details.size === 5000 && big.error.details.max_bytes === 4096, `oversized: ${JSON.stringify(big)}`);
+      expect(
+        big.error?.code === 'R-CAP-SLURM-OUTPUT-TOO-LARGE' && big.error.details.size === 5000 && big.error.details.max_bytes === 4096,
+        `oversized: ${JSON.stringify(big)}`,
+      );
       const log = await collect('log');
       const res = log.capability_result?.result;
       expect(res?.stdout.size === 4096 && res.stdout.truncated === true, `a long log: ${JSON.stringify(log)}`);
@@ -958,7 +1336,8 @@ const slurmChecks: Check[] = [
   },
   {
     id: 'privileged.slurm-builtins',
-    title: "The built-ins slurm_job_get and slurm_job_collect reach a store tool's job for that tool, never a job Helix did not submit, and never replay",
+    title:
+      "The built-ins slurm_job_get and slurm_job_collect reach a store tool's job for that tool, never a job Helix did not submit, and never replay",
     category: 'privileged',
     abi: ['ABI-SLURM-011'],
     engines: ['container'],
@@ -969,21 +1348,34 @@ const slurmChecks: Check[] = [
     packs: slurmPacks,
     async run(ctx) {
       const track = cancelAtEnd(ctx);
-      const r = await script(ctx, 's.tool', 'slurm.submit', [submit({ argv: ['/bin/sh', '-c', 'echo hello > out/r.txt'], outputs: [{ name: 'r.txt' }], key: 'b' })]);
+      const r = await script(ctx, 's.tool', 'slurm.submit', [
+        submit({ argv: ['/bin/sh', '-c', 'echo hello > out/r.txt'], outputs: [{ name: 'r.txt' }], key: 'b' }),
+      ]);
       const jobId = track(answersOf(r)[0]!.capability_result!.result.job_id as string);
       // A job of the same user, submitted outside Helix.
-      const foreign = track((await runSlurmCommand('sbatch', ['--parsable', `--chdir=${ctx.env.dir}`, '--output=/dev/null', '--time=1', '--wrap', 'true'])).trim().split(';')[0]!);
+      const foreign = track(
+        (await runSlurmCommand('sbatch', ['--parsable', `--chdir=${ctx.env.dir}`, '--output=/dev/null', '--time=1', '--wrap', 'true']))
+          .trim()
+          .split(';')[0]!,
+      );
       await waitForJobEnd(jobId);
       const g1 = await ctx.call('helix.slurm_job_get', { job_id: jobId });
       const g2 = await ctx.call('helix.slurm_job_get', { job_id: jobId });
       const got = expectSuccess(g1);
       expectSuccess(g2);
       expect(got.tool_id === 's.tool' && got.state === 'completed' && got.terminal === true, `slurm_job_get: ${JSON.stringify(got)}`);
-      expect(g1.replayed === false && g2.replayed === false && g1.run_id !== g2.run_id, `slurm_job_get replayed: ${g1.run_id} ${g1.replayed} / ${g2.run_id} ${g2.replayed}`);
+      expect(
+        g1.replayed === false && g2.replayed === false && g1.run_id !== g2.run_id,
+        `slurm_job_get replayed: ${g1.run_id} ${g1.replayed} / ${g2.run_id} ${g2.replayed}`,
+      );
       const collected = expectSuccess(await ctx.call('helix.slurm_job_collect', { job_id: jobId }));
-      const viaTool = answersOf(await script(ctx, 's.tool', 'slurm.collect', [{ job_id: jobId }], 'after the built-in'))[0]!.capability_result?.result;
+      const viaTool = answersOf(await script(ctx, 's.tool', 'slurm.collect', [{ job_id: jobId }], 'after the built-in'))[0]!
+        .capability_result?.result;
       const { tool_id: _t, ...rest } = collected;
-      expect(canonicalJson(viaTool) === canonicalJson(rest), `the built-in and the tool collected differently: ${JSON.stringify(collected)} / ${JSON.stringify(viaTool)}`);
+      expect(
+        canonicalJson(viaTool) === canonicalJson(rest),
+        `the built-in and the tool collected differently: ${JSON.stringify(collected)} / ${JSON.stringify(viaTool)}`,
+      );
       for (const id of ['999999999', foreign]) {
         expectOutcome(await ctx.call('helix.slurm_job_get', { job_id: id }), 'terminal_error', 'P-PRECOND-SLURM-JOB-UNKNOWN');
         expectOutcome(await ctx.call('helix.slurm_job_collect', { job_id: id }), 'terminal_error', 'P-PRECOND-SLURM-JOB-UNKNOWN');
@@ -994,18 +1386,32 @@ const slurmChecks: Check[] = [
   },
 ];
 
-
 // ------------------------------------------------------------------------------------------------
 // Fan-out
 // ------------------------------------------------------------------------------------------------
 
-const FAN_INPUT = { type: 'object', additionalProperties: false, required: ['sequences'], properties: { sequences: { type: 'string', 'x-helix-artifact': true }, label: { type: 'string' } } };
+const FAN_INPUT = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['sequences'],
+  properties: { sequences: { type: 'string', 'x-helix-artifact': true }, label: { type: 'string' } },
+};
 
 const fanPacks = () => [
   { id: 'f.echo', module: echoModule(), inputSchema: FAN_INPUT },
   { id: 'f.noslurm', module: echoModule(), inputSchema: FAN_INPUT },
-  { id: 'f.secret', module: echoModule(), inputSchema: FAN_INPUT, manifest: { capabilities: { abiVersion: 1, allow: ['secrets.get.db_password'] } } },
-  { id: 'f.ungranted', module: echoModule(), inputSchema: FAN_INPUT, manifest: { capabilities: { abiVersion: 1, allow: ['http.request'], network: ['https://api.example.org:443'] } } },
+  {
+    id: 'f.secret',
+    module: echoModule(),
+    inputSchema: FAN_INPUT,
+    manifest: { capabilities: { abiVersion: 1, allow: ['secrets.get.db_password'] } },
+  },
+  {
+    id: 'f.ungranted',
+    module: echoModule(),
+    inputSchema: FAN_INPUT,
+    manifest: { capabilities: { abiVersion: 1, allow: ['http.request'], network: ['https://api.example.org:443'] } },
+  },
 ];
 
 function fanPolicy(env: CheckEnv): PolicyDocument {
@@ -1024,7 +1430,11 @@ function fanPolicyFile(env: CheckEnv): string {
 
 /** What the submitting store holds: a refused or repeated collect must leave it as it was. */
 function snapshot(host: Host, runId: string): string {
-  return JSON.stringify({ run: host.runs.get(runId) ?? null, artifacts: host.artifacts.list({ limit: 10_000 }).length, audit: readAudit(hostStore(host)).length });
+  return JSON.stringify({
+    run: host.runs.get(runId) ?? null,
+    artifacts: host.artifacts.list({ limit: 10_000 }).length,
+    audit: readAudit(hostStore(host)).length,
+  });
 }
 
 /** The code a promise is refused with, or `done`. */
@@ -1036,7 +1446,11 @@ async function refusedWith(p: Promise<unknown>): Promise<string> {
 }
 
 /** A bundle of f.echo over a new artifact, written from the check's host. */
-async function bundle(ctx: CheckContext, name: string, text = '>a\nACGTACGT\n'): Promise<{ host: Host; dir: string; runId: string; artifact: string }> {
+async function bundle(
+  ctx: CheckContext,
+  name: string,
+  text = '>a\nACGTACGT\n',
+): Promise<{ host: Host; dir: string; runId: string; artifact: string }> {
   const host = await ctx.host();
   const artifact = (await host.artifacts.importInline(text, { label: name, type: 'fasta' })).id;
   const dir = path.join(ctx.env.dir, name);
@@ -1058,7 +1472,8 @@ const fanoutChecks: Check[] = [
     category: 'privileged',
     abi: ['ABI-FANOUT-001'],
     engines: ['helix'],
-    expected: 'each is I-REQ-JOB-BUNDLE naming the file (exit 2), a FIFO without blocking; writing a bundle into a directory that is not empty is I-REQ-TARGET-NOT-EMPTY',
+    expected:
+      'each is I-REQ-JOB-BUNDLE naming the file (exit 2), a FIFO without blocking; writing a bundle into a directory that is not empty is I-REQ-TARGET-NOT-EMPTY',
     policy: (_e, env) => fanPolicy(env),
     packs: fanPacks,
     async run(ctx) {
@@ -1067,7 +1482,15 @@ const fanoutChecks: Check[] = [
       const cases: Array<[string, (d: string) => void, string]> = [
         ['not-json', (d) => writeFileSync(path.join(d, 'job.json'), '{"format": "helix-job/1",'), 'job.json'],
         ['other-format', (d) => writeFileSync(path.join(d, 'job.json'), JSON.stringify({ ...job, format: 'helix-job/9' })), 'job.json'],
-        ['bad-fields', (d) => writeFileSync(path.join(d, 'job.json'), JSON.stringify({ ...job, run_id: 'run_x', plugins_dir: 'relative/plugins', extra: true })), 'job.json'],
+        [
+          'bad-fields',
+          (d) =>
+            writeFileSync(
+              path.join(d, 'job.json'),
+              JSON.stringify({ ...job, run_id: 'run_x', plugins_dir: 'relative/plugins', extra: true }),
+            ),
+          'job.json',
+        ],
         ['directory', (d) => (rmSync(path.join(d, 'job.json')), mkdirSync(path.join(d, 'job.json'))), 'job.json'],
         ['fifo', (d) => (rmSync(path.join(d, 'job.json')), execMkfifo(path.join(d, 'job.json'))), 'job.json'],
         ['no-params', (d) => rmSync(path.join(d, 'params.json')), 'params.json'],
@@ -1079,7 +1502,10 @@ const fanoutChecks: Check[] = [
         const run = await helixCli(['job', 'run', copy], { boundMs: 60_000 });
         const first = run.stderr.split('\n').find((l) => l.includes('I-REQ') || l.includes('-')) ?? run.stderr.slice(0, 200);
         seen[name] = `exit ${run.code}: ${first.slice(0, 300)}`;
-        expect(run.code === 2 && run.stderr.includes('I-REQ-JOB-BUNDLE') && run.stderr.includes(file), `${name}: expected exit 2 with I-REQ-JOB-BUNDLE naming ${file}, got exit ${run.code}: ${run.stderr.slice(0, 600)}`);
+        expect(
+          run.code === 2 && run.stderr.includes('I-REQ-JOB-BUNDLE') && run.stderr.includes(file),
+          `${name}: expected exit 2 with I-REQ-JOB-BUNDLE naming ${file}, got exit ${run.code}: ${run.stderr.slice(0, 600)}`,
+        );
       }
       ctx.observe('refusals', seen);
       const again = await refusedWith(writeJobBundle(host, { tool_id: 'f.echo', input: { sequences: artifact } }, dir));
@@ -1088,12 +1514,13 @@ const fanoutChecks: Check[] = [
   },
   {
     id: 'privileged.fanout-dry-run',
-    title: 'A job bundle is written only for a call this host would make: unknown tools, bad input, missing artifacts, ungranted capabilities, built-ins and secret readers are refused',
+    title:
+      'A job bundle is written only for a call this host would make: unknown tools, bad input, missing artifacts, ungranted capabilities, built-ins and secret readers are refused',
     category: 'privileged',
     abi: ['ABI-FANOUT-002'],
     engines: ['helix'],
     expected:
-      'each refusal carries the code the same call gets here (C-CONTRACT-TOOL-UNKNOWN, the input schema\'s, P-PRECOND-ARTIFACT-NOT-FOUND, A-AUTH-CAPABILITY-NOT-GRANTED); a built-in is C-CONTRACT-JOB-TOOL; a tool allowed secrets.get is P-PRECOND-JOB-SECRETS; no bundle directory is made',
+      "each refusal carries the code the same call gets here (C-CONTRACT-TOOL-UNKNOWN, the input schema's, P-PRECOND-ARTIFACT-NOT-FOUND, A-AUTH-CAPABILITY-NOT-GRANTED); a built-in is C-CONTRACT-JOB-TOOL; a tool allowed secrets.get is P-PRECOND-JOB-SECRETS; no bundle directory is made",
     policy: (_e, env) => fanPolicy(env),
     packs: fanPacks,
     async run(ctx) {
@@ -1121,11 +1548,13 @@ const fanoutChecks: Check[] = [
   },
   {
     id: 'privileged.fanout-node-home',
-    title: "helix job run refuses to open the submitting store (also through a symbolic link) as its node store, and removes the temporary store it makes",
+    title:
+      'helix job run refuses to open the submitting store (also through a symbolic link) as its node store, and removes the temporary store it makes',
     category: 'privileged',
     abi: ['ABI-FANOUT-003'],
     engines: ['helix'],
-    expected: "--home at the submitting store's home, or at a link to it, is P-PRECOND-JOB-HOME (exit 1) and the submitting store gains no run; without --home the node store is made under $TMPDIR and removed when the job ends",
+    expected:
+      "--home at the submitting store's home, or at a link to it, is P-PRECOND-JOB-HOME (exit 1) and the submitting store gains no run; without --home the node store is made under $TMPDIR and removed when the job ends",
     policy: (_e, env) => fanPolicy(env),
     packs: fanPacks,
     async run(ctx) {
@@ -1134,7 +1563,10 @@ const fanoutChecks: Check[] = [
       symlinkSync(host.home, link);
       for (const home of [host.home, link]) {
         const run = await helixCli(['job', 'run', dir, '--home', home]);
-        expect(run.code === 1 && run.stderr.includes('P-PRECOND-JOB-HOME'), `--home ${home}: exit ${run.code}: ${run.stderr.slice(0, 400)}`);
+        expect(
+          run.code === 1 && run.stderr.includes('P-PRECOND-JOB-HOME'),
+          `--home ${home}: exit ${run.code}: ${run.stderr.slice(0, 400)}`,
+        );
       }
       expect(host.runs.get(runId) === undefined, 'the submitting store has the run');
       const tmp = path.join(ctx.env.dir, 'node-tmp');
@@ -1152,7 +1584,8 @@ const fanoutChecks: Check[] = [
     category: 'privileged',
     abi: ['ABI-FANOUT-003'],
     engines: ['container'],
-    expected: '--home on a mounted FUSE directory is P-PRECOND-JOB-HOME naming the filesystem (exit 1), before anything is opened: the directory stays empty and no result is written',
+    expected:
+      '--home on a mounted FUSE directory is P-PRECOND-JOB-HOME naming the filesystem (exit 1), before anything is opened: the directory stays empty and no result is written',
     policy: (_e, env) => fanPolicy(env),
     packs: fanPacks,
     async run(ctx) {
@@ -1161,13 +1594,17 @@ const fanoutChecks: Check[] = [
       const { dir } = await bundle(ctx, 'bundle');
       const run = await helixCli(['job', 'run', dir, '--home', mount], { boundMs: 60_000 });
       ctx.observe('refusal', run.stderr.split('\n')[0]);
-      expect(run.code === 1 && run.stderr.includes('P-PRECOND-JOB-HOME') && run.stderr.includes('fuse'), `--home on FUSE: exit ${run.code}: ${run.stderr.slice(0, 500)}`);
+      expect(
+        run.code === 1 && run.stderr.includes('P-PRECOND-JOB-HOME') && run.stderr.includes('fuse'),
+        `--home on FUSE: exit ${run.code}: ${run.stderr.slice(0, 500)}`,
+      );
       expect(readdirSync(mount).length === 0, `the node store was opened on the FUSE directory: ${readdirSync(mount).join(', ')}`);
     },
   },
   {
     id: 'privileged.fanout-tampered-job',
-    title: 'A node refuses a job bundle whose params, policy or input bytes were changed, whose run id was forged, or whose toolpack is another build',
+    title:
+      'A node refuses a job bundle whose params, policy or input bytes were changed, whose run id was forged, or whose toolpack is another build',
     category: 'privileged',
     abi: ['ABI-FANOUT-004', 'ABI-FANOUT-006'],
     engines: ['helix'],
@@ -1177,7 +1614,11 @@ const fanoutChecks: Check[] = [
     packs: fanPacks,
     async run(ctx) {
       const { host, dir, runId } = await bundle(ctx, 'bundle');
-      const job = JSON.parse(readFileSync(path.join(dir, 'job.json'), 'utf8')) as { run_id: string; plugins_dir: string; inputs: Array<{ sha256: string }> };
+      const job = JSON.parse(readFileSync(path.join(dir, 'job.json'), 'utf8')) as {
+        run_id: string;
+        plugins_dir: string;
+        inputs: Array<{ sha256: string }>;
+      };
       // Another build of f.echo: the same manifest but for its module and digest.
       const otherPlugins = path.join(ctx.env.dir, 'other-plugins');
       cpSync(job.plugins_dir, otherPlugins, { recursive: true });
@@ -1186,11 +1627,35 @@ const fanoutChecks: Check[] = [
       const manifestFile = path.join(otherPlugins, 'f.echo', 'f_echo.tool.yaml');
       const manifest = parseYaml(readFileSync(manifestFile, 'utf8')) as Record<string, unknown>;
       writeFileSync(manifestFile, stringifyYaml({ ...manifest, digest: digestOf(bytes) }));
-      const editJob = (d: string, change: Record<string, unknown>) => writeFileSync(path.join(d, 'job.json'), JSON.stringify({ ...JSON.parse(readFileSync(path.join(d, 'job.json'), 'utf8')), ...change }));
+      const editJob = (d: string, change: Record<string, unknown>) =>
+        writeFileSync(
+          path.join(d, 'job.json'),
+          JSON.stringify({ ...JSON.parse(readFileSync(path.join(d, 'job.json'), 'utf8')), ...change }),
+        );
       const cases: Array<[string, (d: string) => void, string]> = [
-        ['params', (d) => writeFileSync(path.join(d, 'params.json'), readFileSync(path.join(d, 'params.json'), 'utf8').replace('{', '{"label":"x",')), 'D-DATA-BUNDLE-HASH'],
-        ['policy', (d) => writeFileSync(path.join(d, 'policy.json'), JSON.stringify({ ...JSON.parse(readFileSync(path.join(d, 'policy.json'), 'utf8')), grants: { '*': ['secrets.*', 'http.*'] } })), 'D-DATA-BUNDLE-HASH'],
-        ['input', (d) => writeFileSync(path.join(d, 'blobs', job.inputs[0]!.sha256.replace(/^sha256:/, '')), '>evil\nTTTT\n'), 'D-DATA-BUNDLE-HASH'],
+        [
+          'params',
+          (d) =>
+            writeFileSync(path.join(d, 'params.json'), readFileSync(path.join(d, 'params.json'), 'utf8').replace('{', '{"label":"x",')),
+          'D-DATA-BUNDLE-HASH',
+        ],
+        [
+          'policy',
+          (d) =>
+            writeFileSync(
+              path.join(d, 'policy.json'),
+              JSON.stringify({
+                ...JSON.parse(readFileSync(path.join(d, 'policy.json'), 'utf8')),
+                grants: { '*': ['secrets.*', 'http.*'] },
+              }),
+            ),
+          'D-DATA-BUNDLE-HASH',
+        ],
+        [
+          'input',
+          (d) => writeFileSync(path.join(d, 'blobs', job.inputs[0]!.sha256.replace(/^sha256:/, '')), '>evil\nTTTT\n'),
+          'D-DATA-BUNDLE-HASH',
+        ],
         ['run-id', (d) => editJob(d, { run_id: `run_${'1'.repeat(32)}` }), 'C-CONTRACT-JOB-TOOL'],
         ['module', (d) => editJob(d, { plugins_dir: otherPlugins }), 'C-CONTRACT-JOB-TOOL'],
       ];
@@ -1201,13 +1666,19 @@ const fanoutChecks: Check[] = [
         damage(copy);
         const run = await helixCli(['job', 'run', copy]);
         seen[name] = `exit ${run.code}: ${run.stderr.split('\n')[0]!.slice(0, 300)}`;
-        expect(run.code === 1 && run.stderr.includes(code), `${name}: expected exit 1 with ${code}, got exit ${run.code}: ${run.stderr.slice(0, 500)}`);
+        expect(
+          run.code === 1 && run.stderr.includes(code),
+          `${name}: expected exit 1 with ${code}, got exit ${run.code}: ${run.stderr.slice(0, 500)}`,
+        );
         const resultFile = path.join(copy, 'result', 'result.json');
         expect(existsSync(resultFile), `${name}: no result bundle holds the refusal`);
         const result = JSON.parse(readFileSync(resultFile, 'utf8')) as { run: unknown; journal: unknown[] };
         expect(result.run === null && result.journal.length === 0, `${name}: the refused job has a run in its result`);
         const collected = await collectResult(hostStore(host), copy);
-        expect(collected.outcome === 'refused' && collected.response?.error?.code === code, `${name}: collect answered ${JSON.stringify(collected).slice(0, 300)}`);
+        expect(
+          collected.outcome === 'refused' && collected.response?.error?.code === code,
+          `${name}: collect answered ${JSON.stringify(collected).slice(0, 300)}`,
+        );
         expect(snapshot(host, runId) === before, `${name}: collecting the refusal wrote to the store`);
       }
       ctx.observe('refusals', seen);
@@ -1215,7 +1686,8 @@ const fanoutChecks: Check[] = [
   },
   {
     id: 'privileged.fanout-tampered-result',
-    title: 'helix job collect refuses a result bundle with changed blobs, another identity, a missing or linked blob, a partial result.json, or none, and writes nothing',
+    title:
+      'helix job collect refuses a result bundle with changed blobs, another identity, a missing or linked blob, a partial result.json, or none, and writes nothing',
     category: 'privileged',
     abi: ['ABI-FANOUT-005', 'ABI-FANOUT-006'],
     engines: ['helix'],
@@ -1230,14 +1702,31 @@ const fanoutChecks: Check[] = [
       const resultFile = (d: string) => path.join(d, 'result', 'result.json');
       const result = JSON.parse(readFileSync(resultFile(dir), 'utf8')) as { run: Record<string, unknown> & { input_sha256: string } };
       const inputBlob = (d: string) => path.join(d, 'result', 'blobs', result.run.input_sha256.replace(/^sha256:/, ''));
-      const editRun = (d: string, change: Record<string, unknown>) => writeFileSync(resultFile(d), JSON.stringify({ ...result, run: { ...result.run, ...change } }));
+      const editRun = (d: string, change: Record<string, unknown>) =>
+        writeFileSync(resultFile(d), JSON.stringify({ ...result, run: { ...result.run, ...change } }));
       const cases: Array<[string, (d: string) => void, string]> = [
         ['blob-bytes', (d) => writeFileSync(inputBlob(d), '{"sequences":"art_00000000000000000000000000"}'), 'D-DATA-BUNDLE-HASH'],
-        ['blob-link', (d) => { const keep = path.join(ctx.env.dir, `kept-${path.basename(d)}`); cpSync(inputBlob(d), keep); rmSync(inputBlob(d)); symlinkSync(keep, inputBlob(d)); }, 'D-DATA-BUNDLE-HASH'],
+        [
+          'blob-link',
+          (d) => {
+            const keep = path.join(ctx.env.dir, `kept-${path.basename(d)}`);
+            cpSync(inputBlob(d), keep);
+            rmSync(inputBlob(d));
+            symlinkSync(keep, inputBlob(d));
+          },
+          'D-DATA-BUNDLE-HASH',
+        ],
         ['params-hash', (d) => editRun(d, { params_hash: `sha256:${'0'.repeat(64)}` }), 'D-DATA-BUNDLE-IDENTITY'],
         ['tool', (d) => editRun(d, { tool_id: 'f.noslurm' }), 'D-DATA-BUNDLE-IDENTITY'],
         ['blob-missing', (d) => rmSync(inputBlob(d)), 'I-REQ-JOB-BUNDLE'],
-        ['partial', (d) => { const text = readFileSync(resultFile(d), 'utf8'); writeFileSync(resultFile(d), text.slice(0, Math.floor(text.length / 2))); }, 'I-REQ-JOB-BUNDLE'],
+        [
+          'partial',
+          (d) => {
+            const text = readFileSync(resultFile(d), 'utf8');
+            writeFileSync(resultFile(d), text.slice(0, Math.floor(text.length / 2)));
+          },
+          'I-REQ-JOB-BUNDLE',
+        ],
         ['no-result', (d) => rmSync(path.join(d, 'result'), { recursive: true }), 'P-PRECOND-JOB-RESULT-MISSING'],
       ];
       const before = snapshot(host, runId);
@@ -1261,13 +1750,17 @@ const fanoutChecks: Check[] = [
       const second = await collectResult(hostStore(host), dir);
       expect(second.outcome === 'unchanged' && snapshot(host, runId) === after, `a second collect: ${second.outcome}`);
       const local = await ctx.call('f.echo', { sequences: artifact });
-      expect(local.run_id === runId && local.replayed === true, `a local call of the same identity: run ${local.run_id} replayed ${local.replayed}`);
+      expect(
+        local.run_id === runId && local.replayed === true,
+        `a local call of the same identity: run ${local.run_id} replayed ${local.replayed}`,
+      );
       ctx.observe('events', events);
     },
   },
   {
     id: 'privileged.fanout-array-refusals',
-    title: 'helix job submit with a pointer that is no artifact field, repeated artifacts, limits or a partition outside the policy, a directory outside the work root, or a tool without a slurm entry',
+    title:
+      'helix job submit with a pointer that is no artifact field, repeated artifacts, limits or a partition outside the policy, a directory outside the work root, or a tool without a slurm entry',
     category: 'privileged',
     abi: ['ABI-FANOUT-007'],
     engines: ['helix'],
@@ -1279,12 +1772,16 @@ const fanoutChecks: Check[] = [
       const shims = slurmShims(ctx, 0);
       const host = await ctx.host();
       const ids: string[] = [];
-      for (const n of [1, 2, 3]) ids.push((await host.artifacts.importInline(`>s${n}\n${'ACGT'.repeat(n)}\n`, { label: `s${n}`, type: 'fasta' })).id);
+      for (const n of [1, 2, 3])
+        ids.push((await host.artifacts.importInline(`>s${n}\n${'ACGT'.repeat(n)}\n`, { label: `s${n}`, type: 'fasta' })).id);
       const policy = fanPolicyFile(ctx.env);
       const plugins = await ctx.pluginsDir();
       const work = jobsDir(ctx.env);
       const submitCli = (tool: string, dir: string, args: readonly string[]) =>
-        helixCli(['job', 'submit', tool, '--input', '{}', '--dir', dir, '--home', host.home, '--plugins', plugins, '--policy', policy, ...args], { env: { ...process.env } });
+        helixCli(
+          ['job', 'submit', tool, '--input', '{}', '--dir', dir, '--home', host.home, '--plugins', plugins, '--policy', policy, ...args],
+          { env: { ...process.env } },
+        );
       const over = ['--over', '/sequences'];
       const cases: Array<[string, string, string, readonly string[], string, number]> = [
         ['not-artifact', 'f.echo', path.join(work, 'a'), ['--over', '/label', '--artifacts', ids[0]!], 'I-REQ-JOB-ARRAY', 2],
@@ -1292,7 +1789,14 @@ const fanoutChecks: Check[] = [
         ['array-size', 'f.echo', path.join(work, 'c'), [...over, '--artifacts', ids.join(',')], 'A-AUTH-SLURM-LIMIT', 1],
         ['time', 'f.echo', path.join(work, 'd'), [...over, '--artifacts', ids[0]!, '--time-minutes', '6'], 'A-AUTH-SLURM-LIMIT', 1],
         ['partition', 'f.echo', path.join(work, 'e'), [...over, '--artifacts', ids[0]!, '--partition', 'gpu'], 'A-AUTH-SLURM-PARTITION', 1],
-        ['injection', 'f.echo', path.join(work, 'f'), [...over, '--artifacts', ids[0]!, '--partition', 'debug\n#SBATCH --uid=0'], 'I-REQ-SLURM-VALUE', 2],
+        [
+          'injection',
+          'f.echo',
+          path.join(work, 'f'),
+          [...over, '--artifacts', ids[0]!, '--partition', 'debug\n#SBATCH --uid=0'],
+          'I-REQ-SLURM-VALUE',
+          2,
+        ],
         ['outside', 'f.echo', path.join(ctx.env.dir, 'elsewhere'), [...over, '--artifacts', ids[0]!], 'A-AUTH-FANOUT-WORK-ROOT', 1],
         ['dot-dot', 'f.echo', `${work}/../escape`, [...over, '--artifacts', ids[0]!], 'A-AUTH-FANOUT-WORK-ROOT', 1],
         ['no-entry', 'f.noslurm', path.join(work, 'g'), [...over, '--artifacts', ids[0]!], 'A-AUTH-SLURM-TOOL', 1],
@@ -1301,7 +1805,10 @@ const fanoutChecks: Check[] = [
       for (const [name, tool, dir, args, code, exit] of cases) {
         const r = await submitCli(tool, dir, args);
         seen[name] = `exit ${r.code}: ${r.stderr.split('\n')[0]!.slice(0, 300)}`;
-        expect(r.stderr.includes(code) && (r.code === exit || (code === 'I-REQ-SLURM-VALUE' && r.code !== 0)), `${name}: expected exit ${exit} with ${code}, got exit ${r.code}: ${r.stderr.slice(0, 500)}`);
+        expect(
+          r.stderr.includes(code) && (r.code === exit || (code === 'I-REQ-SLURM-VALUE' && r.code !== 0)),
+          `${name}: expected exit ${exit} with ${code}, got exit ${r.code}: ${r.stderr.slice(0, 500)}`,
+        );
         expect(!existsSync(dir), `${name}: ${dir} was made`);
       }
       ctx.observe('refusals', seen);
@@ -1312,7 +1819,8 @@ const fanoutChecks: Check[] = [
   },
   {
     id: 'privileged.fanout-array-on-slurm',
-    title: 'A job array on the real cluster whose one element\'s result is tampered with before collect: that element is refused, the other comes in',
+    title:
+      "A job array on the real cluster whose one element's result is tampered with before collect: that element is refused, the other comes in",
     category: 'privileged',
     abi: ['ABI-FANOUT-005', 'ABI-FANOUT-007'],
     engines: ['container'],
@@ -1324,31 +1832,71 @@ const fanoutChecks: Check[] = [
     async run(ctx) {
       const host = await ctx.host();
       const ids: string[] = [];
-      for (const n of [1, 2]) ids.push((await host.artifacts.importInline(`>s${n}\n${'ACGT'.repeat(n)}\n`, { label: `s${n}`, type: 'fasta' })).id);
+      for (const n of [1, 2])
+        ids.push((await host.artifacts.importInline(`>s${n}\n${'ACGT'.repeat(n)}\n`, { label: `s${n}`, type: 'fasta' })).id);
       const policy = fanPolicyFile(ctx.env);
       const plugins = await ctx.pluginsDir();
       const dir = path.join(jobsDir(ctx.env), 'array');
-      const submitted = await helixCli(['job', 'submit', 'f.echo', '--input', '{}', '--over', '/sequences', '--artifacts', ids.join(','), '--dir', dir, '--home', host.home, '--plugins', plugins, '--policy', policy, '--time-minutes', '2']);
+      const submitted = await helixCli([
+        'job',
+        'submit',
+        'f.echo',
+        '--input',
+        '{}',
+        '--over',
+        '/sequences',
+        '--artifacts',
+        ids.join(','),
+        '--dir',
+        dir,
+        '--home',
+        host.home,
+        '--plugins',
+        plugins,
+        '--policy',
+        policy,
+        '--time-minutes',
+        '2',
+      ]);
       expect(submitted.code === 0, `helix job submit: exit ${submitted.code}: ${submitted.stderr.slice(0, 500)}`);
-      const array = JSON.parse(submitted.stdout) as { slurm_job_id: string; slurm_job_name: string; elements: Array<{ index: number; artifact_id: string; run_id: string }> };
+      const array = JSON.parse(submitted.stdout) as {
+        slurm_job_id: string;
+        slurm_job_name: string;
+        elements: Array<{ index: number; artifact_id: string; run_id: string }>;
+      };
       ctx.defer(async () => void (await runSlurmCommand('scancel', [array.slurm_job_id]).catch(() => undefined)));
       ctx.observe('array', { slurm_job_id: array.slurm_job_id, slurm_job_name: array.slurm_job_name, elements: array.elements.length });
       expect(/^[0-9]+$/.test(array.slurm_job_id) && array.elements.length === 2, `array.json: ${submitted.stdout.slice(0, 400)}`);
       const ended = await waitForJob(array.slurm_job_id, (s) => s.state.terminal && s.tasks.length === 2, 'both elements ended', 180_000);
-      ctx.observe('slurm_states', ended.tasks.map((t) => t.slurmState));
+      ctx.observe(
+        'slurm_states',
+        ended.tasks.map((t) => t.slurmState),
+      );
       const result = (i: number) => path.join(dir, String(i), 'result', 'result.json');
-      expect(existsSync(result(0)) && existsSync(result(1)), `an element wrote no result: ${readFileSync(path.join(dir, '0', 'slurm.out'), 'utf8').slice(0, 500)}`);
+      expect(
+        existsSync(result(0)) && existsSync(result(1)),
+        `an element wrote no result: ${readFileSync(path.join(dir, '0', 'slurm.out'), 'utf8').slice(0, 500)}`,
+      );
       const r1 = JSON.parse(readFileSync(result(1), 'utf8')) as { run: { input_sha256: string } };
       writeFileSync(path.join(dir, '1', 'result', 'blobs', r1.run.input_sha256.replace(/^sha256:/, '')), '{"sequences":"forged"}');
       const collected = await helixCli(['job', 'collect', dir, '--home', host.home, '--wait-ms', '30000']);
-      const elements = (JSON.parse(collected.stdout) as { elements: Array<{ index: number; collected?: { outcome: string; status: string }; error?: { code: string } }> }).elements;
+      const elements = (
+        JSON.parse(collected.stdout) as {
+          elements: Array<{ index: number; collected?: { outcome: string; status: string }; error?: { code: string } }>;
+        }
+      ).elements;
       const summary = elements.map((e) => e.error?.code ?? `${e.collected?.outcome}/${e.collected?.status}`);
       ctx.observe('collect', { exit: collected.code, elements: summary });
-      expect(collected.code === 1 && JSON.stringify(summary) === JSON.stringify(['imported/succeeded', 'D-DATA-BUNDLE-HASH']), `collect: exit ${collected.code}, ${JSON.stringify(summary)} ${collected.stderr.slice(0, 300)}`);
+      expect(
+        collected.code === 1 && JSON.stringify(summary) === JSON.stringify(['imported/succeeded', 'D-DATA-BUNDLE-HASH']),
+        `collect: exit ${collected.code}, ${JSON.stringify(summary)} ${collected.stderr.slice(0, 300)}`,
+      );
       expect(host.runs.get(array.elements[0]!.run_id)?.status === 'succeeded', 'element 0 is not a succeeded run of the store');
       expect(host.runs.get(array.elements[1]!.run_id) === undefined, 'the tampered element 1 entered the store');
       const again = await helixCli(['job', 'collect', dir, '--home', host.home]);
-      const second = (JSON.parse(again.stdout) as { elements: Array<{ collected?: { outcome: string }; error?: { code: string } }> }).elements.map((e) => e.error?.code ?? e.collected?.outcome);
+      const second = (
+        JSON.parse(again.stdout) as { elements: Array<{ collected?: { outcome: string }; error?: { code: string } }> }
+      ).elements.map((e) => e.error?.code ?? e.collected?.outcome);
       expect(second[0] === 'unchanged', `a second collect of element 0: ${JSON.stringify(second)}`);
     },
   },
@@ -1359,5 +1907,10 @@ function execMkfifo(file: string): void {
   execFileSync('mkfifo', [file]);
 }
 
-export const privilegedChecks: readonly Check[] = [...dockerChecks, ...dockerRealChecks, ...containerChecks, ...slurmChecks, ...fanoutChecks];
-
+export const privilegedChecks: readonly Check[] = [
+  ...dockerChecks,
+  ...dockerRealChecks,
+  ...containerChecks,
+  ...slurmChecks,
+  ...fanoutChecks,
+];

@@ -25,7 +25,11 @@ export interface CliExit {
 /** Runs `helix ...args` with HELIX_HOME `home` to its end; killed (and the check failed) after `timeoutMs`. */
 export function runCli(ctx: CheckContext, args: readonly string[], home: string, timeoutMs = 30_000): Promise<CliExit> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cliPath(), ...args], { cwd: ctx.env.dir, env: { ...process.env, HELIX_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [cliPath(), ...args], {
+      cwd: ctx.env.dir,
+      env: { ...process.env, HELIX_HOME: home },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     ctx.defer(() => void (child.exitCode === null && child.signalCode === null && child.kill('SIGKILL')));
     let stdout = '';
     let stderr = '';
@@ -82,13 +86,23 @@ const INITIALIZE = { protocolVersion: '2025-11-25', capabilities: {}, clientInfo
  * Starts `helix serve --plugins <dir> --policy <file> ...extra` with HELIX_HOME `home`, waits for
  * it to be ready (bounded), initializes it; the child is killed when the check ends.
  */
-export async function startServer(ctx: CheckContext, opts: { plugins: string; policy: string; home: string; extra?: readonly string[]; readyMs?: number }): Promise<RawServer> {
+export async function startServer(
+  ctx: CheckContext,
+  opts: { plugins: string; policy: string; home: string; extra?: readonly string[]; readyMs?: number },
+): Promise<RawServer> {
   const args = [cliPath(), 'serve', '--plugins', opts.plugins, '--policy', opts.policy, ...(opts.extra ?? [])];
-  const child = spawn(process.execPath, args, { cwd: ctx.env.dir, env: { ...process.env, HELIX_HOME: opts.home }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, {
+    cwd: ctx.env.dir,
+    env: { ...process.env, HELIX_HOME: opts.home },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   ctx.defer(async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.stdin?.end();
-    const ended = await Promise.race([new Promise<boolean>((r) => child.once('exit', () => r(true))), new Promise<boolean>((r) => setTimeout(() => r(false), 3000))]);
+    const ended = await Promise.race([
+      new Promise<boolean>((r) => child.once('exit', () => r(true))),
+      new Promise<boolean>((r) => setTimeout(() => r(false), 3000)),
+    ]);
     if (!ended) child.kill('SIGKILL');
   });
   child.stdin!.on('error', () => undefined);
@@ -123,7 +137,10 @@ export async function startServer(ctx: CheckContext, opts: { plugins: string; po
     for (;;) {
       const v = probe();
       if (v !== undefined) return v;
-      if (!alive()) throw new CheckFailure(`the server exited (${child.exitCode ?? child.signalCode}) while waiting for ${what}; stderr: ${err.slice(-800)}`);
+      if (!alive())
+        throw new CheckFailure(
+          `the server exited (${child.exitCode ?? child.signalCode}) while waiting for ${what}; stderr: ${err.slice(-800)}`,
+        );
       if (Date.now() > deadline) throw new CheckFailure(`no ${what} within ${timeoutMs} ms; stderr: ${err.slice(-800)}`);
       await new Promise((r) => setTimeout(r, 10));
     }
@@ -137,7 +154,8 @@ export async function startServer(ctx: CheckContext, opts: { plugins: string; po
     write: (bytes) => void child.stdin!.write(bytes),
     line: (text, eol = '\n') => void child.stdin!.write(`${text}${eol}`),
     messages,
-    reply: (id, timeoutMs = 15_000) => until(`reply to id ${JSON.stringify(id)}`, () => messages().find((m) => isReply(m) && m.id === id), timeoutMs),
+    reply: (id, timeoutMs = 15_000) =>
+      until(`reply to id ${JSON.stringify(id)}`, () => messages().find((m) => isReply(m) && m.id === id), timeoutMs),
     nullReplies,
     nullReply: (n, timeoutMs = 15_000) => until(`reply number ${n} with id null`, () => nullReplies()[n - 1], timeoutMs),
     request(method, params, timeoutMs) {

@@ -122,7 +122,10 @@ export interface RawCall {
 export function rawInput(calls: readonly RawCall[]): { h: string } {
   const parts: Buffer[] = [];
   for (const c of calls) {
-    const req = c.request instanceof Uint8Array ? Buffer.from(c.request) : Buffer.from(typeof c.request === 'string' ? c.request : JSON.stringify(c.request));
+    const req =
+      c.request instanceof Uint8Array
+        ? Buffer.from(c.request)
+        : Buffer.from(typeof c.request === 'string' ? c.request : JSON.stringify(c.request));
     const head = Buffer.alloc(20);
     head.writeUInt32LE(c.bulk === undefined ? 0 : 1, 0);
     head.writeUInt32LE((c.bulk?.ptr ?? 0) >>> 0, 4);
@@ -138,13 +141,19 @@ export function rawInput(calls: readonly RawCall[]): { h: string } {
 export interface RawAnswer {
   readonly bytes: Buffer;
   readonly text: string;
-  readonly json: { status: string; abi_version: number; capability_result?: { name: string; result: any }; error?: { code: string; message: string; details: any; hint?: string } };
+  readonly json: {
+    status: string;
+    abi_version: number;
+    capability_result?: { name: string; result: any };
+    error?: { code: string; message: string; details: any; hint?: string };
+  };
   readonly dump: Buffer;
 }
 
 /** The raw answers in a successful response of the raw caller. */
 export function rawAnswers(r: ResponseEnvelope): RawAnswer[] {
-  if (r.status !== 'success') throw new CheckFailure(`the raw caller did not succeed: ${r.status} ${r.error?.code ?? ''}: ${r.error?.message ?? ''}`);
+  if (r.status !== 'success')
+    throw new CheckFailure(`the raw caller did not succeed: ${r.status} ${r.error?.code ?? ''}: ${r.error?.message ?? ''}`);
   const all = Buffer.from(String((r.output as { hex?: unknown }).hex ?? ''), 'hex');
   const out: RawAnswer[] = [];
   for (let at = 0; at < all.length; ) {
@@ -160,7 +169,13 @@ export function rawAnswers(r: ResponseEnvelope): RawAnswer[] {
 }
 
 /** A limits object roomy enough for the raw caller. */
-export const RAW_LIMITS = { maxInputBytes: 1_000_000, maxOutputBytes: 4_000_000, fuel: 5_000_000_000, maxMemoryPages: 128, maxCapabilityCalls: 200 } as const;
+export const RAW_LIMITS = {
+  maxInputBytes: 1_000_000,
+  maxOutputBytes: 4_000_000,
+  fuel: 5_000_000_000,
+  maxMemoryPages: 128,
+  maxCapabilityCalls: 200,
+} as const;
 
 // ---------------------------------------------------------------------------------------------
 // Extism: a plugin that sends its input (a request envelope) `times` times to helix_capability_call
@@ -206,8 +221,19 @@ function core(align: number, alphabet: 'base64' | 'base64url'): string {
 export const FORMS: ReadonlyArray<readonly [string, string]> = [
   ['raw', SECRET],
   ['json', JSON.stringify(SECRET).slice(1, -1)],
-  ['json-ascii', JSON.stringify(SECRET).slice(1, -1).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)],
-  ...[0, 1, 2].flatMap((a) => [[`base64@${a}`, core(a, 'base64')], [`base64url@${a}`, core(a, 'base64url')]] as Array<[string, string]>),
+  [
+    'json-ascii',
+    JSON.stringify(SECRET)
+      .slice(1, -1)
+      .replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`),
+  ],
+  ...[0, 1, 2].flatMap(
+    (a) =>
+      [
+        [`base64@${a}`, core(a, 'base64')],
+        [`base64url@${a}`, core(a, 'base64url')],
+      ] as Array<[string, string]>,
+  ),
   ['hex', Buffer.from(SECRET).toString('hex')],
   ['HEX', Buffer.from(SECRET).toString('hex').toUpperCase()],
   ['percent', encodeURIComponent(SECRET)],

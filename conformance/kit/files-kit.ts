@@ -19,9 +19,16 @@ export interface CliRun {
 export const CLI_PATH = (): string => path.join(packageRoot(), 'dist', 'host', 'cli', 'main.js');
 
 /** Runs `helix ...args` as a child process; killed (code SIGKILL) after `killAfterMs` (default 60 s). */
-export function runHelix(args: readonly string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; killAfterMs?: number; stdin?: string } = {}): Promise<CliRun> {
+export function runHelix(
+  args: readonly string[],
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv; killAfterMs?: number; stdin?: string } = {},
+): Promise<CliRun> {
   const t0 = performance.now();
-  const child = spawn(process.execPath, [CLI_PATH(), ...args], { cwd: opts.cwd ?? packageRoot(), env: opts.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI_PATH(), ...args], {
+    cwd: opts.cwd ?? packageRoot(),
+    env: opts.env ?? process.env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
@@ -38,7 +45,10 @@ export function runHelix(args: readonly string[], opts: { cwd?: string; env?: No
 
 /** Fails unless a CLI run ended with `code`; the message shows what it printed. */
 export function expectExit(run: CliRun, code: number, what: string): void {
-  expect(run.code === code, `${what}: exit ${String(run.code)}, expected ${code}; stderr: ${run.stderr.slice(0, 600)} stdout: ${run.stdout.slice(0, 300)}`);
+  expect(
+    run.code === code,
+    `${what}: exit ${String(run.code)}, expected ${code}; stderr: ${run.stderr.slice(0, 600)} stdout: ${run.stdout.slice(0, 300)}`,
+  );
 }
 
 /** A marker no refusal may ever print. */
@@ -71,10 +81,18 @@ export function violationsOf(refusal: { details: Record<string, unknown> }): str
 }
 
 /** Fails unless some violation matches each pattern; returns the lines. */
-export function expectViolations(refusal: { code: string; message: string; details: Record<string, unknown> }, code: string, patterns: readonly RegExp[]): string[] {
+export function expectViolations(
+  refusal: { code: string; message: string; details: Record<string, unknown> },
+  code: string,
+  patterns: readonly RegExp[],
+): string[] {
   expect(refusal.code === code, `refused with ${refusal.code}, not ${code}: ${refusal.message}`);
   const lines = violationsOf(refusal);
-  for (const p of patterns) expect(lines.some((l) => p.test(l)), `no violation matches ${String(p)}; violations: ${JSON.stringify(lines).slice(0, 1500)}`);
+  for (const p of patterns)
+    expect(
+      lines.some((l) => p.test(l)),
+      `no violation matches ${String(p)}; violations: ${JSON.stringify(lines).slice(0, 1500)}`,
+    );
   expectNoLeak(`${refusal.message}\n${JSON.stringify(refusal.details)}`, 'the refusal');
   return lines;
 }
@@ -96,7 +114,9 @@ export function swapper(target: string, inside: string, outside: string, ms = 50
       n++;
     }
     process.stdout.write(String(n));`;
-  const child = spawn(process.execPath, ['-e', script, JSON.stringify([target, inside, outside, ms])], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn(process.execPath, ['-e', script, JSON.stringify([target, inside, outside, ms])], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   const done = new Promise<void>((resolve) => child.on('close', () => resolve()));
   return {
     child,

@@ -28,7 +28,14 @@ const ARG_VALUES: Record<string, readonly Json[]> = {
   label: ['a label', ''],
   name: ['db_password', 'api_key', 'nope', ''],
   method: ['GET', 'POST', 'PUT', 'DELETE', 'get', 'TRACE', 'CONNECT'],
-  url: ['http://127.0.0.1:9/x', 'https://example.org:443/', 'ftp://example.org/', 'not a url', 'http://[::1]:9/', 'http://169.254.169.254/'],
+  url: [
+    'http://127.0.0.1:9/x',
+    'https://example.org:443/',
+    'ftp://example.org/',
+    'not a url',
+    'http://[::1]:9/',
+    'http://169.254.169.254/',
+  ],
   headers: [{}, { 'x-a': 'b' }, { host: 'evil' }, { a: 1 }],
   body: ['', 'data', 'aGk='],
   body_encoding: ['utf8', 'base64', 'hex'],
@@ -68,7 +75,16 @@ export function randomArgs(r: Rand, names: readonly string[]): { [k: string]: Js
 /** A guest's error object (an envelope's `error`, an Extism plugin's error text): a taxonomy code or not, a message within bounds or not. */
 export function guestErrorValue(r: Rand): { [k: string]: Json } {
   const error: { [k: string]: Json } = {
-    code: r.pick(['S-TOOL-TRAP', 'I-REQ-INPUT', 'R-UPSTREAM-TIMEOUT', 'C-CONTRACT-INPUT', 'T-TOOL-OOPS', 'x-bad', 'S-', 'A-AUTH-FORBIDDEN']),
+    code: r.pick([
+      'S-TOOL-TRAP',
+      'I-REQ-INPUT',
+      'R-UPSTREAM-TIMEOUT',
+      'C-CONTRACT-INPUT',
+      'T-TOOL-OOPS',
+      'x-bad',
+      'S-',
+      'A-AUTH-FORBIDDEN',
+    ]),
     message: r.pick(['it failed', '', 'x'.repeat(5000)]),
   };
   if (r.chance(0.5)) error.details = randomObject(r);
@@ -95,7 +111,11 @@ export function capabilityRequestValue(r: Rand, capabilities: ReadonlyMap<string
   const names = [...capabilities.keys()];
   const name = r.chance(0.9) ? r.pick(names) : r.pick(['no.such_thing', 'kv', '', 'KV.GET']);
   const cap = capabilities.get(name);
-  const value: { [k: string]: Json } = { abi_version: r.chance(0.9) ? 1 : r.pick<Json>([2, 0, '1', null]), name, args: randomArgs(r, cap === undefined ? [] : argNames(cap.args)) };
+  const value: { [k: string]: Json } = {
+    abi_version: r.chance(0.9) ? 1 : r.pick<Json>([2, 0, '1', null]),
+    name,
+    args: randomArgs(r, cap === undefined ? [] : argNames(cap.args)),
+  };
   if (r.chance(0.1)) delete value.args;
   return value;
 }
@@ -123,8 +143,26 @@ export function requestEnvelopeValue(r: Rand, toolId: string): Json {
   if (r.chance(0.3)) env.call_id = r.pick(['c-1', '', 'x'.repeat(201)]);
   if (r.chance(0.3)) env.tool_version = r.pick(['*', '1.0.0', '^1', '', '2.0.0', 'latest']);
   if (r.chance(0.2)) env.dry_run = r.pick<Json>([true, false, 'yes']);
-  if (r.chance(0.3)) env.context = r.pick<Json>([{}, { actor_id: 'a' }, { clock: 'wall', env: 'prod' }, { env: 'moon' }, { scopes: ['x'] }, { trace_id: '' }, []]);
-  if (r.chance(0.3)) env.constraints = r.pick<Json>([{}, { timeout_ms: 1000 }, { timeout_ms: 0 }, { memory_mb_limit: 1 }, { idempotency_key: 'short' }, { retry_policy: { max_attempts: 1 } }, { net_allowlist: [] }]);
+  if (r.chance(0.3))
+    env.context = r.pick<Json>([
+      {},
+      { actor_id: 'a' },
+      { clock: 'wall', env: 'prod' },
+      { env: 'moon' },
+      { scopes: ['x'] },
+      { trace_id: '' },
+      [],
+    ]);
+  if (r.chance(0.3))
+    env.constraints = r.pick<Json>([
+      {},
+      { timeout_ms: 1000 },
+      { timeout_ms: 0 },
+      { memory_mb_limit: 1 },
+      { idempotency_key: 'short' },
+      { retry_policy: { max_attempts: 1 } },
+      { net_allowlist: [] },
+    ]);
   if (r.chance(0.1)) env.provenance = randomObject(r);
   if (r.chance(0.1)) env.fn = r.pick(['execute', '']);
   return r.chance(0.5) ? env : mutateJson(r, env).value;

@@ -87,7 +87,10 @@ export function extismSelectorModule(cases: readonly Uint8Array[], mode: 'output
     at += c.length + 8;
   }
   const tableBytes = new Uint8Array(new Uint32Array(table).buffer);
-  const send = mode === 'output' ? '(call $output_set (local.get $block) (i64.extend_i32_u (local.get $clen))) (i32.const 0)' : '(call $error_set (local.get $block)) (i32.const 1)';
+  const send =
+    mode === 'output'
+      ? '(call $output_set (local.get $block) (i64.extend_i32_u (local.get $clen))) (i32.const 0)'
+      : '(call $error_set (local.get $block)) (i32.const 1)';
   return `(module ${KERNEL}
   (memory (export "memory") ${Math.ceil(at / 65536) + 1})
   (data (i32.const ${TABLE_AT}) "${watString(tableBytes)}")

@@ -11,7 +11,9 @@ const LOWER = 'abcdefghijklmnopqrstuvwxyz';
 
 /** A member name: mostly an identifier, sometimes odd. */
 export function randomKey(r: Rand): string {
-  return r.chance(0.85) ? r.chars(LOWER, 1) + r.chars(`${LOWER}_0123456789`, r.int(0, 5)) : r.pick(['', ' ', 'constructor', 'toString', 'a.b', '0', '😀', 'é']);
+  return r.chance(0.85)
+    ? r.chars(LOWER, 1) + r.chars(`${LOWER}_0123456789`, r.int(0, 5))
+    : r.pick(['', ' ', 'constructor', 'toString', 'a.b', '0', '😀', 'é']);
 }
 
 /** A random JSON value (small; `depth` levels of arrays and objects at most). */
@@ -22,7 +24,24 @@ export function randomJson(r: Rand, depth = 2): Json {
     () => r.int(-1e6, 1e6),
     () => r.pick([0, -1, 1.5, 1e300, -0, 2 ** 53 - 1, 65_537, 86_400_001, 1_048_577]),
     () => r.chars(`${LOWER}ABC.:/-_ 0123456789`, r.int(0, 12)),
-    () => r.pick(['', 'helix/v1', 'extism/v1', 'sha256:', '1.0.0', 'v1', 'log', '~', 'null', 'yes', '0x10', 'é', '😀', '\u0000', 'x'.repeat(300)]),
+    () =>
+      r.pick([
+        '',
+        'helix/v1',
+        'extism/v1',
+        'sha256:',
+        '1.0.0',
+        'v1',
+        'log',
+        '~',
+        'null',
+        'yes',
+        '0x10',
+        'é',
+        '😀',
+        '\u0000',
+        'x'.repeat(300),
+      ]),
   ];
   if (depth <= 0 || r.chance(0.6)) return r.pick(leaves)();
   if (r.chance(0.5)) return Array.from({ length: r.int(0, 3) }, () => randomJson(r, depth - 1));

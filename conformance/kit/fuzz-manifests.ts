@@ -11,10 +11,22 @@ type Manifest = Record<string, unknown>;
 const LOWER = 'abcdefghijklmnopqrstuvwxyz';
 const IDENT = `${LOWER}0123456789_`;
 /** Capabilities a manifest may allow without more settings (http.request needs network origins). */
-const PLAIN_CAPABILITIES = ['clock.now_unix', 'log.emit', 'kv.get', 'kv.put', 'kv.delete', 'kv.list', 'artifact.stat', 'artifact.read', 'artifact.list', 'artifact.write', 'secrets.get.db_password', 'secrets.get.api_key'];
+const PLAIN_CAPABILITIES = [
+  'clock.now_unix',
+  'log.emit',
+  'kv.get',
+  'kv.put',
+  'kv.delete',
+  'kv.list',
+  'artifact.stat',
+  'artifact.read',
+  'artifact.list',
+  'artifact.write',
+  'secrets.get.db_password',
+  'secrets.get.api_key',
+];
 
 const ident = (r: Rand, max = 8): string => r.chars(LOWER, 1) + r.chars(IDENT, r.int(0, max));
-
 
 /** A JSON Schema that compiles and accepts objects. */
 function objectSchema(r: Rand): Manifest {
@@ -22,7 +34,8 @@ function objectSchema(r: Rand): Manifest {
   if (r.chance(0.3)) schema.$schema = 'https://json-schema.org/draft/2020-12/schema';
   if (r.chance(0.5)) {
     const props: Record<string, unknown> = {};
-    for (let i = r.int(1, 3); i > 0; i -= 1) props[ident(r, 5)] = { type: r.pick(['string', 'integer', 'number', 'boolean', 'array', 'object']) };
+    for (let i = r.int(1, 3); i > 0; i -= 1)
+      props[ident(r, 5)] = { type: r.pick(['string', 'integer', 'number', 'boolean', 'array', 'object']) };
     schema.properties = props;
     if (r.chance(0.5)) schema.required = r.some(Object.keys(props));
   }
@@ -37,7 +50,14 @@ export function validManifest(r: Rand, digest: string, module = 'tool.wasm'): Ma
   if (r.chance(0.5)) limits.fuel = r.int(1, 1e12);
   if (r.chance(0.5)) limits.maxMemoryPages = r.int(1, 65_536);
   if (r.chance(0.3)) limits.maxCapabilityCalls = r.int(0, 1_000_000);
-  if (r.chance(0.2)) limits.perInputMiB = Object.fromEntries(r.some([['fuel', r.int(1, 1e9)], ['maxCapabilityCalls', 0.25], ['timeoutMs', r.int(1, 1000)]] as const));
+  if (r.chance(0.2))
+    limits.perInputMiB = Object.fromEntries(
+      r.some([
+        ['fuel', r.int(1, 1e9)],
+        ['maxCapabilityCalls', 0.25],
+        ['timeoutMs', r.int(1, 1000)],
+      ] as const),
+    );
   const allow = r.some(PLAIN_CAPABILITIES, 0.3);
   const capabilities: Manifest = { abiVersion: r.pick([1, 2]), allow };
   if (r.chance(0.3)) {
@@ -60,7 +80,12 @@ export function validManifest(r: Rand, digest: string, module = 'tool.wasm'): Ma
   };
   if (r.chance(0.8) || allow.length > 0) m.capabilities = capabilities;
   if (r.chance(0.2)) m.entrypoint = 'execute';
-  if (r.chance(0.3)) m.declaredOutputs = Array.from({ length: r.int(1, 2) }, (_, i) => ({ role: `out${i}`, type: r.pick(['fasta', 'json', 'text']), ...(r.chance(0.5) ? { label: 'an output' } : {}) }));
+  if (r.chance(0.3))
+    m.declaredOutputs = Array.from({ length: r.int(1, 2) }, (_, i) => ({
+      role: `out${i}`,
+      type: r.pick(['fasta', 'json', 'text']),
+      ...(r.chance(0.5) ? { label: 'an output' } : {}),
+    }));
   return m;
 }
 
@@ -75,7 +100,20 @@ export interface BrokenManifest {
   readonly field: string;
 }
 
-const REQUIRED = ['id', 'version', 'contractVersion', 'description', 'abi', 'module', 'digest', 'deterministic', 'timeoutMs', 'limits', 'inputSchema', 'outputSchema'];
+const REQUIRED = [
+  'id',
+  'version',
+  'contractVersion',
+  'description',
+  'abi',
+  'module',
+  'digest',
+  'deterministic',
+  'timeoutMs',
+  'limits',
+  'inputSchema',
+  'outputSchema',
+];
 
 /** Values of the wrong type for a field of `kind`. */
 function wrongType(r: Rand, kind: 'string' | 'number' | 'object' | 'array'): Json {
@@ -114,7 +152,13 @@ export function breakManifest(r: Rand, valid: Manifest): BrokenManifest {
       return { manifest: m, what: `contractVersion set to ${JSON.stringify(m.contractVersion)}`, field: 'contractVersion' };
     },
     () => {
-      m.digest = r.pick(['sha256:' + 'A'.repeat(64), 'sha256:' + 'a'.repeat(63), 'md5:' + 'a'.repeat(32), 'a'.repeat(64), `${String(m.digest)} `]);
+      m.digest = r.pick([
+        'sha256:' + 'A'.repeat(64),
+        'sha256:' + 'a'.repeat(63),
+        'md5:' + 'a'.repeat(32),
+        'a'.repeat(64),
+        `${String(m.digest)} `,
+      ]);
       return { manifest: m, what: `digest set to ${JSON.stringify(m.digest)}`, field: 'digest' };
     },
     () => {
@@ -151,7 +195,19 @@ export function breakManifest(r: Rand, valid: Manifest): BrokenManifest {
       return { manifest: m, what: 'capabilities.abiVersion is neither 1 nor 2', field: 'capabilities.abiVersion' };
     },
     () => {
-      m.capabilities = { abiVersion: 1, allow: ['http.request'], network: [r.pick(['https://example.org', 'ftp://example.org:21', 'https://Example.org:443', 'https://*.*.org:443', 'https://example.org:443/path'])] };
+      m.capabilities = {
+        abiVersion: 1,
+        allow: ['http.request'],
+        network: [
+          r.pick([
+            'https://example.org',
+            'ftp://example.org:21',
+            'https://Example.org:443',
+            'https://*.*.org:443',
+            'https://example.org:443/path',
+          ]),
+        ],
+      };
       return { manifest: m, what: 'capabilities.network holds an origin that is not scheme://host:port', field: 'capabilities.network[0]' };
     },
     () => {
@@ -221,7 +277,21 @@ export function mutateText(r: Rand, text: string): { text: string; what: string 
         edits.push(`re-indented line ${line + 1}`);
         break;
       case 4: {
-        const s = r.pick(['a: &x [1, 2]\nb: *x\n', 'x: *nope\n', '--- \n', '...\n', '%YAML 1.2\n---\n', 'k: !!binary aGk=\n', '? [a]\n: 1\n', '<<: {id: x}\n', 'id: !!int 5\n', '\ufeff', '\u0000', '\ud800', 'é']);
+        const s = r.pick([
+          'a: &x [1, 2]\nb: *x\n',
+          'x: *nope\n',
+          '--- \n',
+          '...\n',
+          '%YAML 1.2\n---\n',
+          'k: !!binary aGk=\n',
+          '? [a]\n: 1\n',
+          '<<: {id: x}\n',
+          'id: !!int 5\n',
+          '\ufeff',
+          '\u0000',
+          '\ud800',
+          'é',
+        ]);
         t = t.slice(0, at) + s + t.slice(at);
         edits.push(`inserted ${JSON.stringify(s)} at ${at}`);
         break;

@@ -72,7 +72,8 @@ export function expectedForExtismError(bytes: Uint8Array): Expected & { readonly
     if (violation !== undefined) return { status: 'terminal_error', code: jsonRefusal(violation, 'output', '').code };
   }
   const envelope = GuestOutputSchema.safeParse({ status: 'error', error: parsed.ok ? parsed.value : undefined });
-  if (envelope.success && envelope.data.status === 'error') return { status: statusForCode(envelope.data.error.code, 'pure'), code: envelope.data.error.code };
+  if (envelope.success && envelope.data.status === 'error')
+    return { status: statusForCode(envelope.data.error.code, 'pure'), code: envelope.data.error.code };
   return { status: 'terminal_error', code: 'S-TOOL-EXTISM-ERROR' };
 }
 

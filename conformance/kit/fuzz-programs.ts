@@ -199,7 +199,8 @@ class Grammar {
       () => r.pick(simple)(),
       () => `(if ${e()} (then ${body()}) (else ${body()}))`,
       () => `(block $b${depth} ${body()} (br_if $b${depth} ${e()}) ${body()})`,
-      () => `(block $x${depth} (block $y${depth} ${body()} (br_table $x${depth} $y${depth} $x${depth} (i32.and ${e()} (i32.const 3)))) ${body()})`,
+      () =>
+        `(block $x${depth} (block $y${depth} ${body()} (br_table $x${depth} $y${depth} $x${depth} (i32.and ${e()} (i32.const 3)))) ${body()})`,
     ];
     if (loops < 2) {
       const counter = 4 + loops;

@@ -42,4 +42,3 @@ export function sampleSeeds(base: number, count: number): number[] {
   const r = rand(base);
   return Array.from({ length: count }, () => r.int(0, 0x7fffffff));
 }
-

@@ -83,7 +83,10 @@ export function echoModule(extra = ''): string {
  * A module whose execute runs `body` (which leaves an i64 on the stack) and answers
  * {"status":"ok","output":{"value":<that i64>}}; `imports` come first, as WAT wants.
  */
-export function numberResultModule(body: string, opts: PreludeOptions & { extra?: string; locals?: string; imports?: string } = {}): string {
+export function numberResultModule(
+  body: string,
+  opts: PreludeOptions & { extra?: string; locals?: string; imports?: string } = {},
+): string {
   const prefix = '{"status":"ok","output":{"value":';
   return `(module ${opts.imports ?? ''} ${abiPrelude(opts)}
   (data (i32.const 16) "${watString(prefix)}")

@@ -33,7 +33,8 @@ const UNHEX = `
         (br $next))))`;
 
 /** Packs a pointer and a length into execute's i64 result. */
-export const packResult = (ptr: string, len: string): string => `(i64.or (i64.shl (i64.extend_i32_u ${ptr}) (i64.const 32)) (i64.extend_i32_u ${len}))`;
+export const packResult = (ptr: string, len: string): string =>
+  `(i64.or (i64.shl (i64.extend_i32_u ${ptr}) (i64.const 32)) (i64.extend_i32_u ${len}))`;
 
 /** helix/v1: the output is exactly the bytes the input carries. */
 export function bytesOutputModule(): string {
@@ -77,7 +78,8 @@ export function bytesExtismModule(mode: 'output' | 'error' | 'request'): string 
   const send = {
     output: '(call $output_set (local.get $block) (local.get $n)) (i32.const 0)',
     error: '(call $error_set (local.get $block)) (i32.const 1)',
-    request: '(local.set $block (call $cap (local.get $block))) (call $output_set (local.get $block) (call $length (local.get $block))) (i32.const 0)',
+    request:
+      '(local.set $block (call $cap (local.get $block))) (call $output_set (local.get $block) (call $length (local.get $block))) (i32.const 0)',
   }[mode];
   return `(module
 ${KERNEL}
@@ -170,7 +172,9 @@ export function stormGuest(calls: number, after = '', extra = ''): string {
 }
 
 /** Passes a pointer far outside its memory to capability_call, catches the fault, and answers ok. */
-export const BAD_POINTER_CAUGHT = guest({ body: '(try (do (drop (call $cap (i32.const 0x7ffffff0) (i32.const 64)))) (catch_all)) (i64.const 1)' });
+export const BAD_POINTER_CAUGHT = guest({
+  body: '(try (do (drop (call $cap (i32.const 0x7ffffff0) (i32.const 64)))) (catch_all)) (i64.const 1)',
+});
 /** A start function that makes a capability call and catches the refusal; execute answers ok. */
 export const START_CALL_CAUGHT = guest({ body: '(i64.const 1)', extra: `(func $start ${CALL_CAUGHT}) (start $start)` });
 
@@ -189,9 +193,15 @@ export function callingFrom(where: 'alloc' | 'dealloc'): string {
 }
 
 /** While the host places a capability answer, alloc makes a capability call of its own (re-entry). */
-export const REENTRANT_ALLOC = guest({ body: `${CALL_INSIDE} (i64.const 1)`, allocHook: `(if (global.get $inside) (then ${CALL_CAUGHT}))` });
+export const REENTRANT_ALLOC = guest({
+  body: `${CALL_INSIDE} (i64.const 1)`,
+  allocHook: `(if (global.get $inside) (then ${CALL_CAUGHT}))`,
+});
 /** While the host places a capability answer, alloc returns a pointer outside memory; execute catches the fault. */
-export const ANSWER_BAD_POINTER = guest({ body: `${CALL_INSIDE} (i64.const 1)`, allocHook: '(if (global.get $inside) (then (return (i32.const 0x7ffffff0))))' });
+export const ANSWER_BAD_POINTER = guest({
+  body: `${CALL_INSIDE} (i64.const 1)`,
+  allocHook: '(if (global.get $inside) (then (return (i32.const 0x7ffffff0))))',
+});
 /** While the host places a capability answer, alloc throws; execute catches its own exception. */
 export const ANSWER_THROW = guest({ body: `${CALL_INSIDE} (i64.const 1)`, allocHook: '(if (global.get $inside) (then (throw $oops)))' });
 /** One served capability call, then a trap; its helix_panic tries a capability call too. */
@@ -199,7 +209,8 @@ export const TRAP_WITH_CALLING_PANIC = guest({ body: `${CALL_CAUGHT} (unreachabl
 /** Recurses inside try/catch_all until the stack runs out. */
 export const CATCHING_RECURSION = guest({
   body: '(i64.extend_i32_u (call $down (i32.const 0)))',
-  extra: '(func $down (param $n i32) (result i32) (try (result i32) (do (call $down (i32.add (local.get $n) (i32.const 1)))) (catch_all (local.get $n))))',
+  extra:
+    '(func $down (param $n i32) (result i32) (try (result i32) (do (call $down (i32.add (local.get $n) (i32.const 1)))) (catch_all (local.get $n))))',
 });
 /** Spins inside try/catch_all until its fuel (or its deadline) runs out. */
 export const CATCHING_SPIN = guest({ body: '(try (do (loop $l (br $l))) (catch_all)) (i64.const 1)' });
@@ -232,9 +243,13 @@ export function throwingPlugin(where: 'start' | 'execute'): string {
   return where === 'start' ? plugin(PLUGIN_OK, '(func $start (throw $oops)) (start $start)') : plugin('(throw $oops)');
 }
 /** extism/v1: allocates Extism blocks until Extism refuses (alloc returns 0), then returns 0 without an output. */
-export const FILLING_PLUGIN = plugin(`(block $full (loop $l (br_if $full (i64.eqz (call $alloc (i64.const 65536)))) (br $l))) (i32.const 0)`);
+export const FILLING_PLUGIN = plugin(
+  `(block $full (loop $l (br_if $full (i64.eqz (call $alloc (i64.const 65536)))) (br $l))) (i32.const 0)`,
+);
 /** extism/v1: calls output_set on a block that does not exist, catches the kernel's error, outputs `{}`. */
-export const KERNEL_ERROR_CAUGHT = plugin(`(try (do (call $output_set (i64.const 0x7fff000000000000) (i64.const 1))) (catch_all)) ${PLUGIN_OK}`);
+export const KERNEL_ERROR_CAUGHT = plugin(
+  `(try (do (call $output_set (i64.const 0x7fff000000000000) (i64.const 1))) (catch_all)) ${PLUGIN_OK}`,
+);
 /** extism/v1: the same kernel error, not caught. */
 export const KERNEL_ERROR_UNCAUGHT = plugin(`(call $output_set (i64.const 0x7fff000000000000) (i64.const 1)) ${PLUGIN_OK}`);
 /** extism/v1: spins inside try/catch_all until its fuel or deadline runs out. */

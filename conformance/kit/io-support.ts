@@ -12,7 +12,13 @@ import { DEFAULT_LIMITS } from './toolpack.js';
 export const IO_LIMITS = { ...DEFAULT_LIMITS, maxCapabilityCalls: 10 } as const;
 
 /** A toolpack for `engine`: an extism/v1 plugin (entry `run`) on extism, else helix/v1. */
-export function ioPack(engine: Engine, id: string, module: string | Uint8Array, manifest: Record<string, unknown> = {}, rest: Partial<PackSpec> = {}): PackSpec {
+export function ioPack(
+  engine: Engine,
+  id: string,
+  module: string | Uint8Array,
+  manifest: Record<string, unknown> = {},
+  rest: Partial<PackSpec> = {},
+): PackSpec {
   const base = engine === 'extism' ? { abi: 'extism/v1', entrypoint: 'run' } : {};
   return { id, module, ...rest, manifest: { limits: IO_LIMITS, ...base, ...manifest } };
 }
@@ -35,7 +41,12 @@ export async function capabilityAuditOf(ctx: CheckContext, r: ResponseEnvelope):
 }
 
 /** A terminal fault of the guest with `code` (and `details` matching), its run recorded `failed` with that code. */
-export async function expectGuestFault(ctx: CheckContext, r: ResponseEnvelope, code: string, details: Record<string, unknown> = {}): Promise<void> {
+export async function expectGuestFault(
+  ctx: CheckContext,
+  r: ResponseEnvelope,
+  code: string,
+  details: Record<string, unknown> = {},
+): Promise<void> {
   expectOutcome(r, 'terminal_error', code);
   expectDetails(r, details);
   const run = await runOf(ctx, r);
@@ -50,7 +61,9 @@ export function expectDetails(r: ResponseEnvelope, details: Record<string, unkno
   const got = r.error?.details ?? {};
   for (const [key, want] of Object.entries(details)) {
     if (JSON.stringify(got[key]) !== JSON.stringify(want)) {
-      throw new CheckFailure(`${r.error?.code ?? r.status}: details.${key} is ${JSON.stringify(got[key])}, expected ${JSON.stringify(want)} (details ${JSON.stringify(got).slice(0, 600)})`);
+      throw new CheckFailure(
+        `${r.error?.code ?? r.status}: details.${key} is ${JSON.stringify(got[key])}, expected ${JSON.stringify(want)} (details ${JSON.stringify(got).slice(0, 600)})`,
+      );
     }
   }
 }

@@ -16,11 +16,29 @@ import { CheckFailure, type CheckContext, type PackSpec } from '../check.js';
 import { DEFAULT_LIMITS } from './toolpack.js';
 
 /** Limits of the script guest's toolpacks: room for many capability calls and their answers. */
-export const SCRIPT_LIMITS = { ...DEFAULT_LIMITS, maxInputBytes: 200_000, maxOutputBytes: 2_000_000, fuel: 5e9, maxMemoryPages: 1024, maxCapabilityCalls: 100 };
+export const SCRIPT_LIMITS = {
+  ...DEFAULT_LIMITS,
+  maxInputBytes: 200_000,
+  maxOutputBytes: 2_000_000,
+  fuel: 5e9,
+  maxMemoryPages: 1024,
+  maxCapabilityCalls: 100,
+};
 
 /** A toolpack of the script guest (conformance/assembly/script.ts) allowed `allow`. */
 export function scriptPack(id: string, allow: readonly string[], manifest: Record<string, unknown> = {}): PackSpec {
-  return { id, guest: 'script.ts', module: '', manifest: { timeoutMs: 120_000, limits: SCRIPT_LIMITS, deterministic: 'side_effectful', capabilities: { abiVersion: 1, allow: [...allow] }, ...manifest } };
+  return {
+    id,
+    guest: 'script.ts',
+    module: '',
+    manifest: {
+      timeoutMs: 120_000,
+      limits: SCRIPT_LIMITS,
+      deterministic: 'side_effectful',
+      capabilities: { abiVersion: 1, allow: [...allow] },
+      ...manifest,
+    },
+  };
 }
 
 /** A capability answer as script.ts hands it back. */
@@ -32,7 +50,8 @@ export interface Answer {
 
 /** The answers of a script guest's run that must have succeeded. */
 export function answersOf(r: ResponseEnvelope): Answer[] {
-  if (r.status !== 'success') throw new CheckFailure(`the script guest's run did not succeed: ${r.status} ${r.error?.code ?? ''} ${r.error?.message ?? ''}`);
+  if (r.status !== 'success')
+    throw new CheckFailure(`the script guest's run did not succeed: ${r.status} ${r.error?.code ?? ''} ${r.error?.message ?? ''}`);
   return (r.output as { answers: Answer[] }).answers;
 }
 
@@ -106,7 +125,12 @@ export function slurmShims(ctx: CheckContext, sbatchExit = 1): { calls: () => Ar
 }
 
 /** Writes a container toolpack `id` into the check's plugins directory (call before the host starts). */
-export async function writeContainerPack(ctx: CheckContext, id: string, manifest: Record<string, unknown>, inputSchema: unknown = { type: 'object' }): Promise<Record<string, unknown>> {
+export async function writeContainerPack(
+  ctx: CheckContext,
+  id: string,
+  manifest: Record<string, unknown>,
+  inputSchema: unknown = { type: 'object' },
+): Promise<Record<string, unknown>> {
   const dir = path.join(await ctx.pluginsDir(), `container-${id}`);
   mkdirSync(dir, { recursive: true });
   cpSync(path.join(packageRoot(), 'plugins', 'seqkit-stats', 'schemas'), path.join(dir, 'schemas'), { recursive: true });
@@ -137,7 +161,10 @@ export interface CliRun {
 }
 
 /** Runs `node dist/host/cli/main.js ...args` from the package root; killed after `boundMs`. */
-export function helixCli(args: readonly string[], options: { env?: NodeJS.ProcessEnv; boundMs?: number; cwd?: string } = {}): Promise<CliRun> {
+export function helixCli(
+  args: readonly string[],
+  options: { env?: NodeJS.ProcessEnv; boundMs?: number; cwd?: string } = {},
+): Promise<CliRun> {
   const cli = path.join(packageRoot(), 'dist', 'host', 'cli', 'main.js');
   const child = spawn(process.execPath, [cli, ...args], { cwd: options.cwd ?? packageRoot(), env: options.env ?? process.env });
   let stdout = '';
@@ -164,7 +191,11 @@ export const eventsSince = (): number => (Date.now() - 50) / 1000;
 /** How many containers the engine created for `runId` since `since`, from its event log. */
 export async function containersCreated(runId: string, since: number): Promise<number> {
   const until = Math.floor(Date.now() / 1000) + 1;
-  const stream = (await new Docker().getEvents({ since, until, filters: { type: ['container'], event: ['create'], label: [`${LABEL_RUN}=${runId}`] } })) as unknown as NodeJS.ReadableStream;
+  const stream = (await new Docker().getEvents({
+    since,
+    until,
+    filters: { type: ['container'], event: ['create'], label: [`${LABEL_RUN}=${runId}`] },
+  })) as unknown as NodeJS.ReadableStream;
   let text = '';
   for await (const chunk of stream) text += chunk.toString();
   return text.split('\n').filter((l) => l.trim() !== '').length;
@@ -182,12 +213,18 @@ export async function waitForJobEnd(jobId: string, boundMs = 90_000): Promise<Sl
 }
 
 /** Polls job `jobId` until `done` holds, at most `boundMs`. */
-export async function waitForJob(jobId: string, done: (s: SlurmJobStatus) => boolean, what: string, boundMs = 90_000): Promise<SlurmJobStatus> {
+export async function waitForJob(
+  jobId: string,
+  done: (s: SlurmJobStatus) => boolean,
+  what: string,
+  boundMs = 90_000,
+): Promise<SlurmJobStatus> {
   const bound = Date.now() + boundMs;
   for (;;) {
     const status = await jobStatus(jobId);
     if (status !== undefined && done(status)) return status;
-    if (Date.now() > bound) throw new CheckFailure(`Slurm job ${jobId} did not reach ${what} within ${boundMs / 1000} s: ${JSON.stringify(status)}`);
+    if (Date.now() > bound)
+      throw new CheckFailure(`Slurm job ${jobId} did not reach ${what} within ${boundMs / 1000} s: ${JSON.stringify(status)}`);
     await new Promise((r) => setTimeout(r, 300));
   }
 }

@@ -36,7 +36,10 @@ export interface CliProcess {
 }
 
 /** Starts `helix ...args`; it is SIGKILLed after `timeoutMs` (every wait is bounded). */
-export function startHelix(args: readonly string[], opts: { cwd?: string; timeoutMs?: number; uid?: number; gid?: number } = {}): CliProcess {
+export function startHelix(
+  args: readonly string[],
+  opts: { cwd?: string; timeoutMs?: number; uid?: number; gid?: number } = {},
+): CliProcess {
   const t0 = performance.now();
   const child = spawn(process.execPath, [CLI, ...args], {
     cwd: opts.cwd ?? packageRoot(),
@@ -58,7 +61,10 @@ export function startHelix(args: readonly string[], opts: { cwd?: string; timeou
 }
 
 /** Runs `helix ...args` to its end. */
-export function helix(args: readonly string[], opts: { cwd?: string; timeoutMs?: number; uid?: number; gid?: number } = {}): Promise<CliExit> {
+export function helix(
+  args: readonly string[],
+  opts: { cwd?: string; timeoutMs?: number; uid?: number; gid?: number } = {},
+): Promise<CliExit> {
   return startHelix(args, opts).ended;
 }
 
@@ -105,7 +111,10 @@ export const storeFile = (home: string): string => path.join(home, 'helix.mdb');
 export function writeCheckPolicy(ctx: CheckContext, extra: Record<string, unknown> = {}): string {
   const file = path.join(ctx.env.dir, 'store-policy.yaml');
   const doc = checkDefaultPolicy(ctx.env);
-  writeFileSync(file, stringify({ ...doc, ...extra, ceilings: { ...((doc.ceilings as object | undefined) ?? {}), maxImportBytes: 1_000_000_000 } }));
+  writeFileSync(
+    file,
+    stringify({ ...doc, ...extra, ceilings: { ...((doc.ceilings as object | undefined) ?? {}), maxImportBytes: 1_000_000_000 } }),
+  );
   return file;
 }
 
@@ -201,7 +210,11 @@ export function namedDbRoot(file: string, name: string): { root: bigint; depth: 
   const found = page.indexOf(node, LMDB.pageHeader);
   if (found >= 0) {
     const db = found + node.length;
-    return { root: page.readBigUInt64LE(db + LMDB.db.root), depth: page.readUInt16LE(db + LMDB.db.depth), entries: page.readBigUInt64LE(db + LMDB.db.entries) };
+    return {
+      root: page.readBigUInt64LE(db + LMDB.db.root),
+      depth: page.readUInt16LE(db + LMDB.db.depth),
+      entries: page.readBigUInt64LE(db + LMDB.db.entries),
+    };
   }
   throw new CheckFailure(`no named database ${name} in the main tree`);
 }
@@ -217,7 +230,8 @@ export async function withStore<T>(home: string, body: (store: Store) => Promise
 }
 
 /** A raw view of a database of `store` (records unchecked). */
-export const raw = (store: Store, db: StoreDatabaseName): Database<unknown, Key> => rawDatabases(store)[db] as unknown as Database<unknown, Key>;
+export const raw = (store: Store, db: StoreDatabaseName): Database<unknown, Key> =>
+  rawDatabases(store)[db] as unknown as Database<unknown, Key>;
 
 /** What was under a key before damage was planted (undefined: absent). */
 export interface Saved {

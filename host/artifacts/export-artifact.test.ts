@@ -109,7 +109,9 @@ describe('exportArtifact', () => {
   });
 
   it('exportArtifact names a missing artifact and refuses a malformed id', async () => {
-    await expect(exportArtifact(store, policy, 'art_00000000000000000000000000', path.join(out, 'x'))).rejects.toMatchObject({ code: 'P-PRECOND-ARTIFACT-NOT-FOUND' });
+    await expect(exportArtifact(store, policy, 'art_00000000000000000000000000', path.join(out, 'x'))).rejects.toMatchObject({
+      code: 'P-PRECOND-ARTIFACT-NOT-FOUND',
+    });
     await expect(exportArtifact(store, policy, '../etc/passwd', path.join(out, 'x'))).rejects.toMatchObject({ code: 'I-REQ-INPUT' });
     expect(readdirSync(out)).toEqual([]);
   });

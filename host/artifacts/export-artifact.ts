@@ -23,7 +23,8 @@ const TEMP_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (
 
 /** The real destination after the boundary checks: inside a root, its directory real, not a link. */
 async function checkDestination(policy: Policy, destPath: string, overwrite: boolean): Promise<string> {
-  if (typeof destPath !== 'string' || destPath === '') throw pathError('export', String(destPath), 'the path is empty', 'Pass the path of the file to create.');
+  if (typeof destPath !== 'string' || destPath === '')
+    throw pathError('export', String(destPath), 'the path is empty', 'Pass the path of the file to create.');
   const abs = path.resolve(destPath);
   if (/[/\\]$/.test(destPath)) throw pathError('export', abs, 'the path names a directory', 'Pass a file path, e.g. out/reads.fastq.gz.');
   const roots = await resolveRoots(policy.paths.exportRoots);
@@ -34,7 +35,13 @@ async function checkDestination(policy: Policy, destPath: string, overwrite: boo
     realParent = await realpath(parent);
     if (!(await stat(realParent)).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
   } catch (err) {
-    throw pathError('export', abs, `its directory ${parent} cannot be used: ${describeFsError(err)}`, 'Export into an existing directory.', err);
+    throw pathError(
+      'export',
+      abs,
+      `its directory ${parent} cannot be used: ${describeFsError(err)}`,
+      'Export into an existing directory.',
+      err,
+    );
   }
   const dest = path.join(realParent, path.basename(abs));
   if (!insideRoots(dest, roots, 'real')) throw outsideRoots('export', abs, roots, dest);
@@ -46,7 +53,8 @@ async function checkDestination(policy: Policy, destPath: string, overwrite: boo
     throw pathError('export', dest, describeFsError(err), undefined, err);
   }
   if (existing.isSymbolicLink()) throw symlinkRefused('export', dest);
-  if (!existing.isFile()) throw pathError('export', dest, `it exists and is ${kindOf(existing)}`, 'Choose a file path that is not a directory or a device.');
+  if (!existing.isFile())
+    throw pathError('export', dest, `it exists and is ${kindOf(existing)}`, 'Choose a file path that is not a directory or a device.');
   if (!overwrite) {
     throw pathError('export', dest, 'the file already exists', 'Pass --overwrite (overwrite: true) to replace it, or choose a new name.');
   }
@@ -75,11 +83,16 @@ async function publish(temp: string, dest: string, overwrite: boolean): Promise<
     await unlink(temp);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') throw pathError('export', dest, 'the file already exists', 'Pass --overwrite (overwrite: true) to replace it, or choose a new name.');
+    if (code === 'EEXIST')
+      throw pathError('export', dest, 'the file already exists', 'Pass --overwrite (overwrite: true) to replace it, or choose a new name.');
     // Some file systems have no hard links; fall back to a checked rename.
     if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'EXDEV') throw err;
-    const taken = await lstat(dest).then(() => true, () => false);
-    if (taken) throw pathError('export', dest, 'the file already exists', 'Pass --overwrite (overwrite: true) to replace it, or choose a new name.');
+    const taken = await lstat(dest).then(
+      () => true,
+      () => false,
+    );
+    if (taken)
+      throw pathError('export', dest, 'the file already exists', 'Pass --overwrite (overwrite: true) to replace it, or choose a new name.');
     await rename(temp, dest);
   }
 }
@@ -90,7 +103,13 @@ async function publish(temp: string, dest: string, overwrite: boolean): Promise<
  * a symbolic link. D-DATA-CHECKSUM when the stored bytes do not match their hash; then, as on
  * any failure, no destination file is created and the temporary file is removed.
  */
-export async function exportArtifact(store: Store, policy: Policy, id: string, destPath: string, opts: ExportOptions = {}): Promise<{ path: string; bytes: number }> {
+export async function exportArtifact(
+  store: Store,
+  policy: Policy,
+  id: string,
+  destPath: string,
+  opts: ExportOptions = {},
+): Promise<{ path: string; bytes: number }> {
   const record = getArtifact(store, id);
   const overwrite = opts.overwrite === true;
   const dest = await checkDestination(policy, destPath, overwrite);
@@ -123,7 +142,13 @@ export async function exportArtifact(store: Store, policy: Policy, id: string, d
     await handle?.close().catch(() => undefined);
     await unlink(temp).catch(() => undefined);
     if (isHelixError(err) || (err as NodeJS.ErrnoException).syscall === undefined) throw err;
-    throw pathError('export', dest, `writing failed: ${describeFsError(err)}`, 'Check that the directory is writable and has space, then retry.', err);
+    throw pathError(
+      'export',
+      dest,
+      `writing failed: ${describeFsError(err)}`,
+      'Check that the directory is writable and has space, then retry.',
+      err,
+    );
   }
 }
 

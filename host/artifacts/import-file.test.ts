@@ -1,7 +1,18 @@
 // The import boundary under attack, on real files and a real store: every refusal has its code,
 // names the path, and leaves the store exactly as it was.
 import { execFile, execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  realpathSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -37,7 +48,10 @@ afterEach(async () => {
 });
 
 /** A store's artifact and blob counts (default the test's store), to show a refusal wrote nothing. */
-const counts = (s: Store = store): { artifacts: number; blobs: number } => ({ artifacts: rawDatabases(s).artifacts.getKeysCount(), blobs: rawDatabases(s).blobs.getKeysCount() });
+const counts = (s: Store = store): { artifacts: number; blobs: number } => ({
+  artifacts: rawDatabases(s).artifacts.getKeysCount(),
+  blobs: rawDatabases(s).blobs.getKeysCount(),
+});
 
 /** The unprivileged user a root test process drops to: `nobody` on Debian. */
 const NOBODY = { uid: 65534, gid: 65534 };
@@ -61,10 +75,15 @@ function importAsNobody(home: string, p: Policy, file: string): Promise<{ name?:
     await store.close();
     process.stdout.write(JSON.stringify(out));`;
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['--input-type=module', '-e', script, JSON.stringify([home, p, file])], { ...NOBODY, cwd: '/' }, (err, stdout, stderr) => {
-      if (err !== null) reject(new Error(`the import as nobody failed to run: ${stderr || err.message}`));
-      else resolve(JSON.parse(stdout) as { name?: string; code?: string; message?: string; hint?: string });
-    });
+    execFile(
+      process.execPath,
+      ['--input-type=module', '-e', script, JSON.stringify([home, p, file])],
+      { ...NOBODY, cwd: '/' },
+      (err, stdout, stderr) => {
+        if (err !== null) reject(new Error(`the import as nobody failed to run: ${stderr || err.message}`));
+        else resolve(JSON.parse(stdout) as { name?: string; code?: string; message?: string; hint?: string });
+      },
+    );
   });
 }
 
@@ -85,7 +104,12 @@ describe('importFile', () => {
     const file = path.join(data, 'reads.fa');
     writeFileSync(file, '>r1\nACGT\n');
     const record = await importFile(store, policy, file, { label: 'reads' });
-    expect(record).toMatchObject({ type: 'fasta', size: 9, label: 'reads', source: { kind: 'import', path: file, mtime_ms: statSync(file).mtimeMs } });
+    expect(record).toMatchObject({
+      type: 'fasta',
+      size: 9,
+      label: 'reads',
+      source: { kind: 'import', path: file, mtime_ms: statSync(file).mtimeMs },
+    });
     expect(counts()).toEqual({ artifacts: 1, blobs: 1 });
   });
 
@@ -99,7 +123,11 @@ describe('importFile', () => {
     mkdirSync(path.join(data, 'real-dir'));
     writeFileSync(path.join(data, 'real-dir', 'f.txt'), 'hello\n');
     symlinkSync(path.join(data, 'real-dir'), path.join(data, 'dir-link'));
-    await expectRefused(path.join(data, 'dir-link', 'f.txt'), 'A-AUTH-SYMLINK', /goes through a symbolic link \(its real path is .*real-dir\/f\.txt\)/);
+    await expectRefused(
+      path.join(data, 'dir-link', 'f.txt'),
+      'A-AUTH-SYMLINK',
+      /goes through a symbolic link \(its real path is .*real-dir\/f\.txt\)/,
+    );
   });
 
   it('importFile refuses a link inside the root that points outside it', async () => {
@@ -184,17 +212,30 @@ describe('importFile', () => {
 
   it('importFile refuses a file over ceilings.maxImportBytes before reading it', async () => {
     writeFileSync(path.join(data, 'big.bin'), Buffer.alloc(1001));
-    await expectRefused(path.join(data, 'big.bin'), 'I-REQ-TOO-LARGE', /big\.bin: it is 1001 bytes, above the import limit of 1000 bytes/, makePolicy([data], 1000));
+    await expectRefused(
+      path.join(data, 'big.bin'),
+      'I-REQ-TOO-LARGE',
+      /big\.bin: it is 1001 bytes, above the import limit of 1000 bytes/,
+      makePolicy([data], 1000),
+    );
   });
 
   it('importFile refuses a file that grows past the ceiling while it is read', async () => {
     // /proc/<pid>/maps reports size 0 but reads several KiB: the stream check must catch it.
     const dir = `/proc/${process.pid}`;
-    await expectRefused(`${dir}/maps`, 'I-REQ-TOO-LARGE', /maps: it grew past the import limit of 100 bytes while being read/, makePolicy([dir], 100));
+    await expectRefused(
+      `${dir}/maps`,
+      'I-REQ-TOO-LARGE',
+      /maps: it grew past the import limit of 100 bytes while being read/,
+      makePolicy([dir], 100),
+    );
   });
 
   it('importFile refuses a bad label or type before touching the file', async () => {
-    await expect(importFile(store, policy, path.join(outside, 'x'), { type: 'Not A Word' })).rejects.toMatchObject({ code: 'I-REQ-INPUT', message: expect.stringMatching(/^Invalid type/) });
+    await expect(importFile(store, policy, path.join(outside, 'x'), { type: 'Not A Word' })).rejects.toMatchObject({
+      code: 'I-REQ-INPUT',
+      message: expect.stringMatching(/^Invalid type/),
+    });
     await expect(importFile(store, policy, path.join(data, 'x'), { label: '\u0007' })).rejects.toMatchObject({ code: 'I-REQ-INPUT' });
   });
 });

@@ -42,7 +42,13 @@ async function checkImportPath(policy: Policy, filePath: string): Promise<{ real
   const real = await fsStep(abs, () => realpath(abs));
   if (real !== abs) throw symlinkRefused('import', abs, real);
   if (!insideRoots(real, roots, 'real')) throw outsideRoots('import', abs, roots, real);
-  if (!stats.isFile()) throw pathError('import', abs, `it is ${kindOf(stats)}, not a regular file`, 'Import a regular file; archive a directory first if you need its contents.');
+  if (!stats.isFile())
+    throw pathError(
+      'import',
+      abs,
+      `it is ${kindOf(stats)}, not a regular file`,
+      'Import a regular file; archive a directory first if you need its contents.',
+    );
   return { real, stats };
 }
 
@@ -76,7 +82,13 @@ export async function importFile(store: Store, policy: Policy, filePath: string,
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ELOOP') throw symlinkRefused('import', real);
-    throw pathError('import', real, `it cannot be opened for reading: ${describeFsError(err)}`, 'Make the file readable by the user running Helix.', err);
+    throw pathError(
+      'import',
+      real,
+      `it cannot be opened for reading: ${describeFsError(err)}`,
+      'Make the file readable by the user running Helix.',
+      err,
+    );
   }
   try {
     const opened = await fsStep(real, () => handle.stat());
@@ -95,7 +107,13 @@ export async function importFile(store: Store, policy: Policy, filePath: string,
       if (isHelixError(err) && err.code === 'I-REQ-TOO-LARGE') throw tooLarge(real, null, maxBytes);
       // Only a failed read of the file is the file's fault; store errors pass through as they are.
       if (isHelixError(err) || (err as NodeJS.ErrnoException).syscall === undefined) throw err;
-      throw pathError('import', real, `reading it failed: ${describeFsError(err)}`, 'Check the file and the device it is on, then retry.', err);
+      throw pathError(
+        'import',
+        real,
+        `reading it failed: ${describeFsError(err)}`,
+        'Check the file and the device it is on, then retry.',
+        err,
+      );
     } finally {
       stream.destroy();
     }

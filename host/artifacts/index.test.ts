@@ -21,7 +21,11 @@ beforeEach(() => {
   mkdirSync(path.join(root, 'data'));
   mkdirSync(path.join(root, 'out'));
   store = openStore(path.join(root, 'home'));
-  policy = PolicySchema.parse({ version: 1, tools: { allow: [] }, paths: { importRoots: [path.join(root, 'data')], exportRoots: [path.join(root, 'out')] } });
+  policy = PolicySchema.parse({
+    version: 1,
+    tools: { allow: [] },
+    paths: { importRoots: [path.join(root, 'data')], exportRoots: [path.join(root, 'out')] },
+  });
 });
 afterEach(async () => {
   await store.close();

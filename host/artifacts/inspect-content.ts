@@ -90,7 +90,10 @@ export class ContentInspector {
     const contentComplete = inner === null ? whole : inner.complete;
     const contentIsText = content.length > 0 && isText(content, contentComplete) && (!gzip || inner !== null);
     // With the type given, detection only has to tell compression (sniffing is the costly part).
-    const detected = this.typeOverride !== undefined ? { type: gzip ? 'gzip' : 'binary', compression: null, media_type: 'application/octet-stream' } : detectType(head, { complete: ended });
+    const detected =
+      this.typeOverride !== undefined
+        ? { type: gzip ? 'gzip' : 'binary', compression: null, media_type: 'application/octet-stream' }
+        : detectType(head, { complete: ended });
     this.detected = withTypeOverride(detected, this.typeOverride, contentIsText);
     const type = this.detected.type;
     if (isTextType(type) && contentIsText) this.preview = textPreview(content, contentComplete);

@@ -37,7 +37,12 @@ const verb = (boundary: Boundary): string => (boundary === 'import' ? 'import' :
  */
 export function outsideRoots(boundary: Boundary, p: string, roots: readonly Root[], realPath?: string): HelixError {
   if (roots.some((r) => r.given === p || r.real === p)) {
-    return pathError(boundary, p, `it is the ${boundary} root itself, a directory`, boundary === 'import' ? 'Import a file inside the root.' : 'Export to a file path inside the root.');
+    return pathError(
+      boundary,
+      p,
+      `it is the ${boundary} root itself, a directory`,
+      boundary === 'import' ? 'Import a file inside the root.' : 'Export to a file path inside the root.',
+    );
   }
   const list = roots.map((r) => r.real ?? r.given);
   const where = realPath !== undefined && realPath !== p ? ` (its real path is ${realPath})` : '';
@@ -62,7 +67,10 @@ export function symlinkRefused(boundary: Boundary, p: string, realPath?: string)
         ? `Cannot ${verb(boundary)} ${p}: it is a symbolic link.`
         : `Cannot ${verb(boundary)} ${p}: the path goes through a symbolic link (its real path is ${realPath}).`,
     details: { path: p, ...(realPath === undefined ? {} : { real_path: realPath }), boundary },
-    hint: boundary === 'import' ? 'Pass the real path of the file (realpath), not a link to it.' : 'Choose a destination that is not a symbolic link.',
+    hint:
+      boundary === 'import'
+        ? 'Pass the real path of the file (realpath), not a link to it.'
+        : 'Choose a destination that is not a symbolic link.',
   });
 }
 

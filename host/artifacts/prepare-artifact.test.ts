@@ -27,13 +27,30 @@ async function* pieces(data: Uint8Array, size: number): AsyncGenerator<Uint8Arra
 }
 
 const fasta = (n: number, len: (i: number) => number): string =>
-  Array.from({ length: n }, (_, i) => `>seq${i} sample\n${'ACGTTGCA'.repeat(len(i) / 8).replace(/(.{60})/g, '$1\n').replace(/\n$/, '')}\n`).join('');
+  Array.from(
+    { length: n },
+    (_, i) =>
+      `>seq${i} sample\n${'ACGTTGCA'
+        .repeat(len(i) / 8)
+        .replace(/(.{60})/g, '$1\n')
+        .replace(/\n$/, '')}\n`,
+  ).join('');
 
 describe('importInline', () => {
   it('importInline records a FASTA preview: the first lines and the first five records', async () => {
-    const record = await importInline(store, fasta(8, (i) => 80 * (i + 1)), { label: 'eight sequences' });
+    const record = await importInline(
+      store,
+      fasta(8, (i) => 80 * (i + 1)),
+      { label: 'eight sequences' },
+    );
     expect(ArtifactRecordSchema.parse(record)).toEqual(record);
-    expect(record).toMatchObject({ type: 'fasta', compression: null, media_type: 'text/x-fasta', label: 'eight sequences', source: { kind: 'inline' } });
+    expect(record).toMatchObject({
+      type: 'fasta',
+      compression: null,
+      media_type: 'text/x-fasta',
+      label: 'eight sequences',
+      source: { kind: 'inline' },
+    });
     expect(record.preview.records).toEqual([0, 1, 2, 3, 4].map((i) => ({ id: `seq${i}`, length: 80 * (i + 1) })));
     expect(record.preview.text!.endsWith('\n')).toBe(true);
     expect(record.preview.text!.slice(0, -1).split('\n')).toHaveLength(20);
@@ -96,16 +113,28 @@ describe('importInline', () => {
   });
 
   it('importInline refuses data over its limit with I-REQ-TOO-LARGE and stores nothing', async () => {
-    await expect(importInline(store, 'x'.repeat(11), { maxBytes: 10 })).rejects.toMatchObject({ code: 'I-REQ-TOO-LARGE', details: { size: 11, max_bytes: 10 } });
+    await expect(importInline(store, 'x'.repeat(11), { maxBytes: 10 })).rejects.toMatchObject({
+      code: 'I-REQ-TOO-LARGE',
+      details: { size: 11, max_bytes: 10 },
+    });
     expect(rawDatabases(store).artifacts.getKeysCount()).toBe(0);
   });
 
   it('importInline refuses a bad type, label or limit with I-REQ-INPUT naming the field', async () => {
-    await expect(importInline(store, 'x', { type: 'FASTA' })).rejects.toMatchObject({ code: 'I-REQ-INPUT', details: { violations: [expect.stringMatching(/^type: /)] } });
+    await expect(importInline(store, 'x', { type: 'FASTA' })).rejects.toMatchObject({
+      code: 'I-REQ-INPUT',
+      details: { violations: [expect.stringMatching(/^type: /)] },
+    });
     await expect(importInline(store, 'x', { type: 'fa sta' })).rejects.toMatchObject({ code: 'I-REQ-INPUT' });
-    await expect(importInline(store, 'x', { label: 'two\nlines' })).rejects.toMatchObject({ code: 'I-REQ-INPUT', details: { violations: [expect.stringMatching(/^label: /)] } });
+    await expect(importInline(store, 'x', { label: 'two\nlines' })).rejects.toMatchObject({
+      code: 'I-REQ-INPUT',
+      details: { violations: [expect.stringMatching(/^label: /)] },
+    });
     await expect(importInline(store, 'x', { label: 'l'.repeat(201) })).rejects.toMatchObject({ code: 'I-REQ-INPUT' });
-    await expect(importInline(store, 'x', { maxBytes: -1 })).rejects.toMatchObject({ code: 'I-REQ-INPUT', details: { violations: [expect.stringMatching(/^maxBytes: /)] } });
+    await expect(importInline(store, 'x', { maxBytes: -1 })).rejects.toMatchObject({
+      code: 'I-REQ-INPUT',
+      details: { violations: [expect.stringMatching(/^maxBytes: /)] },
+    });
     expect(rawDatabases(store).artifacts.getKeysCount()).toBe(0);
   });
 
@@ -142,10 +171,14 @@ describe('prepareArtifact and commitArtifact', () => {
     });
     const record = store.transactionSync(() => commitArtifact(store, prepared));
     expect(record).toMatchObject({ created_by_run: runId, source: { kind: 'run', run_id: runId, role: 'output' }, type: 'json' });
-    await expect(prepareArtifact(store, pieces(Buffer.from('x'), 1), { maxBytes: 10, source: { kind: 'inline' }, createdByRun: 'run_x' })).rejects.toMatchObject({
+    await expect(
+      prepareArtifact(store, pieces(Buffer.from('x'), 1), { maxBytes: 10, source: { kind: 'inline' }, createdByRun: 'run_x' }),
+    ).rejects.toMatchObject({
       code: 'I-REQ-INPUT',
     });
-    await expect(prepareArtifact(store, pieces(Buffer.from('x'), 1), { maxBytes: 10, source: { kind: 'disk' } as never })).rejects.toMatchObject({ code: 'I-REQ-INPUT' });
+    await expect(
+      prepareArtifact(store, pieces(Buffer.from('x'), 1), { maxBytes: 10, source: { kind: 'disk' } as never }),
+    ).rejects.toMatchObject({ code: 'I-REQ-INPUT' });
   });
 
   it('prepareArtifact passes on the error of a failing source and commits nothing', async () => {

@@ -75,7 +75,10 @@ export async function prepareArtifact(store: Store, source: AsyncIterable<Uint8A
   }
   const inspector = new ContentInspector(typeOverride);
   try {
-    const blob = await writeChunks(store, observed(source, inspector), maxBytes, { defer: opts.deferChunks === true, ownedPieces: opts.ownedPieces === true });
+    const blob = await writeChunks(store, observed(source, inspector), maxBytes, {
+      defer: opts.deferChunks === true,
+      ownedPieces: opts.ownedPieces === true,
+    });
     const { detected, preview } = await inspector.end();
     return { blob, ...detected, label, source: parsedSource.data, created_by_run: createdByRun, preview };
   } finally {
@@ -125,7 +128,11 @@ export async function storeArtifact(store: Store, source: AsyncIterable<Uint8Arr
 }
 
 /** Imports in-memory data (a string is stored as UTF-8) as an artifact with an inline source. */
-export async function importInline(store: Store, data: string | Uint8Array, meta: ArtifactMeta & { readonly maxBytes?: number } = {}): Promise<ArtifactRecord> {
+export async function importInline(
+  store: Store,
+  data: string | Uint8Array,
+  meta: ArtifactMeta & { readonly maxBytes?: number } = {},
+): Promise<ArtifactRecord> {
   const maxBytes = checkByteLimit(meta.maxBytes ?? DEFAULT_INLINE_MAX_BYTES, 'maxBytes');
   if (typeof data !== 'string' && !(data instanceof Uint8Array)) {
     throw new HelixError('I-REQ-INPUT', {

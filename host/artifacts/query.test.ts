@@ -47,7 +47,9 @@ describe('snapshotBoundary and listArtifacts', () => {
   });
 
   it('commitArtifact gives strictly increasing created_at to commits in the same millisecond, in one transaction or many', async () => {
-    const prepared = await Promise.all([0, 1, 2, 3].map((i) => prepareArtifact(store, once(`p${i}`), { maxBytes: 10, source: { kind: 'inline' } })));
+    const prepared = await Promise.all(
+      [0, 1, 2, 3].map((i) => prepareArtifact(store, once(`p${i}`), { maxBytes: 10, source: { kind: 'inline' } })),
+    );
     const now = 1_700_000_000_000;
     const inOne = store.transactionSync(() => prepared.slice(0, 2).map((p) => commitArtifact(store, p, now)));
     const inMany = prepared.slice(2).map((p) => store.transactionSync(() => commitArtifact(store, p, now)));
@@ -77,9 +79,15 @@ describe('snapshotBoundary and listArtifacts', () => {
   });
 
   it('listArtifacts refuses bad options with I-REQ-INPUT naming the option', () => {
-    expect(() => listArtifacts(store, { limit: 0 })).toThrow(expect.objectContaining({ code: 'I-REQ-INPUT', message: expect.stringMatching(/^Invalid limit/) }));
-    expect(() => listArtifacts(store, { asOfCreatedAt: -1 })).toThrow(expect.objectContaining({ code: 'I-REQ-INPUT', message: expect.stringMatching(/asOfCreatedAt/) }));
-    expect(() => listArtifacts(store, { afterId: 'nope' })).toThrow(expect.objectContaining({ code: 'I-REQ-INPUT', message: expect.stringMatching(/afterId/) }));
+    expect(() => listArtifacts(store, { limit: 0 })).toThrow(
+      expect.objectContaining({ code: 'I-REQ-INPUT', message: expect.stringMatching(/^Invalid limit/) }),
+    );
+    expect(() => listArtifacts(store, { asOfCreatedAt: -1 })).toThrow(
+      expect.objectContaining({ code: 'I-REQ-INPUT', message: expect.stringMatching(/asOfCreatedAt/) }),
+    );
+    expect(() => listArtifacts(store, { afterId: 'nope' })).toThrow(
+      expect.objectContaining({ code: 'I-REQ-INPUT', message: expect.stringMatching(/afterId/) }),
+    );
   });
 });
 
@@ -90,15 +98,24 @@ describe('getArtifact', () => {
   });
 
   it('getArtifact refuses a malformed id and names a missing one', () => {
-    expect(() => getArtifact(store, 'art_123')).toThrow(expect.objectContaining({ code: 'I-REQ-INPUT', message: expect.stringMatching(/"art_123" is not an artifact id/) }));
+    expect(() => getArtifact(store, 'art_123')).toThrow(
+      expect.objectContaining({ code: 'I-REQ-INPUT', message: expect.stringMatching(/"art_123" is not an artifact id/) }),
+    );
     const missing = 'art_01JD3Q4Z8X9V0W1Y2Z3A4B5C6D';
-    expect(() => getArtifact(store, missing)).toThrow(expect.objectContaining({ code: 'P-PRECOND-ARTIFACT-NOT-FOUND', details: { id: missing } }));
+    expect(() => getArtifact(store, missing)).toThrow(
+      expect.objectContaining({ code: 'P-PRECOND-ARTIFACT-NOT-FOUND', details: { id: missing } }),
+    );
   });
 
   it('getArtifact reports a damaged stored record with D-DATA-RECORD-INVALID instead of returning it', async () => {
     const record = await importInline(store, 'x');
     rawDatabases(store).artifacts.putSync(record.id, { ...record, size: -5 });
-    expect(() => getArtifact(store, record.id)).toThrow(expect.objectContaining({ code: 'D-DATA-RECORD-INVALID', details: expect.objectContaining({ violations: [expect.stringMatching(/^size: /)] }) }));
+    expect(() => getArtifact(store, record.id)).toThrow(
+      expect.objectContaining({
+        code: 'D-DATA-RECORD-INVALID',
+        details: expect.objectContaining({ violations: [expect.stringMatching(/^size: /)] }),
+      }),
+    );
     expect(() => listArtifacts(store)).toThrow(expect.objectContaining({ code: 'D-DATA-RECORD-INVALID' }));
   });
 });

@@ -31,7 +31,10 @@ export function getArtifact(store: Store, id: string): ArtifactRecord {
   // Records are parsed on the way out: a record of an older or damaged store is caught, not trusted.
   const record = readArtifactRecord(store, id);
   if (record === undefined) {
-    throw new HelixError('P-PRECOND-ARTIFACT-NOT-FOUND', { message: `No artifact ${id} is in the store at ${store.home}.`, details: { id } });
+    throw new HelixError('P-PRECOND-ARTIFACT-NOT-FOUND', {
+      message: `No artifact ${id} is in the store at ${store.home}.`,
+      details: { id },
+    });
   }
   return record;
 }
@@ -41,7 +44,11 @@ export function listArtifacts(store: Store, opts: ListOptions = {}): ArtifactRec
   const asOf = opts.asOfCreatedAt === undefined ? undefined : checkInteger(opts.asOfCreatedAt, 'asOfCreatedAt', 0);
   const limit = opts.limit === undefined ? undefined : checkInteger(opts.limit, 'limit', 1);
   const after = opts.afterId === undefined ? undefined : getArtifact(store, checkArtifactId(opts.afterId, 'afterId'));
-  return readArtifactsByTime(store, { ...(after === undefined ? {} : { after }), ...(asOf === undefined ? {} : { asOfCreatedAt: asOf }), ...(limit === undefined ? {} : { limit }) });
+  return readArtifactsByTime(store, {
+    ...(after === undefined ? {} : { after }),
+    ...(asOf === undefined ? {} : { asOfCreatedAt: asOf }),
+    ...(limit === undefined ? {} : { limit }),
+  });
 }
 
 /**

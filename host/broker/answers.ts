@@ -1,7 +1,15 @@
 // The bytes a broker answers a guest with, and what it charges: answer envelopes of either
 // capability ABI version, the errors of a refused call, and the fuel of a call (ABI-CAP-001,
 // ABI-CAP-006, ABI-BULK-001, ABI-BULK-004). Shared by the live broker and the replay broker.
-import { BULK_ABI_VERSION, BULK_CAPABILITIES, CAPABILITY_ABI_VERSION, ERROR_CODES, type ErrorCode, HelixError, type WireError } from '../../abi/index.js';
+import {
+  BULK_ABI_VERSION,
+  BULK_CAPABILITIES,
+  CAPABILITY_ABI_VERSION,
+  ERROR_CODES,
+  type ErrorCode,
+  HelixError,
+  type WireError,
+} from '../../abi/index.js';
 import type { BulkPart } from '../engine/protocol.js';
 
 /** Fuel for one capability call, plus one unit per 64 bytes moved: calls are not free work. */
@@ -42,12 +50,17 @@ export function isBulkName(name: string): name is BulkName {
 
 /** The I-REQ-CAPABILITY-ARGS error listing `violations`. */
 export function argsError(name: string, violations: ReadonlyArray<{ path: string; message: string }>): WireError {
-  return wire('I-REQ-CAPABILITY-ARGS', `The arguments of ${name} have ${violations.length} violation${violations.length === 1 ? '' : 's'}.`, { violations });
+  return wire(
+    'I-REQ-CAPABILITY-ARGS',
+    `The arguments of ${name} have ${violations.length} violation${violations.length === 1 ? '' : 's'}.`,
+    { violations },
+  );
 }
 
 /** How a capability that threw is answered: its HelixError, else R-UPSTREAM-CAPABILITY. */
 export function failure(name: string, err: unknown): { kind: 'error'; error: WireError; decision: Decision; reason: string } {
-  if (err instanceof HelixError) return { kind: 'error', error: err.toWire(), decision: err.code === 'A-AUTH-SECRET-WRITE' ? 'refused' : 'failed', reason: err.message };
+  if (err instanceof HelixError)
+    return { kind: 'error', error: err.toWire(), decision: err.code === 'A-AUTH-SECRET-WRITE' ? 'refused' : 'failed', reason: err.message };
   const message = err instanceof Error ? err.message : String(err);
   return { kind: 'error', error: wire('R-UPSTREAM-CAPABILITY', `${name} failed: ${message}`, {}), decision: 'failed', reason: message };
 }
@@ -74,7 +87,12 @@ export const FORBIDDEN_REASONS = {
 } as const;
 
 /** The one refusal of every name not allowlisted and granted (ABI-CAP-002). */
-export const FORBIDDEN: WireError = { code: 'A-AUTH-FORBIDDEN', message: ERROR_CODES['A-AUTH-FORBIDDEN'].message, details: {}, hint: ERROR_CODES['A-AUTH-FORBIDDEN'].hint };
+export const FORBIDDEN: WireError = {
+  code: 'A-AUTH-FORBIDDEN',
+  message: ERROR_CODES['A-AUTH-FORBIDDEN'].message,
+  details: {},
+  hint: ERROR_CODES['A-AUTH-FORBIDDEN'].hint,
+};
 
 /** The bytes of the forbidden answer, the same for every refused name. */
 export const FORBIDDEN_BYTES = errorAnswer(FORBIDDEN);

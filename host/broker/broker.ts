@@ -6,8 +6,27 @@
 // checks every write and redacts every record, and the journal's hashes are keyed. Calls through
 // the bulk import pass the same checks; their bytes bypass the envelope, and the journal names
 // them by one hash (ABI-BULK-001 to -006).
-import { BULK_ABI_VERSION, BULK_CAPABILITIES, CAPABILITY_ABI_VERSION, CapabilityRequestSchema, ERROR_CODES, type ErrorCode, type JournalEntry, type Policy, type RunResult, scanJsonText, type WireError } from '../../abi/index.js';
-import { bulkRead, bulkWrite, CAPABILITIES, parseBulkArgs, type CapabilityContext, type CapabilityDefinition } from '../../capabilities/index.js';
+import {
+  BULK_ABI_VERSION,
+  BULK_CAPABILITIES,
+  CAPABILITY_ABI_VERSION,
+  CapabilityRequestSchema,
+  ERROR_CODES,
+  type ErrorCode,
+  type JournalEntry,
+  type Policy,
+  type RunResult,
+  scanJsonText,
+  type WireError,
+} from '../../abi/index.js';
+import {
+  bulkRead,
+  bulkWrite,
+  CAPABILITIES,
+  parseBulkArgs,
+  type CapabilityContext,
+  type CapabilityDefinition,
+} from '../../capabilities/index.js';
 import type { BrokerAnswer, BulkPart } from '../engine/protocol.js';
 import { jsonRefusal } from '../json-entry.js';
 import { canonicalJson } from '../hashing.js';
@@ -15,7 +34,22 @@ import { isCapabilityGranted, secretWriteRules } from '../policy/rules.js';
 import type { AuditEntry } from '../store/audit.js';
 import type { Store } from '../store/open-store.js';
 import { JournalBuilder, sha256Hex } from './journal.js';
-import { answerVersion, argsError, type AnswerVersion, type BulkName, type Decision, errorAnswer, failure, FORBIDDEN, FORBIDDEN_BYTES, FORBIDDEN_REASONS, fuelFor, isBulkName, okAnswer, wire } from './answers.js';
+import {
+  answerVersion,
+  argsError,
+  type AnswerVersion,
+  type BulkName,
+  type Decision,
+  errorAnswer,
+  failure,
+  FORBIDDEN,
+  FORBIDDEN_BYTES,
+  FORBIDDEN_REASONS,
+  fuelFor,
+  isBulkName,
+  okAnswer,
+  wire,
+} from './answers.js';
 import { ReadAhead } from './read-ahead.js';
 import type { RunOutputs, SealedOutput } from './outputs.js';
 import { artifactPort, checkpointPort, importPort, kvPort, RunLog, SecretSource, systemClock, type LogLine } from './ports.js';
@@ -83,7 +117,6 @@ export interface RunBroker {
   finish(): RunEffects;
 }
 
-
 /** Creates the broker of one run. */
 export function createBroker(o: BrokerOptions): RunBroker {
   const now = o.now ?? Date.now;
@@ -128,12 +161,26 @@ export function createBroker(o: BrokerOptions): RunBroker {
 
   auditLine = (line) => {
     const clean = cleanLine(line);
-    audited.push({ at: line.at, record: { kind: 'log', tool_id: o.toolId, run_id: o.runId, level: clean.level, event: clean.event, fields: clean.fields } });
+    audited.push({
+      at: line.at,
+      record: { kind: 'log', tool_id: o.toolId, run_id: o.runId, level: clean.level, event: clean.event, fields: clean.fields },
+    });
     o.onLog?.(clean);
   };
 
   const audit = (decision: Decision, name: string | null, reason: string, code?: string): void => {
-    audited.push({ at: now(), record: { kind: 'capability', decision, tool_id: o.toolId, run_id: o.runId, capability: text(name), reason: guard.redactText(reason), ...(code === undefined ? {} : { code }) } });
+    audited.push({
+      at: now(),
+      record: {
+        kind: 'capability',
+        decision,
+        tool_id: o.toolId,
+        run_id: o.runId,
+        capability: text(name),
+        reason: guard.redactText(reason),
+        ...(code === undefined ? {} : { code }),
+      },
+    });
   };
 
   /**
@@ -145,16 +192,33 @@ export function createBroker(o: BrokerOptions): RunBroker {
     request: Uint8Array,
     name: string | null,
     args: unknown,
-    outcome: { kind: 'ok'; result: unknown; cap: CapabilityDefinition; moved?: { data: Uint8Array; chunk?: string; toGuest: boolean } } | { kind: 'error'; error: WireError; decision: Decision; reason: string } | { kind: 'abort'; code: ErrorCode; message: string; details: Record<string, unknown> },
+    outcome:
+      | { kind: 'ok'; result: unknown; cap: CapabilityDefinition; moved?: { data: Uint8Array; chunk?: string; toGuest: boolean } }
+      | { kind: 'error'; error: WireError; decision: Decision; reason: string }
+      | { kind: 'abort'; code: ErrorCode; message: string; details: Record<string, unknown> },
     version: AnswerVersion = CAPABILITY_ABI_VERSION,
   ): BrokerAnswer => {
     let response: Uint8Array;
     let entry: Omit<JournalEntry, 'seq' | 'hash'>;
     const bulk = version === BULK_ABI_VERSION && outcome.kind === 'ok' && outcome.moved !== undefined;
-    const base = { name: text(name), args: guard.redactJson(bulk ? args : journalArgs(name, args ?? null)), request_sha256: digest(request), ...(guard.active ? { keyed: true as const } : {}) };
+    const base = {
+      name: text(name),
+      args: guard.redactJson(bulk ? args : journalArgs(name, args ?? null)),
+      request_sha256: digest(request),
+      ...(guard.active ? { keyed: true as const } : {}),
+    };
     if (outcome.kind === 'abort') {
       response = new Uint8Array(0);
-      entry = { ...base, outcome: 'abort', mode: 'value', result: null, result_sha256: null, error: guard.redactError({ code: outcome.code, message: outcome.message, details: outcome.details }), response_sha256: digest(response), fuel: 0 };
+      entry = {
+        ...base,
+        outcome: 'abort',
+        mode: 'value',
+        result: null,
+        result_sha256: null,
+        error: guard.redactError({ code: outcome.code, message: outcome.message, details: outcome.details }),
+        response_sha256: digest(response),
+        fuel: 0,
+      };
       audit('aborted', name, outcome.message, outcome.code);
       journal.append(entry);
       return { kind: 'abort', code: outcome.code, message: outcome.message, details: outcome.details };
@@ -164,7 +228,17 @@ export function createBroker(o: BrokerOptions): RunBroker {
       response = okAnswer(name!, outcome.result, version);
       // The chunk's key names the bytes when they are one whole chunk: the store checked that hash as it read them.
       const data_sha256 = moved.chunk !== undefined && !guard.active ? moved.chunk : digest(moved.data);
-      entry = { ...base, outcome: 'ok', mode: 'value', result: guard.redactJson(outcome.result), result_sha256: null, error: null, response_sha256: digest(response), fuel: fuelFor(request, response, moved.data.length), data_sha256 };
+      entry = {
+        ...base,
+        outcome: 'ok',
+        mode: 'value',
+        result: guard.redactJson(outcome.result),
+        result_sha256: null,
+        error: null,
+        response_sha256: digest(response),
+        fuel: fuelFor(request, response, moved.data.length),
+        data_sha256,
+      };
       audit('allowed', name, 'granted');
       journal.append(entry);
       return { kind: 'answer', response, fuel: entry.fuel, ...(moved.toGuest ? { bulk: moved.data } : {}) };
@@ -172,7 +246,20 @@ export function createBroker(o: BrokerOptions): RunBroker {
     if (outcome.kind === 'ok') {
       response = okAnswer(name!, outcome.result, version);
       if (response.length > MAX_RESPONSE_BYTES) {
-        return conclude(request, name, args, { kind: 'error', error: wire('R-CAP-PAYLOAD', `The result of ${name} is ${response.length} bytes, above ${MAX_RESPONSE_BYTES}.`, { max_bytes: MAX_RESPONSE_BYTES }), decision: 'failed', reason: 'result too large' }, version);
+        return conclude(
+          request,
+          name,
+          args,
+          {
+            kind: 'error',
+            error: wire('R-CAP-PAYLOAD', `The result of ${name} is ${response.length} bytes, above ${MAX_RESPONSE_BYTES}.`, {
+              max_bytes: MAX_RESPONSE_BYTES,
+            }),
+            decision: 'failed',
+            reason: 'result too large',
+          },
+          version,
+        );
       }
       const mode = outcome.cap.journal;
       entry = {
@@ -188,7 +275,16 @@ export function createBroker(o: BrokerOptions): RunBroker {
       audit('allowed', name, 'granted');
     } else {
       response = outcome.error === FORBIDDEN && version === CAPABILITY_ABI_VERSION ? FORBIDDEN_BYTES : errorAnswer(outcome.error, version);
-      entry = { ...base, outcome: 'error', mode: 'value', result: null, result_sha256: null, error: guard.redactError(outcome.error), response_sha256: digest(response), fuel: fuelFor(request, response, 0) };
+      entry = {
+        ...base,
+        outcome: 'error',
+        mode: 'value',
+        result: null,
+        result_sha256: null,
+        error: guard.redactError(outcome.error),
+        response_sha256: digest(response),
+        fuel: fuelFor(request, response, 0),
+      };
       audit(outcome.decision, name, outcome.reason, outcome.error.code);
     }
     journal.append(entry);
@@ -200,10 +296,28 @@ export function createBroker(o: BrokerOptions): RunBroker {
     o.onCall?.(calls);
     let v: AnswerVersion = answerVersion(undefined, bulk);
     if (calls > o.maxCapabilityCalls) {
-      return conclude(request, null, null, { kind: 'abort', code: 'R-CAP-CALL-LIMIT', message: `The tool made more than ${o.maxCapabilityCalls} capability calls.`, details: { max_capability_calls: o.maxCapabilityCalls } });
+      return conclude(request, null, null, {
+        kind: 'abort',
+        code: 'R-CAP-CALL-LIMIT',
+        message: `The tool made more than ${o.maxCapabilityCalls} capability calls.`,
+        details: { max_capability_calls: o.maxCapabilityCalls },
+      });
     }
     if (request.length > MAX_REQUEST_BYTES) {
-      return conclude(request, null, null, { kind: 'error', error: wire('R-CAP-PAYLOAD', `The request is ${request.length} bytes, above ${MAX_REQUEST_BYTES}.`, { max_bytes: MAX_REQUEST_BYTES }), decision: 'invalid', reason: 'request too large' }, v);
+      return conclude(
+        request,
+        null,
+        null,
+        {
+          kind: 'error',
+          error: wire('R-CAP-PAYLOAD', `The request is ${request.length} bytes, above ${MAX_REQUEST_BYTES}.`, {
+            max_bytes: MAX_REQUEST_BYTES,
+          }),
+          decision: 'invalid',
+          reason: 'request too large',
+        },
+        v,
+      );
     }
     let json: unknown;
     try {
@@ -214,41 +328,113 @@ export function createBroker(o: BrokerOptions): RunBroker {
       const violation = scanJsonText(text, { envelope: true });
       if (violation !== undefined) {
         const r = jsonRefusal(violation, 'capability', 'the capability request');
-        if (r.code === 'S-TOOL-CAPABILITY-DEPTH') return conclude(request, null, null, { kind: 'abort', code: r.code, message: r.message, details: r.details });
-        return conclude(request, null, null, { kind: 'error', error: wire(r.code, r.message, r.details), decision: 'invalid', reason: `JSON bounds: ${violation.kind}` }, v);
+        if (r.code === 'S-TOOL-CAPABILITY-DEPTH')
+          return conclude(request, null, null, { kind: 'abort', code: r.code, message: r.message, details: r.details });
+        return conclude(
+          request,
+          null,
+          null,
+          { kind: 'error', error: wire(r.code, r.message, r.details), decision: 'invalid', reason: `JSON bounds: ${violation.kind}` },
+          v,
+        );
       }
       json = JSON.parse(text);
     } catch (err) {
-      return conclude(request, null, null, { kind: 'error', error: wire('I-REQ-ENVELOPE', `The capability request is not UTF-8 JSON: ${(err as Error).message}`, {}), decision: 'invalid', reason: 'not JSON' }, v);
+      return conclude(
+        request,
+        null,
+        null,
+        {
+          kind: 'error',
+          error: wire('I-REQ-ENVELOPE', `The capability request is not UTF-8 JSON: ${(err as Error).message}`, {}),
+          decision: 'invalid',
+          reason: 'not JSON',
+        },
+        v,
+      );
     }
     v = answerVersion(json, bulk);
     const env = CapabilityRequestSchema.safeParse(json);
     if (!env.success) {
       const violations = env.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
-      return conclude(request, null, json, { kind: 'error', error: wire('I-REQ-ENVELOPE', `The capability request is malformed: ${violations.join('; ')}`, { violations }), decision: 'invalid', reason: 'malformed envelope' }, v);
+      return conclude(
+        request,
+        null,
+        json,
+        {
+          kind: 'error',
+          error: wire('I-REQ-ENVELOPE', `The capability request is malformed: ${violations.join('; ')}`, { violations }),
+          decision: 'invalid',
+          reason: 'malformed envelope',
+        },
+        v,
+      );
     }
     const { name, args } = env.data;
     // Only artifact bytes take the bulk path; any other name through it is answered, and the guest may go on (ABI-BULK-002).
     if (bulk !== undefined && !isBulkName(name)) {
-      return conclude(request, name, args, { kind: 'error', error: wire('I-REQ-BULK-CAPABILITY', `${name} is not served through capability_call_bulk; only ${BULK_CAPABILITIES.join(' and ')} are.`, { name, bulk_capabilities: [...BULK_CAPABILITIES] }), decision: 'invalid', reason: 'not a bulk capability' }, v);
+      return conclude(
+        request,
+        name,
+        args,
+        {
+          kind: 'error',
+          error: wire(
+            'I-REQ-BULK-CAPABILITY',
+            `${name} is not served through capability_call_bulk; only ${BULK_CAPABILITIES.join(' and ')} are.`,
+            { name, bulk_capabilities: [...BULK_CAPABILITIES] },
+          ),
+          decision: 'invalid',
+          reason: 'not a bulk capability',
+        },
+        v,
+      );
     }
     const cap = CAPABILITIES.get(name);
     // Deny by default, and say nothing about why: unknown, not allowlisted and not granted all
     // get the same bytes.
-    const listed = cap !== undefined && (cap.scopeOf === undefined ? o.allow.includes(name) : o.allow.some((e) => e.startsWith(`${name}.`)));
-    if (cap === undefined || !listed || !isCapabilityGranted(o.policy, o.toolId, cap.scopeOf === undefined ? name : o.allow.find((e) => e.startsWith(`${name}.`))!)) {
-      return conclude(request, name, args, { kind: 'error', error: FORBIDDEN, decision: 'forbidden', reason: cap === undefined ? FORBIDDEN_REASONS.unknown : !listed ? FORBIDDEN_REASONS.unlisted : FORBIDDEN_REASONS.ungranted }, v);
+    const listed =
+      cap !== undefined && (cap.scopeOf === undefined ? o.allow.includes(name) : o.allow.some((e) => e.startsWith(`${name}.`)));
+    if (
+      cap === undefined ||
+      !listed ||
+      !isCapabilityGranted(o.policy, o.toolId, cap.scopeOf === undefined ? name : o.allow.find((e) => e.startsWith(`${name}.`))!)
+    ) {
+      return conclude(
+        request,
+        name,
+        args,
+        {
+          kind: 'error',
+          error: FORBIDDEN,
+          decision: 'forbidden',
+          reason: cap === undefined ? FORBIDDEN_REASONS.unknown : !listed ? FORBIDDEN_REASONS.unlisted : FORBIDDEN_REASONS.ungranted,
+        },
+        v,
+      );
     }
     if (bulk !== undefined && isBulkName(name)) return serveBulk(request, name, args, cap, bulk);
     const parsed = cap.args.safeParse(args);
     if (!parsed.success) {
       const violations = parsed.error.issues.map((i) => ({ path: `/${i.path.join('/')}`, message: i.message }));
-      return conclude(request, name, args, { kind: 'error', error: argsError(name, violations), decision: 'invalid', reason: 'arguments' }, v);
+      return conclude(
+        request,
+        name,
+        args,
+        { kind: 'error', error: argsError(name, violations), decision: 'invalid', reason: 'arguments' },
+        v,
+      );
     }
     if (cap.scopeOf !== undefined) {
       const entry = `${name}.${cap.scopeOf(parsed.data)}`;
       if (!o.allow.includes(entry) || !isCapabilityGranted(o.policy, o.toolId, entry)) {
-        return conclude(request, name, args, { kind: 'error', error: FORBIDDEN, decision: 'forbidden', reason: FORBIDDEN_REASONS.scope(entry) }, v);
+        return conclude(
+          request,
+          name,
+          args,
+          { kind: 'error', error: FORBIDDEN, decision: 'forbidden', reason: FORBIDDEN_REASONS.scope(entry) },
+          v,
+        );
       }
     }
     try {
@@ -262,14 +448,38 @@ export function createBroker(o: BrokerOptions): RunBroker {
   };
 
   /** A bulk read or write, its arguments checked against the bulk schema and the buffer (ABI-BULK-003/-004). */
-  const serveBulk = async (request: Uint8Array, name: BulkName, args: Record<string, unknown>, cap: CapabilityDefinition, bulk: BulkPart): Promise<BrokerAnswer> => {
+  const serveBulk = async (
+    request: Uint8Array,
+    name: BulkName,
+    args: Record<string, unknown>,
+    cap: CapabilityDefinition,
+    bulk: BulkPart,
+  ): Promise<BrokerAnswer> => {
     const capacity = bulk.kind === 'read' ? bulk.capacity : bulk.data.length;
     const parsed = parseBulkArgs(name, args, capacity);
-    if (!parsed.ok) return conclude(request, name, args, { kind: 'error', error: argsError(name, parsed.violations), decision: 'invalid', reason: 'arguments' }, BULK_ABI_VERSION);
+    if (!parsed.ok)
+      return conclude(
+        request,
+        name,
+        args,
+        { kind: 'error', error: argsError(name, parsed.violations), decision: 'invalid', reason: 'arguments' },
+        BULK_ABI_VERSION,
+      );
     try {
       if (name === 'artifact.read') {
         const piece = await bulkRead(parsed.args as Parameters<typeof bulkRead>[0], capacity, (id, range) => readAhead.get(id, range));
-        return conclude(request, name, args, { kind: 'ok', result: piece.result, cap, moved: { data: piece.data, ...(piece.chunk === undefined ? {} : { chunk: piece.chunk }), toGuest: true } }, BULK_ABI_VERSION);
+        return conclude(
+          request,
+          name,
+          args,
+          {
+            kind: 'ok',
+            result: piece.result,
+            cap,
+            moved: { data: piece.data, ...(piece.chunk === undefined ? {} : { chunk: piece.chunk }), toGuest: true },
+          },
+          BULK_ABI_VERSION,
+        );
       }
       const data = bulk.kind === 'write' ? bulk.data : new Uint8Array(0);
       const result = await bulkWrite(parsed.args as Parameters<typeof bulkWrite>[0], data, ctx);
@@ -294,8 +504,16 @@ export function createBroker(o: BrokerOptions): RunBroker {
     handle: handleOnce,
     async terminal(name, args) {
       const answer = await handleOnce(encoder.encode(JSON.stringify({ abi_version: CAPABILITY_ABI_VERSION, name, args })));
-      if (answer.kind === 'abort') return { ok: false, error: { code: answer.code, message: answer.message, details: answer.details, hint: ERROR_CODES[answer.code].hint } };
-      const parsed = JSON.parse(new TextDecoder().decode(answer.response)) as { status: string; capability_result?: { result: unknown }; error?: WireError };
+      if (answer.kind === 'abort')
+        return {
+          ok: false,
+          error: { code: answer.code, message: answer.message, details: answer.details, hint: ERROR_CODES[answer.code].hint },
+        };
+      const parsed = JSON.parse(new TextDecoder().decode(answer.response)) as {
+        status: string;
+        capability_result?: { result: unknown };
+        error?: WireError;
+      };
       return parsed.status === 'ok' ? { ok: true, result: parsed.capability_result!.result } : { ok: false, error: parsed.error! };
     },
     finish() {
@@ -316,10 +534,10 @@ export function createBroker(o: BrokerOptions): RunBroker {
   };
 }
 
-
 /** What the journal keeps of a call's arguments: all of them, unless its capability says less. */
 function journalArgs(name: string | null, args: unknown): unknown {
   const summarize = name === null ? undefined : CAPABILITIES.get(name)?.journalArgs;
-  return summarize !== undefined && typeof args === 'object' && args !== null && !Array.isArray(args) ? summarize(args as Record<string, unknown>) : args;
+  return summarize !== undefined && typeof args === 'object' && args !== null && !Array.isArray(args)
+    ? summarize(args as Record<string, unknown>)
+    : args;
 }
-

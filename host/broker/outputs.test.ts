@@ -37,8 +37,14 @@ describe('RunOutputs with a secret guard', () => {
     const o = outputs('refuse');
     const bytes = gzipped();
     expect(Buffer.from(bytes).includes(Buffer.from(SECRET))).toBe(false);
-    await expect(o.write('report', bytes, true, { type: 'text' })).rejects.toMatchObject({ code: 'A-AUTH-SECRET-WRITE', details: { secret: 'horse', path: '/preview/text', role: 'report' } });
-    await expect(o.write('report', new Uint8Array([65]), true, {})).rejects.toMatchObject({ code: 'A-AUTH-SECRET-WRITE', details: { refused_before: true } });
+    await expect(o.write('report', bytes, true, { type: 'text' })).rejects.toMatchObject({
+      code: 'A-AUTH-SECRET-WRITE',
+      details: { secret: 'horse', path: '/preview/text', role: 'report' },
+    });
+    await expect(o.write('report', new Uint8Array([65]), true, {})).rejects.toMatchObject({
+      code: 'A-AUTH-SECRET-WRITE',
+      details: { refused_before: true },
+    });
     expect(o.check(o.close())).toEqual(['role report was refused: it carried the value of secret horse']);
   });
 

@@ -95,16 +95,26 @@ export class RunOutputs {
   }
 
   /** Appends `data` to `role`; with `final` seals it and returns its reserved id. */
-  async write(role: string, data: Uint8Array, final: boolean, meta: { type?: string; label?: string }): Promise<{ bytes: number; artifact?: { id: string; sha256: string; size: number } }> {
+  async write(
+    role: string,
+    data: Uint8Array,
+    final: boolean,
+    meta: { type?: string; label?: string },
+  ): Promise<{ bytes: number; artifact?: { id: string; sha256: string; size: number } }> {
     const declared = this.#declared.get(role);
     if (declared === undefined) {
-      throw new HelixError('C-CONTRACT-OUTPUT-ROLE', { message: `Role "${role}" is not a declared output.`, details: { role, declared: [...this.#declared.keys()] } });
+      throw new HelixError('C-CONTRACT-OUTPUT-ROLE', {
+        message: `Role "${role}" is not a declared output.`,
+        details: { role, declared: [...this.#declared.keys()] },
+      });
     }
     let w = this.#writers.get(role);
-    if (w?.sealed !== undefined) throw new HelixError('C-CONTRACT-OUTPUT-ROLE', { message: `Role "${role}" was already sealed with final.`, details: { role } });
+    if (w?.sealed !== undefined)
+      throw new HelixError('C-CONTRACT-OUTPUT-ROLE', { message: `Role "${role}" was already sealed with final.`, details: { role } });
     if (w?.refused !== undefined) throw secretRefusal(w.refused, 'artifact.write', 'artifacts', { role, refused_before: true });
     const guard = this.#guard;
-    if (guard !== undefined && meta.label !== undefined) meta = { ...meta, label: guard.admitJson('artifacts', meta.label, 'artifact.write', '/label') };
+    if (guard !== undefined && meta.label !== undefined)
+      meta = { ...meta, label: guard.admitJson('artifacts', meta.label, 'artifact.write', '/label') };
     if (w === undefined) {
       const queue = new PieceQueue();
       const prepared = prepareArtifact(this.store, queue, {
@@ -170,7 +180,10 @@ export class RunOutputs {
       const s = byRole.get(d.role);
       const refused = this.#writers.get(d.role)?.refused;
       if (refused !== undefined) problems.push(`role ${d.role} was refused: it carried the value of secret ${refused.secret}`);
-      else if (s === undefined) problems.push(this.#writers.has(d.role) ? `role ${d.role} was written but never sealed with final` : `role ${d.role} was not created`);
+      else if (s === undefined)
+        problems.push(
+          this.#writers.has(d.role) ? `role ${d.role} was written but never sealed with final` : `role ${d.role} was not created`,
+        );
       else if (s.prepared.type !== d.type) problems.push(`role ${d.role} has type ${s.prepared.type}, declared ${d.type}`);
     }
     return problems;

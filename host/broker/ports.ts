@@ -4,7 +4,17 @@
 import { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { type ArtifactRecord, HelixError, type Policy, SECRET_FILE_MAX_BYTES } from '../../abi/index.js';
-import type { ArtifactPort, ArtifactSummary, CapabilityContext, CheckpointPort, ClockPort, ImportPort, KvPort, LogPort, SecretPort } from '../../capabilities/index.js';
+import type {
+  ArtifactPort,
+  ArtifactSummary,
+  CapabilityContext,
+  CheckpointPort,
+  ClockPort,
+  ImportPort,
+  KvPort,
+  LogPort,
+  SecretPort,
+} from '../../capabilities/index.js';
 import { getArtifact, importStream, listArtifacts } from '../artifacts/index.js';
 import { readRegularFile } from '../files/pack-files.js';
 import { readBlob, readBlobRange } from '../store/blobs.js';
@@ -16,7 +26,17 @@ import type { SecretGuard } from './secret-guard.js';
 
 /** The metadata capabilities return for an artifact. */
 export function summarize(a: ArtifactRecord): ArtifactSummary {
-  return { id: a.id, sha256: a.sha256, size: a.size, type: a.type, compression: a.compression, media_type: a.media_type, label: a.label, created_at: a.created_at, created_by_run: a.created_by_run };
+  return {
+    id: a.id,
+    sha256: a.sha256,
+    size: a.size,
+    type: a.type,
+    compression: a.compression,
+    media_type: a.media_type,
+    label: a.label,
+    created_at: a.created_at,
+    created_by_run: a.created_by_run,
+  };
 }
 
 /** A position in an artifact's decompressed content, so sequential reads do not start over. */
@@ -44,7 +64,10 @@ export function artifactPort(store: Store, outputs: RunOutputs): ArtifactPort {
       try {
         next = await c.iterator.next();
       } catch (err) {
-        throw new HelixError('D-DATA-CHECKSUM', { message: `Artifact ${record.id} is not valid gzip: ${(err as Error).message}`, details: { artifact_id: record.id } });
+        throw new HelixError('D-DATA-CHECKSUM', {
+          message: `Artifact ${record.id} is not valid gzip: ${(err as Error).message}`,
+          details: { artifact_id: record.id },
+        });
       }
       if (next.done) c.done = true;
       else c.pending = c.pending.length === 0 ? next.value : Buffer.concat([c.pending, next.value]);
@@ -70,7 +93,11 @@ export function artifactPort(store: Store, outputs: RunOutputs): ArtifactPort {
       const { data, chunk } = readBlobRange(store, record.sha256, offset, offset + length, into);
       return { data, eof: offset + length >= record.size, ...(chunk === undefined ? {} : { chunk }) };
     },
-    list: ({ limit, type }) => listArtifacts(store).filter((a) => type === undefined || a.type === type).slice(0, limit).map(summarize),
+    list: ({ limit, type }) =>
+      listArtifacts(store)
+        .filter((a) => type === undefined || a.type === type)
+        .slice(0, limit)
+        .map(summarize),
     write: (role, data, final, meta) => outputs.write(role, data, final, meta),
     declared: (role) => outputs.declared(role),
   };
@@ -145,7 +172,12 @@ export class RunLog implements LogPort {
       return;
     }
     const g = this.guard;
-    const line = { at: this.now(), level, event: g === undefined ? event : g.admitJson('log', event, 'log.emit', '/event'), fields: g === undefined ? fields : g.admitJson('log', fields, 'log.emit', '/fields') };
+    const line = {
+      at: this.now(),
+      level,
+      event: g === undefined ? event : g.admitJson('log', event, 'log.emit', '/event'),
+      fields: g === undefined ? fields : g.admitJson('log', fields, 'log.emit', '/fields'),
+    };
     this.lines.push(line);
     this.onLine(line);
   }
@@ -163,16 +195,22 @@ export class SecretSource implements SecretPort {
   ) {}
   get(name: string): string {
     const source = this.policy.secrets[name];
-    if (source === undefined) throw new HelixError('P-PRECOND-SECRET-MISSING', { message: `The policy defines no secret "${name}".`, details: { name } });
+    if (source === undefined)
+      throw new HelixError('P-PRECOND-SECRET-MISSING', { message: `The policy defines no secret "${name}".`, details: { name } });
     let value: string | undefined;
     if ('env' in source) value = this.env[source.env];
     else {
       // A regular file within a bound, never waited on (a FIFO) or read without end (a device).
       const read = readRegularFile(source.file, SECRET_FILE_MAX_BYTES);
-      if (!read.ok) throw new HelixError('P-PRECOND-SECRET-MISSING', { message: `The file of secret "${name}" cannot be read: it ${read.reason}.`, details: { name } });
+      if (!read.ok)
+        throw new HelixError('P-PRECOND-SECRET-MISSING', {
+          message: `The file of secret "${name}" cannot be read: it ${read.reason}.`,
+          details: { name },
+        });
       value = read.bytes.toString('utf8').replace(/\r?\n$/, '');
     }
-    if (value === undefined || value === '') throw new HelixError('P-PRECOND-SECRET-MISSING', { message: `Secret "${name}" has no value in its source.`, details: { name } });
+    if (value === undefined || value === '')
+      throw new HelixError('P-PRECOND-SECRET-MISSING', { message: `Secret "${name}" has no value in its source.`, details: { name } });
     this.guard?.add(name, value);
     return value;
   }
@@ -186,7 +224,19 @@ export const systemClock: ClockPort = { nowUnixMs: () => Date.now() };
  * answers, a built-in tool acting for the tool that owns a Slurm job): no outputs, no manifest
  * allowlist, a log that goes nowhere; `imports` refused unless `canImport`.
  */
-export function hostCapabilityContext(store: Store, policy: Policy, o: { toolId: string; runId: string; deadlineMs: number; signal: AbortSignal; callSeq: () => number; guard?: SecretGuard; canImport: boolean }): CapabilityContext {
+export function hostCapabilityContext(
+  store: Store,
+  policy: Policy,
+  o: {
+    toolId: string;
+    runId: string;
+    deadlineMs: number;
+    signal: AbortSignal;
+    callSeq: () => number;
+    guard?: SecretGuard;
+    canImport: boolean;
+  },
+): CapabilityContext {
   return {
     toolId: o.toolId,
     runId: o.runId,

@@ -16,7 +16,9 @@ const guardOf = (secret: string, rules = REFUSE): SecretGuard => {
   return g;
 };
 // Printable secrets long enough for the encoded forms, with the characters encoders treat specially.
-const secrets = fc.string({ unit: fc.constantFrom(...'abcXYZ019 "\\/+=%~ä€😀'.split(/(?:)/u)), minLength: 6, maxLength: 40 }).filter((s) => Buffer.byteLength(s) >= MIN_ENCODED_SECRET_BYTES);
+const secrets = fc
+  .string({ unit: fc.constantFrom(...'abcXYZ019 "\\/+=%~ä€😀'.split(/(?:)/u)), minLength: 6, maxLength: 40 })
+  .filter((s) => Buffer.byteLength(s) >= MIN_ENCODED_SECRET_BYTES);
 const bytes = fc.uint8Array({ maxLength: 7 });
 
 describe('secretForms', () => {
@@ -37,7 +39,13 @@ describe('secretForms', () => {
       fc.property(secrets, (secret) => {
         const guard = guardOf(secret);
         const b = Buffer.from(secret);
-        for (const text of [b.toString('hex'), b.toString('hex').toUpperCase(), encodeURIComponent(secret), JSON.stringify(secret), new URLSearchParams({ q: secret }).toString()]) {
+        for (const text of [
+          b.toString('hex'),
+          b.toString('hex').toUpperCase(),
+          encodeURIComponent(secret),
+          JSON.stringify(secret),
+          new URLSearchParams({ q: secret }).toString(),
+        ]) {
           expect(guard.findInText(text), text).toBeDefined();
         }
       }),
@@ -56,7 +64,15 @@ describe('SecretGuard', () => {
       fc.property(secrets, fc.string(), (secret, noise) => {
         const guard = guardOf(secret);
         const b = Buffer.from(secret);
-        const text = [noise, secret, b.toString('base64'), noise, b.toString('hex'), encodeURIComponent(secret), JSON.stringify(secret)].join(' ');
+        const text = [
+          noise,
+          secret,
+          b.toString('base64'),
+          noise,
+          b.toString('hex'),
+          encodeURIComponent(secret),
+          JSON.stringify(secret),
+        ].join(' ');
         expect(guard.findInText(guard.redactText(text))).toBeUndefined();
         expect(guard.findInBytes(guard.redactBytes(Buffer.from(text)))).toBeUndefined();
         const json = guard.redactJson({ [text]: [text, { k: text }] });
@@ -67,9 +83,15 @@ describe('SecretGuard', () => {
 
   it('names the JSON Pointer of a hit, with the key that carries it redacted and escaped', () => {
     const guard = guardOf('hunter2-secret');
-    expect(guard.findInJson({ a: [1, { 'b/c': 'x hunter2-secret' }] }, '/value')).toEqual({ secret: 'key', encoding: 'raw', path: '/value/a/1/b~1c' });
+    expect(guard.findInJson({ a: [1, { 'b/c': 'x hunter2-secret' }] }, '/value')).toEqual({
+      secret: 'key',
+      encoding: 'raw',
+      path: '/value/a/1/b~1c',
+    });
     expect(guard.findInJson({ 'my hunter2-secret': 1 }, '/v')).toMatchObject({ path: '/v/my [secret:key]' });
-    expect(() => guard.admitJson('kv', { a: 'hunter2-secret' }, 'kv.put', '/value')).toThrow(expect.objectContaining({ code: 'A-AUTH-SECRET-WRITE', details: expect.objectContaining({ path: '/value/a', where: 'kv.put' }) }));
+    expect(() => guard.admitJson('kv', { a: 'hunter2-secret' }, 'kv.put', '/value')).toThrow(
+      expect.objectContaining({ code: 'A-AUTH-SECRET-WRITE', details: expect.objectContaining({ path: '/value/a', where: 'kv.put' }) }),
+    );
   });
 });
 
@@ -82,23 +104,30 @@ describe('GuardedStream', () => {
 
   it('ABI-SECRET-004: refuses a piece that completes a form however the stream is cut, and passes on no form', () => {
     fc.assert(
-      fc.property(secrets, fc.constantFrom('raw', 'base64', 'hex'), fc.string(), fc.string(), fc.array(fc.nat(), { maxLength: 6 }), (secret, enc, before, after, cuts) => {
-        const form = enc === 'raw' ? secret : Buffer.from(secret).toString(enc as BufferEncoding);
-        const pieces = cut(Buffer.from(`${before}${form}${after}`), cuts);
-        const stream = new GuardedStream(guardOf(secret), 'refuse');
-        const passed: Uint8Array[] = [];
-        let refused = false;
-        for (const [i, p] of pieces.entries()) {
-          const r = stream.next(p, i === pieces.length - 1);
-          if ('hit' in r) {
-            refused = true;
-            break;
+      fc.property(
+        secrets,
+        fc.constantFrom('raw', 'base64', 'hex'),
+        fc.string(),
+        fc.string(),
+        fc.array(fc.nat(), { maxLength: 6 }),
+        (secret, enc, before, after, cuts) => {
+          const form = enc === 'raw' ? secret : Buffer.from(secret).toString(enc as BufferEncoding);
+          const pieces = cut(Buffer.from(`${before}${form}${after}`), cuts);
+          const stream = new GuardedStream(guardOf(secret), 'refuse');
+          const passed: Uint8Array[] = [];
+          let refused = false;
+          for (const [i, p] of pieces.entries()) {
+            const r = stream.next(p, i === pieces.length - 1);
+            if ('hit' in r) {
+              refused = true;
+              break;
+            }
+            passed.push(...r.pieces);
           }
-          passed.push(...r.pieces);
-        }
-        expect(refused).toBe(true);
-        expect(Buffer.concat(passed).includes(Buffer.from(form))).toBe(false);
-      }),
+          expect(refused).toBe(true);
+          expect(Buffer.concat(passed).includes(Buffer.from(form))).toBe(false);
+        },
+      ),
     );
   });
 
@@ -122,16 +151,30 @@ describe('GuardedStream', () => {
 describe('sealResult', () => {
   it('ABI-SECRET-006: refuses an output carrying the secret under refuse, redacts it under redact', () => {
     const result = { status: 'success' as const, output: { token: 'hunter2-secret' }, warnings: [] };
-    expect(sealResult(guardOf('hunter2-secret'), result)).toMatchObject({ status: 'terminal_error', error: { code: 'A-AUTH-SECRET-WRITE', details: { path: '/output/token', where: 'output' } } });
+    expect(sealResult(guardOf('hunter2-secret'), result)).toMatchObject({
+      status: 'terminal_error',
+      error: { code: 'A-AUTH-SECRET-WRITE', details: { path: '/output/token', where: 'output' } },
+    });
     expect(sealResult(guardOf('hunter2-secret', REDACT), result)).toEqual({ ...result, output: { token: '[secret:key]' } });
   });
 
   it('ABI-SECRET-007: withholds a guest error code made of the secret, and keeps a lengthened message within bounds', () => {
     const guard = guardOf('S-TOOL-ZZ9', REDACT);
-    const coded = sealResult(guard, { status: 'terminal_error', error: { code: 'S-TOOL-ZZ9', message: 'see S-TOOL-ZZ9', details: {} }, warnings: [] });
-    expect(coded).toMatchObject({ status: 'terminal_error', error: { code: 'A-AUTH-SECRET-WRITE', details: { path: '/error/code', tool_message: 'see [secret:key]' } } });
+    const coded = sealResult(guard, {
+      status: 'terminal_error',
+      error: { code: 'S-TOOL-ZZ9', message: 'see S-TOOL-ZZ9', details: {} },
+      warnings: [],
+    });
+    expect(coded).toMatchObject({
+      status: 'terminal_error',
+      error: { code: 'A-AUTH-SECRET-WRITE', details: { path: '/error/code', tool_message: 'see [secret:key]' } },
+    });
     const short = guardOf('a', REDACT);
-    const long = sealResult(short, { status: 'terminal_error', error: { code: 'S-TOOL-X', message: 'a'.repeat(4000), details: {} }, warnings: [] });
+    const long = sealResult(short, {
+      status: 'terminal_error',
+      error: { code: 'S-TOOL-X', message: 'a'.repeat(4000), details: {} },
+      warnings: [],
+    });
     expect(long.error!.message.length).toBeLessThanOrEqual(4096);
   });
 });

@@ -42,7 +42,14 @@ export class SecretGuard {
     const marker = `[secret:${name}]`;
     for (const f of secretForms(value)) {
       if (known.has(f.text)) continue;
-      this.#needles.push({ secret: name, encoding: f.encoding, text: f.text, bytes: Buffer.from(f.text, 'utf8'), marker, markerBytes: Buffer.from(marker, 'utf8') });
+      this.#needles.push({
+        secret: name,
+        encoding: f.encoding,
+        text: f.text,
+        bytes: Buffer.from(f.text, 'utf8'),
+        marker,
+        markerBytes: Buffer.from(marker, 'utf8'),
+      });
     }
     // Longest first: a long form is replaced before a shorter one inside it could split it.
     this.#needles.sort((a, b) => b.bytes.length - a.bytes.length);
@@ -142,7 +149,13 @@ export class SecretGuard {
   redactError<E extends { code: string; message: string; details: Record<string, unknown>; hint?: string }>(error: E): E {
     if (this.#needles.length === 0) return error;
     const { code, message, details, hint } = error;
-    return { ...error, code: this.redactText(code), message: this.redactText(message), details: this.redactJson(details), ...(hint === undefined ? {} : { hint: this.redactText(hint) }) };
+    return {
+      ...error,
+      code: this.redactText(code),
+      message: this.redactText(message),
+      details: this.redactJson(details),
+      ...(hint === undefined ? {} : { hint: this.redactText(hint) }),
+    };
   }
 
   /**
@@ -166,7 +179,14 @@ export function secretRefusal(hit: SecretHit, where: string, path: SecretWritePa
   const at = hit.path === undefined ? '' : ` at ${hit.path}`;
   return new HelixError('A-AUTH-SECRET-WRITE', {
     message: `${where}: the data${at} carries the value of secret "${hit.secret}" (${hit.encoding}); the policy refuses to store it (secretWrites.${path}: refuse).`,
-    details: { secret: hit.secret, encoding: hit.encoding, where, ...(hit.path === undefined ? {} : { path: hit.path }), rule: `secretWrites.${path}`, ...extra },
+    details: {
+      secret: hit.secret,
+      encoding: hit.encoding,
+      where,
+      ...(hit.path === undefined ? {} : { path: hit.path }),
+      rule: `secretWrites.${path}`,
+      ...extra,
+    },
   });
 }
 
@@ -191,7 +211,8 @@ export class GuardedStream {
     const p = Buffer.from(piece.buffer, piece.byteOffset, piece.length);
     const span = Math.max(0, this.guard.longestForm - 1);
     // A form that is not inside the piece starts in the held bytes and ends in the piece's head.
-    const hit = (held.length === 0 ? undefined : this.guard.findInBytes(Buffer.concat([held, p.subarray(0, span)]))) ?? this.guard.findInBytes(p);
+    const hit =
+      (held.length === 0 ? undefined : this.guard.findInBytes(Buffer.concat([held, p.subarray(0, span)]))) ?? this.guard.findInBytes(p);
     if (hit !== undefined && this.action === 'refuse') return { hit };
     const keep = final ? 0 : span;
     if (hit === undefined && p.length >= keep) {

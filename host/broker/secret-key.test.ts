@@ -41,7 +41,9 @@ describe('the secret hash key', () => {
     const dir = home();
     const module = pathToFileURL(path.join(packageRoot(), 'dist', 'host', 'broker', 'secret-key.js')).href;
     const script = `const { secretKey } = await import(${JSON.stringify(module)}); process.stdout.write(secretKey(${JSON.stringify(dir)}).toString('hex'));`;
-    const keys = await Promise.all(Array.from({ length: 6 }, () => run(process.execPath, ['--input-type=module', '-e', script]).then((r) => r.stdout)));
+    const keys = await Promise.all(
+      Array.from({ length: 6 }, () => run(process.execPath, ['--input-type=module', '-e', script]).then((r) => r.stdout)),
+    );
     expect(new Set(keys).size).toBe(1);
     expect(keys[0]).toBe(readFileSync(secretKeyPath(dir), 'utf8').trim());
   });
@@ -49,10 +51,14 @@ describe('the secret hash key', () => {
   it('refuses a damaged key file or a symbolic link with P-PRECOND-STORE, never a stack trace', () => {
     const damaged = home();
     writeFileSync(secretKeyPath(damaged), 'not a key\n');
-    expect(() => secretKey(damaged)).toThrow(expect.objectContaining({ code: 'P-PRECOND-STORE', message: expect.stringContaining('damaged') }));
+    expect(() => secretKey(damaged)).toThrow(
+      expect.objectContaining({ code: 'P-PRECOND-STORE', message: expect.stringContaining('damaged') }),
+    );
     const linked = home();
     symlinkSync('/etc/hostname', secretKeyPath(linked));
-    expect(() => readSecretKey(linked)).toThrow(expect.objectContaining({ code: 'P-PRECOND-STORE', message: expect.stringContaining('not a regular file') }));
+    expect(() => readSecretKey(linked)).toThrow(
+      expect.objectContaining({ code: 'P-PRECOND-STORE', message: expect.stringContaining('not a regular file') }),
+    );
   });
 });
 
@@ -63,14 +69,33 @@ describe('a broker whose store key cannot be made', () => {
     const store = openStore(dir);
     process.env.HELIX_TEST_KEYLESS = 'a-secret-value-1234';
     try {
-      const policy = PolicySchema.parse({ version: 1, tools: { allow: ['*'] }, grants: { '*': ['clock.*', 'secrets.get.pw'] }, secrets: { pw: { env: 'HELIX_TEST_KEYLESS' } } });
+      const policy = PolicySchema.parse({
+        version: 1,
+        tools: { allow: ['*'] },
+        grants: { '*': ['clock.*', 'secrets.get.pw'] },
+        secrets: { pw: { env: 'HELIX_TEST_KEYLESS' } },
+      });
       const runId = `run_${'b'.repeat(32)}`;
-      const broker = createBroker({ store, policy, toolId: 't.x', allow: ['clock.now_unix', 'secrets.get.pw'], network: [], runId, deadlineMs: Date.now() + 60_000, signal: new AbortController().signal, maxCapabilityCalls: 10, outputs: new RunOutputs(store, runId, [], 0) });
+      const broker = createBroker({
+        store,
+        policy,
+        toolId: 't.x',
+        allow: ['clock.now_unix', 'secrets.get.pw'],
+        network: [],
+        runId,
+        deadlineMs: Date.now() + 60_000,
+        signal: new AbortController().signal,
+        maxCapabilityCalls: 10,
+        outputs: new RunOutputs(store, runId, [], 0),
+      });
       const ask = async (name: string, args: object) => {
         const answer = await broker.handle(new TextEncoder().encode(JSON.stringify({ abi_version: 1, name, args })));
         return answer.kind === 'answer' ? JSON.parse(new TextDecoder().decode(answer.response)) : answer;
       };
-      expect(await ask('secrets.get', { name: 'pw' })).toMatchObject({ status: 'error', error: { code: 'P-PRECOND-STORE', message: expect.stringContaining('not a regular file') } });
+      expect(await ask('secrets.get', { name: 'pw' })).toMatchObject({
+        status: 'error',
+        error: { code: 'P-PRECOND-STORE', message: expect.stringContaining('not a regular file') },
+      });
       expect(await ask('clock.now_unix', {})).toMatchObject({ status: 'ok' });
       const { journal } = broker.finish();
       expect(journal.map((e) => e.keyed)).toEqual([undefined, undefined]);

@@ -26,15 +26,24 @@ export function readSecretKey(home: string): Buffer | undefined {
   let text: string;
   try {
     // lstat, not stat: a symbolic link could point the host at any file it may read.
-    if (!lstatSync(file).isFile()) throw new HelixError('P-PRECOND-STORE', { message: `The secret hash key ${file} is not a regular file.`, details: { path: file } });
+    if (!lstatSync(file).isFile())
+      throw new HelixError('P-PRECOND-STORE', { message: `The secret hash key ${file} is not a regular file.`, details: { path: file } });
     text = readFileSync(file, 'utf8').trim();
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     if (err instanceof HelixError) throw err;
-    throw new HelixError('P-PRECOND-STORE', { message: `The secret hash key ${file} cannot be read: ${(err as NodeJS.ErrnoException).code ?? 'error'}.`, details: { path: file }, cause: err });
+    throw new HelixError('P-PRECOND-STORE', {
+      message: `The secret hash key ${file} cannot be read: ${(err as NodeJS.ErrnoException).code ?? 'error'}.`,
+      details: { path: file },
+      cause: err,
+    });
   }
   if (!/^[0-9a-f]{64}$/.test(text)) {
-    throw new HelixError('P-PRECOND-STORE', { message: `The secret hash key ${file} is damaged: it is not 64 hex digits.`, details: { path: file }, hint: 'Restore the file from a backup; runs journaled under another key can no longer be verified.' });
+    throw new HelixError('P-PRECOND-STORE', {
+      message: `The secret hash key ${file} is damaged: it is not 64 hex digits.`,
+      details: { path: file },
+      hint: 'Restore the file from a backup; runs journaled under another key can no longer be verified.',
+    });
   }
   return Buffer.from(text, 'hex');
 }
@@ -57,7 +66,11 @@ export function secretKey(home: string): Buffer {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
   } catch (err) {
-    throw new HelixError('P-PRECOND-STORE', { message: `The secret hash key ${file} cannot be created: ${(err as NodeJS.ErrnoException).code ?? 'error'}.`, details: { path: file }, cause: err });
+    throw new HelixError('P-PRECOND-STORE', {
+      message: `The secret hash key ${file} cannot be created: ${(err as NodeJS.ErrnoException).code ?? 'error'}.`,
+      details: { path: file },
+      cause: err,
+    });
   } finally {
     try {
       unlinkSync(temp);

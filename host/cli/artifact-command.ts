@@ -12,7 +12,12 @@ export type ArtifactCommonOptions = StoreCommandOptions;
 function common(cmd: Command): Command {
   return cmd
     .addOption(new Option('--home <dir>', 'Helix home holding the store (default: $HELIX_HOME or ./.helix)'))
-    .addOption(new Option('--policy <file>', 'policy file whose paths.importRoots/exportRoots bound import and export (default: the bundled policy: the working directory)'));
+    .addOption(
+      new Option(
+        '--policy <file>',
+        'policy file whose paths.importRoots/exportRoots bound import and export (default: the bundled policy: the working directory)',
+      ),
+    );
 }
 
 function limitOption(value: string): number {
@@ -44,7 +49,11 @@ export function artifactTable(records: readonly ArtifactRecord[]): string {
   ]);
   const header = ['ID', 'TYPE', 'SIZE', 'CREATED', 'LABEL'];
   const widths = header.slice(0, 4).map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (r: string[]): string => `${r.slice(0, 4).map((c, i) => c.padEnd(widths[i]!)).join('  ')}  ${r[4]}\n`;
+  const line = (r: string[]): string =>
+    `${r
+      .slice(0, 4)
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')}  ${r[4]}\n`;
   return [header, ...rows].map(line).join('');
 }
 
@@ -64,10 +73,17 @@ export function registerArtifactCommands(program: Command): void {
     .action(async (file: string | undefined, opts: ArtifactCommonOptions & { label?: string; type?: string; text?: string }) => {
       await withRecords(opts, async ({ artifacts }, policy) => {
         if ((file === undefined) === (opts.text === undefined)) {
-          throw new HelixError('I-REQ-ENVELOPE', { message: 'Give exactly one of a path or --text.', hint: 'helix artifact import reads.fastq, or helix artifact import --text ">r1\nACGT"' });
+          throw new HelixError('I-REQ-ENVELOPE', {
+            message: 'Give exactly one of a path or --text.',
+            hint: 'helix artifact import reads.fastq, or helix artifact import --text ">r1\nACGT"',
+          });
         }
         const meta = { label: opts.label ?? null, ...(opts.type === undefined ? {} : { type: opts.type }) };
-        printJson(opts.text !== undefined ? await artifacts.importInline(opts.text, { ...meta, maxBytes: policy.ceilings.maxImportBytes }) : await artifacts.importFile(file!, meta));
+        printJson(
+          opts.text !== undefined
+            ? await artifacts.importInline(opts.text, { ...meta, maxBytes: policy.ceilings.maxImportBytes })
+            : await artifacts.importFile(file!, meta),
+        );
       });
     });
 

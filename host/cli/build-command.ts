@@ -28,7 +28,9 @@ export async function buildCommand(dir = '.'): Promise<void> {
     try {
       const built = await buildToolpack(packDir);
       const size = statSync(built.modulePath).size;
-      process.stdout.write(`ok    ${name}: ${path.relative(packDir, built.modulePath)} ${size} bytes ${built.digest}${built.changed ? ' (digest written)' : ''}\n`);
+      process.stdout.write(
+        `ok    ${name}: ${path.relative(packDir, built.modulePath)} ${size} bytes ${built.digest}${built.changed ? ' (digest written)' : ''}\n`,
+      );
     } catch (err) {
       failures++;
       process.stderr.write(`FAIL  ${name}: ${(err as Error).message}\n`);

@@ -20,14 +20,20 @@ export interface ConformanceOptions {
 
 /** Runs `helix conformance` and sets the exit code. */
 export async function conformanceCommand(opts: ConformanceOptions = {}): Promise<void> {
-  const engines = (opts.engine ?? []).flatMap((e) => e.split(',')).map((e) => e.trim()).filter((e) => e !== '');
+  const engines = (opts.engine ?? [])
+    .flatMap((e) => e.split(','))
+    .map((e) => e.trim())
+    .filter((e) => e !== '');
   const bad = engines.filter((e) => !(ENGINES as readonly string[]).includes(e));
   if (bad.length > 0) {
     process.stderr.write(`helix: --engine ${bad.join(', ')}: unknown engine; the engines are ${ENGINES.join(', ')}\n`);
     process.exitCode = EXIT.invalid;
     return;
   }
-  const only = (opts.only ?? []).flatMap((o) => o.split(',')).map((o) => o.trim()).filter((o) => o !== '');
+  const only = (opts.only ?? [])
+    .flatMap((o) => o.split(','))
+    .map((o) => o.trim())
+    .filter((o) => o !== '');
   let report;
   try {
     report = await runSuite({ ...(engines.length === 0 ? {} : { engines: engines as Engine[] }), only, onResult: printLine });
@@ -38,7 +44,9 @@ export async function conformanceCommand(opts: ConformanceOptions = {}): Promise
     return;
   }
   const { summary, coverage } = report;
-  process.stderr.write(`\n${summary.passed} passed, ${summary.failed} failed, of ${summary.total} (${report.checks.selected} checks on ${report.selection.engines.join(', ')}) in ${(report.durationMs / 1000).toFixed(1)} s\n`);
+  process.stderr.write(
+    `\n${summary.passed} passed, ${summary.failed} failed, of ${summary.total} (${report.checks.selected} checks on ${report.selection.engines.join(', ')}) in ${(report.durationMs / 1000).toFixed(1)} s\n`,
+  );
   process.stderr.write(`ABI.md: ${coverage.covered} of ${coverage.requirements} requirements have a check\n`);
   if (coverage.uncovered.length > 0) process.stderr.write(`  no check backs: ${coverage.uncovered.join(' ')}\n`);
   if (coverage.unknown.length > 0) process.stderr.write(`  checks cite ids ABI.md does not define: ${coverage.unknown.join('; ')}\n`);
@@ -57,6 +65,8 @@ export async function conformanceCommand(opts: ConformanceOptions = {}): Promise
 
 function printLine(r: CheckResult): void {
   const fuel = r.evidence.fuelUsed === null ? '' : `, fuel ${r.evidence.fuelUsed}`;
-  process.stderr.write(`${r.verdict === 'pass' ? 'PASS' : 'FAIL'}  ${r.engine.padEnd(9)} ${r.id}  (${Math.round(r.evidence.durationMs)} ms${fuel})\n`);
+  process.stderr.write(
+    `${r.verdict === 'pass' ? 'PASS' : 'FAIL'}  ${r.engine.padEnd(9)} ${r.id}  (${Math.round(r.evidence.durationMs)} ms${fuel})\n`,
+  );
   if (r.failure !== undefined) process.stderr.write(`      ${r.failure.split('\n').join('\n      ')}\n`);
 }

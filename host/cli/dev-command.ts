@@ -28,7 +28,13 @@ export async function devCommand(dir = '.', opts: DevOptions = {}): Promise<void
   const root = path.resolve(dir);
   const packs = await findPacks(root);
   if (packs.length === 0) {
-    printError(new HelixError('P-PRECOND-PLUGINS-DIR', { message: `No toolpack (a directory with a *.tool.yaml manifest) in or under ${root}.`, hint: 'Run helix dev inside a toolpack made by helix new, or pass its directory: helix dev path/to/pack.', details: { dir: root } }));
+    printError(
+      new HelixError('P-PRECOND-PLUGINS-DIR', {
+        message: `No toolpack (a directory with a *.tool.yaml manifest) in or under ${root}.`,
+        hint: 'Run helix dev inside a toolpack made by helix new, or pass its directory: helix dev path/to/pack.',
+        details: { dir: root },
+      }),
+    );
     process.exitCode = EXIT.invalid;
     return;
   }
@@ -44,14 +50,18 @@ export async function devCommand(dir = '.', opts: DevOptions = {}): Promise<void
     const changed = changedFiles(seen, now);
     const first = seen.size === 0;
     if (!first && changed.length === 0) return;
-    const what = first ? 'start' : `${changed.slice(0, 3).join(', ')}${changed.length > 3 ? ` and ${changed.length - 3} more` : ''} changed`;
+    const what = first
+      ? 'start'
+      : `${changed.slice(0, 3).join(', ')}${changed.length > 3 ? ` and ${changed.length - 3} more` : ''} changed`;
     out(`\n──── ${new Date().toTimeString().slice(0, 8)} ${what} ${'─'.repeat(Math.max(4, 60 - what.length))}`);
     const rebuild = packs.filter((p) => first || changed.some((f) => isSource(path.relative(p, path.join(root, f)))));
     let buildFailed = false;
     for (const pack of rebuild) {
       try {
         const built = await buildToolpack(pack);
-        out(`built ${displayPath(pack)}: ${path.relative(pack, built.modulePath)} ${statSync(built.modulePath).size} bytes${built.changed ? ' (digest written)' : ''}`);
+        out(
+          `built ${displayPath(pack)}: ${path.relative(pack, built.modulePath)} ${statSync(built.modulePath).size} bytes${built.changed ? ' (digest written)' : ''}`,
+        );
       } catch (err) {
         buildFailed = true;
         out(`FAIL  build ${displayPath(pack)}: ${err instanceof ToolpackBuildError ? err.message : String(err)}`);
@@ -60,9 +70,14 @@ export async function devCommand(dir = '.', opts: DevOptions = {}): Promise<void
     // What the build wrote (module, digest, stamp) is ours; a change the author made meanwhile is not.
     const after = fingerprint(root);
     seen = now;
-    for (const [file, print] of after) if (isBuildOutput(file, now, after) && rebuild.some((p) => isInside(path.join(root, file), p))) seen.set(file, print);
+    for (const [file, print] of after)
+      if (isBuildOutput(file, now, after) && rebuild.some((p) => isInside(path.join(root, file), p))) seen.set(file, print);
     if (buildFailed) out('build failed: the fixtures did not run; fix the source and save');
-    else await runTests(root, { ...(opts.policy === undefined ? {} : { policy: opts.policy }), ...(opts.only === undefined ? {} : { only: opts.only }) });
+    else
+      await runTests(root, {
+        ...(opts.policy === undefined ? {} : { policy: opts.policy }),
+        ...(opts.only === undefined ? {} : { only: opts.only }),
+      });
     out(`watching ${displayPath(root)} for changes (Ctrl-C to stop)`);
   };
 

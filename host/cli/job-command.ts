@@ -42,17 +42,33 @@ function inputOf(text: string): Record<string, unknown> {
   } catch (err) {
     throw new HelixError('I-REQ-JSON', { message: `--input is not a JSON object the host accepts: ${(err as Error).message}.` });
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new HelixError('I-REQ-JSON', { message: '--input is not a JSON object.' });
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new HelixError('I-REQ-JSON', { message: '--input is not a JSON object.' });
   return value as Record<string, unknown>;
 }
 
 /** Opens a host over the submitting store for `body`, and closes it. */
-async function withHost(opts: MakeOptions, body: (host: Host, call: { tool_id: string; tool_version: string; input: Record<string, unknown>; constraints: { timeout_ms?: number; memory_mb_limit?: number } }) => Promise<void>, toolId: string): Promise<void> {
+async function withHost(
+  opts: MakeOptions,
+  body: (
+    host: Host,
+    call: {
+      tool_id: string;
+      tool_version: string;
+      input: Record<string, unknown>;
+      constraints: { timeout_ms?: number; memory_mb_limit?: number };
+    },
+  ) => Promise<void>,
+  toolId: string,
+): Promise<void> {
   const input = inputOf(opts.input);
   const { createHost } = await import('../host.js');
   const host = await createHost({ pluginsDir: opts.plugins, policyFile: opts.policy, home: opts.home });
   try {
-    const constraints = { ...(opts.timeoutMs === undefined ? {} : { timeout_ms: opts.timeoutMs }), ...(opts.memoryMb === undefined ? {} : { memory_mb_limit: opts.memoryMb }) };
+    const constraints = {
+      ...(opts.timeoutMs === undefined ? {} : { timeout_ms: opts.timeoutMs }),
+      ...(opts.memoryMb === undefined ? {} : { memory_mb_limit: opts.memoryMb }),
+    };
     await body(host, { tool_id: toolId, tool_version: opts.versionRange, input, constraints });
   } finally {
     await host.close();
@@ -69,14 +85,26 @@ function makeOptions(cmd: Command): Command {
 
 /** Adds the `job` commands to the program. */
 export function registerJobCommands(program: Command): void {
-  const job = program.command('job').description('fan tool calls out to other machines (a Slurm job array) and collect their runs into the store');
-  makeOptions(job.command('bundle').description('write the job bundle of one call: what `helix job run` executes on a node').argument('<tool>', 'tool id')).action((toolId: string, opts: MakeOptions) =>
+  const job = program
+    .command('job')
+    .description('fan tool calls out to other machines (a Slurm job array) and collect their runs into the store');
+  makeOptions(
+    job
+      .command('bundle')
+      .description('write the job bundle of one call: what `helix job run` executes on a node')
+      .argument('<tool>', 'tool id'),
+  ).action((toolId: string, opts: MakeOptions) =>
     reporting(async () => {
       const { writeJobBundle } = await import('../fanout/write-job.js');
       await withHost(opts, async (host, call) => printJson({ bundle: opts.dir, ...(await writeJobBundle(host, call, opts.dir)) }), toolId);
     }),
   );
-  makeOptions(job.command('submit').description('fan a call out over artifacts: one job bundle per artifact, submitted as one Slurm job array').argument('<tool>', 'tool id'))
+  makeOptions(
+    job
+      .command('submit')
+      .description('fan a call out over artifacts: one job bundle per artifact, submitted as one Slurm job array')
+      .argument('<tool>', 'tool id'),
+  )
     .requiredOption('--over <pointer>', 'the input field each element sets to its artifact, e.g. /sequences')
     .requiredOption('--artifacts <ids>', 'the artifact ids, separated by commas (one array element each)')
     .option('--no-submit', 'write the bundles and array.json, but do not call sbatch')
@@ -86,14 +114,28 @@ export function registerJobCommands(program: Command): void {
     .option('--time-minutes <n>', "each element's wall time (default: the policy's ceiling)", positiveInt('--time-minutes'))
     .option('--cpus-per-task <n>', "each element's CPUs (default: the policy's ceiling)", positiveInt('--cpus-per-task'))
     .option('--memory-mib <n>', "each element's memory (default: the policy's ceiling)", positiveInt('--memory-mib'))
-    .action((toolId: string, opts: MakeOptions & Omit<ArrayResources, 'memoryMiB'> & { memoryMib?: number; over: string; artifacts: string; submit: boolean }) =>
-      reporting(async () => {
-        const { submitJobArray } = await import('../fanout/job-array.js');
-        const artifacts = opts.artifacts.split(',').map((a) => a.trim()).filter((a) => a !== '');
-        const { partition, account, qos, timeMinutes, cpusPerTask, memoryMib } = opts;
-        const resources = Object.fromEntries(Object.entries({ partition, account, qos, timeMinutes, cpusPerTask, memoryMiB: memoryMib }).filter(([, v]) => v !== undefined)) as ArrayResources;
-        await withHost(opts, async (host, call) => printJson(await submitJobArray(host, call, opts.over, artifacts, opts.dir, { submit: opts.submit, resources })), toolId);
-      }),
+    .action(
+      (
+        toolId: string,
+        opts: MakeOptions & Omit<ArrayResources, 'memoryMiB'> & { memoryMib?: number; over: string; artifacts: string; submit: boolean },
+      ) =>
+        reporting(async () => {
+          const { submitJobArray } = await import('../fanout/job-array.js');
+          const artifacts = opts.artifacts
+            .split(',')
+            .map((a) => a.trim())
+            .filter((a) => a !== '');
+          const { partition, account, qos, timeMinutes, cpusPerTask, memoryMib } = opts;
+          const resources = Object.fromEntries(
+            Object.entries({ partition, account, qos, timeMinutes, cpusPerTask, memoryMiB: memoryMib }).filter(([, v]) => v !== undefined),
+          ) as ArrayResources;
+          await withHost(
+            opts,
+            async (host, call) =>
+              printJson(await submitJobArray(host, call, opts.over, artifacts, opts.dir, { submit: opts.submit, resources })),
+            toolId,
+          );
+        }),
     );
   job
     .command('run')
@@ -105,14 +147,18 @@ export function registerJobCommands(program: Command): void {
       reporting(async () => {
         const { runJobBundle } = await import('../fanout/run-job.js');
         const { elementBundle } = await import('../fanout/array-slurm.js');
-        const response = await runJobBundle(opts.arrayElement === true ? elementBundle(bundle) : bundle, { ...(opts.home === undefined ? {} : { home: opts.home }) });
+        const response = await runJobBundle(opts.arrayElement === true ? elementBundle(bundle) : bundle, {
+          ...(opts.home === undefined ? {} : { home: opts.home }),
+        });
         printJson(response);
         process.exitCode = exitCodeFor(response);
       }),
     );
   job
     .command('collect')
-    .description('bring the results of a job bundle, or of every element of a job array, into the store (exit 1 if one is refused or missing)')
+    .description(
+      'bring the results of a job bundle, or of every element of a job array, into the store (exit 1 if one is refused or missing)',
+    )
     .argument('<dir>', 'a job bundle or a job array directory')
     .option('--home <dir>', 'Helix home holding the submitting store (default: $HELIX_HOME or ./.helix)')
     .option('--wait-ms <n>', "wait up to this long for the array's Slurm jobs to end first", positiveInt('--wait-ms'))

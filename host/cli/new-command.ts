@@ -109,7 +109,8 @@ export function createToolpack(name: string, opts: NewOptions): CreatedToolpack 
     });
   }
   const template = path.join(packageRoot(), 'sdk-guest', 'templates', opts.lang);
-  if (!existsSync(template)) throw new TemplateMissingError(`the ${LANG_NAMES[opts.lang]} template is missing from this Helix installation: ${template}`);
+  if (!existsSync(template))
+    throw new TemplateMissingError(`the ${LANG_NAMES[opts.lang]} template is missing from this Helix installation: ${template}`);
 
   const replace = (text: string, markdown: boolean): string =>
     text
@@ -166,9 +167,14 @@ function printNextSteps(created: CreatedToolpack): void {
 export function exampleCall(dir: string): { input: string; data?: string } | undefined {
   const fixtures = path.join(dir, 'fixtures');
   if (!existsSync(fixtures)) return undefined;
-  for (const file of readdirSync(fixtures).filter((f) => f.endsWith('.json')).sort()) {
+  for (const file of readdirSync(fixtures)
+    .filter((f) => f.endsWith('.json'))
+    .sort()) {
     try {
-      const fx = JSON.parse(readFileSync(path.join(fixtures, file), 'utf8')) as { input?: Record<string, unknown>; expect?: { output?: unknown } };
+      const fx = JSON.parse(readFileSync(path.join(fixtures, file), 'utf8')) as {
+        input?: Record<string, unknown>;
+        expect?: { output?: unknown };
+      };
       if (fx.expect?.output === undefined || typeof fx.input !== 'object' || fx.input === null) continue;
       const data = Object.values(fx.input).filter((v): v is string => typeof v === 'string' && v.startsWith('@data/'));
       // One file: its import is one line to show.

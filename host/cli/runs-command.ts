@@ -28,14 +28,19 @@ export function registerRunsCommands(program: Command): void {
     .action((opts: { home?: string; status?: string; tool?: string; limit: number; json?: boolean }) =>
       withRecords(opts, ({ runs }) => {
         if (opts.status !== undefined && !(RUN_STATUSES as readonly string[]).includes(opts.status)) {
-          throw new HelixError('I-REQ-ENVELOPE', { message: `--status ${opts.status} is not a run status.`, hint: `Use one of ${RUN_STATUSES.join(', ')}.` });
+          throw new HelixError('I-REQ-ENVELOPE', {
+            message: `--status ${opts.status} is not a run status.`,
+            hint: `Use one of ${RUN_STATUSES.join(', ')}.`,
+          });
         }
         const list = runs.list({ status: opts.status as RunStatus | undefined, toolId: opts.tool, limit: opts.limit });
         if (opts.json) return printJson(list);
         process.stdout.write(`${['RUN', 'STATUS', 'TOOL', 'STARTED', 'MS'].join('\t')}\n`);
         for (const r of list) {
           const when = r.started_at === null ? '-' : new Date(r.started_at).toISOString();
-          process.stdout.write(`${[r.run_id, r.status, `${r.tool_id}@${r.tool_version}`, when, r.metrics?.duration_ms ?? '-'].join('\t')}\n`);
+          process.stdout.write(
+            `${[r.run_id, r.status, `${r.tool_id}@${r.tool_version}`, when, r.metrics?.duration_ms ?? '-'].join('\t')}\n`,
+          );
         }
       }),
     );
@@ -50,7 +55,8 @@ export function registerRunsCommands(program: Command): void {
         // capability (it caught the `forbidden` answer), and the author should not miss that.
         const shown = runs.show(runId);
         printJson(shown);
-        for (const r of shown.refused_calls) process.stderr.write(`refused: call ${r.seq} ${r.capability ?? '(no capability name)'}: ${r.code}, ${r.reason}. ${r.hint}\n`);
+        for (const r of shown.refused_calls)
+          process.stderr.write(`refused: call ${r.seq} ${r.capability ?? '(no capability name)'}: ${r.code}, ${r.reason}. ${r.hint}\n`);
       }),
     );
   runs
@@ -59,11 +65,13 @@ export function registerRunsCommands(program: Command): void {
     .argument('<run_id>')
     .argument('<dir>', 'a new or empty directory')
     .option('--home <dir>', 'Helix home holding the store (default: $HELIX_HOME or ./.helix)')
-    .option('--no-data', 'metadata only, without the artifacts\' bytes')
+    .option('--no-data', "metadata only, without the artifacts' bytes")
     .action((runId: string, dir: string, opts: { home?: string; data: boolean }) =>
       withRecords(opts, async ({ runs }) => {
         const crate = await runs.exportCrate(runId, dir, { includeData: opts.data });
-        process.stdout.write(`exported ${crate.runs.length} run${crate.runs.length === 1 ? '' : 's'} and ${crate.files.length} file${crate.files.length === 1 ? '' : 's'} to ${crate.dir}\n`);
+        process.stdout.write(
+          `exported ${crate.runs.length} run${crate.runs.length === 1 ? '' : 's'} and ${crate.files.length} file${crate.files.length === 1 ? '' : 's'} to ${crate.dir}\n`,
+        );
       }),
     );
 }

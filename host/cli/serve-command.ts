@@ -35,7 +35,9 @@ export function maxMessageBytesOption(value: string): number {
 /** Writes one line of the server's log on stderr, cut to a readable length. */
 function logLine(text: string): void {
   const line = text.replace(/\s*\n\s*/g, ' ');
-  process.stderr.write(`helix serve: ${line.length <= MAX_LOG_CHARS ? line : `${line.slice(0, MAX_LOG_CHARS)}… [${line.length - MAX_LOG_CHARS} more characters]`}\n`);
+  process.stderr.write(
+    `helix serve: ${line.length <= MAX_LOG_CHARS ? line : `${line.slice(0, MAX_LOG_CHARS)}… [${line.length - MAX_LOG_CHARS} more characters]`}\n`,
+  );
 }
 
 /** How long a stopped server waits for the client to read what is left of its output. */
@@ -72,7 +74,12 @@ function consoleToStderr(): void {
 async function start(opts: ServeOptions): Promise<{ host: Host; mcp: HelixMcpServer } | undefined> {
   let host: Host;
   try {
-    host = await createHost({ pluginsDir: opts.plugins, policyFile: opts.policy, home: opts.home, progressIntervalMs: opts.progressIntervalMs });
+    host = await createHost({
+      pluginsDir: opts.plugins,
+      policyFile: opts.policy,
+      home: opts.home,
+      progressIntervalMs: opts.progressIntervalMs,
+    });
   } catch (err) {
     printError(err);
     process.exitCode = EXIT.startup;
@@ -102,14 +109,24 @@ export async function serveCommand(opts: ServeOptions): Promise<void> {
     ...(opts.maxMessageBytes === undefined ? [] : ['--max-message-bytes', String(opts.maxMessageBytes)]),
   ];
   const cliPath = fileURLToPath(new URL('./main.js', import.meta.url));
-  process.stderr.write(startupBanner(host, mcp.tools, { cliPath, plugins: opts.plugins, policy: opts.policy, extraArgs, maxMessageBytes: mcp.maxMessageBytes }));
+  process.stderr.write(
+    startupBanner(host, mcp.tools, {
+      cliPath,
+      plugins: opts.plugins,
+      policy: opts.policy,
+      extraArgs,
+      maxMessageBytes: mcp.maxMessageBytes,
+    }),
+  );
   // An agent would otherwise call a module older than the sources the author is looking at.
   for (const tool of host.tools()) {
     const stale = tool.kind === 'wasm' ? staleBuild((tool as WasmTool).loaded) : undefined;
     if (stale !== undefined) logLine(stale);
   }
   if (process.stdin.isTTY) {
-    process.stderr.write(`stdin is a terminal: this server waits for an MCP client. Register it with one (above), or try it with\n  npx @modelcontextprotocol/inspector node ${cliPath} serve\nCtrl-C or Ctrl-D stops it.\n`);
+    process.stderr.write(
+      `stdin is a terminal: this server waits for an MCP client. Register it with one (above), or try it with\n  npx @modelcontextprotocol/inspector node ${cliPath} serve\nCtrl-C or Ctrl-D stops it.\n`,
+    );
   }
 
   let stopping: Promise<void> | undefined;
@@ -132,7 +149,10 @@ export async function serveCommand(opts: ServeOptions): Promise<void> {
     });
     return stopping;
   };
-  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
     process.on(signal, () => {
       // A second signal while stopping: the person wants out now.
       if (stopping !== undefined) process.exit(code);

@@ -26,7 +26,8 @@ export function gcText(r: GcReport, compaction?: CompactReport): string {
     `kept ${plural(r.kept.chunks, 'chunk')} of ${plural(r.kept.blobs, 'blob')} and ${plural(r.kept.live_pending_writes, 'pending write')} of live processes`,
     `file ${humanSize(r.space_after.file_bytes)}; free for reuse by later writes ${humanSize(r.space_after.free_bytes)} (before: ${humanSize(r.space_before.free_bytes)})`,
   ];
-  if (compaction !== undefined) lines.push(`compacted ${humanSize(compaction.file_bytes_before)} -> ${humanSize(compaction.file_bytes_after)}`);
+  if (compaction !== undefined)
+    lines.push(`compacted ${humanSize(compaction.file_bytes_before)} -> ${humanSize(compaction.file_bytes_after)}`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -36,14 +37,20 @@ export function checkText(r: CheckReport): string {
   if (r.problem_count > r.problems.length) lines.push(`... and ${r.problem_count - r.problems.length} more`);
   for (const note of r.notes) lines.push(`note: ${note}`);
   const entries = Object.values(r.checked).reduce((a, b) => a + b, 0);
-  lines.push(`store check: ${entries} entries in ${Object.keys(r.checked).length} databases, ${humanSize(r.bytes_hashed)} re-hashed: ${r.ok ? 'clean' : plural(r.problem_count, 'problem')}`);
+  lines.push(
+    `store check: ${entries} entries in ${Object.keys(r.checked).length} databases, ${humanSize(r.bytes_hashed)} re-hashed: ${r.ok ? 'clean' : plural(r.problem_count, 'problem')}`,
+  );
   return `${lines.join('\n')}\n`;
 }
 
 async function gcCommand(opts: GcOptions): Promise<void> {
   let report: GcReport | undefined;
   await withUpkeep(opts, async (upkeep) => {
-    if (opts.dryRun && opts.compact) throw new HelixError('I-REQ-ENVELOPE', { message: '--dry-run removes and compacts nothing; it cannot go with --compact.', hint: 'Run `helix gc --dry-run` to see what gc would remove, then `helix gc --compact`.' });
+    if (opts.dryRun && opts.compact)
+      throw new HelixError('I-REQ-ENVELOPE', {
+        message: '--dry-run removes and compacts nothing; it cannot go with --compact.',
+        hint: 'Run `helix gc --dry-run` to see what gc would remove, then `helix gc --compact`.',
+      });
     report = await upkeep.gc({ dryRun: opts.dryRun === true });
   });
   if (report === undefined) return;
@@ -74,17 +81,24 @@ async function checkCommand(opts: { home?: string; json?: boolean }): Promise<vo
 export function registerStoreCommands(program: Command): void {
   program
     .command('gc')
-    .description('remove chunks, blobs and pending writes nothing refers to (never a run, an artifact or an audit record), safely alongside other processes; print what went and the space freed for reuse')
+    .description(
+      'remove chunks, blobs and pending writes nothing refers to (never a run, an artifact or an audit record), safely alongside other processes; print what went and the space freed for reuse',
+    )
     .option('--home <dir>', HOME)
     .option('--dry-run', 'decide as gc would and report, removing nothing')
-    .option('--compact', 'then shrink the file by rewriting it without its free pages (refused, exit 1, while another process has the store open)')
+    .option(
+      '--compact',
+      'then shrink the file by rewriting it without its free pages (refused, exit 1, while another process has the store open)',
+    )
     .option('--json', 'print the report as JSON')
     .action(gcCommand);
   program
     .command('store')
     .description('check the store')
     .command('check')
-    .description('walk every database: re-hash every chunk and blob, parse every record, follow every reference, re-chain every journal; one line per problem (D-DATA code, database, key); exit 0 clean, 1 with problems')
+    .description(
+      'walk every database: re-hash every chunk and blob, parse every record, follow every reference, re-chain every journal; one line per problem (D-DATA code, database, key); exit 0 clean, 1 with problems',
+    )
     .option('--home <dir>', HOME)
     .option('--json', 'print the report as JSON')
     .action(checkCommand);

@@ -38,19 +38,33 @@ export async function testCommand(dir = '.', opts: TestOptions = {}): Promise<vo
 export async function runTests(dir: string, opts: TestOptions = {}): Promise<number> {
   let suite: FixtureSuite;
   try {
-    suite = await openFixtureSuite({ pluginsDir: dir, ...(opts.policy === undefined ? {} : { policyFile: opts.policy }), ...(opts.home === undefined ? {} : { keepUnder: opts.home }) });
+    suite = await openFixtureSuite({
+      pluginsDir: dir,
+      ...(opts.policy === undefined ? {} : { policyFile: opts.policy }),
+      ...(opts.home === undefined ? {} : { keepUnder: opts.home }),
+    });
   } catch (err) {
     printError(err);
     return EXIT.startup;
   }
   try {
-    const only = opts.only === undefined ? undefined : new Set(opts.only.flatMap((o) => o.split(',')).map((o) => asFixtureName(o.trim())).filter((o) => o !== ''));
+    const only =
+      opts.only === undefined
+        ? undefined
+        : new Set(
+            opts.only
+              .flatMap((o) => o.split(','))
+              .map((o) => asFixtureName(o.trim()))
+              .filter((o) => o !== ''),
+          );
     const plans = suite.toolpacks.map((tool) => ({ tool, plan: suite.plan(tool, only) }));
     if (only !== undefined) {
       const known = new Set(plans.flatMap(({ plan }) => (plan.ok ? plan.names : [])));
       const unknown = [...only].filter((n) => !known.has(n));
       if (unknown.length > 0) {
-        process.stderr.write(`helix: --only ${unknown.join(', ')}: no such fixture in ${displayPath(dir)}; the fixtures are: ${[...known].sort().join(', ') || '(none)'}\n`);
+        process.stderr.write(
+          `helix: --only ${unknown.join(', ')}: no such fixture in ${displayPath(dir)}; the fixtures are: ${[...known].sort().join(', ') || '(none)'}\n`,
+        );
         return EXIT.invalid;
       }
     }
@@ -78,7 +92,10 @@ export async function runTests(dir: string, opts: TestOptions = {}): Promise<num
     const failed = results.filter((r) => !r.ok).length + packs.filter((p) => p.problem !== undefined).length;
     const passed = results.filter((r) => r.ok).length;
     if (opts.json) printJson({ ok: failed === 0, passed, failed, toolpacks: packs });
-    else process.stdout.write(`${passed} passed, ${failed} failed (${results.length} fixtures, ${packs.length} toolpack${packs.length === 1 ? '' : 's'})\n`);
+    else
+      process.stdout.write(
+        `${passed} passed, ${failed} failed (${results.length} fixtures, ${packs.length} toolpack${packs.length === 1 ? '' : 's'})\n`,
+      );
     return failed === 0 ? EXIT.ok : EXIT.failed;
   } catch (err) {
     printError(err);

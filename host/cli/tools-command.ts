@@ -38,12 +38,49 @@ export async function toolsCommand(opts: ToolsOptions): Promise<void> {
     // A container toolpack is listed as it is offered: its digest is the image the policy resolves it to.
     const offered = containers.flatMap((c) => {
       const offer = containerOffer(c, policy.policy);
-      return 'image' in offer ? [{ id: c.manifest.id, version: c.manifest.version, kind: 'container' as const, description: c.manifest.description, deterministic: c.manifest.deterministic, digest: offer.image, limits: c.limits, capabilities: ['docker.run'], inputSchema: c.inputSchema, outputSchema: c.outputSchema }] : [];
+      return 'image' in offer
+        ? [
+            {
+              id: c.manifest.id,
+              version: c.manifest.version,
+              kind: 'container' as const,
+              description: c.manifest.description,
+              deterministic: c.manifest.deterministic,
+              digest: offer.image,
+              limits: c.limits,
+              capabilities: ['docker.run'],
+              inputSchema: c.inputSchema,
+              outputSchema: c.outputSchema,
+            },
+          ]
+        : [];
     });
     rows = [
-      ...loaded.map((t) => ({ id: t.manifest.id, version: t.manifest.version, kind: 'wasm' as const, description: t.manifest.description, deterministic: t.manifest.deterministic, digest: t.manifest.digest, limits: t.limits, capabilities: t.manifest.capabilities.allow, inputSchema: t.inputSchema, outputSchema: t.outputSchema })),
+      ...loaded.map((t) => ({
+        id: t.manifest.id,
+        version: t.manifest.version,
+        kind: 'wasm' as const,
+        description: t.manifest.description,
+        deterministic: t.manifest.deterministic,
+        digest: t.manifest.digest,
+        limits: t.limits,
+        capabilities: t.manifest.capabilities.allow,
+        inputSchema: t.inputSchema,
+        outputSchema: t.outputSchema,
+      })),
       ...offered,
-      ...builtinTools(policy.policy).map((t) => ({ id: t.id, version: t.version, kind: 'builtin' as const, description: t.description, deterministic: t.deterministic, digest: null, limits: t.limits, capabilities: t.capabilities, inputSchema: t.inputSchema, outputSchema: t.outputSchema })),
+      ...builtinTools(policy.policy).map((t) => ({
+        id: t.id,
+        version: t.version,
+        kind: 'builtin' as const,
+        description: t.description,
+        deterministic: t.deterministic,
+        digest: null,
+        limits: t.limits,
+        capabilities: t.capabilities,
+        inputSchema: t.inputSchema,
+        outputSchema: t.outputSchema,
+      })),
     ];
   } catch (err) {
     printError(err);
@@ -57,7 +94,11 @@ export async function toolsCommand(opts: ToolsOptions): Promise<void> {
   const cells = rows.map((r) => [r.id, r.version, r.kind, r.deterministic, r.description]);
   const heads = ['ID', 'VERSION', 'KIND', 'DETERMINISM'];
   const widths = heads.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
-  const line = (c: string[]): string => `${c.slice(0, 4).map((x, i) => x.padEnd(widths[i]!)).join('  ')}  ${c[4]}\n`;
+  const line = (c: string[]): string =>
+    `${c
+      .slice(0, 4)
+      .map((x, i) => x.padEnd(widths[i]!))
+      .join('  ')}  ${c[4]}\n`;
   process.stdout.write(line([...heads, 'DESCRIPTION']));
   for (const c of cells) process.stdout.write(line(c));
 }

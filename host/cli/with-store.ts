@@ -31,7 +31,11 @@ export function exitCodeOf(err: unknown): number {
  * store with `open`, runs `body`, and always closes the store; failures are printed with their
  * exit code.
  */
-async function withOpened<T extends { close(): Promise<void> }>(opts: StoreCommandOptions, open: (policy: Policy) => Promise<T>, body: (opened: T, policy: Policy) => Promise<void> | void): Promise<void> {
+async function withOpened<T extends { close(): Promise<void> }>(
+  opts: StoreCommandOptions,
+  open: (policy: Policy) => Promise<T>,
+  body: (opened: T, policy: Policy) => Promise<void> | void,
+): Promise<void> {
   let opened: T | undefined;
   try {
     const { policy } = loadPolicy(opts.policy);
@@ -46,8 +50,15 @@ async function withOpened<T extends { close(): Promise<void> }>(opts: StoreComma
 }
 
 /** Runs `body` over the artifacts and runs of the store (artifact and runs commands). */
-export function withRecords(opts: StoreCommandOptions, body: (records: StoreRecords, policy: Policy) => Promise<void> | void): Promise<void> {
-  return withOpened(opts, async (policy) => (await import('../host-records.js')).openRecords({ ...(opts.home === undefined ? {} : { home: opts.home }), policy }), body);
+export function withRecords(
+  opts: StoreCommandOptions,
+  body: (records: StoreRecords, policy: Policy) => Promise<void> | void,
+): Promise<void> {
+  return withOpened(
+    opts,
+    async (policy) => (await import('../host-records.js')).openRecords({ ...(opts.home === undefined ? {} : { home: opts.home }), policy }),
+    body,
+  );
 }
 
 /** Runs `body` over the store's upkeep (gc, store check). */

@@ -7,7 +7,13 @@
 // next check traps, which no guest handler can catch (ABI-FINAL-001 to ABI-FINAL-004).
 // `capability_call_bulk` (capability ABI 2) is the same call with a buffer beside the envelope:
 // a read's bytes are copied into it, a write's are read out of it (ABI-BULK-001 to -005).
-import { BULK_MAX_PIECE, HOST_IMPORT_CAPABILITY_CALL, HOST_IMPORT_CAPABILITY_CALL_BULK, HOST_IMPORT_MODULE, scanJsonText } from '../../abi/index.js';
+import {
+  BULK_MAX_PIECE,
+  HOST_IMPORT_CAPABILITY_CALL,
+  HOST_IMPORT_CAPABILITY_CALL_BULK,
+  HOST_IMPORT_MODULE,
+  scanJsonText,
+} from '../../abi/index.js';
 import { GuestAbort } from './decision.js';
 import { inBounds, packPtrLen, pagesOf, readBytes, writeBytes } from './guest-memory.js';
 import type { BrokerAnswer, BulkPart } from './protocol.js';
@@ -48,8 +54,11 @@ export class GuestLink {
   /** The import object for an instance served by this link. */
   imports(): WebAssembly.Imports {
     const capabilityCall = (ptr: number, len: number): bigint => this.#capabilityCall(ptr >>> 0, len >>> 0);
-    const capabilityCallBulk = (ptr: number, len: number, bufPtr: number, bufLen: number): bigint => this.#capabilityCall(ptr >>> 0, len >>> 0, { ptr: bufPtr >>> 0, len: bufLen >>> 0 });
-    return { [HOST_IMPORT_MODULE]: { [HOST_IMPORT_CAPABILITY_CALL]: capabilityCall, [HOST_IMPORT_CAPABILITY_CALL_BULK]: capabilityCallBulk } };
+    const capabilityCallBulk = (ptr: number, len: number, bufPtr: number, bufLen: number): bigint =>
+      this.#capabilityCall(ptr >>> 0, len >>> 0, { ptr: bufPtr >>> 0, len: bufLen >>> 0 });
+    return {
+      [HOST_IMPORT_MODULE]: { [HOST_IMPORT_CAPABILITY_CALL]: capabilityCall, [HOST_IMPORT_CAPABILITY_CALL_BULK]: capabilityCallBulk },
+    };
   }
 
   /** Binds the instance the link serves, once it exists (before any guest code runs). */
@@ -78,7 +87,12 @@ export class GuestLink {
     if (this.#decision === undefined) {
       const fuel = this.#fuel;
       const memory = this.#memory;
-      this.#decision = { error, phase, remaining: fuel === undefined ? 0n : (fuel.value as bigint), memoryPages: memory === undefined ? 0 : pagesOf(memory) };
+      this.#decision = {
+        error,
+        phase,
+        remaining: fuel === undefined ? 0n : (fuel.value as bigint),
+        memoryPages: memory === undefined ? 0 : pagesOf(memory),
+      };
       if (fuel !== undefined) fuel.value = SPENT;
     }
     return this.#decision.error;
@@ -94,7 +108,8 @@ export class GuestLink {
     this.settle();
     // The trap being explained is the call's outcome; helix_panic only gets to say why.
     const name = buffer === undefined ? HOST_IMPORT_CAPABILITY_CALL : HOST_IMPORT_CAPABILITY_CALL_BULK;
-    if (this.phase === 'panic') throw new GuestAbort('S-TOOL-TRAP', `${name} is not available in helix_panic.`, { phase: 'panic', import: name });
+    if (this.phase === 'panic')
+      throw new GuestAbort('S-TOOL-TRAP', `${name} is not available in helix_panic.`, { phase: 'panic', import: name });
     try {
       return this.#serve(ptr, len, buffer);
     } catch (err) {
@@ -110,18 +125,25 @@ export class GuestLink {
     const memory = this.#memory;
     const alloc = this.#alloc;
     const fuel = this.#fuel;
-    if (this.phase !== 'execute' || this.#answering || memory === undefined || alloc === undefined || fuel === undefined) throw this.#misplaced(buffer === undefined ? HOST_IMPORT_CAPABILITY_CALL : HOST_IMPORT_CAPABILITY_CALL_BULK);
+    if (this.phase !== 'execute' || this.#answering || memory === undefined || alloc === undefined || fuel === undefined)
+      throw this.#misplaced(buffer === undefined ? HOST_IMPORT_CAPABILITY_CALL : HOST_IMPORT_CAPABILITY_CALL_BULK);
     if (buffer !== undefined) checkBuffer(memory, ptr, len, buffer);
     if (!inBounds(memory, ptr, len)) {
       const name = buffer === undefined ? HOST_IMPORT_CAPABILITY_CALL : HOST_IMPORT_CAPABILITY_CALL_BULK;
-      throw new GuestAbort('S-TOOL-BAD-POINTER', `${name}(${ptr}, ${len}) points outside the guest's memory.`, { import: name, ptr, len, memory_bytes: memory.buffer.byteLength });
+      throw new GuestAbort('S-TOOL-BAD-POINTER', `${name}(${ptr}, ${len}) points outside the guest's memory.`, {
+        import: name,
+        ptr,
+        len,
+        memory_bytes: memory.buffer.byteLength,
+      });
     }
     const request = readBytes(memory, ptr, len);
     const answer = buffer === undefined ? this.broker(request) : this.broker(request, bulkPart(memory, request, buffer));
     if (answer.kind === 'abort') throw new GuestAbort(answer.code, answer.message, answer.details);
     if (answer.bulk !== undefined && buffer !== undefined) {
       // The broker never answers more than the buffer holds; a host bug must not write past it.
-      if (answer.bulk.length > buffer.len) throw new Error(`the broker answered ${answer.bulk.length} bulk bytes for a buffer of ${buffer.len}`);
+      if (answer.bulk.length > buffer.len)
+        throw new Error(`the broker answered ${answer.bulk.length} bulk bytes for a buffer of ${buffer.len}`);
       writeBytes(memory, buffer.ptr, answer.bulk);
     }
     // The call's cost in fuel; the guest's next check sees it (the counter is reloaded after calls).
@@ -139,7 +161,11 @@ export class GuestLink {
     }
     this.settle();
     if (!inBounds(memory, outPtr, response.length)) {
-      throw new GuestAbort('S-TOOL-BAD-POINTER', `alloc(${response.length}) returned ${outPtr}, outside the guest's memory.`, { export: 'alloc', ptr: outPtr, len: response.length });
+      throw new GuestAbort('S-TOOL-BAD-POINTER', `alloc(${response.length}) returned ${outPtr}, outside the guest's memory.`, {
+        export: 'alloc',
+        ptr: outPtr,
+        len: response.length,
+      });
     }
     writeBytes(memory, outPtr, response);
     return packPtrLen(outPtr, response.length);
@@ -149,13 +175,21 @@ export class GuestLink {
   #misplaced(name: string): GuestAbort {
     const details = { import: name };
     if (this.#answering) {
-      return new GuestAbort('S-TOOL-TRAP', `${name} was called from alloc while the host was placing the answer to another capability call; the host does not re-enter.`, { ...details, phase: 'alloc', reentrant: true });
+      return new GuestAbort(
+        'S-TOOL-TRAP',
+        `${name} was called from alloc while the host was placing the answer to another capability call; the host does not re-enter.`,
+        { ...details, phase: 'alloc', reentrant: true },
+      );
     }
     if (this.phase === 'instantiate' || this.phase === 'start') {
       // A recycled instance would not repeat the call, so a start function may make none (ABI-CALL-002).
       return new GuestAbort('S-TOOL-TRAP', `${name} is not available while the module starts.`, { ...details, phase: 'start' });
     }
-    return new GuestAbort('S-TOOL-TRAP', `${name} is not available in ${this.phase}, which the host called; only the entry function may make capability calls.`, { ...details, phase: this.phase });
+    return new GuestAbort(
+      'S-TOOL-TRAP',
+      `${name} is not available in ${this.phase}, which the host called; only the entry function may make capability calls.`,
+      { ...details, phase: this.phase },
+    );
   }
 }
 
@@ -169,10 +203,18 @@ interface Buffer {
 function checkBuffer(memory: WebAssembly.Memory, reqPtr: number, reqLen: number, buffer: Buffer): void {
   const details = { import: HOST_IMPORT_CAPABILITY_CALL_BULK, buf_ptr: buffer.ptr, buf_len: buffer.len };
   if (buffer.len > BULK_MAX_PIECE) {
-    throw new GuestAbort('S-TOOL-BULK-BUFFER', `${HOST_IMPORT_CAPABILITY_CALL_BULK}(${reqPtr}, ${reqLen}, ${buffer.ptr}, ${buffer.len}) passes a buffer of ${buffer.len} bytes, above BULK_MAX_PIECE (${BULK_MAX_PIECE}).`, { ...details, max_bytes: BULK_MAX_PIECE });
+    throw new GuestAbort(
+      'S-TOOL-BULK-BUFFER',
+      `${HOST_IMPORT_CAPABILITY_CALL_BULK}(${reqPtr}, ${reqLen}, ${buffer.ptr}, ${buffer.len}) passes a buffer of ${buffer.len} bytes, above BULK_MAX_PIECE (${BULK_MAX_PIECE}).`,
+      { ...details, max_bytes: BULK_MAX_PIECE },
+    );
   }
   if (!inBounds(memory, buffer.ptr, buffer.len)) {
-    throw new GuestAbort('S-TOOL-BAD-POINTER', `${HOST_IMPORT_CAPABILITY_CALL_BULK}(${reqPtr}, ${reqLen}, ${buffer.ptr}, ${buffer.len}): the buffer [${buffer.ptr}, ${buffer.ptr + buffer.len}) lies outside the guest's memory of ${memory.buffer.byteLength} bytes.`, { ...details, memory_bytes: memory.buffer.byteLength });
+    throw new GuestAbort(
+      'S-TOOL-BAD-POINTER',
+      `${HOST_IMPORT_CAPABILITY_CALL_BULK}(${reqPtr}, ${reqLen}, ${buffer.ptr}, ${buffer.len}): the buffer [${buffer.ptr}, ${buffer.ptr + buffer.len}) lies outside the guest's memory of ${memory.buffer.byteLength} bytes.`,
+      { ...details, memory_bytes: memory.buffer.byteLength },
+    );
   }
 }
 
@@ -184,7 +226,9 @@ function checkBuffer(memory: WebAssembly.Memory, reqPtr: number, reqLen: number,
  * whatever it was given.
  */
 function bulkPart(memory: WebAssembly.Memory, request: Uint8Array, buffer: Buffer): BulkPart {
-  return requestName(request) === 'artifact.write' ? { kind: 'write', data: new Uint8Array(memory.buffer, buffer.ptr, buffer.len) } : { kind: 'read', capacity: buffer.len };
+  return requestName(request) === 'artifact.write'
+    ? { kind: 'write', data: new Uint8Array(memory.buffer, buffer.ptr, buffer.len) }
+    : { kind: 'read', capacity: buffer.len };
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: true });

@@ -74,7 +74,8 @@ export function resolveEngineConfig(options: EngineOptions = {}): EngineConfig {
     recycleInstances: options.recycleInstances ?? true,
     spinMicros: options.spinMicros ?? 50,
   };
-  if (typeof config.recycleInstances !== 'boolean') throw new TypeError(`options.engine.recycleInstances must be a boolean, got ${String(config.recycleInstances)}`);
+  if (typeof config.recycleInstances !== 'boolean')
+    throw new TypeError(`options.engine.recycleInstances must be a boolean, got ${String(config.recycleInstances)}`);
   for (const [name, value] of Object.entries(config)) {
     if (name === 'recycleInstances') continue;
     const min = name === 'minThreads' || name === 'spinMicros' ? 0 : 1;
@@ -83,7 +84,9 @@ export function resolveEngineConfig(options: EngineOptions = {}): EngineConfig {
     }
   }
   if (config.minThreads > config.maxThreads) {
-    throw new TypeError(`options.engine.minThreads (${config.minThreads}) must not exceed options.engine.maxThreads (${config.maxThreads})`);
+    throw new TypeError(
+      `options.engine.minThreads (${config.minThreads}) must not exceed options.engine.maxThreads (${config.maxThreads})`,
+    );
   }
   return config;
 }
@@ -92,7 +95,11 @@ export function resolveEngineConfig(options: EngineOptions = {}): EngineConfig {
 export function createEngine(options: EngineOptions = {}): Engine {
   const config = resolveEngineConfig(options);
   const variants = new VariantCache();
-  const lanes = createScheduler(createLaneRunner({ ...config, variants }), { maxWorkers: config.maxThreads, minWorkers: config.minThreads, maxQueue: config.maxQueue });
+  const lanes = createScheduler(createLaneRunner({ ...config, variants }), {
+    maxWorkers: config.maxThreads,
+    minWorkers: config.minThreads,
+    maxQueue: config.maxQueue,
+  });
   // Extism plugins get workers of their own, started only when needed.
   let extism: ExtismEngine | undefined;
   let closed = false;
@@ -106,7 +113,12 @@ export function createEngine(options: EngineOptions = {}): Engine {
     },
     async stats() {
       const workers = await lanes.withIdleWorkers((idle) => Promise.all(idle.map((worker) => worker.census())));
-      return { variants: variants.stats(), workers: workers.filter((w) => w !== undefined), retired: lanes.retired, extism: await extism?.stats() };
+      return {
+        variants: variants.stats(),
+        workers: workers.filter((w) => w !== undefined),
+        retired: lanes.retired,
+        extism: await extism?.stats(),
+      };
     },
     async close() {
       if (closed) return;

@@ -144,7 +144,8 @@ export class ExtismKernel {
     input_load_u64: (addr: bigint): bigint | undefined => this.#blocks[this.#input]?.view.getBigUint64(offsetOf(addr), true),
     output_set: (addr: bigint, length: bigint): void => {
       const block = this.#block(addr);
-      if (block === undefined) throw new Error(`cannot assign to this block (addr=${addr.toString(16).padStart(16, '0')}; length=${length})`);
+      if (block === undefined)
+        throw new Error(`cannot assign to this block (addr=${addr.toString(16).padStart(16, '0')}; length=${length})`);
       if (length > block.bytes.length) throw new Error('length longer than target block');
       this.#output = indexOf(addr);
     },
@@ -190,7 +191,9 @@ export class ExtismKernel {
     const size = this.#varBytes + value.length - old;
     if (size > this.#maxVarBytes) {
       // The SDK sets the call's error rather than trapping.
-      const addrOfError = this.store(new TextEncoder().encode(`var memory limit exceeded: ${size} bytes requested, ${this.#maxVarBytes} allowed`));
+      const addrOfError = this.store(
+        new TextEncoder().encode(`var memory limit exceeded: ${size} bytes requested, ${this.#maxVarBytes} allowed`),
+      );
       if (addrOfError !== 0n) this.#error = indexOf(addrOfError);
       return;
     }

@@ -41,34 +41,84 @@ export interface Ending {
 }
 
 /** Maps how a plugin call ended onto the taxonomy (ABI-EXTISM-006..008). */
-export function classify({ output, pluginError: errorBytes, failure, decision, report, limits, entrypoint, exportName }: Ending): ExecuteResult {
+export function classify({
+  output,
+  pluginError: errorBytes,
+  failure,
+  decision,
+  report,
+  limits,
+  entrypoint,
+  exportName,
+}: Ending): ExecuteResult {
   const fuelUsed = limits.fuel - Number(report.remaining);
   const pages = report.memoryPages;
   if (decision !== undefined) return fault(decision.code, decision.message, decision.details, fuelUsed, pages);
   if (report.remaining < 0n) {
-    return fault('S-TOOL-FUEL-EXHAUSTED', `The tool used up its fuel budget of ${limits.fuel}.`, { fuel_limit: limits.fuel, fuel_used: fuelUsed, phase: 'execute' }, fuelUsed, pages);
+    return fault(
+      'S-TOOL-FUEL-EXHAUSTED',
+      `The tool used up its fuel budget of ${limits.fuel}.`,
+      { fuel_limit: limits.fuel, fuel_used: fuelUsed, phase: 'execute' },
+      fuelUsed,
+      pages,
+    );
   }
   if (failure !== undefined) {
     const { name, message } = describe(failure);
-    if (name === 'RangeError' && /call stack/i.test(message)) return fault('S-TOOL-STACK-OVERFLOW', 'The tool exhausted its call stack.', { phase: 'execute' }, fuelUsed, pages);
-    const atCap = pages >= limits.maxMemoryPages ? ` Memory is at its cap of ${limits.maxMemoryPages} pages, so a failed allocation is the likely cause.` : '';
+    if (name === 'RangeError' && /call stack/i.test(message))
+      return fault('S-TOOL-STACK-OVERFLOW', 'The tool exhausted its call stack.', { phase: 'execute' }, fuelUsed, pages);
+    const atCap =
+      pages >= limits.maxMemoryPages
+        ? ` Memory is at its cap of ${limits.maxMemoryPages} pages, so a failed allocation is the likely cause.`
+        : '';
     const memory = { memory_pages: pages, max_memory_pages: limits.maxMemoryPages };
     if (isGuestException(failure)) {
-      return fault('S-TOOL-TRAP', `${uncaughtMessage('execute')}.${atCap}`, { trap: UNCAUGHT_EXCEPTION, uncaught_exception: true, phase: 'execute', ...memory }, fuelUsed, pages);
+      return fault(
+        'S-TOOL-TRAP',
+        `${uncaughtMessage('execute')}.${atCap}`,
+        { trap: UNCAUGHT_EXCEPTION, uncaught_exception: true, phase: 'execute', ...memory },
+        fuelUsed,
+        pages,
+      );
     }
-    if (name !== 'RuntimeError') return fault('S-TOOL-TRAP', `The tool trapped in the Extism kernel: ${message}.${atCap}`, { trap: message, phase: 'execute', ...memory }, fuelUsed, pages);
+    if (name !== 'RuntimeError')
+      return fault(
+        'S-TOOL-TRAP',
+        `The tool trapped in the Extism kernel: ${message}.${atCap}`,
+        { trap: message, phase: 'execute', ...memory },
+        fuelUsed,
+        pages,
+      );
     // The export the host called, and the plugin's own function at the top of the trap's stack.
     const site = trapSite((failure as { stack?: unknown }).stack, exportName);
     const at = site === undefined ? '' : `, at ${siteText(site)}`;
-    return fault('S-TOOL-TRAP', `The tool trapped in ${entrypoint}: ${message}${at}.${atCap}`, { trap: message, phase: 'execute', export: entrypoint, ...siteDetails(site), ...memory }, fuelUsed, pages);
+    return fault(
+      'S-TOOL-TRAP',
+      `The tool trapped in ${entrypoint}: ${message}${at}.${atCap}`,
+      { trap: message, phase: 'execute', export: entrypoint, ...siteDetails(site), ...memory },
+      fuelUsed,
+      pages,
+    );
   }
   if (errorBytes !== null) return pluginError(new TextDecoder().decode(errorBytes), fuelUsed, pages);
   if (report.returnCode !== 0) {
-    return fault('S-TOOL-EXTISM-ERROR', `${entrypoint} returned ${report.returnCode} without setting an error.`, { return_code: report.returnCode, output_preview: preview(output) }, fuelUsed, pages);
+    return fault(
+      'S-TOOL-EXTISM-ERROR',
+      `${entrypoint} returned ${report.returnCode} without setting an error.`,
+      { return_code: report.returnCode, output_preview: preview(output) },
+      fuelUsed,
+      pages,
+    );
   }
   const bytes = output ?? new Uint8Array(0);
   if (bytes.length > limits.maxOutputBytes) {
-    return fault('S-TOOL-OUTPUT-TOO-LARGE', `The output is ${bytes.length} bytes, above the limit of ${limits.maxOutputBytes}.`, { output_bytes: bytes.length, max_output_bytes: limits.maxOutputBytes }, fuelUsed, pages);
+    return fault(
+      'S-TOOL-OUTPUT-TOO-LARGE',
+      `The output is ${bytes.length} bytes, above the limit of ${limits.maxOutputBytes}.`,
+      { output_bytes: bytes.length, max_output_bytes: limits.maxOutputBytes },
+      fuelUsed,
+      pages,
+    );
   }
   let text: string;
   try {
@@ -83,10 +133,21 @@ export function classify({ output, pluginError: errorBytes, failure, decision, r
   try {
     json = JSON.parse(text);
   } catch (err) {
-    return fault('S-TOOL-OUTPUT-JSON', `The output is not JSON: ${wellFormed((err as Error).message)}`, { preview: preview(bytes) }, fuelUsed, pages);
+    return fault(
+      'S-TOOL-OUTPUT-JSON',
+      `The output is not JSON: ${wellFormed((err as Error).message)}`,
+      { preview: preview(bytes) },
+      fuelUsed,
+      pages,
+    );
   }
   const measures = { fuelUsed, memoryPages: pages, recycled: false };
-  return { kind: 'output', output: { status: 'ok', output: json } as GuestOutput, outputSha256: createHash('sha256').update(bytes).digest('hex'), ...measures };
+  return {
+    kind: 'output',
+    output: { status: 'ok', output: json } as GuestOutput,
+    outputSha256: createHash('sha256').update(bytes).digest('hex'),
+    ...measures,
+  };
 }
 
 /**
@@ -106,9 +167,22 @@ function pluginError(text: string, fuelUsed: number, pages: number): ExecuteResu
   if (violation !== undefined) return outputRefusal(violation, fuelUsed, pages);
   const envelope = GuestOutputSchema.safeParse({ status: 'error', error: parsed });
   if (envelope.success && envelope.data.status === 'error') {
-    return { kind: 'output', output: envelope.data, outputSha256: createHash('sha256').update(text).digest('hex'), fuelUsed, memoryPages: pages, recycled: false };
+    return {
+      kind: 'output',
+      output: envelope.data,
+      outputSha256: createHash('sha256').update(text).digest('hex'),
+      fuelUsed,
+      memoryPages: pages,
+      recycled: false,
+    };
   }
-  return fault('S-TOOL-EXTISM-ERROR', `The plugin reported an error: ${utf8Prefix(text, 200)}`, { plugin_error: utf8Prefix(text, PLUGIN_ERROR_MAX) }, fuelUsed, pages);
+  return fault(
+    'S-TOOL-EXTISM-ERROR',
+    `The plugin reported an error: ${utf8Prefix(text, 200)}`,
+    { plugin_error: utf8Prefix(text, PLUGIN_ERROR_MAX) },
+    fuelUsed,
+    pages,
+  );
 }
 
 function outputRefusal(violation: JsonViolation, fuelUsed: number, pages: number): ExecuteFault {

@@ -60,7 +60,10 @@ class ExtismLink {
     try {
       return this.#serve(offset);
     } catch (err) {
-      const error = err instanceof GuestAbort ? err : new GuestAbort('S-TOOL-WORKER-LOST', `The capability broker failed: ${err instanceof Error ? err.message : String(err)}`);
+      const error =
+        err instanceof GuestAbort
+          ? err
+          : new GuestAbort('S-TOOL-WORKER-LOST', `The capability broker failed: ${err instanceof Error ? err.message : String(err)}`);
       const fuel = this.fuel!;
       this.decision = { error, remaining: fuel.value as bigint, memoryPages: pagesOf(this.memory!) };
       fuel.value = SPENT;
@@ -70,7 +73,11 @@ class ExtismLink {
 
   #serve(offset: bigint): bigint {
     const request = this.kernel.read(offset);
-    if (request === null) throw new GuestAbort('S-TOOL-BAD-POINTER', `${EXTISM_CAPABILITY_CALL}(${offset}) names no Extism memory block.`, { import: EXTISM_CAPABILITY_CALL, offset: offset.toString() });
+    if (request === null)
+      throw new GuestAbort('S-TOOL-BAD-POINTER', `${EXTISM_CAPABILITY_CALL}(${offset}) names no Extism memory block.`, {
+        import: EXTISM_CAPABILITY_CALL,
+        offset: offset.toString(),
+      });
     const answer = this.broker(request.slice());
     if (answer.kind === 'abort') throw new GuestAbort(answer.code, answer.message, answer.details);
     // The call's cost in fuel; the plugin's next check sees it (ABI-EXTISM-009).
@@ -79,7 +86,10 @@ class ExtismLink {
     const addr = this.kernel.store(answer.response);
     if (addr === 0n) {
       const pages = (this.kernel.maxBytes / 65_536) | 0;
-      throw new GuestAbort('S-TOOL-TRAP', `The answer does not fit in the plugin's Extism memory (capped at ${pages} pages).`, { max_memory_pages: pages, answer_bytes: answer.response.length });
+      throw new GuestAbort('S-TOOL-TRAP', `The answer does not fit in the plugin's Extism memory (capped at ${pages} pages).`, {
+        max_memory_pages: pages,
+        answer_bytes: answer.response.length,
+      });
     }
     return addr;
   }
@@ -124,7 +134,14 @@ export class ExtismSandbox {
       link.starting = false;
       slot.startFuel = Number(budget - (fuel.value as bigint));
     }
-    if (failure === undefined && link.decision === undefined && !recycled && task.recyclable && !link.touched && (fuel.value as bigint) >= 0n) {
+    if (
+      failure === undefined &&
+      link.decision === undefined &&
+      !recycled &&
+      task.recyclable &&
+      !link.touched &&
+      (fuel.value as bigint) >= 0n
+    ) {
       slot.snapshot = takeSnapshot(instance, memory, slot.globalExports);
     }
     if (failure === undefined && link.decision === undefined) {
@@ -136,9 +153,22 @@ export class ExtismSandbox {
     }
     const decision = link.decision;
     const { output, error } = kernel.end();
-    const report: Report = { remaining: decision?.remaining ?? (fuel.value as bigint), returnCode, memoryPages: decision?.memoryPages ?? pagesOf(memory) };
+    const report: Report = {
+      remaining: decision?.remaining ?? (fuel.value as bigint),
+      returnCode,
+      memoryPages: decision?.memoryPages ?? pagesOf(memory),
+    };
     const limits = { fuel: task.fuel, maxMemoryPages: task.maxMemoryPages, maxOutputBytes: task.maxOutputBytes };
-    const result = classify({ output, pluginError: error, failure, decision: decision?.error, report, limits, entrypoint: task.entrypoint, exportName: exportNamesOf(instance.exports) });
+    const result = classify({
+      output,
+      pluginError: error,
+      failure,
+      decision: decision?.error,
+      report,
+      limits,
+      entrypoint: task.entrypoint,
+      exportName: exportNamesOf(instance.exports),
+    });
     if (result.kind === 'output' && slot.snapshot !== undefined) {
       slot.dirty = true;
       this.#slots.keep(task.key, slot);
@@ -181,9 +211,20 @@ function instantiate(task: RunnableTask, broker: BrokerLink): Slot | ExecuteResu
   const env = task.hasStart ? watched(kernel.env, link) : kernel.env;
   let instance: WebAssembly.Instance;
   try {
-    instance = new WebAssembly.Instance(task.module, { [EXTISM_ENV_MODULE]: env, [EXTISM_USER_MODULE]: { [EXTISM_CAPABILITY_CALL]: link.capabilityCall } });
+    instance = new WebAssembly.Instance(task.module, {
+      [EXTISM_ENV_MODULE]: env,
+      [EXTISM_USER_MODULE]: { [EXTISM_CAPABILITY_CALL]: link.capabilityCall },
+    });
   } catch (err) {
-    return { kind: 'fault', code: 'S-TOOL-INSTANTIATE', message: `The plugin could not be instantiated: ${(err as Error).message}`, details: { error: (err as Error).message }, fuelUsed: 0, memoryPages: 0, recycled: false };
+    return {
+      kind: 'fault',
+      code: 'S-TOOL-INSTANTIATE',
+      message: `The plugin could not be instantiated: ${(err as Error).message}`,
+      details: { error: (err as Error).message },
+      fuelUsed: 0,
+      memoryPages: 0,
+      recycled: false,
+    };
   }
   const memory = instance.exports.memory as WebAssembly.Memory;
   const fuel = instance.exports[FUEL_EXPORT] as WebAssembly.Global;

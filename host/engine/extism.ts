@@ -67,7 +67,7 @@ export function createExtismEngine(config: ExtismEngineConfig): ExtismEngine {
  * imports node:wasi, whose load prints an ExperimentalWarning on stderr; that one warning is
  * dropped while the SDK loads, every other goes through.
  */
-export async function loadExtism(): Promise<(typeof import('@extism/extism'))['default']> {
+export async function loadExtism(): Promise<typeof import('@extism/extism')['default']> {
   const emit = process.emitWarning;
   process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
     const text = typeof warning === 'string' ? warning : warning.message;

@@ -18,7 +18,12 @@ export function takeSnapshot(instance: WebAssembly.Instance, memory: WebAssembly
  * Puts `snapshot` back; false when that is impossible: memory cannot shrink, so a call that grew
  * it leaves an instance no snapshot can restore.
  */
-export function restoreSnapshot(snapshot: Snapshot, instance: WebAssembly.Instance, memory: WebAssembly.Memory, names: readonly string[]): boolean {
+export function restoreSnapshot(
+  snapshot: Snapshot,
+  instance: WebAssembly.Instance,
+  memory: WebAssembly.Memory,
+  names: readonly string[],
+): boolean {
   if (memory.buffer.byteLength !== snapshot.memory.length) return false;
   new Uint8Array(memory.buffer).set(snapshot.memory);
   const exports = instance.exports;

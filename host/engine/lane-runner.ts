@@ -90,10 +90,13 @@ export class LaneWorker implements RunnerWorker<LaneVariant> {
 
 /** The call's result from how its task on the lane ended. */
 function laneResult(outcome: LaneOutcome): ExecuteResult {
-  if (outcome.kind === 'lost') return fault('S-TOOL-WORKER-LOST', `The worker running the call stopped: ${outcome.message}`, { error: outcome.message });
+  if (outcome.kind === 'lost')
+    return fault('S-TOOL-WORKER-LOST', `The worker running the call stopped: ${outcome.message}`, { error: outcome.message });
   const reply = outcome.reply;
   if (reply.kind === 'host-error' || reply.kind === 'census') {
-    return fault('S-TOOL-WORKER-LOST', 'The worker failed while serving the call.', { error: reply.kind === 'census' ? 'the worker answered a census' : reply.message });
+    return fault('S-TOOL-WORKER-LOST', 'The worker failed while serving the call.', {
+      error: reply.kind === 'census' ? 'the worker answered a census' : reply.message,
+    });
   }
   return reply;
 }
@@ -127,12 +130,28 @@ export function createLaneRunner(config: LaneRunnerConfig): Runner<LaneVariant, 
       const cap = limits.maxMemoryPages;
       const key = `${m.digest}:${cap}`;
       if (cap === m.cap) {
-        const own: LaneVariant = { key, abi: m.abi, module: m.compiled, recyclable: m.instrumented.recyclable, hasStart: m.instrumented.hasStart, globalExports: m.instrumented.globalExports };
+        const own: LaneVariant = {
+          key,
+          abi: m.abi,
+          module: m.compiled,
+          recyclable: m.instrumented.recyclable,
+          hasStart: m.instrumented.hasStart,
+          globalExports: m.instrumented.globalExports,
+        };
         return { value: Promise.resolve(own), ready: own, release: () => undefined };
       }
       return config.variants.acquire(key, () => {
         const inst = instrumentModule(m.bytes, { maxMemoryPages: cap });
-        const value = WebAssembly.compile(inst.bytes).then((module): LaneVariant => ({ key, abi: m.abi, module, recyclable: inst.recyclable, hasStart: inst.hasStart, globalExports: inst.globalExports }));
+        const value = WebAssembly.compile(inst.bytes).then(
+          (module): LaneVariant => ({
+            key,
+            abi: m.abi,
+            module,
+            recyclable: inst.recyclable,
+            hasStart: inst.hasStart,
+            globalExports: inst.globalExports,
+          }),
+        );
         return { value, bytes: inst.bytes.length, evicted: () => forget(key, inst.bytes.length) };
       });
     },

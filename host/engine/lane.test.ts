@@ -3,13 +3,34 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Lane } from './lane.js';
 import type { ExecuteTask, LaneStart } from './protocol.js';
 
-const pool = new Piscina<LaneStart, string>({ filename: new URL('../../test/fixtures/late-notify-worker.mjs', import.meta.url).href, minThreads: 1, maxThreads: 1, atomics: 'disabled' });
+const pool = new Piscina<LaneStart, string>({
+  filename: new URL('../../test/fixtures/late-notify-worker.mjs', import.meta.url).href,
+  minThreads: 1,
+  maxThreads: 1,
+  atomics: 'disabled',
+});
 afterAll(() => pool.destroy());
 
-const refuseAll = async () => ({ kind: 'abort' as const, code: 'A-AUTH-FORBIDDEN' as const, message: 'no capabilities in this test', details: {} });
+const refuseAll = async () => ({
+  kind: 'abort' as const,
+  code: 'A-AUTH-FORBIDDEN' as const,
+  message: 'no capabilities in this test',
+  details: {},
+});
 
 const task = (key: string): ExecuteTask =>
-  ({ kind: 'execute', key, recyclable: false, hasStart: false, globalExports: [], entrypoint: 'execute', input: new Uint8Array(), fuel: 1, maxOutputBytes: 1, maxMemoryPages: 1 }) as ExecuteTask;
+  ({
+    kind: 'execute',
+    key,
+    recyclable: false,
+    hasStart: false,
+    globalExports: [],
+    entrypoint: 'execute',
+    input: new Uint8Array(),
+    fuel: 1,
+    maxOutputBytes: 1,
+    maxMemoryPages: 1,
+  }) as ExecuteTask;
 
 describe('Lane', () => {
   it('does not take a late wake-up from the previous reply for the next reply', async () => {

@@ -5,7 +5,29 @@ import { performance } from 'node:perf_hooks';
 import { MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
 import { BULK_MAX_PIECE, MAX_MODULE_VARIANT_BYTES, MAX_MODULE_VARIANTS } from '../../abi/index.js';
-import { LANE_ANSWER_WORD, LANE_ANSWERED, LANE_CAPABILITY, LANE_CONTROL_WORD, LANE_REPLY, LANE_REQUEST, LANE_SHUTDOWN, LANE_STATUS_WORD, LANE_UP, LANE_UP_WORD, LANE_WORDS, type BrokerAnswer, type CapabilityBroker, type CapabilityForward, type EvictMessage, type ExecuteTask, type LaneReply, type LaneStart, type LaneAnswer, type LaneTask, type WorkerCensus } from './protocol.js';
+import {
+  LANE_ANSWER_WORD,
+  LANE_ANSWERED,
+  LANE_CAPABILITY,
+  LANE_CONTROL_WORD,
+  LANE_REPLY,
+  LANE_REQUEST,
+  LANE_SHUTDOWN,
+  LANE_STATUS_WORD,
+  LANE_UP,
+  LANE_UP_WORD,
+  LANE_WORDS,
+  type BrokerAnswer,
+  type CapabilityBroker,
+  type CapabilityForward,
+  type EvictMessage,
+  type ExecuteTask,
+  type LaneReply,
+  type LaneStart,
+  type LaneAnswer,
+  type LaneTask,
+  type WorkerCensus,
+} from './protocol.js';
 
 /** How a task sent on a lane ended. */
 export type LaneOutcome = { readonly kind: 'reply'; readonly reply: LaneReply } | { readonly kind: 'lost'; readonly message: string };
@@ -166,7 +188,11 @@ export class Lane {
       return;
     }
     const received = receiveMessageOnPort(this.#port);
-    this.#settle(received === undefined ? { kind: 'lost', message: 'the worker woke without a reply' } : { kind: 'reply', reply: received.message as LaneReply });
+    this.#settle(
+      received === undefined
+        ? { kind: 'lost', message: 'the worker woke without a reply' }
+        : { kind: 'reply', reply: received.message as LaneReply },
+    );
   }
 
   /** Serves a guest's capability call: ask the broker, post its answer, wake the worker. */
@@ -183,9 +209,17 @@ export class Lane {
       const forwarded = received.message as CapabilityForward;
       const wire = forwarded.bulk;
       // A write's bytes are taken out of the bulk area at once: the broker keeps them, and the area serves the next call.
-      answer = wire === undefined ? await broker(forwarded.request) : await broker(forwarded.request, wire.kind === 'read' ? wire : { kind: 'write', data: this.#bulk.slice(0, wire.length) });
+      answer =
+        wire === undefined
+          ? await broker(forwarded.request)
+          : await broker(forwarded.request, wire.kind === 'read' ? wire : { kind: 'write', data: this.#bulk.slice(0, wire.length) });
     } catch (err) {
-      answer = { kind: 'abort', code: 'S-TOOL-WORKER-LOST', message: `The capability broker failed: ${err instanceof Error ? err.message : String(err)}`, details: {} };
+      answer = {
+        kind: 'abort',
+        code: 'S-TOOL-WORKER-LOST',
+        message: `The capability broker failed: ${err instanceof Error ? err.message : String(err)}`,
+        details: {},
+      };
     }
     if (this.#dead) return; // the deadline passed while the broker worked
     Atomics.store(this.#words, LANE_STATUS_WORD, 0);

@@ -130,7 +130,9 @@ export type BrokerAnswer =
 export type CapabilityBroker = (request: Uint8Array, bulk?: BulkPart) => Promise<BrokerAnswer>;
 
 /** A BrokerAnswer as it crosses the lane: a bulk read's bytes wait in the lane's bulk area, only their length travels. */
-export type LaneAnswer = Exclude<BrokerAnswer, { kind: 'answer' }> | { readonly kind: 'answer'; readonly response: Uint8Array; readonly fuel: number; readonly bulkLength?: number };
+export type LaneAnswer =
+  | Exclude<BrokerAnswer, { kind: 'answer' }>
+  | { readonly kind: 'answer'; readonly response: Uint8Array; readonly fuel: number; readonly bulkLength?: number };
 
 /** What the piscina task that starts a lane carries. */
 export interface LaneStart {

@@ -26,7 +26,15 @@ export interface EngineModule {
 
 /** The engine's view of a loaded toolpack, once its module is prepared (`tool.module.prepare()`). */
 export function engineModule(tool: LoadedTool, prepared: PreparedModule): EngineModule {
-  return { digest: tool.manifest.digest, abi: tool.manifest.abi, entrypoint: tool.manifest.entrypoint ?? DEFAULT_ENTRYPOINT, bytes: tool.module.bytes, instrumented: prepared.instrumented, compiled: prepared.compiled, cap: tool.limits.maxMemoryPages };
+  return {
+    digest: tool.manifest.digest,
+    abi: tool.manifest.abi,
+    entrypoint: tool.manifest.entrypoint ?? DEFAULT_ENTRYPOINT,
+    bytes: tool.module.bytes,
+    instrumented: prepared.instrumented,
+    compiled: prepared.compiled,
+    cap: tool.limits.maxMemoryPages,
+  };
 }
 
 /** One call for the engine. */

@@ -89,7 +89,13 @@ function instantiate(task: RunnableTask, budget: bigint, broker: BrokerLink): Sl
   try {
     instance = new WebAssembly.Instance(task.module, link.imports());
   } catch (err) {
-    return fault('S-TOOL-INSTANTIATE', `The module could not be instantiated: ${(err as Error).message}`, { error: (err as Error).message }, 0, 0);
+    return fault(
+      'S-TOOL-INSTANTIATE',
+      `The module could not be instantiated: ${(err as Error).message}`,
+      { error: (err as Error).message },
+      0,
+      0,
+    );
   }
   const exports = instance.exports;
   const memory = exports.memory as WebAssembly.Memory;
@@ -128,7 +134,12 @@ function call(slot: Slot, task: RunnableTask): Unmeasured {
   const inPtr = (alloc(input.length) as number) >>> 0;
   link.settle();
   if (!inBounds(memory, inPtr, input.length)) {
-    throw new GuestAbort('S-TOOL-BAD-POINTER', `alloc(${input.length}) returned ${inPtr}, outside the guest's memory.`, { export: 'alloc', ptr: inPtr, len: input.length, memory_bytes: memory.buffer.byteLength });
+    throw new GuestAbort('S-TOOL-BAD-POINTER', `alloc(${input.length}) returned ${inPtr}, outside the guest's memory.`, {
+      export: 'alloc',
+      ptr: inPtr,
+      len: input.length,
+      memory_bytes: memory.buffer.byteLength,
+    });
   }
   writeBytes(memory, inPtr, input);
   link.phase = 'execute';
@@ -136,10 +147,17 @@ function call(slot: Slot, task: RunnableTask): Unmeasured {
   link.settle();
   const { ptr, len } = unpackPtrLen(packed);
   if (!inBounds(memory, ptr, len)) {
-    throw new GuestAbort('S-TOOL-BAD-POINTER', `${task.entrypoint} returned ptr ${ptr} len ${len}, outside the guest's memory of ${memory.buffer.byteLength} bytes.`, { export: task.entrypoint, ptr, len, memory_bytes: memory.buffer.byteLength });
+    throw new GuestAbort(
+      'S-TOOL-BAD-POINTER',
+      `${task.entrypoint} returned ptr ${ptr} len ${len}, outside the guest's memory of ${memory.buffer.byteLength} bytes.`,
+      { export: task.entrypoint, ptr, len, memory_bytes: memory.buffer.byteLength },
+    );
   }
   if (len > task.maxOutputBytes) {
-    throw new GuestAbort('S-TOOL-OUTPUT-TOO-LARGE', `The output is ${len} bytes, above the limit of ${task.maxOutputBytes}.`, { output_bytes: len, max_output_bytes: task.maxOutputBytes });
+    throw new GuestAbort('S-TOOL-OUTPUT-TOO-LARGE', `The output is ${len} bytes, above the limit of ${task.maxOutputBytes}.`, {
+      output_bytes: len,
+      max_output_bytes: task.maxOutputBytes,
+    });
   }
   const bytes = readBytes(memory, ptr, len);
   link.phase = 'dealloc';
@@ -154,12 +172,21 @@ function call(slot: Slot, task: RunnableTask): Unmeasured {
   return { kind: 'output', output: parsed.output, outputSha256: createHash('sha256').update(bytes).digest('hex'), ...measures };
 }
 
-function parseOutput(bytes: Uint8Array): { kind: 'output'; output: import('../../abi/index.js').GuestOutput } | { kind: 'fault'; code: ErrorCode; message: string; details: Record<string, unknown> } {
+function parseOutput(
+  bytes: Uint8Array,
+):
+  | { kind: 'output'; output: import('../../abi/index.js').GuestOutput }
+  | { kind: 'fault'; code: ErrorCode; message: string; details: Record<string, unknown> } {
   let text: string;
   try {
     text = decoder.decode(bytes);
   } catch {
-    return { kind: 'fault', code: 'S-TOOL-OUTPUT-ENCODING', message: 'The output is not valid UTF-8.', details: { output_bytes: bytes.length } };
+    return {
+      kind: 'fault',
+      code: 'S-TOOL-OUTPUT-ENCODING',
+      message: 'The output is not valid UTF-8.',
+      details: { output_bytes: bytes.length },
+    };
   }
   // Bounded before JSON.parse, and so before anything recursive (zod, structured clone of the
   // reply, the run record) sees the value (ABI-JSON-001 to -004).
@@ -169,12 +196,22 @@ function parseOutput(bytes: Uint8Array): { kind: 'output'; output: import('../..
   try {
     json = JSON.parse(text);
   } catch (err) {
-    return { kind: 'fault', code: 'S-TOOL-OUTPUT-JSON', message: `The output is not JSON: ${wellFormed((err as Error).message)}`, details: { preview: utf8Prefix(text, 200) } };
+    return {
+      kind: 'fault',
+      code: 'S-TOOL-OUTPUT-JSON',
+      message: `The output is not JSON: ${wellFormed((err as Error).message)}`,
+      details: { preview: utf8Prefix(text, 200) },
+    };
   }
   const envelope = GuestOutputSchema.safeParse(json);
   if (!envelope.success) {
     const violations = envelope.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
-    return { kind: 'fault', code: 'S-TOOL-OUTPUT-ENVELOPE', message: `The output is not a valid envelope: ${violations.join('; ')}`, details: { violations, preview: utf8Prefix(text, 200) } };
+    return {
+      kind: 'fault',
+      code: 'S-TOOL-OUTPUT-ENVELOPE',
+      message: `The output is not a valid envelope: ${violations.join('; ')}`,
+      details: { violations, preview: utf8Prefix(text, 200) },
+    };
   }
   return { kind: 'output', output: envelope.data };
 }
@@ -199,7 +236,13 @@ function classify(thrown: unknown, slot: Slot | undefined, task: RunnableTask, b
   const base = { fuelUsed, memoryPages: pages, recycled };
   if (err instanceof GuestAbort) return { kind: 'fault', code: err.code, message: err.message, details: err.details, ...base };
   if (err instanceof FuelExhausted || (slot !== undefined && remaining < 0n)) {
-    return { kind: 'fault', code: 'S-TOOL-FUEL-EXHAUSTED', message: `The tool used up its fuel budget of ${task.fuel}.`, details: { fuel_limit: task.fuel, fuel_used: fuelUsed, phase }, ...base };
+    return {
+      kind: 'fault',
+      code: 'S-TOOL-FUEL-EXHAUSTED',
+      message: `The tool used up its fuel budget of ${task.fuel}.`,
+      details: { fuel_limit: task.fuel, fuel_used: fuelUsed, phase },
+      ...base,
+    };
   }
   if (err instanceof RangeError && /call stack/i.test(err.message)) {
     return { kind: 'fault', code: 'S-TOOL-STACK-OVERFLOW', message: 'The tool exhausted its call stack.', details: { phase }, ...base };
@@ -207,12 +250,19 @@ function classify(thrown: unknown, slot: Slot | undefined, task: RunnableTask, b
   if (err instanceof WebAssembly.RuntimeError || isGuestException(err)) {
     // A guest's own exception that nothing caught is its fault, as a trap is (ABI-FINAL-005).
     const uncaught = isGuestException(err);
-    const details: Record<string, unknown> = { trap: uncaught ? UNCAUGHT_EXCEPTION : err.message, phase, memory_pages: pages, max_memory_pages: task.maxMemoryPages };
+    const details: Record<string, unknown> = {
+      trap: uncaught ? UNCAUGHT_EXCEPTION : err.message,
+      phase,
+      memory_pages: pages,
+      max_memory_pages: task.maxMemoryPages,
+    };
     if (uncaught) details.uncaught_exception = true;
     // The guest function the host was running, and where in the module the trap struck.
     const called = phase === 'execute' ? task.entrypoint : phase === 'start' ? 'the start function' : phase;
     if (phase !== 'instantiate') details.export = called;
-    const site = uncaught ? undefined : trapSite((err as Error).stack, slot === undefined ? undefined : exportNamesOf(slot.instance.exports));
+    const site = uncaught
+      ? undefined
+      : trapSite((err as Error).stack, slot === undefined ? undefined : exportNamesOf(slot.instance.exports));
     Object.assign(details, siteDetails(site));
     // After a host decision no guest function runs again, helix_panic included.
     const panic = slot === undefined || decision !== undefined ? undefined : panicMessage(slot);
@@ -224,9 +274,17 @@ function classify(thrown: unknown, slot: Slot | undefined, task: RunnableTask, b
     // function under it says where the bad index or cast came from.
     const caller = source?.file.startsWith('~lib/') ? authorFunction(site) : undefined;
     if (caller !== undefined) details.called_from = caller;
-    const atCap = pages >= task.maxMemoryPages ? ` Memory is at its cap of ${task.maxMemoryPages} pages, so a failed allocation is the likely cause.` : '';
+    const atCap =
+      pages >= task.maxMemoryPages
+        ? ` Memory is at its cap of ${task.maxMemoryPages} pages, so a failed allocation is the likely cause.`
+        : '';
     const what = uncaught ? uncaughtMessage(phase) : `The tool trapped${phase === 'instantiate' ? '' : ` in ${called}`}: ${err.message}`;
-    const where = panic !== undefined ? ` (${panic}${caller === undefined ? '' : `, called from ${caller}`})` : site !== undefined ? `, at ${siteText(site)}` : '';
+    const where =
+      panic !== undefined
+        ? ` (${panic}${caller === undefined ? '' : `, called from ${caller}`})`
+        : site !== undefined
+          ? `, at ${siteText(site)}`
+          : '';
     return { kind: 'fault', code: 'S-TOOL-TRAP', message: `${what}${where}.${atCap}`, details, ...base };
   }
   throw err; // a host bug, not a guest fault: let the engine report it

@@ -23,7 +23,11 @@ const engines: Engine[] = [];
 beforeAll(async () => {
   const dir = await pluginsDir([
     { id: 's.helix', module: stormGuest(1), manifest: { limits, capabilities } },
-    { id: 's.extism', module: extismWat(plugin.body, { data: plugin.data, extra: plugin.extra }), manifest: { abi: 'extism/v1', entrypoint: 'run', limits, capabilities } },
+    {
+      id: 's.extism',
+      module: extismWat(plugin.body, { data: plugin.data, extra: plugin.extra }),
+      manifest: { abi: 'extism/v1', entrypoint: 'run', limits, capabilities },
+    },
   ]);
   cleanup = dir.cleanup;
   const loaded = await loadToolpacks(dir.dir, loadPolicy(undefined).policy);
@@ -37,10 +41,13 @@ afterAll(async () => {
 
 /** A broker that answers at once, counting the calls that reached it. */
 function answering(): CapabilityBroker & { calls: number } {
-  const broker = Object.assign(async () => {
-    broker.calls += 1;
-    return { kind: 'answer' as const, response: new TextEncoder().encode('{"ok":true,"result":{"unix_ms":0}}'), fuel: 1 };
-  }, { calls: 0 });
+  const broker = Object.assign(
+    async () => {
+      broker.calls += 1;
+      return { kind: 'answer' as const, response: new TextEncoder().encode('{"ok":true,"result":{"unix_ms":0}}'), fuel: 1 };
+    },
+    { calls: 0 },
+  );
   return broker;
 }
 
@@ -59,16 +66,29 @@ function holding(): { broker: CapabilityBroker; reached: Promise<void>; release:
   return { broker, reached, release };
 }
 
-describe.each([['helix/v1', 's.helix'], ['extism/v1', 's.extism']])('the scheduler with %s', (_abi, id) => {
+describe.each([
+  ['helix/v1', 's.helix'],
+  ['extism/v1', 's.extism'],
+])('the scheduler with %s', (_abi, id) => {
   const newEngine = (maxQueue = 100): Engine => {
     const engine = createEngine({ maxThreads: 1, minThreads: 0, maxQueue });
     engines.push(engine);
     return engine;
   };
-  const exec = (engine: Engine, broker: CapabilityBroker, extra: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<ExecuteResult> => {
+  const exec = (
+    engine: Engine,
+    broker: CapabilityBroker,
+    extra: { timeoutMs?: number; signal?: AbortSignal } = {},
+  ): Promise<ExecuteResult> => {
     const tool = tools.get(id)!;
     const callLimits: EffectiveLimits = { ...tool.limits, timeoutMs: extra.timeoutMs ?? 60_000 };
-    return engine.execute({ module: modules.get(id)!, input: new TextEncoder().encode('{}'), limits: callLimits, broker, ...(extra.signal === undefined ? {} : { signal: extra.signal }) });
+    return engine.execute({
+      module: modules.get(id)!,
+      input: new TextEncoder().encode('{}'),
+      limits: callLimits,
+      broker,
+      ...(extra.signal === undefined ? {} : { signal: extra.signal }),
+    });
   };
 
   /** Starts a call that holds the engine's one worker until `release()`. */
@@ -112,7 +132,11 @@ describe.each([['helix/v1', 's.helix'], ['extism/v1', 's.extism']])('the schedul
     const engine = newEngine();
     const first = await occupy(engine);
     const queued = answering();
-    expect(await exec(engine, queued, { timeoutMs: 200 })).toMatchObject({ kind: 'fault', code: 'R-TIMEOUT-001', details: { timeout_ms: 200, phase: 'queue' } });
+    expect(await exec(engine, queued, { timeoutMs: 200 })).toMatchObject({
+      kind: 'fault',
+      code: 'R-TIMEOUT-001',
+      details: { timeout_ms: 200, phase: 'queue' },
+    });
     first.release();
     expect(await first.running).toMatchObject({ kind: 'output' });
     expect(await exec(engine, answering())).toMatchObject({ kind: 'output' });

@@ -178,7 +178,10 @@ export function createScheduler<V, W extends RunnerWorker<V>>(runner: Runner<V, 
     if (worker !== undefined) {
       startWhenUp(job, worker);
     } else if (queue.length >= config.maxQueue) {
-      finish(job, fault('R-CAP-QUEUE-FULL', `${config.maxQueue} calls are already waiting.`, { retry_after_ms: 100, max_queue: config.maxQueue }));
+      finish(
+        job,
+        fault('R-CAP-QUEUE-FULL', `${config.maxQueue} calls are already waiting.`, { retry_after_ms: 100, max_queue: config.maxQueue }),
+      );
     } else {
       queue.push(job);
     }
@@ -200,18 +203,33 @@ export function createScheduler<V, W extends RunnerWorker<V>>(runner: Runner<V, 
     if (job.done) return;
     const timeoutMs = job.request.limits.timeoutMs;
     const phase = stop(job);
-    const where = { queue: ' (it was still waiting for a worker)', prepare: ' (its module was still being compiled for its memory cap)', run: '; its worker was stopped' }[phase];
+    const where = {
+      queue: ' (it was still waiting for a worker)',
+      prepare: ' (its module was still being compiled for its memory cap)',
+      run: '; its worker was stopped',
+    }[phase];
     finish(job, fault('R-TIMEOUT-001', `The call did not finish within ${timeoutMs} ms${where}.`, { timeout_ms: timeoutMs, phase }));
   };
   const onCancel = (job: Job<W>): void => {
     if (job.done) return;
     const phase = stop(job);
-    finish(job, fault('R-TIMEOUT-CANCELLED', `The call was cancelled by its caller${phase === 'run' ? '; its worker was stopped' : ''}.`, { phase }));
+    finish(
+      job,
+      fault('R-TIMEOUT-CANCELLED', `The call was cancelled by its caller${phase === 'run' ? '; its worker was stopped' : ''}.`, { phase }),
+    );
   };
   const onClose = (job: Job<W>): void => {
     if (job.done) return;
     const phase = stop(job);
-    finish(job, phase === 'run' ? fault('R-TIMEOUT-CANCELLED', 'The call was cancelled: the engine closed; its worker was stopped.', { phase, reason: 'engine_closed' }) : closedFault(phase));
+    finish(
+      job,
+      phase === 'run'
+        ? fault('R-TIMEOUT-CANCELLED', 'The call was cancelled: the engine closed; its worker was stopped.', {
+            phase,
+            reason: 'engine_closed',
+          })
+        : closedFault(phase),
+    );
   };
   const inFlight = new Set<Job<W>>();
   const trackInFlight = runner.endsCallsOnClose;
@@ -221,7 +239,9 @@ export function createScheduler<V, W extends RunnerWorker<V>>(runner: Runner<V, 
       if (closed) return Promise.resolve(fault('S-TOOL-WORKER-LOST', 'The engine is closed.', {}));
       return new Promise<ExecuteResult>((resolve) => {
         // Calls in flight are tracked only where close() must end them.
-        const job: Job<W> = trackInFlight ? { request, resolve: (result) => (inFlight.delete(job), resolve(result)), done: false, left: 0, armedAt: 0 } : { request, resolve, done: false, left: 0, armedAt: 0 };
+        const job: Job<W> = trackInFlight
+          ? { request, resolve: (result) => (inFlight.delete(job), resolve(result)), done: false, left: 0, armedAt: 0 }
+          : { request, resolve, done: false, left: 0, armedAt: 0 };
         if (trackInFlight) inFlight.add(job);
         arm(job, request.limits.timeoutMs);
         const signal = request.signal;
@@ -272,7 +292,11 @@ function decided<W>(job: Job<W>, result: ExecuteResult): ExecuteResult {
 
 /** What the module cannot be prepared for: it cannot run under the call's memory cap. */
 function prepareFault(cap: number, err: unknown): ExecuteResult {
-  return fault('S-TOOL-INSTANTIATE', `The module cannot run under a memory cap of ${cap} pages: ${err instanceof Error ? err.message : String(err)}`, { max_memory_pages: cap });
+  return fault(
+    'S-TOOL-INSTANTIATE',
+    `The module cannot run under a memory cap of ${cap} pages: ${err instanceof Error ? err.message : String(err)}`,
+    { max_memory_pages: cap },
+  );
 }
 
 function closedFault(phase: Phase): ExecuteResult {

@@ -19,14 +19,22 @@ describe('trapSite', () => {
     expect(site).toEqual({
       function: '~lib/@helix/sdk-as/assembly/panic/helixAbort',
       wasmFunction: 0,
-      frames: ['~lib/@helix/sdk-as/assembly/panic/helixAbort (wasm-function[0])', 'assembly/index/handle (wasm-function[107])', 'execute (wasm-function[108])'],
+      frames: [
+        '~lib/@helix/sdk-as/assembly/panic/helixAbort (wasm-function[0])',
+        'assembly/index/handle (wasm-function[107])',
+        'execute (wasm-function[108])',
+      ],
       names: ['~lib/@helix/sdk-as/assembly/panic/helixAbort', 'assembly/index/handle'],
     });
     expect(authorFunction(site)).toBe('assembly/index/handle');
   });
 
   it('trapSite gives the index alone for a function without a name, and nothing for a stack without wasm frames', () => {
-    expect(trapSite('RuntimeError: unreachable\n    at wasm://wasm/1a2b3c4d:wasm-function[9]:0x1db')).toEqual({ wasmFunction: 9, frames: ['wasm-function[9]'], names: [] });
+    expect(trapSite('RuntimeError: unreachable\n    at wasm://wasm/1a2b3c4d:wasm-function[9]:0x1db')).toEqual({
+      wasmFunction: 9,
+      frames: ['wasm-function[9]'],
+      names: [],
+    });
     expect(trapSite('Error: boom\n    at f (file:///x.js:1:1)')).toBeUndefined();
     expect(trapSite(undefined)).toBeUndefined();
   });

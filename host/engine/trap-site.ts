@@ -41,9 +41,13 @@ export function trapSite(stack: unknown, exportName: (index: number) => string |
   }
   const top = frames[0];
   if (top === undefined) return undefined;
-  const shown = frames.slice(0, MAX_FRAMES).map((f) => (f.name === undefined ? `wasm-function[${f.index}]` : `${f.name} (wasm-function[${f.index}])`));
+  const shown = frames
+    .slice(0, MAX_FRAMES)
+    .map((f) => (f.name === undefined ? `wasm-function[${f.index}]` : `${f.name} (wasm-function[${f.index}])`));
   const names = frames.slice(0, MAX_FRAMES).flatMap((f) => (f.named && f.name !== undefined ? [f.name] : []));
-  return top.name === undefined ? { wasmFunction: top.index, frames: shown, names } : { function: top.name, wasmFunction: top.index, frames: shown, names };
+  return top.name === undefined
+    ? { wasmFunction: top.index, frames: shown, names }
+    : { function: top.name, wasmFunction: top.index, frames: shown, names };
 }
 
 /**

@@ -68,7 +68,11 @@ describe('VariantCache', () => {
 
   it('keeps nothing of a build that throws or fails, so the next call tries again', async () => {
     const cache = new VariantCache({ maxVariants: 4, maxBytes: 100 });
-    expect(() => cache.acquire('x', () => { throw new RangeError('cannot instrument'); })).toThrow('cannot instrument');
+    expect(() =>
+      cache.acquire('x', () => {
+        throw new RangeError('cannot instrument');
+      }),
+    ).toThrow('cannot instrument');
     expect(cache.stats()).toMatchObject({ keys: [], bytes: 0, built: 0 });
     const failed = cache.acquire('y', () => ({ value: Promise.reject(new Error('cannot compile')), bytes: 5 }));
     await expect(failed.value).rejects.toThrow('cannot compile');

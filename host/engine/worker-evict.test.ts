@@ -21,7 +21,12 @@ const FORWARD = `(module
 const REQUEST = new TextEncoder().encode('{"abi_version":1,"name":"clock.now_unix","args":{}}');
 const ANSWER: BrokerAnswer = { kind: 'answer', response: new TextEncoder().encode('{"status":"ok","output":{"answered":true}}'), fuel: 1 };
 
-const pool = new Piscina<LaneStart, string>({ filename: path.join(packageRoot(), 'dist', 'host', 'engine', 'worker.js'), minThreads: 1, maxThreads: 1, atomics: 'disabled' });
+const pool = new Piscina<LaneStart, string>({
+  filename: path.join(packageRoot(), 'dist', 'host', 'engine', 'worker.js'),
+  minThreads: 1,
+  maxThreads: 1,
+  atomics: 'disabled',
+});
 afterAll(() => pool.destroy());
 
 interface Compiled {
@@ -58,12 +63,16 @@ describe('a worker told to forget a variant (ABI-ALLOC-010)', () => {
   it('drops its module and kept instance at once when idle, and takes the module again when sent', async () => {
     const lane = new Lane(pool, () => undefined);
     try {
-      for (const key of ['a:4', 'b:4']) expect(await lane.run(task(key, echo), echo.module, refuse)).toMatchObject({ kind: 'reply', reply: { kind: 'output' } });
+      for (const key of ['a:4', 'b:4'])
+        expect(await lane.run(task(key, echo), echo.module, refuse)).toMatchObject({ kind: 'reply', reply: { kind: 'output' } });
       expect(await lane.census()).toMatchObject({ modules: ['a:4', 'b:4'], instances: ['a:4', 'b:4'] });
       lane.forget('a:4', 100);
       lane.forget('never-sent:4', 100); // a key the worker never had is not sent
       expect(await lane.census()).toMatchObject({ modules: ['b:4'], instances: ['b:4'] });
-      expect(await lane.run(task('a:4', echo), echo.module, refuse)).toMatchObject({ kind: 'reply', reply: { kind: 'output', recycled: false } });
+      expect(await lane.run(task('a:4', echo), echo.module, refuse)).toMatchObject({
+        kind: 'reply',
+        reply: { kind: 'output', recycled: false },
+      });
       expect(await lane.census()).toMatchObject({ modules: ['b:4', 'a:4'] });
     } finally {
       await lane.shutdown();
@@ -88,7 +97,10 @@ describe('a worker told to forget a variant (ABI-ALLOC-010)', () => {
       lane.forget('a:4', 100);
       expect(await lane.census()).toBeUndefined();
       answer(ANSWER);
-      expect(await running).toMatchObject({ kind: 'reply', reply: { kind: 'output', output: { status: 'ok', output: { answered: true } } } });
+      expect(await running).toMatchObject({
+        kind: 'reply',
+        reply: { kind: 'output', output: { status: 'ok', output: { answered: true } } },
+      });
       expect((await lane.census())?.modules).toEqual(['f:4']);
       expect(await lane.run(task('a:4', echo), echo.module, refuse)).toMatchObject({ kind: 'reply', reply: { kind: 'output' } });
     } finally {

@@ -5,7 +5,28 @@
 // until the engine gives the key up (ABI-ALLOC-010).
 import { performance } from 'node:perf_hooks';
 import { receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
-import { LANE_ANSWER_WORD, LANE_ANSWERED, LANE_CAPABILITY, LANE_CONTROL_WORD, LANE_REPLY, LANE_REQUEST, LANE_SHUTDOWN, LANE_STATUS_WORD, LANE_UP, LANE_UP_WORD, type BrokerAnswer, type BulkPart, type BulkWire, type CapabilityForward, type EvictMessage, type ExecuteTask, type LaneReply, type LaneAnswer, type LaneStart, type LaneTask } from './protocol.js';
+import {
+  LANE_ANSWER_WORD,
+  LANE_ANSWERED,
+  LANE_CAPABILITY,
+  LANE_CONTROL_WORD,
+  LANE_REPLY,
+  LANE_REQUEST,
+  LANE_SHUTDOWN,
+  LANE_STATUS_WORD,
+  LANE_UP,
+  LANE_UP_WORD,
+  type BrokerAnswer,
+  type BulkPart,
+  type BulkWire,
+  type CapabilityForward,
+  type EvictMessage,
+  type ExecuteTask,
+  type LaneReply,
+  type LaneAnswer,
+  type LaneStart,
+  type LaneTask,
+} from './protocol.js';
 import { Sandbox } from './sandbox.js';
 import { ExtismSandbox } from './extism-sandbox.js';
 
@@ -20,7 +41,9 @@ export default function serve({ control, port, bulk: area }: LaneStart): string 
   const execute = (task: ExecuteTask): LaneReply => {
     if (task.module !== undefined) modules.set(task.key, task.module);
     const module = modules.get(task.key);
-    return module === undefined ? { kind: 'host-error', message: `worker has no module for ${task.key}` } : (task.abi === 'extism/v1' ? extism : sandbox).run({ ...task, module });
+    return module === undefined
+      ? { kind: 'host-error', message: `worker has no module for ${task.key}` }
+      : (task.abi === 'extism/v1' ? extism : sandbox).run({ ...task, module });
   };
   // The thread is up: from now on a call's deadline runs (ABI-DEADLINE-001).
   Atomics.store(words, LANE_UP_WORD, LANE_UP);
@@ -45,7 +68,10 @@ export default function serve({ control, port, bulk: area }: LaneStart): string 
       }
       let reply: LaneReply;
       try {
-        reply = message.kind === 'census' ? { kind: 'census', modules: [...modules.keys()], instances: [...sandbox.kept(), ...extism.kept()] } : execute(message);
+        reply =
+          message.kind === 'census'
+            ? { kind: 'census', modules: [...modules.keys()], instances: [...sandbox.kept(), ...extism.kept()] }
+            : execute(message);
       } catch (err) {
         reply = { kind: 'host-error', message: err instanceof Error ? (err.stack ?? err.message) : String(err) };
       }

@@ -35,14 +35,27 @@ export function arrayJobName(toolId: string, dir: string): string {
  * submitted, when the policy's slurm section has no entry for the tool (A-AUTH-SLURM-TOOL), `dir`
  * is not under its workRoot (A-AUTH-FANOUT-WORK-ROOT), or the script would break ABI-SLURM-002..004.
  */
-export function arrayScript(policy: Policy, toolId: string, dir: string, jobName: string, elements: number, resources: ArrayResources = {}): string {
+export function arrayScript(
+  policy: Policy,
+  toolId: string,
+  dir: string,
+  jobName: string,
+  elements: number,
+  resources: ArrayResources = {},
+): string {
   const slurm = policy.slurm;
   const entry = slurm?.tools[toolId];
   if (slurm === undefined || entry === undefined) {
-    throw new HelixError('A-AUTH-SLURM-TOOL', { message: `The policy's slurm section has no entry for "${toolId}", so its calls are not fanned out to Slurm.`, details: { tool_id: toolId } });
+    throw new HelixError('A-AUTH-SLURM-TOOL', {
+      message: `The policy's slurm section has no entry for "${toolId}", so its calls are not fanned out to Slurm.`,
+      details: { tool_id: toolId },
+    });
   }
   if (slurm.workRoot === undefined || !isUnder(dir, slurm.workRoot)) {
-    throw new HelixError('A-AUTH-FANOUT-WORK-ROOT', { message: `The job array's directory ${dir} is not under the policy's slurm.workRoot (${slurm.workRoot ?? 'not set'}).`, details: { dir, work_root: slurm.workRoot ?? null } });
+    throw new HelixError('A-AUTH-FANOUT-WORK-ROOT', {
+      message: `The job array's directory ${dir} is not under the policy's slurm.workRoot (${slurm.workRoot ?? 'not set'}).`,
+      details: { dir, work_root: slurm.workRoot ?? null },
+    });
   }
   const cli = path.join(packageRoot(), 'dist', 'host', 'cli', 'main.js');
   return renderBatchScript(
@@ -75,7 +88,10 @@ export function elementStates(status: SlurmJobStatus | undefined): Map<number, s
 export function elementBundle(dir: string, env: NodeJS.ProcessEnv = process.env): string {
   const index = env.SLURM_ARRAY_TASK_ID;
   if (index === undefined || !/^(0|[1-9][0-9]{0,8})$/.test(index)) {
-    throw new HelixError('I-REQ-JOB-ARRAY', { message: `${ARRAY_ELEMENT_FLAG} needs SLURM_ARRAY_TASK_ID to be an array index, and it is ${index === undefined ? 'not set' : JSON.stringify(index.slice(0, 40))}.`, details: { slurm_array_task_id: index ?? null } });
+    throw new HelixError('I-REQ-JOB-ARRAY', {
+      message: `${ARRAY_ELEMENT_FLAG} needs SLURM_ARRAY_TASK_ID to be an array index, and it is ${index === undefined ? 'not set' : JSON.stringify(index.slice(0, 40))}.`,
+      details: { slurm_array_task_id: index ?? null },
+    });
   }
   return path.join(dir, index);
 }

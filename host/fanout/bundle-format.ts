@@ -5,7 +5,16 @@
 import { renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { ArtifactRecordSchema, HelixError, JournalEntrySchema, ResponseEnvelopeSchema, RUN_ID_PATTERN, RunEventSchema, RunRecordSchema, SHA256_PATTERN } from '../../abi/index.js';
+import {
+  ArtifactRecordSchema,
+  HelixError,
+  JournalEntrySchema,
+  ResponseEnvelopeSchema,
+  RUN_ID_PATTERN,
+  RunEventSchema,
+  RunRecordSchema,
+  SHA256_PATTERN,
+} from '../../abi/index.js';
 import { readRegularFile } from '../files/pack-files.js';
 import { ModuleRecordSchema } from '../store/records.js';
 
@@ -79,7 +88,10 @@ export function blobFile(dir: string, sha256: string): string {
 
 /** I-REQ-JOB-BUNDLE naming the file and what is wrong. */
 export function bundleError(file: string, problem: string, violations: readonly string[] = []): HelixError {
-  return new HelixError('I-REQ-JOB-BUNDLE', { message: `The bundle file ${file} ${problem}.`, details: { file, problem, ...(violations.length === 0 ? {} : { violations: [...violations] }) } });
+  return new HelixError('I-REQ-JOB-BUNDLE', {
+    message: `The bundle file ${file} ${problem}.`,
+    details: { file, problem, ...(violations.length === 0 ? {} : { violations: [...violations] }) },
+  });
 }
 
 /** Reads a bundle's text file (a regular file, bounded); I-REQ-JOB-BUNDLE when it cannot be read. */
@@ -99,7 +111,12 @@ export function readBundleJson<S extends z.ZodType>(file: string, schema: S): z.
     throw bundleError(file, `is not JSON (${(err as Error).message})`);
   }
   const parsed = schema.safeParse(raw);
-  if (!parsed.success) throw bundleError(file, 'does not match the bundle format', parsed.error.issues.map((i) => `${i.path.join('.') || '(file)'}: ${i.message}`));
+  if (!parsed.success)
+    throw bundleError(
+      file,
+      'does not match the bundle format',
+      parsed.error.issues.map((i) => `${i.path.join('.') || '(file)'}: ${i.message}`),
+    );
   return parsed.data;
 }
 

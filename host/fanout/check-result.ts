@@ -36,7 +36,11 @@ function checkIdentity(file: string, job: Job, result: Result, run: RunRecord, p
   same('run.tool_id', job.request.tool_id, run.tool_id);
   same('run.tool_version', job.request.tool_version, run.tool_version);
   // The id follows from the job's own params and policy hashes, so none of them can be swapped alone.
-  same('run id recomputed from its tool, contract version, policy and params', job.run_id, runIdOf(run.tool_id, run.contract_version, run.policy_hash, run.params_hash));
+  same(
+    'run id recomputed from its tool, contract version, policy and params',
+    job.run_id,
+    runIdOf(run.tool_id, run.contract_version, run.policy_hash, run.params_hash),
+  );
   same('run.module_digest', params.tool?.module_digest, run.module_digest);
   if (result.response.run_id !== null) same('response.run_id', job.run_id, result.response.run_id);
   const given = new Map(job.inputs.map((a) => [a.id, a.sha256]));
@@ -47,13 +51,25 @@ function checkIdentity(file: string, job: Job, result: Result, run: RunRecord, p
  * The record of artifact `id` among the result's: made by the run under `role`, naming the same
  * bytes as `sha256` when given.
  */
-function artifactOf(file: string, records: readonly ArtifactRecord[], runId: string, id: string, role: string, sha256?: string): ArtifactRecord {
+function artifactOf(
+  file: string,
+  records: readonly ArtifactRecord[],
+  runId: string,
+  id: string,
+  role: string,
+  sha256?: string,
+): ArtifactRecord {
   const record = records.find((r) => r.id === id);
   if (record === undefined) throw bundleError(file, `names artifact ${id}, whose record it lacks`);
   if (sha256 !== undefined && record.sha256 !== sha256) throw identityError(file, `artifact ${id}'s sha256`, sha256, record.sha256);
   const source = record.source.kind === 'run' ? record.source : undefined;
   if (record.created_by_run !== runId || source?.run_id !== runId || source.role !== role) {
-    throw identityError(file, `artifact ${id}'s creator`, { run_id: runId, role }, { created_by_run: record.created_by_run, source: record.source });
+    throw identityError(
+      file,
+      `artifact ${id}'s creator`,
+      { run_id: runId, role },
+      { created_by_run: record.created_by_run, source: record.source },
+    );
   }
   return record;
 }
@@ -74,7 +90,11 @@ export function checkResult(file: string, job: Job, result: Result, paramsText: 
       details: { file, run_id: run.run_id, seq: broken?.seq ?? result.journal.length },
     });
   }
-  if (result.journal.some((e) => e.keyed === true)) throw new HelixError('P-PRECOND-JOB-SECRETS', { message: `Run ${run.run_id} received a secret on the node; its journal is keyed with the node store's key.`, details: { run_id: run.run_id } });
+  if (result.journal.some((e) => e.keyed === true))
+    throw new HelixError('P-PRECOND-JOB-SECRETS', {
+      message: `Run ${run.run_id} received a secret on the node; its journal is keyed with the node store's key.`,
+      details: { run_id: run.run_id },
+    });
   const sizes = new Map(result.blobs.map((b) => [b.sha256, b.size]));
   const needs = (sha256: string, size: number | undefined, what: string): void => {
     if (!sizes.has(sha256)) throw bundleError(file, `lacks the bytes of ${what} (blob ${sha256})`);
@@ -93,9 +113,11 @@ export function checkResult(file: string, job: Job, result: Result, paramsText: 
   }
   if (run.input_sha256 !== null) needs(run.input_sha256, undefined, 'the input the guest saw');
   if (run.module_digest !== null) {
-    if (result.module?.digest !== run.module_digest) throw identityError(file, 'module.digest', run.module_digest, result.module?.digest ?? null);
+    if (result.module?.digest !== run.module_digest)
+      throw identityError(file, 'module.digest', run.module_digest, result.module?.digest ?? null);
     needs(result.module.blob, result.module.size, 'the module');
-    if (`sha256:${result.module.blob}` !== run.module_digest) throw identityError(file, 'module.blob', run.module_digest, result.module.blob);
+    if (`sha256:${result.module.blob}` !== run.module_digest)
+      throw identityError(file, 'module.blob', run.module_digest, result.module.blob);
   }
   return { run, artifacts, blobs: result.blobs };
 }

@@ -47,7 +47,11 @@ export async function collectResult(store: Store, bundleDir: string, now: () => 
   const job = readBundleJson(path.join(dir, JOB_FILES.job), JobSchema);
   const resultDir = path.join(dir, JOB_FILES.result);
   const file = path.join(resultDir, RESULT_FILES.result);
-  if (!existsSync(file)) throw new HelixError('P-PRECOND-JOB-RESULT-MISSING', { message: `The job ${dir} (run ${job.run_id}) has no result bundle yet: ${file} is missing.`, details: { bundle: dir, run_id: job.run_id } });
+  if (!existsSync(file))
+    throw new HelixError('P-PRECOND-JOB-RESULT-MISSING', {
+      message: `The job ${dir} (run ${job.run_id}) has no result bundle yet: ${file} is missing.`,
+      details: { bundle: dir, run_id: job.run_id },
+    });
   const result = readBundleJson(file, ResultSchema);
   if (result.run === null) return { run_id: job.run_id, outcome: 'refused', status: null, response: result.response };
   const paramsText = readHashedText(dir, JOB_FILES.params, job.params_hash);
@@ -56,10 +60,19 @@ export async function collectResult(store: Store, bundleDir: string, now: () => 
   // The run links the job's inputs, and its journal reads them: they must be this store's.
   for (const input of job.inputs) {
     if (readArtifactRecord(store, input.id)?.sha256 !== input.sha256) {
-      throw new HelixError('P-PRECOND-ARTIFACT-NOT-FOUND', { message: `The job's input artifact ${input.id} (sha256 ${input.sha256}) is not in the store ${store.home}.`, details: { artifact_id: input.id, sha256: input.sha256 }, hint: 'Collect into the store the job bundle was written from.' });
+      throw new HelixError('P-PRECOND-ARTIFACT-NOT-FOUND', {
+        message: `The job's input artifact ${input.id} (sha256 ${input.sha256}) is not in the store ${store.home}.`,
+        details: { artifact_id: input.id, sha256: input.sha256 },
+        hint: 'Collect into the store the job bundle was written from.',
+      });
     }
   }
-  const done = (outcome: Collected['outcome']): Collected => ({ run_id: job.run_id, outcome, status: checked.run.status, response: result.response });
+  const done = (outcome: Collected['outcome']): Collected => ({
+    run_id: job.run_id,
+    outcome,
+    status: checked.run.status,
+    response: result.response,
+  });
   if (!replaces(getRun(store, job.run_id), checked.run)) return done('unchanged');
 
   const written: WrittenBlob[] = [];
@@ -70,28 +83,46 @@ export async function collectResult(store: Store, bundleDir: string, now: () => 
     await discard();
     throw err;
   }
-  const imported = await store.transaction(() => {
-    // Read again under the write lock: another collect may have committed meanwhile.
-    const existing = getRun(store, job.run_id);
-    if (!replaces(existing, checked.run)) {
-      for (const w of written) discardBlob(store, w);
-      return false;
-    }
-    for (const w of written) commitBlob(store, w);
-    keepRunDocuments(store, { params_hash: job.params_hash, canonical_params: paramsText, policy_hash: job.policy_hash, canonical_policy: policyText });
-    if (result.module !== null) keepModuleRecord(store, result.module);
-    writeRun(store, checked, existing, now());
-    for (const event of result.events) appendRunEvent(store, job.run_id, event);
-    appendRunEvent(store, job.run_id, { at: now(), kind: 'collected', detail: { bundle: dir, node: result.node.hostname, status: checked.run.status } });
-    writeJournal(store, job.run_id, result.journal);
-    for (const a of result.audit) appendAudit(store, a.at, a.record);
-    appendAudit(store, now(), { kind: 'run.collected', run_id: job.run_id, tool_id: checked.run.tool_id, bundle: dir, node: result.node.hostname, status: checked.run.status });
-    return true;
-  }).catch(async (err: unknown) => {
-    // Refused inside the transaction (nothing of it was written): the blobs go to gc.
-    await discard();
-    throw err;
-  });
+  const imported = await store
+    .transaction(() => {
+      // Read again under the write lock: another collect may have committed meanwhile.
+      const existing = getRun(store, job.run_id);
+      if (!replaces(existing, checked.run)) {
+        for (const w of written) discardBlob(store, w);
+        return false;
+      }
+      for (const w of written) commitBlob(store, w);
+      keepRunDocuments(store, {
+        params_hash: job.params_hash,
+        canonical_params: paramsText,
+        policy_hash: job.policy_hash,
+        canonical_policy: policyText,
+      });
+      if (result.module !== null) keepModuleRecord(store, result.module);
+      writeRun(store, checked, existing, now());
+      for (const event of result.events) appendRunEvent(store, job.run_id, event);
+      appendRunEvent(store, job.run_id, {
+        at: now(),
+        kind: 'collected',
+        detail: { bundle: dir, node: result.node.hostname, status: checked.run.status },
+      });
+      writeJournal(store, job.run_id, result.journal);
+      for (const a of result.audit) appendAudit(store, a.at, a.record);
+      appendAudit(store, now(), {
+        kind: 'run.collected',
+        run_id: job.run_id,
+        tool_id: checked.run.tool_id,
+        bundle: dir,
+        node: result.node.hostname,
+        status: checked.run.status,
+      });
+      return true;
+    })
+    .catch(async (err: unknown) => {
+      // Refused inside the transaction (nothing of it was written): the blobs go to gc.
+      await discard();
+      throw err;
+    });
   return done(imported ? 'imported' : 'unchanged');
 }
 
@@ -105,10 +136,19 @@ function writeRun(store: Store, checked: CheckedResult, existing: RunRecord | un
     const held = readArtifactRecord(store, record.id);
     if (held?.sha256 === record.sha256) continue;
     if (held !== undefined) {
-      throw new HelixError('D-DATA-BUNDLE-IDENTITY', { message: `The result's artifact ${record.id} names other bytes than this store's artifact of that id.`, details: { field: `artifact ${record.id}`, expected: held.sha256, actual: record.sha256 } });
+      throw new HelixError('D-DATA-BUNDLE-IDENTITY', {
+        message: `The result's artifact ${record.id} names other bytes than this store's artifact of that id.`,
+        details: { field: `artifact ${record.id}`, expected: held.sha256, actual: record.sha256 },
+      });
     }
     putArtifactRecord(store, { ...record, created_at: Math.max(at, lastArtifactCreatedAt(store) + 1) });
   }
   const run = checked.run;
-  putRun(store, { ...run, owner: null, attempts: (existing?.attempts ?? 0) + run.attempts, created_at: existing?.created_at ?? run.created_at, idempotency_key: existing?.idempotency_key ?? null });
+  putRun(store, {
+    ...run,
+    owner: null,
+    attempts: (existing?.attempts ?? 0) + run.attempts,
+    created_at: existing?.created_at ?? run.created_at,
+    idempotency_key: existing?.idempotency_key ?? null,
+  });
 }

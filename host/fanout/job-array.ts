@@ -38,10 +38,15 @@ function withArtifact(input: Record<string, unknown>, over: string, artifactId: 
 
 /** Refuses a pointer that is not an artifact field of the tool's input, or artifacts missing or repeated (I-REQ-JOB-ARRAY). */
 function checkOver(host: Host, call: JobCall, over: string, artifacts: readonly string[]): void {
-  const refuse = (message: string, details: Record<string, unknown>): HelixError => new HelixError('I-REQ-JOB-ARRAY', { message, details: { over, ...details } });
+  const refuse = (message: string, details: Record<string, unknown>): HelixError =>
+    new HelixError('I-REQ-JOB-ARRAY', { message, details: { over, ...details } });
   if (artifacts.length === 0) throw refuse('No artifacts to fan out over were given.', { artifacts: [] });
   const repeated = artifacts.filter((a, i) => artifacts.indexOf(a) !== i);
-  if (repeated.length > 0) throw refuse(`The artifacts ${[...new Set(repeated)].join(', ')} are given more than once; each element is one run, and one artifact is one run.`, { repeated });
+  if (repeated.length > 0)
+    throw refuse(
+      `The artifacts ${[...new Set(repeated)].join(', ')} are given more than once; each element is one run, and one artifact is one run.`,
+      { repeated },
+    );
   if (!/^\/[^/]+$/.test(over)) throw refuse(`--over ${over} is not the pointer of a top-level input field (e.g. /sequences).`, {});
   // Every loaded version of the tool is asked, so the call's own refusal (an unknown tool, a
   // version no version matches) comes from the dry runs that follow, with its own code.
@@ -63,22 +68,43 @@ function writeArrayFile(dir: string, array: JobArray): void {
  * checked here, as this host would call it, and the array's script rendered under the policy's
  * slurm section, before anything is written or submitted.
  */
-export async function submitJobArray(host: Host, call: JobCall, over: string, artifacts: readonly string[], dir: string, options: { submit?: boolean; resources?: ArrayResources } = {}): Promise<JobArray> {
+export async function submitJobArray(
+  host: Host,
+  call: JobCall,
+  over: string,
+  artifacts: readonly string[],
+  dir: string,
+  options: { submit?: boolean; resources?: ArrayResources } = {},
+): Promise<JobArray> {
   checkOver(host, call, over, artifacts);
   const target = path.resolve(dir);
   const jobName = options.submit === false ? null : arrayJobName(call.tool_id, target);
-  const script = jobName === null ? undefined : arrayScript(host.policy.policy, call.tool_id, target, jobName, artifacts.length, options.resources);
+  const script =
+    jobName === null ? undefined : arrayScript(host.policy.policy, call.tool_id, target, jobName, artifacts.length, options.resources);
   for (const artifact_id of artifacts) await checkJobCall(host, { ...call, input: withArtifact(call.input, over, artifact_id) });
   newDirectory(target, 'job array');
   const elements: JobArray['elements'] = [];
   let version = call.tool_version ?? '*';
   for (const [index, artifact_id] of artifacts.entries()) {
     // Inputs the elements share (all but the one fanned over) are stored once, in element 0.
-    const job = await writeJobBundle(host, { ...call, input: withArtifact(call.input, over, artifact_id) }, path.join(target, String(index)), [path.join(target, '0')]);
+    const job = await writeJobBundle(
+      host,
+      { ...call, input: withArtifact(call.input, over, artifact_id) },
+      path.join(target, String(index)),
+      [path.join(target, '0')],
+    );
     elements.push({ index, artifact_id, run_id: job.run_id });
     version = job.request.tool_version;
   }
-  const array: JobArray = { format: 'helix-job-array/1', tool_id: call.tool_id, tool_version: version, over, elements, slurm_job_name: jobName, slurm_job_id: null };
+  const array: JobArray = {
+    format: 'helix-job-array/1',
+    tool_id: call.tool_id,
+    tool_version: version,
+    over,
+    elements,
+    slurm_job_name: jobName,
+    slurm_job_id: null,
+  };
   writeArrayFile(target, array);
   if (script === undefined) return array;
   const submitted = { ...array, slurm_job_id: await submitBatch(script) };
@@ -87,7 +113,10 @@ export async function submitJobArray(host: Host, call: JobCall, over: string, ar
 }
 
 /** What collecting one element gave: its collect, or the error that refused it. */
-export type CollectedElement = { readonly index: number; readonly run_id: string; readonly slurm_state: string | null } & ({ readonly collected: Collected } | { readonly error: WireError });
+export type CollectedElement = { readonly index: number; readonly run_id: string; readonly slurm_state: string | null } & (
+  | { readonly collected: Collected }
+  | { readonly error: WireError }
+);
 
 /**
  * The array's Slurm job id: array.json's, else (submit died between sbatch and writing it) the one
@@ -117,7 +146,12 @@ async function waitForElements(jobId: string | null, timeoutMs: number): Promise
  * them to end (0: collect what is there), each verified first with `verify`. One element's
  * refusal does not stop the others.
  */
-export async function collectJobArray(store: Store, dir: string, waitMs = 0, verify = false): Promise<{ array: JobArray; elements: CollectedElement[] }> {
+export async function collectJobArray(
+  store: Store,
+  dir: string,
+  waitMs = 0,
+  verify = false,
+): Promise<{ array: JobArray; elements: CollectedElement[] }> {
   const target = path.resolve(dir);
   const read = readBundleJson(path.join(target, ARRAY_FILE), ArraySchema);
   const array = { ...read, slurm_job_id: await arrayJobId(target, read) };
@@ -140,7 +174,9 @@ export async function collectJobArray(store: Store, dir: string, waitMs = 0, ver
  * job id, its state and each started element's state afterwards, or a null id when it was never
  * submitted.
  */
-export async function cancelJobArray(dir: string): Promise<{ slurm_job_id: string | null; state: string | null; states: Record<number, string> }> {
+export async function cancelJobArray(
+  dir: string,
+): Promise<{ slurm_job_id: string | null; state: string | null; states: Record<number, string> }> {
   const target = path.resolve(dir);
   const jobId = await arrayJobId(target, readBundleJson(path.join(target, ARRAY_FILE), ArraySchema));
   if (jobId === null) return { slurm_job_id: null, state: null, states: {} };

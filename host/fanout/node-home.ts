@@ -36,21 +36,34 @@ export function networkFilesystem(dir: string, statfs: (p: string) => { type: nu
  * directory under the temporary directory. Refused with P-PRECOND-JOB-HOME when it is the
  * submitting store's home on this host, or lies on a network filesystem.
  */
-export function nodeHome(home: string | undefined, submittedFrom: { home: string; hostname: string }, statfs?: (p: string) => { type: number }): { home: string; temporary: boolean } {
+export function nodeHome(
+  home: string | undefined,
+  submittedFrom: { home: string; hostname: string },
+  statfs?: (p: string) => { type: number },
+): { home: string; temporary: boolean } {
   let dir: string;
   try {
     if (home === undefined) dir = mkdtempSync(path.join(tmpdir(), 'helix-job-'));
     else mkdirSync((dir = path.resolve(home)), { recursive: true });
     dir = realpathSync(dir);
   } catch (err) {
-    throw new HelixError('P-PRECOND-JOB-HOME', { message: `The node-local store's home cannot be made: ${(err as Error).message}.`, details: { home: home ?? tmpdir() } });
+    throw new HelixError('P-PRECOND-JOB-HOME', {
+      message: `The node-local store's home cannot be made: ${(err as Error).message}.`,
+      details: { home: home ?? tmpdir() },
+    });
   }
   if (submittedFrom.hostname === hostname() && sameDir(dir, submittedFrom.home)) {
-    throw new HelixError('P-PRECOND-JOB-HOME', { message: `The node-local store would be the submitting store ${submittedFrom.home}; a job never opens the store it was submitted from.`, details: { home: dir, submitted_from: submittedFrom.home } });
+    throw new HelixError('P-PRECOND-JOB-HOME', {
+      message: `The node-local store would be the submitting store ${submittedFrom.home}; a job never opens the store it was submitted from.`,
+      details: { home: dir, submitted_from: submittedFrom.home },
+    });
   }
   const fs = networkFilesystem(dir, statfs);
   if (fs !== undefined) {
-    throw new HelixError('P-PRECOND-JOB-HOME', { message: `The node-local store's home ${dir} is on a network filesystem (${fs}); LMDB is never kept on one.`, details: { home: dir, filesystem: fs } });
+    throw new HelixError('P-PRECOND-JOB-HOME', {
+      message: `The node-local store's home ${dir} is on a network filesystem (${fs}); LMDB is never kept on one.`,
+      details: { home: dir, filesystem: fs },
+    });
   }
   return { home: dir, temporary: home === undefined };
 }

@@ -30,7 +30,11 @@ export function readHashedText(dir: string, name: string, digest: string): strin
   const file = path.join(dir, name);
   const text = readBundleText(file);
   const actual = sha256Digest(text);
-  if (actual !== digest) throw new HelixError('D-DATA-BUNDLE-HASH', { message: `The bundle file ${file} does not hash to ${digest}, which job.json names.`, details: { file, expected: digest, actual } });
+  if (actual !== digest)
+    throw new HelixError('D-DATA-BUNDLE-HASH', {
+      message: `The bundle file ${file} does not hash to ${digest}, which job.json names.`,
+      details: { file, expected: digest, actual },
+    });
   return text;
 }
 
@@ -38,7 +42,12 @@ export function readHashedText(dir: string, name: string, digest: string): strin
 function jobPolicy(dir: string, job: Job): LoadedPolicy {
   const file = path.join(dir, JOB_FILES.policy);
   const parsed = PolicySchema.safeParse(JSON.parse(readHashedText(dir, JOB_FILES.policy, job.policy_hash)));
-  if (!parsed.success) throw bundleError(file, 'is not a policy', parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
+  if (!parsed.success)
+    throw bundleError(
+      file,
+      'is not a policy',
+      parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`),
+    );
   return { policy: parsed.data, source: file, hash: sha256Digest(canonicalJson(parsed.data)) };
 }
 
@@ -61,10 +70,22 @@ async function callJob(host: Host, job: Job): Promise<ResponseEnvelope> {
   if (identity.run_id !== job.run_id) {
     throw new HelixError('C-CONTRACT-JOB-TOOL', {
       message: `On this node the call is run ${identity.run_id}, not ${job.run_id} as the job was made for.`,
-      details: { expected_run_id: job.run_id, actual_run_id: identity.run_id, expected_params_hash: job.params_hash, actual_params_hash: identity.params_hash, policy_hash: identity.policy_hash },
+      details: {
+        expected_run_id: job.run_id,
+        actual_run_id: identity.run_id,
+        expected_params_hash: job.params_hash,
+        actual_params_hash: identity.params_hash,
+        policy_hash: identity.policy_hash,
+      },
     });
   }
-  return host.call({ call_id: `job-${randomUUID()}`, tool_id: job.request.tool_id, tool_version: job.request.tool_version, input: job.request.input, constraints: job.request.constraints });
+  return host.call({
+    call_id: `job-${randomUUID()}`,
+    tool_id: job.request.tool_id,
+    tool_version: job.request.tool_version,
+    input: job.request.input,
+    constraints: job.request.constraints,
+  });
 }
 
 /**
@@ -90,7 +111,11 @@ export async function runJobBundle(bundleDir: string, options: RunJobOptions = {
     return response;
   } catch (err) {
     if (!isHelixError(err)) throw err;
-    const refused = errorResponse('', err.toWire(), ZERO_METRICS, { tool_id: job.request.tool_id, tool_version: job.request.tool_version, digest: null });
+    const refused = errorResponse('', err.toWire(), ZERO_METRICS, {
+      tool_id: job.request.tool_id,
+      tool_version: job.request.tool_version,
+      digest: null,
+    });
     await writeResultBundle(host === undefined ? undefined : hostStore(host), resultDir, job.run_id, refused);
     throw err;
   } finally {

@@ -31,7 +31,13 @@ async function verifyResult(bundleDir: string): Promise<VerifyReport | undefined
     if (collected.status !== 'succeeded' || getRun(store, job.run_id)?.module_digest == null) return undefined;
     const report = await verifyRun(store, job.run_id);
     if (!report.match) {
-      throw new HelixError('D-DATA-BUNDLE-VERIFY', { message: `Run ${job.run_id} of ${dir} does not reproduce: ${report.checks.filter((c) => !c.ok).map((c) => c.check).join(', ')}.`, details: { bundle: dir, report: JSON.parse(JSON.stringify(report)) as Record<string, unknown> } });
+      throw new HelixError('D-DATA-BUNDLE-VERIFY', {
+        message: `Run ${job.run_id} of ${dir} does not reproduce: ${report.checks
+          .filter((c) => !c.ok)
+          .map((c) => c.check)
+          .join(', ')}.`,
+        details: { bundle: dir, report: JSON.parse(JSON.stringify(report)) as Record<string, unknown> },
+      });
     }
     return report;
   } finally {

@@ -27,13 +27,26 @@ export interface JobCall {
 function responseError(response: ResponseEnvelope): HelixError {
   const wire = response.error;
   const code = wire !== undefined && wire.code in ERROR_CODES ? (wire.code as ErrorCode) : 'I-REQ-ENVELOPE';
-  return new HelixError(code, { message: wire?.message ?? `The call ended ${response.status}.`, details: wire?.details ?? {}, ...(wire?.hint === undefined ? {} : { hint: wire.hint }) });
+  return new HelixError(code, {
+    message: wire?.message ?? `The call ended ${response.status}.`,
+    details: wire?.details ?? {},
+    ...(wire?.hint === undefined ? {} : { hint: wire.hint }),
+  });
 }
 
 /** A dry run of `call` on `host`: its identity, the tool it resolved to, or the host's refusal. */
 export async function identifyCall(host: Host, call: JobCall): Promise<{ identity: CallIdentity; tool: Tool }> {
   let identity: CallIdentity | undefined;
-  const response = await host.call({ tool_id: call.tool_id, tool_version: call.tool_version ?? '*', input: call.input, constraints: call.constraints ?? {}, dry_run: true }, { onIdentity: (i) => (identity = i) });
+  const response = await host.call(
+    {
+      tool_id: call.tool_id,
+      tool_version: call.tool_version ?? '*',
+      input: call.input,
+      constraints: call.constraints ?? {},
+      dry_run: true,
+    },
+    { onIdentity: (i) => (identity = i) },
+  );
   if (response.status !== 'success' || identity === undefined) throw responseError(response);
   const tool = host.tools().find((t) => t.id === response.provenance.tool_id && t.version === response.provenance.tool_version)!;
   return { identity, tool };
@@ -42,16 +55,29 @@ export async function identifyCall(host: Host, call: JobCall): Promise<{ identit
 /** Refuses a tool that cannot run on a node: a host built-in, or one that may read secrets (ABI-FANOUT-002). */
 function checkMovable(tool: Tool): void {
   if (tool.kind === 'builtin') {
-    throw new HelixError('C-CONTRACT-JOB-TOOL', { message: `"${tool.id}" is a host built-in; it works on this store and runs only here.`, details: { tool_id: tool.id }, hint: 'Fan out toolpacks only; call built-ins (artifact imports and listings) on the submitting host.' });
+    throw new HelixError('C-CONTRACT-JOB-TOOL', {
+      message: `"${tool.id}" is a host built-in; it works on this store and runs only here.`,
+      details: { tool_id: tool.id },
+      hint: 'Fan out toolpacks only; call built-ins (artifact imports and listings) on the submitting host.',
+    });
   }
   const secrets = tool.capabilities.filter((c) => c.startsWith('secrets.'));
-  if (secrets.length > 0) throw new HelixError('P-PRECOND-JOB-SECRETS', { message: `"${tool.id}" may read secrets (${secrets.join(', ')}), so it is not sent to a node.`, details: { tool_id: tool.id, capabilities: secrets } });
+  if (secrets.length > 0)
+    throw new HelixError('P-PRECOND-JOB-SECRETS', {
+      message: `"${tool.id}" may read secrets (${secrets.join(', ')}), so it is not sent to a node.`,
+      details: { tool_id: tool.id, capabilities: secrets },
+    });
 }
 
 /** Makes `dir` for new bundles (`what` says which); refuses one that exists and is not empty (I-REQ-TARGET-NOT-EMPTY). */
 export function newDirectory(dir: string, what = 'job bundle'): void {
   mkdirSync(dir, { recursive: true });
-  if (readdirSync(dir).length > 0) throw new HelixError('I-REQ-TARGET-NOT-EMPTY', { message: `The ${what} directory ${dir} is not empty.`, details: { dir }, hint: `Give a new or empty directory for the ${what}.` });
+  if (readdirSync(dir).length > 0)
+    throw new HelixError('I-REQ-TARGET-NOT-EMPTY', {
+      message: `The ${what} directory ${dir} is not empty.`,
+      details: { dir },
+      hint: `Give a new or empty directory for the ${what}.`,
+    });
 }
 
 /** Checks `call` as a job (a dry run on `host`, then ABI-FANOUT-002); its identity and tool. */

@@ -22,7 +22,20 @@ import { RESULT_FILES, RESULT_FORMAT, ResultSchema, writeBundleJson, type Result
  */
 export async function writeResultBundle(store: Store | undefined, dir: string, runId: string, response: ResponseEnvelope): Promise<Result> {
   mkdirSync(dir, { recursive: true });
-  if (store === undefined) return writeResultFile(dir, { format: RESULT_FORMAT, run_id: runId, node: { hostname: hostname(), home: '' }, response, run: null, events: [], journal: [], audit: [], artifacts: [], module: null, blobs: [] });
+  if (store === undefined)
+    return writeResultFile(dir, {
+      format: RESULT_FORMAT,
+      run_id: runId,
+      node: { hostname: hostname(), home: '' },
+      response,
+      run: null,
+      events: [],
+      journal: [],
+      audit: [],
+      artifacts: [],
+      module: null,
+      blobs: [],
+    });
   const run = getRun(store, runId) ?? null;
   const artifacts: ArtifactRecord[] = [];
   const blobs = new Map<string, number>();
@@ -32,7 +45,8 @@ export async function writeResultBundle(store: Store | undefined, dir: string, r
     await writeBlobFile(store, dir, sha256);
     blobs.set(sha256, size);
   };
-  const ids = run === null ? [] : [...run.outputs.map((o) => o.artifact_id), ...(run.log_artifact_id === null ? [] : [run.log_artifact_id])];
+  const ids =
+    run === null ? [] : [...run.outputs.map((o) => o.artifact_id), ...(run.log_artifact_id === null ? [] : [run.log_artifact_id])];
   for (const id of ids) {
     const record = readArtifactRecord(store, id);
     if (record === undefined) continue;

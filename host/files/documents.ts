@@ -8,7 +8,6 @@ import { parseYamlText, type DocumentProblem, type ParsedDocument } from './yaml
 
 export type { DocumentProblem, ParsedDocument };
 
-
 /** Whether a file name says YAML (`.yaml`, `.yml`); anything else is read as JSON. */
 export function isYamlFile(file: string): boolean {
   return /\.ya?ml$/i.test(file);
@@ -22,7 +21,11 @@ export function parseDocumentText(text: string, file: string): ParsedDocument {
 /** Parses JSON text: depth checked on the text first, then non-finite numbers (`1e400`) refused. */
 export function parseJsonText(text: string): ParsedDocument {
   const deep = jsonTextDepth(text);
-  if (deep !== undefined) return { ok: false, problems: [{ path: [], reason: `nested deeper than ${DOCUMENT_MAX_DEPTH} levels of arrays and objects (ABI-FILE-007)`, line: deep }] };
+  if (deep !== undefined)
+    return {
+      ok: false,
+      problems: [{ path: [], reason: `nested deeper than ${DOCUMENT_MAX_DEPTH} levels of arrays and objects (ABI-FILE-007)`, line: deep }],
+    };
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -48,7 +51,8 @@ function jsonTextDepth(text: string): number | undefined {
     const c = text.charCodeAt(i);
     if (c === 10) line += 1;
     if (inString) {
-      if (c === 92) i += 1; // a backslash escapes the next character
+      if (c === 92)
+        i += 1; // a backslash escapes the next character
       else if (c === 34) inString = false;
     } else if (c === 34) {
       inString = true;
@@ -69,7 +73,8 @@ function nonFinitePath(root: unknown): Array<string | number> | undefined {
     const { value, path } = stack.pop()!;
     if (typeof value === 'number' && !Number.isFinite(value)) return path;
     if (Array.isArray(value)) value.forEach((v, i) => stack.push({ value: v, path: [...path, i] }));
-    else if (typeof value === 'object' && value !== null) for (const [k, v] of Object.entries(value)) stack.push({ value: v, path: [...path, k] });
+    else if (typeof value === 'object' && value !== null)
+      for (const [k, v] of Object.entries(value)) stack.push({ value: v, path: [...path, k] });
   }
   return undefined;
 }

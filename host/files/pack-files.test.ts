@@ -31,7 +31,10 @@ describe('resolveInPack', () => {
   it('refuses absolute paths and paths that climb out (ABI-FILE-001)', () => {
     const { pack, outside } = layout();
     expect(resolveInPack(outside, pack, pack)).toMatchObject({ ok: false, reason: expect.stringMatching(/absolute path.*ABI-FILE-001/) });
-    expect(resolveInPack('../outside.json', pack, pack)).toMatchObject({ ok: false, reason: expect.stringMatching(/leaves the toolpack directory.*ABI-FILE-001/) });
+    expect(resolveInPack('../outside.json', pack, pack)).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/leaves the toolpack directory.*ABI-FILE-001/),
+    });
     expect(resolveInPack('..', pack, pack)).toMatchObject({ ok: false });
     expect(resolveInPack('.', pack, pack)).toMatchObject({ ok: false });
   });
@@ -40,7 +43,10 @@ describe('resolveInPack', () => {
     const { pack, outside } = layout();
     symlinkSync(outside, path.join(pack, 'schemas', 'link.json'));
     symlinkSync(path.dirname(outside), path.join(pack, 'up'));
-    expect(resolveInPack('schemas/link.json', pack, pack)).toMatchObject({ ok: false, reason: expect.stringMatching(/symbolic link.*outside.*ABI-FILE-002/) });
+    expect(resolveInPack('schemas/link.json', pack, pack)).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/symbolic link.*outside.*ABI-FILE-002/),
+    });
     expect(resolveInPack('up/outside.json', pack, pack)).toMatchObject({ ok: false, reason: expect.stringMatching(/ABI-FILE-002/) });
   });
 
@@ -60,14 +66,23 @@ describe('readRegularFile', () => {
 
   it('refuses a file over the bound before reading it (ABI-FILE-005)', () => {
     const { pack } = layout();
-    expect(readPackFile('schemas/in.json', pack, pack, 5)).toEqual({ ok: false, reason: 'is 17 bytes, more than the bound of 5 bytes (ABI-FILE-005)' });
+    expect(readPackFile('schemas/in.json', pack, pack, 5)).toEqual({
+      ok: false,
+      reason: 'is 17 bytes, more than the bound of 5 bytes (ABI-FILE-005)',
+    });
   });
 
   it('refuses a FIFO at once instead of waiting for a writer, and devices and directories (ABI-FILE-003)', () => {
     const { pack } = layout();
     execFileSync('mkfifo', [path.join(pack, 'schemas', 'pipe.json')]);
-    expect(readPackFile('schemas/pipe.json', pack, pack, 1000)).toMatchObject({ ok: false, reason: expect.stringMatching(/is a FIFO \(named pipe\), not a regular file \(ABI-FILE-003\)/) });
-    expect(readRegularFile('/dev/zero', 1000)).toMatchObject({ ok: false, reason: expect.stringMatching(/is a character device, not a regular file/) });
+    expect(readPackFile('schemas/pipe.json', pack, pack, 1000)).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/is a FIFO \(named pipe\), not a regular file \(ABI-FILE-003\)/),
+    });
+    expect(readRegularFile('/dev/zero', 1000)).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/is a character device, not a regular file/),
+    });
     expect(readPackFile('schemas', pack, pack, 1000)).toMatchObject({ ok: false, reason: expect.stringMatching(/is a directory/) });
   });
 

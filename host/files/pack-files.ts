@@ -25,7 +25,8 @@ export function realDir(dir: string): string {
  * inside `packDir` (a real path) before and after symlinks are resolved (ABI-FILE-001, -002).
  */
 export function resolveInPack(ref: string, fromDir: string, packDir: string): Resolved {
-  if (path.isAbsolute(ref)) return { ok: false, reason: 'is an absolute path: name a file inside the toolpack, relative to the file that names it (ABI-FILE-001)' };
+  if (path.isAbsolute(ref))
+    return { ok: false, reason: 'is an absolute path: name a file inside the toolpack, relative to the file that names it (ABI-FILE-001)' };
   const lexical = path.resolve(fromDir, ref);
   if (!isInside(lexical, packDir)) return { ok: false, reason: `leaves the toolpack directory ${shown(packDir)} (ABI-FILE-001)` };
   let real: string;
@@ -34,10 +35,15 @@ export function resolveInPack(ref: string, fromDir: string, packDir: string): Re
   } catch (err) {
     // realpath reads each link it finds on the way: EINVAL is a link that was no longer a link
     // when read, a file swapped while the path was being resolved.
-    if ((err as NodeJS.ErrnoException).code === 'EINVAL') return { ok: false, reason: 'was swapped while its path was being resolved, so it was not read (ABI-FILE-004)' };
+    if ((err as NodeJS.ErrnoException).code === 'EINVAL')
+      return { ok: false, reason: 'was swapped while its path was being resolved, so it was not read (ABI-FILE-004)' };
     return { ok: false, reason: fsReason(err) };
   }
-  if (!isInside(real, packDir)) return { ok: false, reason: `resolves through a symbolic link to a place outside the toolpack directory ${shown(packDir)} (ABI-FILE-002)` };
+  if (!isInside(real, packDir))
+    return {
+      ok: false,
+      reason: `resolves through a symbolic link to a place outside the toolpack directory ${shown(packDir)} (ABI-FILE-002)`,
+    };
   return { ok: true, file: real };
 }
 
@@ -67,13 +73,20 @@ export function readRegularFile(file: string, maxBytes: number, inside?: string)
     // Outside a toolpack (the operator's policy) a symlink is the operator's choice: follow it.
     fd = openSync(file, inside === undefined ? OPEN_FLAGS & ~(constants.O_NOFOLLOW ?? 0) : OPEN_FLAGS);
   } catch (err) {
-    return { ok: false, reason: (err as NodeJS.ErrnoException).code === 'ELOOP' ? 'was replaced by a symbolic link while it was being read (ABI-FILE-004)' : fsReason(err) };
+    return {
+      ok: false,
+      reason:
+        (err as NodeJS.ErrnoException).code === 'ELOOP'
+          ? 'was replaced by a symbolic link while it was being read (ABI-FILE-004)'
+          : fsReason(err),
+    };
   }
   try {
     const opened = fstatSync(fd);
     const after = typeProblem(opened, maxBytes);
     if (after !== undefined) return { ok: false, reason: after };
-    if (inside !== undefined && !openedInside(fd, file, opened, inside)) return { ok: false, reason: `was moved outside the toolpack directory ${shown(inside)} while it was being read (ABI-FILE-004)` };
+    if (inside !== undefined && !openedInside(fd, file, opened, inside))
+      return { ok: false, reason: `was moved outside the toolpack directory ${shown(inside)} while it was being read (ABI-FILE-004)` };
     // Read at most one byte past the bound, so a file growing after fstat is caught too.
     const buffer = Buffer.alloc(Math.min(opened.size, maxBytes) + 1);
     let length = 0;

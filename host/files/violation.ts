@@ -23,9 +23,7 @@ export function formatViolation(v: Violation): string {
 /** Renders a zod/ajv style path (array of keys) as a dotted field path. */
 export function fieldPath(path: readonly PropertyKey[]): string {
   if (path.length === 0) return '-';
-  return path
-    .map((k, i) => (typeof k === 'number' ? `[${k}]` : i === 0 ? String(k) : `.${String(k)}`))
-    .join('');
+  return path.map((k, i) => (typeof k === 'number' ? `[${k}]` : i === 0 ? String(k) : `.${String(k)}`)).join('');
 }
 
 /** A zod issue's message, phrased for a person editing the file. */

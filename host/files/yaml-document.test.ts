@@ -28,17 +28,34 @@ describe('parseYamlText', () => {
 
   it('refuses a billion-laughs alias bomb with its line, before anything expands it (ABI-FILE-008)', () => {
     const rows = ['a: &a [x, x, x, x, x, x, x, x, x]'];
-    for (let i = 1; i < 9; i++) rows.push(`${'abcdefghi'[i]}: &${'abcdefghi'[i]} [${Array(9).fill(`*${'abcdefghi'[i - 1]}`).join(', ')}]`);
+    for (let i = 1; i < 9; i++)
+      rows.push(
+        `${'abcdefghi'[i]}: &${'abcdefghi'[i]} [${Array(9)
+          .fill(`*${'abcdefghi'[i - 1]}`)
+          .join(', ')}]`,
+      );
     const p = problem(parseYamlText(rows.join('\n')));
-    expect(p).toMatchObject({ line: 3, path: ['c', 0], reason: expect.stringMatching(/alias \*b refers to a node that itself holds an alias.*ABI-FILE-008/) });
+    expect(p).toMatchObject({
+      line: 3,
+      path: ['c', 0],
+      reason: expect.stringMatching(/alias \*b refers to a node that itself holds an alias.*ABI-FILE-008/),
+    });
   });
 
   it(`refuses more than ${YAML_MAX_ALIASES} aliases, a self-reference and an alias with no anchor (ABI-FILE-008)`, () => {
-    const many = `a: &a 1\nb: [${Array(YAML_MAX_ALIASES + 1).fill('*a').join(', ')}]\n`;
+    const many = `a: &a 1\nb: [${Array(YAML_MAX_ALIASES + 1)
+      .fill('*a')
+      .join(', ')}]\n`;
     expect(problem(parseYamlText(many))).toMatchObject({ line: 2, reason: expect.stringMatching(/more than 100 YAML aliases/) });
     expect(parseYamlText(`a: &a 1\nb: [${Array(YAML_MAX_ALIASES).fill('*a').join(', ')}]\n`).ok).toBe(true);
-    expect(problem(parseYamlText('a: &a [1, *a]\n'))).toMatchObject({ line: 1, reason: expect.stringMatching(/refers to a node that contains it/) });
-    expect(problem(parseYamlText('a: 1\nb: *nope\n'))).toMatchObject({ line: 2, reason: expect.stringMatching(/alias \*nope has no anchor/) });
+    expect(problem(parseYamlText('a: &a [1, *a]\n'))).toMatchObject({
+      line: 1,
+      reason: expect.stringMatching(/refers to a node that contains it/),
+    });
+    expect(problem(parseYamlText('a: 1\nb: *nope\n'))).toMatchObject({
+      line: 2,
+      reason: expect.stringMatching(/alias \*nope has no anchor/),
+    });
   });
 
   it('refuses an expansion past the value bound (ABI-FILE-008)', () => {
@@ -47,8 +64,15 @@ describe('parseYamlText', () => {
   });
 
   it('refuses 100,000 levels of flow, block and compact nesting with a line, without overflowing (ABI-FILE-007)', () => {
-    for (const text of ['a: ' + '['.repeat(100_000) + ']'.repeat(100_000), '- '.repeat(100_000) + 'x', Array.from({ length: 3000 }, (_, i) => `${' '.repeat(i)}k:`).join('\n') + ' 1']) {
-      expect(problem(parseYamlText(text))).toMatchObject({ reason: expect.stringMatching(/nested deeper than 64 levels.*ABI-FILE-007/), line: expect.any(Number) });
+    for (const text of [
+      'a: ' + '['.repeat(100_000) + ']'.repeat(100_000),
+      '- '.repeat(100_000) + 'x',
+      Array.from({ length: 3000 }, (_, i) => `${' '.repeat(i)}k:`).join('\n') + ' 1',
+    ]) {
+      expect(problem(parseYamlText(text))).toMatchObject({
+        reason: expect.stringMatching(/nested deeper than 64 levels.*ABI-FILE-007/),
+        line: expect.any(Number),
+      });
     }
   });
 
@@ -57,22 +81,36 @@ describe('parseYamlText', () => {
     expect(parseYamlText(stringify(nested(DOCUMENT_MAX_DEPTH + 1))).ok).toBe(false);
     const anchored = `a: &a ${JSON.stringify(nested(DOCUMENT_MAX_DEPTH - 2))}\nb: [*a]\n`;
     expect(parseYamlText(anchored).ok).toBe(true);
-    expect(problem(parseYamlText(`a: &a ${JSON.stringify(nested(DOCUMENT_MAX_DEPTH - 1))}\nb: [[*a]]\n`))).toMatchObject({ line: 2, reason: expect.stringMatching(/nested deeper/) });
+    expect(problem(parseYamlText(`a: &a ${JSON.stringify(nested(DOCUMENT_MAX_DEPTH - 1))}\nb: [[*a]]\n`))).toMatchObject({
+      line: 2,
+      reason: expect.stringMatching(/nested deeper/),
+    });
   });
 
   it('property: any document yaml can write within the depth bound is accepted, and one level more refused', () => {
     const styles = fc.record({ indent: fc.integer({ min: 1, max: 4 }), indentSeq: fc.boolean(), flow: fc.boolean() });
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: DOCUMENT_MAX_DEPTH + 1 }), styles, fc.integer({ min: 0, max: 2 }), fc.boolean(), (depth, style, shape, multiline) => {
-        // Multi-line strings make yaml write block scalars, whose bodies must not count as structure.
-        const z = multiline ? 'line one\n  - [not structure\n' : 2;
-        let v: unknown = multiline ? 'a\nb\n' : 'leaf';
-        for (let i = 0; i < depth; i++) v = (i + shape) % 3 === 0 ? [v, z] : (i + shape) % 3 === 1 ? { z, k: v } : [{ k: v }];
-        const levels = Array.from({ length: depth }, (_, i) => ((i + shape) % 3 === 2 ? 2 : 1)).reduce((a, b) => a + b, 0);
-        // lineWidth 0: yaml's folding of long quoted strings at deep indents writes text it cannot read back.
-        const text = stringify(v, { indent: style.indent, indentSeq: style.indentSeq, collectionStyle: style.flow ? 'flow' : 'any', lineWidth: 0 });
-        expect(parseYamlText(text).ok).toBe(levels <= DOCUMENT_MAX_DEPTH);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: DOCUMENT_MAX_DEPTH + 1 }),
+        styles,
+        fc.integer({ min: 0, max: 2 }),
+        fc.boolean(),
+        (depth, style, shape, multiline) => {
+          // Multi-line strings make yaml write block scalars, whose bodies must not count as structure.
+          const z = multiline ? 'line one\n  - [not structure\n' : 2;
+          let v: unknown = multiline ? 'a\nb\n' : 'leaf';
+          for (let i = 0; i < depth; i++) v = (i + shape) % 3 === 0 ? [v, z] : (i + shape) % 3 === 1 ? { z, k: v } : [{ k: v }];
+          const levels = Array.from({ length: depth }, (_, i) => ((i + shape) % 3 === 2 ? 2 : 1)).reduce((a, b) => a + b, 0);
+          // lineWidth 0: yaml's folding of long quoted strings at deep indents writes text it cannot read back.
+          const text = stringify(v, {
+            indent: style.indent,
+            indentSeq: style.indentSeq,
+            collectionStyle: style.flow ? 'flow' : 'any',
+            lineWidth: 0,
+          });
+          expect(parseYamlText(text).ok).toBe(levels <= DOCUMENT_MAX_DEPTH);
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -80,12 +118,18 @@ describe('parseYamlText', () => {
   it('refuses deep nesting hidden between block scalars, which reset indentation (ABI-FILE-007)', () => {
     const rows: string[] = [];
     for (let i = 0; i < 300; i++) rows.push(`${' '.repeat(i)}k${i}:`, `${' '.repeat(i + 1)}s: |`, `${' '.repeat(i + 2)}text`);
-    expect(problem(parseYamlText(`${rows.join('\n')} 1\n`))).toMatchObject({ reason: expect.stringMatching(/nested deeper than 64 levels/) });
+    expect(problem(parseYamlText(`${rows.join('\n')} 1\n`))).toMatchObject({
+      reason: expect.stringMatching(/nested deeper than 64 levels/),
+    });
   });
 
   it('refuses .inf, -.inf and .nan with their line (ABI-FILE-009)', () => {
     for (const v of ['.inf', '-.Inf', '.nan']) {
-      expect(problem(parseYamlText(`limits:\n  fuel: ${v}\n`))).toMatchObject({ line: 2, path: ['limits', 'fuel'], reason: expect.stringMatching(/not a finite number.*ABI-FILE-009/) });
+      expect(problem(parseYamlText(`limits:\n  fuel: ${v}\n`))).toMatchObject({
+        line: 2,
+        path: ['limits', 'fuel'],
+        reason: expect.stringMatching(/not a finite number.*ABI-FILE-009/),
+      });
     }
   });
 
@@ -96,7 +140,11 @@ describe('parseYamlText', () => {
 
   it('refuses an explicit !!set, !!omap or !!pairs, which yaml resolves even under the core schema, with its line (ABI-FILE-009)', () => {
     // A set once passed as a JS Set: a schema's `properties: !!set {a}` became an object with no keys.
-    expect(problem(parseYamlText('type: object\nproperties: !!set {secret, token}\n'))).toMatchObject({ line: 2, path: ['properties'], reason: expect.stringMatching(/YAML set \(!!set\), which JSON cannot represent \(ABI-FILE-009\)/) });
+    expect(problem(parseYamlText('type: object\nproperties: !!set {secret, token}\n'))).toMatchObject({
+      line: 2,
+      path: ['properties'],
+      reason: expect.stringMatching(/YAML set \(!!set\), which JSON cannot represent \(ABI-FILE-009\)/),
+    });
     expect(problem(parseYamlText('a:\n  b: !!set\n    ? x\n'))).toMatchObject({ line: 3, path: ['a', 'b'] });
     expect(problem(parseYamlText('o: !!omap [a: 1]\n'))).toMatchObject({ path: ['o'], reason: expect.stringMatching(/ordered map/) });
     expect(problem(parseYamlText('p: !!pairs [a: 1]\n'))).toMatchObject({ path: ['p'], reason: expect.stringMatching(/list of pairs/) });
@@ -104,21 +152,31 @@ describe('parseYamlText', () => {
   });
 
   it('refuses collection keys and reports YAML syntax errors with their line', () => {
-    expect(problem(parseYamlText('? [a, b]\n: 1\n'))).toMatchObject({ line: 1, reason: expect.stringMatching(/key must be a plain scalar/) });
+    expect(problem(parseYamlText('? [a, b]\n: 1\n'))).toMatchObject({
+      line: 1,
+      reason: expect.stringMatching(/key must be a plain scalar/),
+    });
     expect(problem(parseYamlText('a: 1\na: 2\n'))).toMatchObject({ line: 2, reason: expect.stringMatching(/invalid YAML/) });
   });
 });
 
 describe('parseJsonText', () => {
   it('refuses deep JSON by its text, ignoring brackets inside strings (ABI-FILE-007)', () => {
-    expect(problem(parseJsonText(`{\n"a":\n${'['.repeat(100_000)}${']'.repeat(100_000)}}`))).toMatchObject({ line: 3, reason: expect.stringMatching(/nested deeper than 64/) });
+    expect(problem(parseJsonText(`{\n"a":\n${'['.repeat(100_000)}${']'.repeat(100_000)}}`))).toMatchObject({
+      line: 3,
+      reason: expect.stringMatching(/nested deeper than 64/),
+    });
     expect(parseJsonText(JSON.stringify({ s: '['.repeat(500), t: 'a\\"[[[' })).ok).toBe(true);
     expect(parseJsonText(JSON.stringify(nested(DOCUMENT_MAX_DEPTH))).ok).toBe(true);
     expect(parseJsonText(JSON.stringify(nested(DOCUMENT_MAX_DEPTH + 1))).ok).toBe(false);
   });
 
   it('refuses a number that reads as infinity, naming its path and line (ABI-FILE-009)', () => {
-    expect(problem(parseJsonText('{\n  "type": "number",\n  "maximum": 1e400\n}'))).toMatchObject({ path: ['maximum'], line: 3, reason: expect.stringMatching(/infinity/) });
+    expect(problem(parseJsonText('{\n  "type": "number",\n  "maximum": 1e400\n}'))).toMatchObject({
+      path: ['maximum'],
+      line: 3,
+      reason: expect.stringMatching(/infinity/),
+    });
   });
 
   it('reports invalid JSON as not valid JSON', () => {

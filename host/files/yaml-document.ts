@@ -27,9 +27,17 @@ export function parseYamlText(text: string): ParsedDocument {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { ...PARSE_OPTIONS, lineCounter });
   if (doc.errors.length > 0) {
-    return { ok: false, problems: doc.errors.map((e) => ({ path: [], reason: `invalid YAML: ${e.message.split('\n')[0]}`, line: lineCounter.linePos(e.pos[0]).line })) };
+    return {
+      ok: false,
+      problems: doc.errors.map((e) => ({
+        path: [],
+        reason: `invalid YAML: ${e.message.split('\n')[0]}`,
+        line: lineCounter.linePos(e.pos[0]).line,
+      })),
+    };
   }
-  const lineOfNode = (node: { range?: [number, number, number] | null } | null | undefined): number | undefined => (node?.range ? lineCounter.linePos(node.range[0]).line : undefined);
+  const lineOfNode = (node: { range?: [number, number, number] | null } | null | undefined): number | undefined =>
+    node?.range ? lineCounter.linePos(node.range[0]).line : undefined;
   const problem = walkDocument(doc.contents as Node | null, lineOfNode);
   if (problem !== undefined) return { ok: false, problems: [problem] };
   let value: unknown;
@@ -147,7 +155,10 @@ function walkDocument(root: Node | null, lineOf: (node: Node) => number | undefi
   const stack: Frame[] = [];
   let nodes = 0;
   let aliases = 0;
-  const pathOf = (last?: string | number): Array<string | number> => [...stack.slice(1).map((f) => f.at!), ...(last === undefined ? [] : [last])];
+  const pathOf = (last?: string | number): Array<string | number> => [
+    ...stack.slice(1).map((f) => f.at!),
+    ...(last === undefined ? [] : [last]),
+  ];
   const fail = (node: Node, reason: string, at?: string | number): DocumentProblem => {
     const line = lineOf(node);
     return line === undefined ? { path: pathOf(at), reason } : { path: pathOf(at), reason, line };
@@ -160,7 +171,8 @@ function walkDocument(root: Node | null, lineOf: (node: Node) => number | undefi
       if (parent) parent.size += 1;
       return undefined;
     }
-    if (nodes > DOCUMENT_MAX_NODES) return fail(node, `holds more than ${DOCUMENT_MAX_NODES} values with its aliases expanded (ABI-FILE-008)`, at);
+    if (nodes > DOCUMENT_MAX_NODES)
+      return fail(node, `holds more than ${DOCUMENT_MAX_NODES} values with its aliases expanded (ABI-FILE-008)`, at);
     const anchor = node.anchor ? { open: true, size: 1, height: 0, hasAlias: false } : undefined;
     if (node.anchor && anchor) anchors.set(node.anchor, anchor);
     if (isAlias(node)) {
@@ -168,11 +180,18 @@ function walkDocument(root: Node | null, lineOf: (node: Node) => number | undefi
       if (aliases > YAML_MAX_ALIASES) return fail(node, `more than ${YAML_MAX_ALIASES} YAML aliases (ABI-FILE-008)`, at);
       const target = anchors.get(node.source);
       if (target === undefined) return fail(node, `alias *${node.source} has no anchor &${node.source} before it`, at);
-      if (target.open) return fail(node, `alias *${node.source} refers to a node that contains it: a document must not refer to itself`, at);
-      if (target.hasAlias) return fail(node, `alias *${node.source} refers to a node that itself holds an alias: aliases may not be nested (ABI-FILE-008)`, at);
+      if (target.open)
+        return fail(node, `alias *${node.source} refers to a node that contains it: a document must not refer to itself`, at);
+      if (target.hasAlias)
+        return fail(
+          node,
+          `alias *${node.source} refers to a node that itself holds an alias: aliases may not be nested (ABI-FILE-008)`,
+          at,
+        );
       if (depth + target.height > DOCUMENT_MAX_DEPTH) return fail(node, tooDeep, at);
       nodes += target.size - 1;
-      if (nodes > DOCUMENT_MAX_NODES) return fail(node, `holds more than ${DOCUMENT_MAX_NODES} values with its aliases expanded (ABI-FILE-008)`, at);
+      if (nodes > DOCUMENT_MAX_NODES)
+        return fail(node, `holds more than ${DOCUMENT_MAX_NODES} values with its aliases expanded (ABI-FILE-008)`, at);
       if (parent) {
         parent.size += target.size;
         parent.height = Math.max(parent.height, target.height + 1);
@@ -182,8 +201,10 @@ function walkDocument(root: Node | null, lineOf: (node: Node) => number | undefi
     }
     if (isScalar(node)) {
       const v = node.value;
-      if (typeof v === 'number' && !Number.isFinite(v)) return fail(node, `${String(node.source ?? v)} is not a finite number: JSON has no infinities or NaN (ABI-FILE-009)`, at);
-      if (v !== null && typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') return fail(node, 'holds a value JSON cannot represent', at);
+      if (typeof v === 'number' && !Number.isFinite(v))
+        return fail(node, `${String(node.source ?? v)} is not a finite number: JSON has no infinities or NaN (ABI-FILE-009)`, at);
+      if (v !== null && typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean')
+        return fail(node, 'holds a value JSON cannot represent', at);
       if (anchor) anchor.open = false;
       if (parent) parent.size += 1;
       return undefined;

@@ -40,12 +40,19 @@ function put(file: string, content: unknown): void {
 
 describe('the loader keeps $refs inside the toolpack', () => {
   it('refuses a relative ref that climbs out and an absolute one, naming the ref and the rule (ABI-FILE-001)', async () => {
-    const w = await world({ inputSchema: { $ref: '../../outside.json' }, outputSchema: { type: 'object', properties: { a: { $ref: '/etc/passwd' } } } });
+    const w = await world({
+      inputSchema: { $ref: '../../outside.json' },
+      outputSchema: { type: 'object', properties: { a: { $ref: '/etc/passwd' } } },
+    });
     const { tools, lines } = await w.load();
     expect(tools).toEqual([]);
     expect(lines).toEqual([
-      expect.stringMatching(/box_tool\.tool\.yaml:\d+: inputSchema\.\$ref: \$ref \.\.\/\.\.\/outside\.json leaves the toolpack directory .*\(ABI-FILE-001\)$/),
-      expect.stringMatching(/box_tool\.tool\.yaml:\d+: outputSchema\.properties\.a\.\$ref: \$ref \/etc\/passwd is an absolute path.*\(ABI-FILE-001\)$/),
+      expect.stringMatching(
+        /box_tool\.tool\.yaml:\d+: inputSchema\.\$ref: \$ref \.\.\/\.\.\/outside\.json leaves the toolpack directory .*\(ABI-FILE-001\)$/,
+      ),
+      expect.stringMatching(
+        /box_tool\.tool\.yaml:\d+: outputSchema\.properties\.a\.\$ref: \$ref \/etc\/passwd is an absolute path.*\(ABI-FILE-001\)$/,
+      ),
     ]);
     expect(lines.join('\n')).not.toMatch(/root:/);
   });
@@ -54,7 +61,11 @@ describe('the loader keeps $refs inside the toolpack', () => {
     const w = await world({ inputSchema: { $ref: 'schemas/in.json' } });
     put(path.join(w.pack, 'schemas', 'in.json'), { type: 'object', properties: { x: { $ref: '../../../outside.json' } } });
     const { lines } = await w.load();
-    expect(lines).toEqual([expect.stringMatching(/schemas\/in\.json:\d+: \/properties\/x\/\$ref: \$ref \.\.\/\.\.\/\.\.\/outside\.json leaves the toolpack directory/)]);
+    expect(lines).toEqual([
+      expect.stringMatching(
+        /schemas\/in\.json:\d+: \/properties\/x\/\$ref: \$ref \.\.\/\.\.\/\.\.\/outside\.json leaves the toolpack directory/,
+      ),
+    ]);
   });
 
   it('refuses symlinks that escape the pack: to a file, to /proc/self/environ and through a directory (ABI-FILE-002)', async () => {
@@ -64,7 +75,8 @@ describe('the loader keeps $refs inside the toolpack', () => {
     symlinkSync(w.root, path.join(w.pack, 'up'));
     const { lines } = await w.load();
     expect(lines).toHaveLength(2);
-    for (const l of lines) expect(l).toMatch(/resolves through a symbolic link to a place outside the toolpack directory .*\(ABI-FILE-002\)$/);
+    for (const l of lines)
+      expect(l).toMatch(/resolves through a symbolic link to a place outside the toolpack directory .*\(ABI-FILE-002\)$/);
     const env = await world({ inputSchema: { $ref: 'environ.json' } });
     symlinkSync('/proc/self/environ', path.join(env.pack, 'environ.json'));
     expect((await env.load()).lines).toEqual([expect.stringMatching(/\$ref environ\.json resolves through a symbolic link/)]);
@@ -84,16 +96,34 @@ describe('the loader keeps $refs inside the toolpack', () => {
   it('bounds each schema file, their number and their total size (ABI-FILE-005, -006)', async () => {
     const big = await world({ inputSchema: { $ref: 'big.json' } });
     put(path.join(big.pack, 'big.json'), `{"type":"object","description":"${'x'.repeat(1_100_000)}"}`);
-    expect((await big.load()).lines).toEqual([expect.stringMatching(/\$ref big\.json is \d+ bytes, more than the bound of 1048576 bytes \(ABI-FILE-005\)/)]);
+    expect((await big.load()).lines).toEqual([
+      expect.stringMatching(/\$ref big\.json is \d+ bytes, more than the bound of 1048576 bytes \(ABI-FILE-005\)/),
+    ]);
 
     const count = SCHEMA_FILES_MAX_COUNT + 1;
-    const many = await world({ inputSchema: { type: 'object', properties: Object.fromEntries(Array.from({ length: count }, (_, i) => [`p${i}`, { $ref: `s/${i}.json` }])) } });
+    const many = await world({
+      inputSchema: {
+        type: 'object',
+        properties: Object.fromEntries(Array.from({ length: count }, (_, i) => [`p${i}`, { $ref: `s/${i}.json` }])),
+      },
+    });
     for (let i = 0; i < count; i++) put(path.join(many.pack, 's', `${i}.json`), { type: 'string' });
-    expect((await many.load()).lines).toEqual([expect.stringMatching(/inputSchema\.properties\.p256\.\$ref: \$ref s\/256\.json would load more than 256 schema files.*\(ABI-FILE-006\)/)]);
+    expect((await many.load()).lines).toEqual([
+      expect.stringMatching(
+        /inputSchema\.properties\.p256\.\$ref: \$ref s\/256\.json would load more than 256 schema files.*\(ABI-FILE-006\)/,
+      ),
+    ]);
 
-    const total = await world({ inputSchema: { type: 'object', properties: Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`p${i}`, { $ref: `t${i}.json` }])) } });
+    const total = await world({
+      inputSchema: {
+        type: 'object',
+        properties: Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`p${i}`, { $ref: `t${i}.json` }])),
+      },
+    });
     for (let i = 0; i < 5; i++) put(path.join(total.pack, `t${i}.json`), `{"description":"${'y'.repeat(1_000_000)}"}`);
-    expect((await total.load()).lines).toEqual([expect.stringMatching(/\$ref t4\.json brings this toolpack's schema files past 4194304 bytes in total \(ABI-FILE-006\)/)]);
+    expect((await total.load()).lines).toEqual([
+      expect.stringMatching(/\$ref t4\.json brings this toolpack's schema files past 4194304 bytes in total \(ABI-FILE-006\)/),
+    ]);
   });
 
   it('refuses an alias bomb and deep nesting in a YAML schema file with its line (ABI-FILE-007, -008)', async () => {
@@ -124,7 +154,11 @@ describe('the loader bounds the manifest and the other paths it names', () => {
   it('refuses a manifest over the bound before reading it, and a deep or non-finite one with its line (ABI-FILE-005, -007, -009)', async () => {
     const w = await world();
     truncateSync(w.manifestPath, 50 * 1024 * 1024);
-    expect((await w.load()).lines).toEqual([expect.stringMatching(/box_tool\.tool\.yaml: -: the manifest is 52428800 bytes, more than the bound of 1048576 bytes \(ABI-FILE-005\)/)]);
+    expect((await w.load()).lines).toEqual([
+      expect.stringMatching(
+        /box_tool\.tool\.yaml: -: the manifest is 52428800 bytes, more than the bound of 1048576 bytes \(ABI-FILE-005\)/,
+      ),
+    ]);
     const inf = await world({ manifest: { timeoutMs: Infinity } });
     expect((await inf.load()).lines).toEqual([expect.stringMatching(/box_tool\.tool\.yaml:\d+: timeoutMs: \.inf is not a finite number/)]);
     const deep = await world();
@@ -163,7 +197,9 @@ describe('the loader bounds the manifest and the other paths it names', () => {
     const { tools, lines } = await w.load();
     expect(tools).toHaveLength(1);
     expect(lines).toEqual([
-      expect.stringMatching(/plugins\/d0\/.*\/d15: -: directories nested more than 16 levels below the plugins directory are not searched \(ABI-FILE-010\)/),
+      expect.stringMatching(
+        /plugins\/d0\/.*\/d15: -: directories nested more than 16 levels below the plugins directory are not searched \(ABI-FILE-010\)/,
+      ),
       expect.stringMatching(/linked\.tool\.yaml: -: a manifest must be a regular file, and this is a symbolic link/),
       expect.stringMatching(/pipe\.tool\.yaml: -: a manifest must be a regular file, and this is a FIFO/),
     ]);

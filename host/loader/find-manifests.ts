@@ -34,7 +34,11 @@ export function searchManifests(dir: string): ManifestSearch {
     try {
       entries = readdirSync(d, { withFileTypes: true });
     } catch (err) {
-      violations.push({ file: shown(d), field: '-', reason: `this directory cannot be searched for manifests (${(err as NodeJS.ErrnoException).code ?? 'error'}) (ABI-FILE-010)` });
+      violations.push({
+        file: shown(d),
+        field: '-',
+        reason: `this directory cannot be searched for manifests (${(err as NodeJS.ErrnoException).code ?? 'error'}) (ABI-FILE-010)`,
+      });
       continue;
     }
     const subdirs: string[] = [];
@@ -42,13 +46,22 @@ export function searchManifests(dir: string): ManifestSearch {
       const full = path.join(d, entry.name);
       if (entry.name.endsWith(MANIFEST_SUFFIX)) {
         if (entry.isFile()) manifests.push(full);
-        else violations.push({ file: shown(full), field: '-', reason: `a manifest must be a regular file, and this is ${entryKind(entry)}: the loader does not follow links or read special files (ABI-FILE-010)` });
+        else
+          violations.push({
+            file: shown(full),
+            field: '-',
+            reason: `a manifest must be a regular file, and this is ${entryKind(entry)}: the loader does not follow links or read special files (ABI-FILE-010)`,
+          });
       } else if (entry.isDirectory() && !SKIP_DIRS.has(entry.name) && !entry.name.startsWith('.')) {
         subdirs.push(full);
       }
     }
     if (subdirs.length > 0 && depth >= PLUGINS_WALK_MAX_DEPTH) {
-      violations.push({ file: shown(d), field: '-', reason: `directories nested more than ${PLUGINS_WALK_MAX_DEPTH} levels below the plugins directory are not searched (ABI-FILE-010)` });
+      violations.push({
+        file: shown(d),
+        field: '-',
+        reason: `directories nested more than ${PLUGINS_WALK_MAX_DEPTH} levels below the plugins directory are not searched (ABI-FILE-010)`,
+      });
       continue;
     }
     for (const sub of subdirs) pending.push({ dir: sub, depth: depth + 1 });

@@ -61,7 +61,16 @@ const DRAFT_2020 = 'https://json-schema.org/draft/2020-12/schema';
 const DRAFT_07 = /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/;
 
 function makeAjv(draft7: boolean, validateSchema = true): Ajv2020 {
-  const options = { allErrors: true, strict: true, strictTypes: false, strictTuples: false, strictRequired: false, logger: false as const, validateFormats: true, validateSchema };
+  const options = {
+    allErrors: true,
+    strict: true,
+    strictTypes: false,
+    strictTuples: false,
+    strictRequired: false,
+    logger: false as const,
+    validateFormats: true,
+    validateSchema,
+  };
   const { Draft2020, Draft7, addFormats } = ajvLib();
   const ajv = draft7 ? new Draft7(options) : new Draft2020(options);
   addFormats(ajv);
@@ -73,7 +82,9 @@ function makeAjv(draft7: boolean, validateSchema = true): Ajv2020 {
     validate: function artifactRef(this: unknown, marked: boolean, data: string, _parent: unknown, cxt?: { instancePath: string }) {
       if (!marked) return true;
       if (!ARTIFACT_ID.test(data)) {
-        (artifactRef as { errors?: unknown[] }).errors = [{ keyword: ARTIFACT_KEYWORD, message: 'must be an artifact id (art_ and 26 characters)', params: {} }];
+        (artifactRef as { errors?: unknown[] }).errors = [
+          { keyword: ARTIFACT_KEYWORD, message: 'must be an artifact id (art_ and 26 characters)', params: {} },
+        ];
         return false;
       }
       collected?.push({ path: cxt?.instancePath ?? '', artifact_id: data });
@@ -94,14 +105,21 @@ export interface SchemaProblem {
  * says why in words, each problem at the JSON pointer of its place in the schema: a failure of
  * JSON Schema's meta-schema, an unknown keyword or format, a $ref that points at nothing.
  */
-export function compileJsonSchema(schema: JsonSchema): { ok: true; validate: Validator; validateWithRefs: RefValidator } | { ok: false; problems: string[]; issues: SchemaProblem[] } {
-  const refuse = (issues: SchemaProblem[]) => ({ ok: false as const, issues, problems: issues.map((i) => `${i.pointer || '(root)'}: ${i.reason}`) });
+export function compileJsonSchema(
+  schema: JsonSchema,
+): { ok: true; validate: Validator; validateWithRefs: RefValidator } | { ok: false; problems: string[]; issues: SchemaProblem[] } {
+  const refuse = (issues: SchemaProblem[]) => ({
+    ok: false as const,
+    issues,
+    problems: issues.map((i) => `${i.pointer || '(root)'}: ${i.reason}`),
+  });
   const declared = schema.$schema;
   if (declared !== undefined && declared !== DRAFT_2020 && !(typeof declared === 'string' && DRAFT_07.test(declared))) {
     return refuse([{ pointer: '/$schema', reason: `${JSON.stringify(declared)} is not supported; use ${DRAFT_2020} or draft-07` }]);
   }
   const ajv = makeAjv(typeof declared === 'string' && DRAFT_07.test(declared));
-  if (!ajv.validateSchema(schema)) return refuse(describeErrors(ajv.errors ?? [], schema).map(({ pointer, reason }) => ({ pointer, reason })));
+  if (!ajv.validateSchema(schema))
+    return refuse(describeErrors(ajv.errors ?? [], schema).map(({ pointer, reason }) => ({ pointer, reason })));
   let fn: ValidateFunction;
   try {
     fn = ajv.compile(schema);
@@ -155,7 +173,10 @@ export function lazyJsonSchema(schema: JsonSchema): { validate: Validator; valid
     try {
       fn = makeAjv(typeof declared === 'string' && DRAFT_07.test(declared), false).compile(schema);
     } catch (err) {
-      throw new HelixError('P-PRECOND-MANIFEST-INVALID', { message: `A tool schema checked at an earlier start no longer compiles: ${(err as Error).message}. Run \`helix validate\`.`, details: { reason: (err as Error).message } });
+      throw new HelixError('P-PRECOND-MANIFEST-INVALID', {
+        message: `A tool schema checked at an earlier start no longer compiles: ${(err as Error).message}. Run \`helix validate\`.`,
+        details: { reason: (err as Error).message },
+      });
     }
     return fn;
   });
@@ -170,14 +191,18 @@ function compileProblems(err: unknown, schema: JsonSchema, ajv: Ajv2020): Schema
     const known = KNOWN_KEYWORDS.filter((k) => ajv.getKeyword(k) !== false);
     const near = known.find((k) => closeTo(k, keyword));
     const reason = `unknown keyword "${keyword}"${near === undefined ? '' : ` (did you mean "${near}"?)`}: Helix checks schemas strictly, so a misspelt keyword is not silently ignored`;
-    const places = subschemas(schema).filter(({ node }) => Object.hasOwn(node, keyword)).map(({ pointer }) => `${pointer}/${escape(keyword)}`);
+    const places = subschemas(schema)
+      .filter(({ node }) => Object.hasOwn(node, keyword))
+      .map(({ pointer }) => `${pointer}/${escape(keyword)}`);
     return (places.length > 0 ? places : ['']).map((pointer) => ({ pointer, reason }));
   }
   const format = /unknown format "(.+)" ignored in schema at path "#(.*)"/.exec(message);
   if (format !== null) return [{ pointer: `${format[2]}/format`, reason: `unknown format "${format[1]}" (known: ${FORMATS.join(', ')})` }];
   const missing = (err as { missingRef?: unknown }).missingRef;
   if (typeof missing === 'string') {
-    const places = subschemas(schema).filter(({ node }) => node.$ref === missing).map(({ pointer }) => `${pointer}/$ref`);
+    const places = subschemas(schema)
+      .filter(({ node }) => node.$ref === missing)
+      .map(({ pointer }) => `${pointer}/$ref`);
     const reason = `$ref ${missing} points at nothing: no such place in the schema`;
     return (places.length > 0 ? places : ['']).map((pointer) => ({ pointer, reason }));
   }
@@ -185,11 +210,85 @@ function compileProblems(err: unknown, schema: JsonSchema, ajv: Ajv2020): Schema
 }
 
 // Keywords whose values are schemas, maps of schemas or lists of schemas: where a walk finds subschemas.
-const ONE_SCHEMA = ['additionalProperties', 'items', 'not', 'if', 'then', 'else', 'contains', 'propertyNames', 'unevaluatedItems', 'unevaluatedProperties', 'additionalItems', 'contentSchema'];
+const ONE_SCHEMA = [
+  'additionalProperties',
+  'items',
+  'not',
+  'if',
+  'then',
+  'else',
+  'contains',
+  'propertyNames',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+  'additionalItems',
+  'contentSchema',
+];
 const SCHEMA_MAPS = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'];
 const SCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems', 'items'];
-const KNOWN_KEYWORDS = [...new Set([...ONE_SCHEMA, ...SCHEMA_MAPS, ...SCHEMA_LISTS, 'type', 'enum', 'const', 'required', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'minLength', 'maxLength', 'pattern', 'format', 'minItems', 'maxItems', 'uniqueItems', 'minProperties', 'maxProperties', 'dependentRequired', 'title', 'description', 'default', 'examples', '$ref', '$schema', '$id', '$comment', 'readOnly', 'writeOnly', 'deprecated', ARTIFACT_KEYWORD])];
-const FORMATS = ['date', 'time', 'date-time', 'duration', 'uri', 'uri-reference', 'uri-template', 'url', 'email', 'hostname', 'ipv4', 'ipv6', 'regex', 'uuid', 'json-pointer', 'relative-json-pointer', 'byte', 'int32', 'int64', 'float', 'double', 'password', 'binary'];
+const KNOWN_KEYWORDS = [
+  ...new Set([
+    ...ONE_SCHEMA,
+    ...SCHEMA_MAPS,
+    ...SCHEMA_LISTS,
+    'type',
+    'enum',
+    'const',
+    'required',
+    'minimum',
+    'maximum',
+    'exclusiveMinimum',
+    'exclusiveMaximum',
+    'multipleOf',
+    'minLength',
+    'maxLength',
+    'pattern',
+    'format',
+    'minItems',
+    'maxItems',
+    'uniqueItems',
+    'minProperties',
+    'maxProperties',
+    'dependentRequired',
+    'title',
+    'description',
+    'default',
+    'examples',
+    '$ref',
+    '$schema',
+    '$id',
+    '$comment',
+    'readOnly',
+    'writeOnly',
+    'deprecated',
+    ARTIFACT_KEYWORD,
+  ]),
+];
+const FORMATS = [
+  'date',
+  'time',
+  'date-time',
+  'duration',
+  'uri',
+  'uri-reference',
+  'uri-template',
+  'url',
+  'email',
+  'hostname',
+  'ipv4',
+  'ipv6',
+  'regex',
+  'uuid',
+  'json-pointer',
+  'relative-json-pointer',
+  'byte',
+  'int32',
+  'int64',
+  'float',
+  'double',
+  'password',
+  'binary',
+];
 
 /** Every subschema of `schema` (objects only) with its JSON pointer, the root first; iterative. */
 function subschemas(schema: unknown): Array<{ pointer: string; node: Record<string, unknown> }> {
@@ -202,8 +301,10 @@ function subschemas(schema: unknown): Array<{ pointer: string; node: Record<stri
     out.push({ pointer, node });
     for (const [key, value] of Object.entries(node)) {
       const here = `${pointer}/${escape(key)}`;
-      if (SCHEMA_MAPS.includes(key) && isObject(value)) for (const [name, sub] of Object.entries(value)) stack.push({ pointer: `${here}/${escape(name)}`, node: sub });
-      else if (SCHEMA_LISTS.includes(key) && Array.isArray(value)) value.forEach((sub, i) => stack.push({ pointer: `${here}/${i}`, node: sub }));
+      if (SCHEMA_MAPS.includes(key) && isObject(value))
+        for (const [name, sub] of Object.entries(value)) stack.push({ pointer: `${here}/${escape(name)}`, node: sub });
+      else if (SCHEMA_LISTS.includes(key) && Array.isArray(value))
+        value.forEach((sub, i) => stack.push({ pointer: `${here}/${i}`, node: sub }));
       else if (ONE_SCHEMA.includes(key)) stack.push({ pointer: here, node: value });
     }
   }
@@ -213,7 +314,9 @@ function subschemas(schema: unknown): Array<{ pointer: string; node: Record<stri
 // A keyword one or two edits (or one swap) away from another: the usual typo.
 function closeTo(a: string, b: string): boolean {
   if (Math.abs(a.length - b.length) > 2) return false;
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {
       d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));

@@ -16,7 +16,14 @@ afterEach(() => cleanups.splice(0).forEach((c) => c()));
 const INPUT = {
   type: 'object',
   required: ['reads', 'width', 'name', 'loose', 'nested'],
-  properties: { reads: { type: 'string', 'x-helix-artifact': true }, width: { type: 'integer' }, name: { type: 'string' }, optional: { type: 'string' }, loose: { enum: ['a', 'b'] }, nested: { type: 'object' } },
+  properties: {
+    reads: { type: 'string', 'x-helix-artifact': true },
+    width: { type: 'integer' },
+    name: { type: 'string' },
+    optional: { type: 'string' },
+    loose: { enum: ['a', 'b'] },
+    nested: { type: 'object' },
+  },
 };
 
 /** A plugins directory holding one container toolpack per manifest (fields over a valid default). */
@@ -26,7 +33,21 @@ function plugins(manifests: Array<Record<string, unknown>>): string {
   manifests.forEach((fields, i) => {
     const dir = path.join(t.dir, `pack${i}`);
     mkdirSync(dir);
-    const manifest = { kind: 'container', id: `c.pack${i}`, version: '1.0.0', contractVersion: 'v1', description: 'test', image: 'helix-seqkit:local', argv: ['seqkit', 'version'], deterministic: 'pure', timeoutMs: 120_000, limits: { maxInputBytes: 4096, maxOutputBytes: 4096 }, inputSchema: INPUT, outputSchema: { type: 'object' }, ...fields };
+    const manifest = {
+      kind: 'container',
+      id: `c.pack${i}`,
+      version: '1.0.0',
+      contractVersion: 'v1',
+      description: 'test',
+      image: 'helix-seqkit:local',
+      argv: ['seqkit', 'version'],
+      deterministic: 'pure',
+      timeoutMs: 120_000,
+      limits: { maxInputBytes: 4096, maxOutputBytes: 4096 },
+      inputSchema: INPUT,
+      outputSchema: { type: 'object' },
+      ...fields,
+    };
     writeFileSync(path.join(dir, `pack${i}.tool.yaml`), stringify(manifest));
   });
   return t.dir;
@@ -39,17 +60,51 @@ async function violationLines(dir: string): Promise<string[]> {
 
 describe('container toolpacks at load', () => {
   it('loads a valid one, its deadline capped by the policy, with one capability call and no fuel', async () => {
-    const { containers, tools, violations } = await loadToolpacks(plugins([{ argv: ['seqkit', 'seq', '-w', '{{params.width}}', '--id-regexp={{params.name}}', '{{inputs.reads}}', '-o', '{{outputs.out}}'], declaredOutputs: [{ role: 'out', type: 'fasta' }] }]), policy);
+    const { containers, tools, violations } = await loadToolpacks(
+      plugins([
+        {
+          argv: ['seqkit', 'seq', '-w', '{{params.width}}', '--id-regexp={{params.name}}', '{{inputs.reads}}', '-o', '{{outputs.out}}'],
+          declaredOutputs: [{ role: 'out', type: 'fasta' }],
+        },
+      ]),
+      policy,
+    );
     expect(violations).toEqual([]);
     expect(tools).toEqual([]);
-    expect(containers.map((c) => [c.manifest.id, c.limits.timeoutMs, c.limits.maxCapabilityCalls, c.limits.fuel])).toEqual([['c.pack0', 60_000, 1, 0]]);
+    expect(containers.map((c) => [c.manifest.id, c.limits.timeoutMs, c.limits.maxCapabilityCalls, c.limits.fuel])).toEqual([
+      ['c.pack0', 60_000, 1, 0],
+    ]);
   });
 
   it('reports every bad placeholder, log and output at its place', async () => {
     const dir = plugins([
-      { argv: ['x', '{{params.missing}}', '{{params.optional}}', '{{params.reads}}', '{{inputs.width}}', '{{params.loose}}', '{{params.nested}}'] },
-      { argv: ['x', '{{foo}}', '{{params.width', 'a}}b', '{{outputs.nope}}', '{{outputs.log}}'], declaredOutputs: [{ role: 'log_out', type: 'text' }, { role: 'log', type: 'text' }] },
-      { argv: ['x'], declaredOutputs: [{ role: 'a', type: 'text', file: 'Same.txt' }, { role: 'b', type: 'text', file: 'same.TXT' }, { role: 'c', type: 'text', file: 'x' }], logs: { stdout: 'c', stderr: 'zzz' } },
+      {
+        argv: [
+          'x',
+          '{{params.missing}}',
+          '{{params.optional}}',
+          '{{params.reads}}',
+          '{{inputs.width}}',
+          '{{params.loose}}',
+          '{{params.nested}}',
+        ],
+      },
+      {
+        argv: ['x', '{{foo}}', '{{params.width', 'a}}b', '{{outputs.nope}}', '{{outputs.log}}'],
+        declaredOutputs: [
+          { role: 'log_out', type: 'text' },
+          { role: 'log', type: 'text' },
+        ],
+      },
+      {
+        argv: ['x'],
+        declaredOutputs: [
+          { role: 'a', type: 'text', file: 'Same.txt' },
+          { role: 'b', type: 'text', file: 'same.TXT' },
+          { role: 'c', type: 'text', file: 'x' },
+        ],
+        logs: { stdout: 'c', stderr: 'zzz' },
+      },
       { image: 'Not An Image', argv: [], network: 'host' },
     ]);
     expect(await violationLines(dir)).toEqual([
@@ -70,7 +125,16 @@ describe('container toolpacks at load', () => {
   });
 
   it('checks the template once the declared outputs parse', async () => {
-    const dir = plugins([{ argv: ['x', '{{foo}}', '{{params.width', 'a}}b', '{{outputs.nope}}', '{{outputs.log_out}}'], declaredOutputs: [{ role: 'log_out', type: 'text' }, { role: 'out', type: 'text' }], logs: { stdout: 'log_out' } }]);
+    const dir = plugins([
+      {
+        argv: ['x', '{{foo}}', '{{params.width', 'a}}b', '{{outputs.nope}}', '{{outputs.log_out}}'],
+        declaredOutputs: [
+          { role: 'log_out', type: 'text' },
+          { role: 'out', type: 'text' },
+        ],
+        logs: { stdout: 'log_out' },
+      },
+    ]);
     expect(await violationLines(dir)).toEqual([
       'pack0/pack0.tool.yaml: argv[1]: {{foo}} is not {{params.NAME}}, {{inputs.NAME}} or {{outputs.ROLE}}',
       'pack0/pack0.tool.yaml: argv[2]: has an unclosed {{ or a stray }}',
@@ -82,6 +146,9 @@ describe('container toolpacks at load', () => {
 
   it('fails closed: one bad container manifest stops the host from loading', async () => {
     const err = await loadPluginsOrThrow(plugins([{}, { argv: ['{{params.missing}}'] }]), policy).catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 'P-PRECOND-MANIFEST-INVALID', details: { violations: [expect.stringContaining('{{params.missing}}: the input schema has no property missing')] } });
+    expect(err).toMatchObject({
+      code: 'P-PRECOND-MANIFEST-INVALID',
+      details: { violations: [expect.stringContaining('{{params.missing}}: the input schema has no property missing')] },
+    });
   });
 });

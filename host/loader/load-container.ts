@@ -2,7 +2,15 @@
 // toolpack: the manifest's shape, its schemas, and its argv template, whose every placeholder must
 // name a required scalar of the input schema, a required input artifact, or a declared output
 // file. Whether the policy offers the tool is decided later, when the host binds its tools.
-import { CONTAINER_FILE_NAME, type ContainerManifest, ContainerManifestSchema, PLACEHOLDER, PLACEHOLDER_BODY, type Policy, type ToolLimits } from '../../abi/index.js';
+import {
+  CONTAINER_FILE_NAME,
+  type ContainerManifest,
+  ContainerManifestSchema,
+  PLACEHOLDER,
+  PLACEHOLDER_BODY,
+  type Policy,
+  type ToolLimits,
+} from '../../abi/index.js';
 import type { Violation } from '../files/violation.js';
 import { ARTIFACT_KEYWORD, type RefValidator, type Validator } from './json-schema.js';
 import type { LoaderCache } from './loader-cache.js';
@@ -30,7 +38,14 @@ const KNOWN_FIELDS = Object.keys(ContainerManifestSchema.shape);
 const SCALAR_TYPES = new Set(['string', 'integer', 'number', 'boolean']);
 
 /** Checks a container manifest document read from `file`; the loaded toolpack, or every violation found. */
-export function loadContainerManifest(value: Record<string, unknown>, file: string, packDir: string, policy: Policy, cache: LoaderCache | undefined, at: ManifestPlace): { container?: LoadedContainer; violations: Violation[] } {
+export function loadContainerManifest(
+  value: Record<string, unknown>,
+  file: string,
+  packDir: string,
+  policy: Policy,
+  cache: LoaderCache | undefined,
+  at: ManifestPlace,
+): { container?: LoadedContainer; violations: Violation[] } {
   const parsed = ContainerManifestSchema.safeParse(value);
   if (!parsed.success) return { violations: manifestIssueViolations(parsed.error.issues, KNOWN_FIELDS, at) };
   const manifest = parsed.data;
@@ -87,13 +102,16 @@ function outputViolations(manifest: ContainerManifest, at: ManifestPlace): Viola
   const files = new Map<string, number>();
   manifest.declaredOutputs.forEach((o, i) => {
     if (isLogRole(manifest, o.role)) {
-      if (o.file !== undefined) violations.push(at(['declaredOutputs', i, 'file'], `role ${o.role} is a log (logs names it): it has no file`));
+      if (o.file !== undefined)
+        violations.push(at(['declaredOutputs', i, 'file'], `role ${o.role} is a log (logs names it): it has no file`));
       return;
     }
-    if (!CONTAINER_FILE_NAME.test(outputFile(o))) violations.push(at(['declaredOutputs', i, 'role'], `${o.role} is not a plain file name: give the output a file`));
+    if (!CONTAINER_FILE_NAME.test(outputFile(o)))
+      violations.push(at(['declaredOutputs', i, 'role'], `${o.role} is not a plain file name: give the output a file`));
     const key = outputFile(o).toLowerCase();
     const first = files.get(key);
-    if (first !== undefined) violations.push(at(['declaredOutputs', i, 'file'], `the file ${outputFile(o)} is already the file of declaredOutputs[${first}]`));
+    if (first !== undefined)
+      violations.push(at(['declaredOutputs', i, 'file'], `the file ${outputFile(o)} is already the file of declaredOutputs[${first}]`));
     files.set(key, i);
   });
   return violations;
@@ -106,7 +124,8 @@ function templateViolations(manifest: ContainerManifest, inputSchema: JsonSchema
   const required = new Set(Array.isArray(inputSchema.required) ? (inputSchema.required as string[]) : []);
   manifest.argv.forEach((entry, i) => {
     const place = ['argv', i] as const;
-    if (entry.replace(PLACEHOLDER, '').includes('{{') || entry.replace(PLACEHOLDER, '').includes('}}')) violations.push(at(place, 'has an unclosed {{ or a stray }}'));
+    if (entry.replace(PLACEHOLDER, '').includes('{{') || entry.replace(PLACEHOLDER, '').includes('}}'))
+      violations.push(at(place, 'has an unclosed {{ or a stray }}'));
     for (const [, body] of entry.matchAll(PLACEHOLDER)) {
       const m = PLACEHOLDER_BODY.exec(body!);
       if (m === null) {
@@ -127,11 +146,18 @@ function outputProblem(manifest: ContainerManifest, role: string): string | unde
   return isLogRole(manifest, role) ? `${role} is a log, not a file of /work/out` : undefined;
 }
 
-function inputProblem(kind: 'params' | 'inputs', name: string, property: Record<string, unknown> | undefined, required: boolean): string | undefined {
+function inputProblem(
+  kind: 'params' | 'inputs',
+  name: string,
+  property: Record<string, unknown> | undefined,
+  required: boolean,
+): string | undefined {
   if (property === undefined) return `the input schema has no property ${name}`;
   if (!required) return `${name} must be required by the input schema: an absent value would leave a hole in argv`;
   const artifact = property[ARTIFACT_KEYWORD] === true;
   if (kind === 'inputs') return artifact ? undefined : `${name} is not an artifact id (x-helix-artifact: true)`;
   if (artifact) return `${name} is an artifact id: write {{inputs.${name}}}`;
-  return typeof property.type === 'string' && SCALAR_TYPES.has(property.type) ? undefined : `${name} must have one scalar type (string, integer, number or boolean)`;
+  return typeof property.type === 'string' && SCALAR_TYPES.has(property.type)
+    ? undefined
+    : `${name} must have one scalar type (string, integer, number or boolean)`;
 }

@@ -3,7 +3,15 @@
 // anywhere and the host does not start.
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import { HelixError, MANIFEST_MAX_BYTES, MODULE_FILE_MAX_BYTES, type Policy, type ToolLimits, type ToolManifest, ToolManifestSchema } from '../../abi/index.js';
+import {
+  HelixError,
+  MANIFEST_MAX_BYTES,
+  MODULE_FILE_MAX_BYTES,
+  type Policy,
+  type ToolLimits,
+  type ToolManifest,
+  ToolManifestSchema,
+} from '../../abi/index.js';
 import { CAPABILITIES, findCapability } from '../../capabilities/index.js';
 import { toolLimits } from '../policy/rules.js';
 import type { DocumentProblem } from '../files/documents.js';
@@ -58,7 +66,10 @@ export async function loadToolpacks(dir: string, policy: Policy, options: LoadOp
   try {
     if (!statSync(root).isDirectory()) throw new Error('not a directory');
   } catch (err) {
-    throw new HelixError('P-PRECOND-PLUGINS-DIR', { message: `The plugins directory ${dir} cannot be read: ${(err as Error).message}`, details: { dir } });
+    throw new HelixError('P-PRECOND-PLUGINS-DIR', {
+      message: `The plugins directory ${dir} cannot be read: ${(err as Error).message}`,
+      details: { dir },
+    });
   }
   const tools: LoadedTool[] = [];
   const containers: LoadedContainer[] = [];
@@ -74,7 +85,8 @@ export async function loadToolpacks(dir: string, policy: Policy, options: LoadOp
   }
   violations.push(...duplicateViolations([...tools, ...containers]));
   await options.cache?.flush();
-  const order = (a: { manifest: { id: string; version: string } }, b: { manifest: { id: string; version: string } }) => a.manifest.id.localeCompare(b.manifest.id) || a.manifest.version.localeCompare(b.manifest.version);
+  const order = (a: { manifest: { id: string; version: string } }, b: { manifest: { id: string; version: string } }) =>
+    a.manifest.id.localeCompare(b.manifest.id) || a.manifest.version.localeCompare(b.manifest.version);
   tools.sort(order);
   containers.sort(order);
   return { tools, containers, violations };
@@ -97,7 +109,11 @@ export async function loadPluginsOrThrow(dir: string, policy: Policy, options: L
   return { tools, containers };
 }
 
-async function loadOne(file: string, policy: Policy, cache: LoaderCache | undefined): Promise<{ tool?: LoadedTool; container?: LoadedContainer; violations: Violation[] }> {
+async function loadOne(
+  file: string,
+  policy: Policy,
+  cache: LoaderCache | undefined,
+): Promise<{ tool?: LoadedTool; container?: LoadedContainer; violations: Violation[] }> {
   const shown = display(file);
   const violations: Violation[] = [];
   // The toolpack directory, symlinks resolved: nothing outside it is read (ABI-FILE-001).
@@ -105,7 +121,15 @@ async function loadOne(file: string, policy: Policy, cache: LoaderCache | undefi
   try {
     packDir = realDir(path.dirname(file));
   } catch (err) {
-    return { violations: [{ file: shown, field: '-', reason: `the toolpack directory cannot be resolved (${(err as NodeJS.ErrnoException).code ?? 'error'})` }] };
+    return {
+      violations: [
+        {
+          file: shown,
+          field: '-',
+          reason: `the toolpack directory cannot be resolved (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+        },
+      ],
+    };
   }
   const read = readRegularFile(file, MANIFEST_MAX_BYTES, packDir);
   if (!read.ok) return { violations: [{ file: shown, field: '-', reason: `the manifest ${read.reason}` }] };
@@ -126,7 +150,14 @@ async function loadOne(file: string, policy: Policy, cache: LoaderCache | undefi
   for (const [i, entry] of manifest.capabilities.allow.entries()) {
     if (findCapability(entry) !== undefined) continue;
     const scoped = CAPABILITIES.get(entry)?.scopeOf !== undefined;
-    violations.push(at(['capabilities', 'allow', i], scoped ? `${entry} must name what it grants, e.g. ${entry}.db_password: the bare name would grant every one` : `unknown capability ${entry}: this host does not provide it`));
+    violations.push(
+      at(
+        ['capabilities', 'allow', i],
+        scoped
+          ? `${entry} must name what it grants, e.g. ${entry}.db_password: the bare name would grant every one`
+          : `unknown capability ${entry}: this host does not provide it`,
+      ),
+    );
   }
   if (manifest.capabilities.allow.includes('http.request') && manifest.capabilities.network.length === 0) {
     violations.push(at(['capabilities', 'network'], 'http.request needs the origins it may reach, e.g. [https://api.example.org:443]'));
@@ -149,7 +180,8 @@ async function loadOne(file: string, policy: Policy, cache: LoaderCache | undefi
   if (manifest.health !== undefined) {
     // helix test reads the fixtures; a folder outside the toolpack is refused here already.
     const fixtures = resolveInPack(manifest.health.fixtures, packDir, packDir);
-    if (!fixtures.ok && fixtures.reason !== 'does not exist') violations.push(at(['health', 'fixtures'], `${manifest.health.fixtures} ${fixtures.reason}`));
+    if (!fixtures.ok && fixtures.reason !== 'does not exist')
+      violations.push(at(['health', 'fixtures'], `${manifest.health.fixtures} ${fixtures.reason}`));
   }
   let checked: CheckedModule | undefined;
   if (moduleBytes !== undefined) {
@@ -177,14 +209,21 @@ async function loadOne(file: string, policy: Policy, cache: LoaderCache | undefi
 
 const KNOWN_FIELDS = Object.keys(ToolManifestSchema.shape);
 
-function duplicateViolations(tools: ReadonlyArray<{ readonly manifest: { readonly id: string; readonly version: string }; readonly manifestPath: string }>): Violation[] {
+function duplicateViolations(
+  tools: ReadonlyArray<{ readonly manifest: { readonly id: string; readonly version: string }; readonly manifestPath: string }>,
+): Violation[] {
   const seen = new Map<string, (typeof tools)[number]>();
   const out: Violation[] = [];
   for (const t of tools) {
     const key = `${t.manifest.id}@${t.manifest.version}`;
     const first = seen.get(key);
     if (first === undefined) seen.set(key, t);
-    else out.push({ file: display(t.manifestPath), field: 'id', reason: `duplicate tool ${key}: also defined in ${display(first.manifestPath)}` });
+    else
+      out.push({
+        file: display(t.manifestPath),
+        field: 'id',
+        reason: `duplicate tool ${key}: also defined in ${display(first.manifestPath)}`,
+      });
   }
   return out;
 }

@@ -34,7 +34,10 @@ async function setup(inputSchema: unknown = INPUT): Promise<{ dir: string; store
 function counted(store: Store): { cache: LoaderCache; puts: string[] } {
   const real = storeLoaderCache(store, Date.now);
   const puts: string[] = [];
-  return { puts, cache: { ...real, putModule: (d, cap, inst, problem) => (puts.push(problem ?? 'new'), real.putModule(d, cap, inst, problem)) } };
+  return {
+    puts,
+    cache: { ...real, putModule: (d, cap, inst, problem) => (puts.push(problem ?? 'new'), real.putModule(d, cap, inst, problem)) },
+  };
 }
 
 async function loadWith(dir: string, cache: LoaderCache) {
@@ -72,8 +75,16 @@ describe('the load cache of instrumented modules', () => {
     const b = await loadWith(dir, again.cache);
     const prepared = await b.module.prepare();
     expect(again.puts).toEqual([expect.stringMatching(/^the instrumented bytes do not hash to sha256:/)]);
-    expect(Buffer.from(prepared.instrumented.bytes).equals(Buffer.from(instrumentModule(b.module.bytes, { maxMemoryPages: b.limits.maxMemoryPages }).bytes))).toBe(true);
-    expect(readAudit(store).filter((r) => r.kind === 'store.load_cache_rebuilt').map((r) => r.key)).toEqual([key]);
+    expect(
+      Buffer.from(prepared.instrumented.bytes).equals(
+        Buffer.from(instrumentModule(b.module.bytes, { maxMemoryPages: b.limits.maxMemoryPages }).bytes),
+      ),
+    ).toBe(true);
+    expect(
+      readAudit(store)
+        .filter((r) => r.kind === 'store.load_cache_rebuilt')
+        .map((r) => r.key),
+    ).toEqual([key]);
     const fixed = counted(store);
     await (await loadWith(dir, fixed.cache)).module.prepare();
     expect(fixed.puts).toEqual([]);
@@ -84,7 +95,9 @@ describe('the load cache of instrumented modules', () => {
     const a = await loadWith(dir, storeLoaderCache(store, Date.now));
     const key = moduleCacheKey(a.manifest.digest, a.limits.maxMemoryPages);
     const entry = rawDatabases(store).loadCache.get(key) as { facts: { recyclable: boolean } };
-    await store.transaction(() => rawDatabases(store).loadCache.put(key, { ...entry, facts: { ...entry.facts, recyclable: !entry.facts.recyclable } }));
+    await store.transaction(() =>
+      rawDatabases(store).loadCache.put(key, { ...entry, facts: { ...entry.facts, recyclable: !entry.facts.recyclable } }),
+    );
     const again = counted(store);
     const b = await loadWith(dir, again.cache);
     expect(again.puts).toEqual(['new']);
@@ -97,7 +110,17 @@ describe('the load cache of instrumented modules', () => {
     const foreign = instrumentModule(probe.module.bytes, { maxMemoryPages: 1 });
     const old = moduleCacheKey(probe.manifest.digest, probe.limits.maxMemoryPages, 'v0-0000000000000000');
     expect(old).not.toBe(moduleCacheKey(probe.manifest.digest, probe.limits.maxMemoryPages));
-    await writeLoadCache(store, [{ key: old, facts: { info: foreign.info, recyclable: foreign.recyclable, globalExports: foreign.globalExports, hasStart: foreign.hasStart }, bytes: foreign.bytes }], Date.now());
+    await writeLoadCache(
+      store,
+      [
+        {
+          key: old,
+          facts: { info: foreign.info, recyclable: foreign.recyclable, globalExports: foreign.globalExports, hasStart: foreign.hasStart },
+          bytes: foreign.bytes,
+        },
+      ],
+      Date.now(),
+    );
     const again = counted(store);
     const b = await loadWith(dir, again.cache);
     expect(again.puts).toEqual(['new']);
@@ -124,6 +147,8 @@ describe('the load cache of checked schemas', () => {
     const manifest = path.join(dir, 'cache.echo', 'cache_echo.tool.yaml');
     writeFileSync(manifest, readFileSync(manifest, 'utf8').replace('type: integer', 'type: integr'));
     const { violations } = await loadToolpacks(dir, policy, { cache: storeLoaderCache(store, Date.now) });
-    expect(violations.map((v) => `${v.field}: ${v.reason}`)).toEqual([expect.stringMatching(/^inputSchema\.properties\.n\.type: not a valid JSON Schema: /)]);
+    expect(violations.map((v) => `${v.field}: ${v.reason}`)).toEqual([
+      expect.stringMatching(/^inputSchema\.properties\.n\.type: not a valid JSON Schema: /),
+    ]);
   });
 });

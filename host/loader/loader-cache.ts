@@ -46,8 +46,16 @@ function isModuleFacts(f: unknown): f is ModuleFacts {
   const m = f as Partial<ModuleFacts>;
   const info = m.info as Partial<ModuleInfo> | undefined;
   return (
-    typeof m.recyclable === 'boolean' && typeof m.hasStart === 'boolean' && Array.isArray(m.globalExports) &&
-    typeof info === 'object' && info !== null && Array.isArray(info.imports) && Array.isArray(info.exports) && Array.isArray(info.memories) && Array.isArray(info.tables) && Array.isArray(info.features)
+    typeof m.recyclable === 'boolean' &&
+    typeof m.hasStart === 'boolean' &&
+    Array.isArray(m.globalExports) &&
+    typeof info === 'object' &&
+    info !== null &&
+    Array.isArray(info.imports) &&
+    Array.isArray(info.exports) &&
+    Array.isArray(info.memories) &&
+    Array.isArray(info.tables) &&
+    Array.isArray(info.features)
   );
 }
 
@@ -72,7 +80,12 @@ export function storeLoaderCache(store: Store, now: () => number): LoaderCache {
     },
     putModule(digest, cap, instrumented, problem) {
       const key = moduleCacheKey(digest, cap);
-      const facts: ModuleFacts = { info: instrumented.info, recyclable: instrumented.recyclable, globalExports: instrumented.globalExports, hasStart: instrumented.hasStart };
+      const facts: ModuleFacts = {
+        info: instrumented.info,
+        recyclable: instrumented.recyclable,
+        globalExports: instrumented.globalExports,
+        hasStart: instrumented.hasStart,
+      };
       queued.set(key, { key, facts, bytes: instrumented.bytes, ...(problem === undefined ? {} : { problem }) });
     },
     schemaChecked(key) {
@@ -94,5 +107,11 @@ export function storeLoaderCache(store: Store, now: () => number): LoaderCache {
 /** The instrumented module of a cache entry, once its bytes match their digest; undefined when they do not. */
 export function cachedInstrumented(cached: CachedModule): InstrumentResult | undefined {
   if (sha256Digest(cached.bytes) !== cached.bytesDigest) return undefined;
-  return { bytes: cached.bytes, info: cached.info, recyclable: cached.recyclable, globalExports: [...cached.globalExports], hasStart: cached.hasStart };
+  return {
+    bytes: cached.bytes,
+    info: cached.info,
+    recyclable: cached.recyclable,
+    globalExports: [...cached.globalExports],
+    hasStart: cached.hasStart,
+  };
 }

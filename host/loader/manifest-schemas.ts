@@ -66,7 +66,10 @@ export function loadManifestSchemas(
     }
     // A schema this checker passed at an earlier start is compiled on its first use (ABI-LOAD-008).
     const checkKey = cache === undefined ? undefined : schemaCheckKey(bundled.schema);
-    const compiled = checkKey !== undefined && cache!.schemaChecked(checkKey) ? { ok: true as const, ...lazyJsonSchema(bundled.schema) } : compileJsonSchema(bundled.schema);
+    const compiled =
+      checkKey !== undefined && cache!.schemaChecked(checkKey)
+        ? { ok: true as const, ...lazyJsonSchema(bundled.schema) }
+        : compileJsonSchema(bundled.schema);
     if (compiled.ok && checkKey !== undefined) cache!.putSchema(checkKey);
     if (!compiled.ok) {
       // Each problem at its place: in the manifest's schema, or in the schema file it came from.

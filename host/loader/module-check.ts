@@ -4,7 +4,15 @@
 // its first call (prepare); what was checked once is kept in the load cache (ABI-LOAD-008).
 import { HelixError, MAX_MODULE_BYTES, type ToolManifest } from '../../abi/index.js';
 import { sha256Digest } from '../hashing.js';
-import { decodeModule, instrumentModule, MemoryCapError, TableCeilingError, WasmDecodeError, type InstrumentResult, type ModuleInfo } from '../wasm/index.js';
+import {
+  decodeModule,
+  instrumentModule,
+  MemoryCapError,
+  TableCeilingError,
+  WasmDecodeError,
+  type InstrumentResult,
+  type ModuleInfo,
+} from '../wasm/index.js';
 import { cachedInstrumented, type LoaderCache } from './loader-cache.js';
 import { moduleRuleProblems, stubImports, type ModuleProblem } from './module-rules.js';
 
@@ -38,16 +46,27 @@ type Checked = { ok: true; module: CheckedModule } | { ok: false; problems: Modu
  * With a `cache`, a module instrumented before (same digest, cap, instrumenter and engine) is
  * not decoded and instrumented again: its kept description is checked against the ABI's rules.
  */
-export async function checkModule(bytes: Uint8Array, manifest: ToolManifest, maxMemoryPages: number, cache?: LoaderCache): Promise<Checked> {
+export async function checkModule(
+  bytes: Uint8Array,
+  manifest: ToolManifest,
+  maxMemoryPages: number,
+  cache?: LoaderCache,
+): Promise<Checked> {
   const problems: ModuleProblem[] = [];
   if (bytes.length > MAX_MODULE_BYTES) {
     // Decoding, instrumenting and compiling cost memory in proportion to the size: not begun.
-    problems.push({ field: 'module', reason: `ABI-ALLOC-005: the module is ${bytes.length} bytes, above the bound of ${MAX_MODULE_BYTES} bytes for a module` });
+    problems.push({
+      field: 'module',
+      reason: `ABI-ALLOC-005: the module is ${bytes.length} bytes, above the bound of ${MAX_MODULE_BYTES} bytes for a module`,
+    });
     return { ok: false, problems };
   }
   const digest = sha256Digest(bytes);
   if (digest !== manifest.digest) {
-    problems.push({ field: 'digest', reason: `D-DATA-DIGEST-MISMATCH: the module's digest is ${digest}, the manifest says ${manifest.digest}; run "helix build" in the toolpack directory, or restore the module the manifest names` });
+    problems.push({
+      field: 'digest',
+      reason: `D-DATA-DIGEST-MISMATCH: the module's digest is ${digest}, the manifest says ${manifest.digest}; run "helix build" in the toolpack directory, or restore the module the manifest names`,
+    });
   }
   const cached = problems.length === 0 ? cache?.module(digest, maxMemoryPages) : undefined;
   if (cached !== undefined) {
@@ -67,7 +86,15 @@ export async function checkModule(bytes: Uint8Array, manifest: ToolManifest, max
       })();
       return ready;
     };
-    return { ok: true, module: { bytes, info: cached.info, instrumented: { sha256: cached.bytesDigest.slice('sha256:'.length), recyclable: cached.recyclable }, prepare } };
+    return {
+      ok: true,
+      module: {
+        bytes,
+        info: cached.info,
+        instrumented: { sha256: cached.bytesDigest.slice('sha256:'.length), recyclable: cached.recyclable },
+        prepare,
+      },
+    };
   }
 
   let info: ModuleInfo;
@@ -89,7 +116,10 @@ export async function checkModule(bytes: Uint8Array, manifest: ToolManifest, max
   } catch (err) {
     if (err instanceof MemoryCapError) {
       const together = err.total === err.initial ? '' : ` (${err.total} with the memories before it)`;
-      problems.push({ field: 'limits.maxMemoryPages', reason: `ABI-MEMORY-003: memory ${err.memoryIndex} starts at ${err.initial} pages${together}, above the cap of ${err.cap} pages that all memories share (limits.maxMemoryPages, capped by the policy)` });
+      problems.push({
+        field: 'limits.maxMemoryPages',
+        reason: `ABI-MEMORY-003: memory ${err.memoryIndex} starts at ${err.initial} pages${together}, above the cap of ${err.cap} pages that all memories share (limits.maxMemoryPages, capped by the policy)`,
+      });
     } else if (err instanceof TableCeilingError) {
       problems.push({ field: 'module', reason: `ABI-ALLOC-002: ${err.message} (MAX_TABLE_ELEMENTS); declare smaller tables` });
     } else if (err instanceof WasmDecodeError) {
@@ -108,8 +138,17 @@ export async function checkModule(bytes: Uint8Array, manifest: ToolManifest, max
   }
   cache?.putModule(digest, maxMemoryPages, instrumented);
   let ready: Promise<PreparedModule> | undefined;
-  const prepare = (): Promise<PreparedModule> => (ready ??= (compiled ?? compileFor(manifest, instrumented)).then((c) => ({ instrumented, compiled: c })));
-  return { ok: true, module: { bytes, info, instrumented: { sha256: sha256Digest(instrumented.bytes).slice('sha256:'.length), recyclable: instrumented.recyclable }, prepare } };
+  const prepare = (): Promise<PreparedModule> =>
+    (ready ??= (compiled ?? compileFor(manifest, instrumented)).then((c) => ({ instrumented, compiled: c })));
+  return {
+    ok: true,
+    module: {
+      bytes,
+      info,
+      instrumented: { sha256: sha256Digest(instrumented.bytes).slice('sha256:'.length), recyclable: instrumented.recyclable },
+      prepare,
+    },
+  };
 }
 
 /**

@@ -33,7 +33,10 @@ export interface ModuleProblem {
 
 /** Every rule of the manifest's ABI that the module's description breaks. */
 export function moduleRuleProblems(info: ModuleInfo, manifest: Pick<ToolManifest, 'abi' | 'entrypoint' | 'capabilities'>): ModuleProblem[] {
-  const problems = manifest.abi === 'extism/v1' ? checkExtism(info, manifest.entrypoint) : [...checkExports(info, manifest.entrypoint ?? DEFAULT_ENTRYPOINT), ...checkImports(info, manifest.capabilities.abiVersion)];
+  const problems =
+    manifest.abi === 'extism/v1'
+      ? checkExtism(info, manifest.entrypoint)
+      : [...checkExports(info, manifest.entrypoint ?? DEFAULT_ENTRYPOINT), ...checkImports(info, manifest.capabilities.abiVersion)];
   return [...problems, ...checkMemory(info)];
 }
 
@@ -67,14 +70,23 @@ function checkExports(info: ModuleInfo, entrypoint: string): ModuleProblem[] {
   for (const [name, sig, id] of required) {
     const exp = byName.get(name);
     if (exp === undefined || exp.kind !== 'func') {
-      problems.push({ field: name === entrypoint ? 'entrypoint' : 'module', reason: `${id}: the module must export a function "${name}" ${render(sig)}` });
+      problems.push({
+        field: name === entrypoint ? 'entrypoint' : 'module',
+        reason: `${id}: the module must export a function "${name}" ${render(sig)}`,
+      });
     } else if (!sameSignature(exp.type, sig)) {
-      problems.push({ field: 'module', reason: `${id}: export "${name}" has signature ${render(exp.type)}, the ABI requires ${render(sig)}` });
+      problems.push({
+        field: 'module',
+        reason: `${id}: export "${name}" has signature ${render(exp.type)}, the ABI requires ${render(sig)}`,
+      });
     }
   }
   const panic = byName.get(PANIC_EXPORT);
   if (panic !== undefined && (panic.kind !== 'func' || !sameSignature(panic.type, PANIC_EXPORT_SIGNATURE))) {
-    problems.push({ field: 'module', reason: `ABI-EXPORT-006: optional export "${PANIC_EXPORT}" must be a function ${render(PANIC_EXPORT_SIGNATURE)}` });
+    problems.push({
+      field: 'module',
+      reason: `ABI-EXPORT-006: optional export "${PANIC_EXPORT}" must be a function ${render(PANIC_EXPORT_SIGNATURE)}`,
+    });
   }
   for (const e of info.exports) {
     if (e.name.startsWith(RESERVED_EXPORT_PREFIX)) {
@@ -87,17 +99,35 @@ function checkExports(info: ModuleInfo, entrypoint: string): ModuleProblem[] {
 /** helix/v1 imports (ABI-IMPORT-001/-002): capability_call, and capability_call_bulk under capability ABI 2 only. */
 function checkImports(info: ModuleInfo, abiVersion: 1 | 2): ModuleProblem[] {
   const problems: ModuleProblem[] = [];
-  const allowed = abiVersion === 2 ? `${HOST_IMPORT_MODULE}.${HOST_IMPORT_CAPABILITY_CALL} and ${HOST_IMPORT_MODULE}.${HOST_IMPORT_CAPABILITY_CALL_BULK}` : `${HOST_IMPORT_MODULE}.${HOST_IMPORT_CAPABILITY_CALL}`;
+  const allowed =
+    abiVersion === 2
+      ? `${HOST_IMPORT_MODULE}.${HOST_IMPORT_CAPABILITY_CALL} and ${HOST_IMPORT_MODULE}.${HOST_IMPORT_CAPABILITY_CALL_BULK}`
+      : `${HOST_IMPORT_MODULE}.${HOST_IMPORT_CAPABILITY_CALL}`;
   for (const imp of info.imports) {
     const name = imp.module === HOST_IMPORT_MODULE ? imp.name : undefined;
-    const signature = name === HOST_IMPORT_CAPABILITY_CALL ? CAPABILITY_CALL_SIGNATURE : name === HOST_IMPORT_CAPABILITY_CALL_BULK ? CAPABILITY_CALL_BULK_SIGNATURE : undefined;
+    const signature =
+      name === HOST_IMPORT_CAPABILITY_CALL
+        ? CAPABILITY_CALL_SIGNATURE
+        : name === HOST_IMPORT_CAPABILITY_CALL_BULK
+          ? CAPABILITY_CALL_BULK_SIGNATURE
+          : undefined;
     if (signature === undefined) {
-      const hint = imp.module === 'env' && imp.name === 'abort' ? ' (AssemblyScript: build with --use abort=... as the guest SDK does)' : '';
-      problems.push({ field: 'module', reason: `ABI-IMPORT-001: import ${imp.module}.${imp.name} (${imp.kind}) is not allowed; the only permitted imports are ${allowed}${hint}` });
+      const hint =
+        imp.module === 'env' && imp.name === 'abort' ? ' (AssemblyScript: build with --use abort=... as the guest SDK does)' : '';
+      problems.push({
+        field: 'module',
+        reason: `ABI-IMPORT-001: import ${imp.module}.${imp.name} (${imp.kind}) is not allowed; the only permitted imports are ${allowed}${hint}`,
+      });
     } else if (name === HOST_IMPORT_CAPABILITY_CALL_BULK && abiVersion !== 2) {
-      problems.push({ field: 'capabilities.abiVersion', reason: `ABI-IMPORT-001: the module imports ${HOST_IMPORT_MODULE}.${HOST_IMPORT_CAPABILITY_CALL_BULK}, the bulk path of capability ABI 2, but the manifest says capabilities.abiVersion: ${abiVersion}; set capabilities.abiVersion: 2 in the manifest (ABI-BULK-001)` });
+      problems.push({
+        field: 'capabilities.abiVersion',
+        reason: `ABI-IMPORT-001: the module imports ${HOST_IMPORT_MODULE}.${HOST_IMPORT_CAPABILITY_CALL_BULK}, the bulk path of capability ABI 2, but the manifest says capabilities.abiVersion: ${abiVersion}; set capabilities.abiVersion: 2 in the manifest (ABI-BULK-001)`,
+      });
     } else if (imp.kind !== 'func' || !sameSignature(imp.type, signature)) {
-      problems.push({ field: 'module', reason: `ABI-IMPORT-002: ${HOST_IMPORT_MODULE}.${name} must be imported as a function ${render(signature)}, found ${imp.kind} ${render(imp.type)}` });
+      problems.push({
+        field: 'module',
+        reason: `ABI-IMPORT-002: ${HOST_IMPORT_MODULE}.${name} must be imported as a function ${render(signature)}, found ${imp.kind} ${render(imp.type)}`,
+      });
     }
   }
   return problems;
@@ -117,32 +147,60 @@ function checkExtism(info: ModuleInfo, entrypoint: string | undefined): ModulePr
   const byName = new Map(info.exports.map((e) => [e.name, e]));
   const memory = byName.get(MEMORY_EXPORT);
   if (memory === undefined || memory.kind !== 'memory') {
-    problems.push({ field: 'module', reason: `ABI-EXTISM-001: the module must export its linear memory as "${MEMORY_EXPORT}" (every Extism PDK does)` });
+    problems.push({
+      field: 'module',
+      reason: `ABI-EXTISM-001: the module must export its linear memory as "${MEMORY_EXPORT}" (every Extism PDK does)`,
+    });
   }
   if (entrypoint === undefined) {
     problems.push({ field: 'entrypoint', reason: `ABI-EXTISM-003: extism/v1 toolpacks must name their entry function in entrypoint` });
   } else {
     const entry = byName.get(entrypoint);
     if (entry === undefined || entry.kind !== 'func') {
-      problems.push({ field: 'entrypoint', reason: `ABI-EXTISM-003: the module must export a function "${entrypoint}" ${render(EXTISM_ENTRY_SIGNATURE)}` });
+      problems.push({
+        field: 'entrypoint',
+        reason: `ABI-EXTISM-003: the module must export a function "${entrypoint}" ${render(EXTISM_ENTRY_SIGNATURE)}`,
+      });
     } else if (!sameSignature(entry.type, EXTISM_ENTRY_SIGNATURE)) {
-      problems.push({ field: 'entrypoint', reason: `ABI-EXTISM-003: export "${entrypoint}" has signature ${render(entry.type)}, an Extism entry must be ${render(EXTISM_ENTRY_SIGNATURE)}` });
+      problems.push({
+        field: 'entrypoint',
+        reason: `ABI-EXTISM-003: export "${entrypoint}" has signature ${render(entry.type)}, an Extism entry must be ${render(EXTISM_ENTRY_SIGNATURE)}`,
+      });
     }
   }
   for (const name of EXTISM_REFUSED_EXPORTS) {
-    if (byName.has(name)) problems.push({ field: 'module', reason: `ABI-EXTISM-005: export "${name}" is not allowed: Extism would run it at instantiation, outside the call's fuel and error handling; use a start function or do the work in the entry` });
+    if (byName.has(name))
+      problems.push({
+        field: 'module',
+        reason: `ABI-EXTISM-005: export "${name}" is not allowed: Extism would run it at instantiation, outside the call's fuel and error handling; use a start function or do the work in the entry`,
+      });
   }
   for (const e of info.exports) {
-    if (e.name.startsWith(RESERVED_EXPORT_PREFIX)) problems.push({ field: 'module', reason: `ABI-EXPORT-007: export "${e.name}" uses the reserved prefix ${RESERVED_EXPORT_PREFIX}` });
+    if (e.name.startsWith(RESERVED_EXPORT_PREFIX))
+      problems.push({ field: 'module', reason: `ABI-EXPORT-007: export "${e.name}" uses the reserved prefix ${RESERVED_EXPORT_PREFIX}` });
   }
   for (const imp of info.imports) {
     const where = `${imp.module}.${imp.name}`;
-    const expected = imp.module === EXTISM_ENV_MODULE ? EXTISM_KERNEL_IMPORTS[imp.name] : imp.module === EXTISM_USER_MODULE && imp.name === EXTISM_CAPABILITY_CALL ? EXTISM_CAPABILITY_CALL_SIGNATURE : undefined;
+    const expected =
+      imp.module === EXTISM_ENV_MODULE
+        ? EXTISM_KERNEL_IMPORTS[imp.name]
+        : imp.module === EXTISM_USER_MODULE && imp.name === EXTISM_CAPABILITY_CALL
+          ? EXTISM_CAPABILITY_CALL_SIGNATURE
+          : undefined;
     if (expected === undefined) {
-      const network = imp.module === EXTISM_ENV_MODULE && imp.name.startsWith('http_') ? ' (network access goes through the broker: call http.request with helix_capability_call)' : '';
-      problems.push({ field: 'module', reason: `ABI-EXTISM-002: import ${where} (${imp.kind}) is not allowed; an extism/v1 module may import the Extism kernel (${EXTISM_ENV_MODULE}) and ${EXTISM_USER_MODULE}.${EXTISM_CAPABILITY_CALL} only${network}` });
+      const network =
+        imp.module === EXTISM_ENV_MODULE && imp.name.startsWith('http_')
+          ? ' (network access goes through the broker: call http.request with helix_capability_call)'
+          : '';
+      problems.push({
+        field: 'module',
+        reason: `ABI-EXTISM-002: import ${where} (${imp.kind}) is not allowed; an extism/v1 module may import the Extism kernel (${EXTISM_ENV_MODULE}) and ${EXTISM_USER_MODULE}.${EXTISM_CAPABILITY_CALL} only${network}`,
+      });
     } else if (imp.kind !== 'func' || !sameSignature(imp.type, expected)) {
-      problems.push({ field: 'module', reason: `ABI-EXTISM-002: ${where} must be imported as a function ${render(expected)}, found ${imp.kind} ${render(imp.type)}` });
+      problems.push({
+        field: 'module',
+        reason: `ABI-EXTISM-002: ${where} must be imported as a function ${render(expected)}, found ${imp.kind} ${render(imp.type)}`,
+      });
     }
   }
   return problems;

@@ -70,9 +70,15 @@ describe('bundleSchema', () => {
     const missing = bundleSchema({ $ref: 'nope.json' }, m);
     expect(missing.ok || missing.problems[0]?.reason).toMatch(/does not exist/);
     const invalid = bundleSchema({ type: 'object', properties: { a: { $ref: 'bad.json' } } }, m);
-    expect(invalid.ok || invalid.problems[0]).toMatchObject({ file: path.join(dir, 'bad.json'), reason: expect.stringMatching(/not valid JSON/) });
+    expect(invalid.ok || invalid.problems[0]).toMatchObject({
+      file: path.join(dir, 'bad.json'),
+      reason: expect.stringMatching(/not valid JSON/),
+    });
     const nested = bundleSchema({ $ref: 'ok.json' }, m);
-    expect(nested.ok || nested.problems[0]).toMatchObject({ file: path.join(dir, 'ok.json'), reason: expect.stringMatching(/gone\.json does not exist/) });
+    expect(nested.ok || nested.problems[0]).toMatchObject({
+      file: path.join(dir, 'ok.json'),
+      reason: expect.stringMatching(/gone\.json does not exist/),
+    });
     const remote = bundleSchema({ type: 'object', properties: { a: { $ref: 'https://example.com/s.json' } } }, m);
     expect(remote.ok || remote.problems[0]?.reason).toMatch(/remote references are not allowed/);
   });
@@ -86,7 +92,12 @@ describe('compileJsonSchema', () => {
   });
 
   it('lists every violation, not just the first', () => {
-    const v = validator({ type: 'object', properties: { a: { type: 'string' }, b: { type: 'integer' } }, required: ['a', 'b', 'c'], additionalProperties: false });
+    const v = validator({
+      type: 'object',
+      properties: { a: { type: 'string' }, b: { type: 'integer' } },
+      required: ['a', 'b', 'c'],
+      additionalProperties: false,
+    });
     const out = v({ a: 1, b: 'x', d: true });
     expect(out.map((x) => x.keyword).sort()).toEqual(['additionalProperties', 'required', 'type', 'type']);
   });

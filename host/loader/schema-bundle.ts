@@ -31,7 +31,9 @@ export interface SchemaPlace {
  * The bundled schema with `locate`, which traces a JSON pointer into it back to its file, or the
  * problems that stopped it.
  */
-export type BundleResult = { ok: true; schema: JsonSchema; locate: (pointer: string) => SchemaPlace } | { ok: false; problems: BundleProblem[] };
+export type BundleResult =
+  | { ok: true; schema: JsonSchema; locate: (pointer: string) => SchemaPlace }
+  | { ok: false; problems: BundleProblem[] };
 
 /**
  * The schema files one toolpack has loaded, by real path: its input and output schema share
@@ -65,7 +67,11 @@ const REFUSED = Symbol('refused');
  * Every file-level `$ref` becomes `#/$defs/file_<name>...`; internal refs of a referenced
  * file are rewritten to point inside its new home.
  */
-export function bundleSchema(root: unknown, rootFile: string, files: SchemaFiles = schemaFiles(realDir(path.dirname(rootFile)))): BundleResult {
+export function bundleSchema(
+  root: unknown,
+  rootFile: string,
+  files: SchemaFiles = schemaFiles(realDir(path.dirname(rootFile))),
+): BundleResult {
   const problems: BundleProblem[] = [];
   // A problem at a pointer of a file; inside a schema file it gets that file's line.
   const report = (file: string, pointer: string, reason: string): void => {
@@ -82,7 +88,12 @@ export function bundleSchema(root: unknown, rootFile: string, files: SchemaFiles
   const keyFor = (file: string): string => {
     const known = keys.get(file);
     if (known !== undefined) return known;
-    const base = DEFS_PREFIX + path.basename(file).replace(/\.(json|ya?ml)$/i, '').replace(/[^A-Za-z0-9_]/g, '_');
+    const base =
+      DEFS_PREFIX +
+      path
+        .basename(file)
+        .replace(/\.(json|ya?ml)$/i, '')
+        .replace(/[^A-Za-z0-9_]/g, '_');
     let key = base;
     for (let n = 2; usedKeys.has(key); n += 1) key = `${base}_${n}`;
     usedKeys.add(key);
@@ -100,11 +111,13 @@ export function bundleSchema(root: unknown, rootFile: string, files: SchemaFiles
     if (!resolved.ok) return refused(resolved.reason);
     const file = resolved.file;
     if (!files.docs.has(file)) {
-      if (files.docs.size >= SCHEMA_FILES_MAX_COUNT) return refused(`would load more than ${SCHEMA_FILES_MAX_COUNT} schema files for this toolpack (ABI-FILE-006)`);
+      if (files.docs.size >= SCHEMA_FILES_MAX_COUNT)
+        return refused(`would load more than ${SCHEMA_FILES_MAX_COUNT} schema files for this toolpack (ABI-FILE-006)`);
       const read = readRegularFile(file, SCHEMA_FILE_MAX_BYTES, files.packDir);
       if (!read.ok) return refused(read.reason);
       files.bytes += read.bytes.length;
-      if (files.bytes > SCHEMA_FILES_MAX_TOTAL_BYTES) return refused(`brings this toolpack's schema files past ${SCHEMA_FILES_MAX_TOTAL_BYTES} bytes in total (ABI-FILE-006)`);
+      if (files.bytes > SCHEMA_FILES_MAX_TOTAL_BYTES)
+        return refused(`brings this toolpack's schema files past ${SCHEMA_FILES_MAX_TOTAL_BYTES} bytes in total (ABI-FILE-006)`);
       files.docs.set(file, parseSchemaFile(read.bytes.toString('utf8'), file, problems));
     }
     const loaded = files.docs.get(file)!;
@@ -188,7 +201,10 @@ export function bundleSchema(root: unknown, rootFile: string, files: SchemaFiles
   let rootDocFile = rootFile;
   if (Object.keys(root).length === 1 && typeof root.$ref === 'string' && !root.$ref.includes('#')) {
     if (REMOTE.test(root.$ref)) {
-      return { ok: false, problems: [{ file: rootFile, pointer: '/$ref', reason: `$ref ${root.$ref}: remote references are not allowed` }] };
+      return {
+        ok: false,
+        problems: [{ file: rootFile, pointer: '/$ref', reason: `$ref ${root.$ref}: remote references are not allowed` }],
+      };
     }
     const fetched = fetch(root.$ref, root.$ref, rootFile, '/$ref');
     if (fetched === undefined) return { ok: false, problems };
@@ -215,7 +231,8 @@ export function bundleSchema(root: unknown, rootFile: string, files: SchemaFiles
     const loaded = files.docs.get(file);
     // The place itself, or the nearest enclosing one the file has (Ajv may name a missing member).
     let line: number | undefined;
-    for (let n = inside.length; line === undefined && n >= 0 && loaded !== undefined && loaded !== REFUSED; n--) line = loaded.lineOf(inside.slice(0, n));
+    for (let n = inside.length; line === undefined && n >= 0 && loaded !== undefined && loaded !== REFUSED; n--)
+      line = loaded.lineOf(inside.slice(0, n));
     const place = { file, pointer: toPointer(inside) };
     return line === undefined ? place : { ...place, line };
   };
@@ -236,7 +253,12 @@ function parseSchemaFile(text: string, file: string, problems: BundleProblem[]):
       const before = text.slice(0, Number(offset)).split('\n');
       const column = before[before.length - 1]!.length + 1;
       const why = p.reason.replace(/^not valid JSON: /, '').replace(/ in JSON at position \d+( \(line \d+ column \d+\))?/, '');
-      problems.push({ file, pointer: toPointer(p.path), reason: `not valid JSON at line ${before.length}, column ${column}: ${why}`, line: before.length });
+      problems.push({
+        file,
+        pointer: toPointer(p.path),
+        reason: `not valid JSON at line ${before.length}, column ${column}: ${why}`,
+        line: before.length,
+      });
     }
     return REFUSED;
   }
@@ -253,7 +275,12 @@ function toPointer(p: ReadonlyArray<string | number>): string {
 
 /** The keys of a JSON pointer (`/a/b~1c` is a, b/c). */
 export function fromPointer(pointer: string): string[] {
-  return pointer === '' ? [] : pointer.slice(1).split('/').map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'));
+  return pointer === ''
+    ? []
+    : pointer
+        .slice(1)
+        .split('/')
+        .map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'));
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

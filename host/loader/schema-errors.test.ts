@@ -17,7 +17,11 @@ afterEach(() => cleanups.splice(0).forEach((c) => c()));
 const TYPES = 'one of: array, boolean, integer, null, number, object, string';
 
 /** Loads one pack whose inputSchema is `schemas/input.json` with `text`; returns the violation lines. */
-async function linesFor(text: string, extra: Record<string, string> = {}, inputSchema: unknown = { $ref: 'schemas/input.json' }): Promise<string[]> {
+async function linesFor(
+  text: string,
+  extra: Record<string, string> = {},
+  inputSchema: unknown = { $ref: 'schemas/input.json' },
+): Promise<string[]> {
   const p = await pluginsDir([{ id: 'x.tool', module: echoModule(), inputSchema }]);
   cleanups.push(p.cleanup);
   const dir = path.join(p.dir, 'x.tool');
@@ -42,23 +46,32 @@ const INPUT = `{
 describe('a schema file that is not a valid JSON Schema', () => {
   it('names the file, the line and the JSON pointer of a misspelt type, in words', async () => {
     const lines = await linesFor(INPUT.replace('"minimun"', '"minimum"').replace('#/$defs/mod"', '#/$defs/mode"'));
-    expect(lines).toEqual([`schemas/input.json:4: /properties/sequence/type: not a valid JSON Schema: "strin" is not a JSON Schema type (${TYPES})`]);
+    expect(lines).toEqual([
+      `schemas/input.json:4: /properties/sequence/type: not a valid JSON Schema: "strin" is not a JSON Schema type (${TYPES})`,
+    ]);
   });
 
   it('names an unknown keyword with the keyword it resembles', async () => {
     const lines = await linesFor(INPUT.replace('"strin"', '"string"').replace('#/$defs/mod"', '#/$defs/mode"'));
     expect(lines).toEqual([
-      expect.stringMatching(/^schemas\/input\.json:5: \/properties\/k\/minimun: not a valid JSON Schema: unknown keyword "minimun" \(did you mean "minimum"\?\)/),
+      expect.stringMatching(
+        /^schemas\/input\.json:5: \/properties\/k\/minimun: not a valid JSON Schema: unknown keyword "minimun" \(did you mean "minimum"\?\)/,
+      ),
     ]);
   });
 
   it('names a $ref that points at nothing, where it is, and what is there instead', async () => {
     const lines = await linesFor(INPUT.replace('"strin"', '"string"').replace('"minimun"', '"minimum"'));
-    expect(lines).toEqual(['schemas/input.json:6: /properties/mode/$ref: $ref #/$defs/mod points at nothing: input.json has no /$defs/mod (/$defs has: mode)']);
+    expect(lines).toEqual([
+      'schemas/input.json:6: /properties/mode/$ref: $ref #/$defs/mod points at nothing: input.json has no /$defs/mod (/$defs has: mode)',
+    ]);
   });
 
   it('names a $ref into another file that points at nothing, and a file that does not exist', async () => {
-    const lines = await linesFor('{ "type": "object", "properties": {\n  "a": { "$ref": "defs.json#/$defs/nope" },\n  "b": { "$ref": "gone.json" } } }', { 'schemas/defs.json': '{ "$defs": { "yes": {} } }' });
+    const lines = await linesFor(
+      '{ "type": "object", "properties": {\n  "a": { "$ref": "defs.json#/$defs/nope" },\n  "b": { "$ref": "gone.json" } } }',
+      { 'schemas/defs.json': '{ "$defs": { "yes": {} } }' },
+    );
     expect(lines).toEqual([
       'schemas/input.json:2: /properties/a/$ref: $ref defs.json#/$defs/nope points at nothing: defs.json has no /$defs/nope (/$defs has: yes)',
       expect.stringMatching(/^schemas\/input\.json:3: \/properties\/b\/\$ref: \$ref gone\.json does not exist/),
@@ -72,7 +85,13 @@ describe('a schema file that is not a valid JSON Schema', () => {
 
   it('points into the manifest for a schema written inline', async () => {
     const lines = await linesFor('{}', {}, { type: 'object', properties: { n: { type: 'numbr' } } });
-    expect(lines).toEqual([expect.stringMatching(new RegExp(`^x_tool\\.tool\\.yaml:\\d+: inputSchema\\.properties\\.n\\.type: not a valid JSON Schema: "numbr" is not a JSON Schema type \\(${TYPES.replace(/[()]/g, '\\$&')}\\)$`))]);
+    expect(lines).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^x_tool\\.tool\\.yaml:\\d+: inputSchema\\.properties\\.n\\.type: not a valid JSON Schema: "numbr" is not a JSON Schema type \\(${TYPES.replace(/[()]/g, '\\$&')}\\)$`,
+        ),
+      ),
+    ]);
   });
 });
 
@@ -91,13 +110,18 @@ describe('a value that fails a schema', () => {
   if (!compiled.ok) throw new Error(compiled.problems.join('; '));
 
   it('says each rule in words at the JSON pointer of the value, with what was found', () => {
-    expect(compiled.validate({ sequence: 'ACGU', k: 0, mode: 'slow', window: 'x', extra: 1 }).map((v) => `${v.path}: ${v.message}`)).toEqual([
+    expect(
+      compiled.validate({ sequence: 'ACGU', k: 0, mode: 'slow', window: 'x', extra: 1 }).map((v) => `${v.path}: ${v.message}`),
+    ).toEqual([
       ': has unknown property "extra"',
       '/sequence: must match the pattern ^[ACGT]+$ (found "ACGU")',
       '/k: must be at least 1 (found 0)',
       '/mode: "slow" is not one of the allowed values: fast, exact',
       '/window: must be an integer or null (found a string, "x")',
     ]);
-    expect(compiled.validate({ k: 'seven' }).map((v) => `${v.path}: ${v.message}`)).toEqual([': is missing required property "sequence"', '/k: must be an integer (found a string, "seven")']);
+    expect(compiled.validate({ k: 'seven' }).map((v) => `${v.path}: ${v.message}`)).toEqual([
+      ': is missing required property "sequence"',
+      '/k: must be an integer (found a string, "seven")',
+    ]);
   });
 });

@@ -22,9 +22,17 @@ const SHOWN_MAX = 60;
  * type errors left are merged ("must be a string or an array").
  */
 export function describeErrors(errors: readonly ErrorObject[], value: unknown): Finding[] {
-  const deeper = (e: ErrorObject) => errors.some((o) => o !== e && !BRANCHING.has(o.keyword) && (o.instancePath === e.instancePath || o.instancePath.startsWith(`${e.instancePath}/`)));
+  const deeper = (e: ErrorObject) =>
+    errors.some(
+      (o) => o !== e && !BRANCHING.has(o.keyword) && (o.instancePath === e.instancePath || o.instancePath.startsWith(`${e.instancePath}/`)),
+    );
   let kept = errors.filter((e) => !(BRANCHING.has(e.keyword) && deeper(e)));
-  kept = kept.filter((e) => e.keyword !== 'type' || !inChoice(e, errors) || !kept.some((o) => o.instancePath === e.instancePath && o.keyword !== 'type' && !BRANCHING.has(o.keyword)));
+  kept = kept.filter(
+    (e) =>
+      e.keyword !== 'type' ||
+      !inChoice(e, errors) ||
+      !kept.some((o) => o.instancePath === e.instancePath && o.keyword !== 'type' && !BRANCHING.has(o.keyword)),
+  );
   // Type errors at one place merge into the first of them.
   const typesAt = new Map<string, string[]>();
   const shownErrors: ErrorObject[] = [];
@@ -43,7 +51,10 @@ export function describeErrors(errors: readonly ErrorObject[], value: unknown): 
   return shownErrors.map((e) => {
     const found = at(value, e.instancePath);
     const types = typesAt.get(e.instancePath);
-    const reason = e.keyword === 'type' && types !== undefined ? `must be ${alternatives(types.map(article))} (found ${kindOf(found)})` : reasonOf(e, found);
+    const reason =
+      e.keyword === 'type' && types !== undefined
+        ? `must be ${alternatives(types.map(article))} (found ${kindOf(found)})`
+        : reasonOf(e, found);
     return { pointer: e.instancePath, reason, keyword: e.keyword };
   });
 }
@@ -51,7 +62,10 @@ export function describeErrors(errors: readonly ErrorObject[], value: unknown): 
 // Whether an error comes from one branch of an anyOf/oneOf at its own place: then another
 // branch may explain the value better.
 function inChoice(e: ErrorObject, errors: readonly ErrorObject[]): boolean {
-  return errors.some((o) => (o.keyword === 'anyOf' || o.keyword === 'oneOf') && o.instancePath === e.instancePath && e.schemaPath.startsWith(`${o.schemaPath}/`));
+  return errors.some(
+    (o) =>
+      (o.keyword === 'anyOf' || o.keyword === 'oneOf') && o.instancePath === e.instancePath && e.schemaPath.startsWith(`${o.schemaPath}/`),
+  );
 }
 
 /** One Ajv error in words; `found` is the value at its place. */
@@ -62,7 +76,8 @@ export function reasonOf(e: ErrorObject, found: unknown): string {
     case 'enum': {
       const allowed = (p.allowedValues as unknown[]).map((v) => (typeof v === 'string' ? v : shown(v)));
       // JSON Schema's type names, met when a schema misspells one.
-      if (allowed.includes('integer') && allowed.includes('null') && allowed.length === 7) return `${shown(found)} is not a JSON Schema type (one of: ${allowed.join(', ')})`;
+      if (allowed.includes('integer') && allowed.includes('null') && allowed.length === 7)
+        return `${shown(found)} is not a JSON Schema type (one of: ${allowed.join(', ')})`;
       return `${shown(found)} is not one of the allowed values: ${allowed.join(', ')}`;
     }
     case 'const':
@@ -98,7 +113,9 @@ export function reasonOf(e: ErrorObject, found: unknown): string {
     case 'anyOf':
       return `does not match any of the allowed forms${is}`;
     case 'oneOf':
-      return p.passingSchemas === null ? `does not match any of the allowed forms${is}` : 'matches more than one of the forms of a oneOf: it must match exactly one';
+      return p.passingSchemas === null
+        ? `does not match any of the allowed forms${is}`
+        : 'matches more than one of the forms of a oneOf: it must match exactly one';
     case 'not':
       return `must not match the schema under "not"${is}`;
     case 'propertyNames':
@@ -136,7 +153,16 @@ function kindOf(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'object') return 'an object';
-  const kind = typeof value === 'number' ? (Number.isInteger(value) ? 'an integer' : 'a number') : typeof value === 'string' ? 'a string' : typeof value === 'boolean' ? 'a boolean' : 'nothing';
+  const kind =
+    typeof value === 'number'
+      ? Number.isInteger(value)
+        ? 'an integer'
+        : 'a number'
+      : typeof value === 'string'
+        ? 'a string'
+        : typeof value === 'boolean'
+          ? 'a boolean'
+          : 'nothing';
   return kind === 'nothing' ? kind : `${kind}, ${shown(value)}`;
 }
 

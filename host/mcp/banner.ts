@@ -31,7 +31,10 @@ export function clientConfig(inv: Invocation, home: string): Record<string, unkn
 /** A short summary of a tool's hints, e.g. `read-only, idempotent`. */
 function hints(t: ExposedTool): string {
   const a = t.definition.annotations ?? {};
-  const parts = [a.readOnlyHint ? 'read-only' : a.destructiveHint ? 'destructive' : 'writes', a.idempotentHint ? 'idempotent' : 'not idempotent'];
+  const parts = [
+    a.readOnlyHint ? 'read-only' : a.destructiveHint ? 'destructive' : 'writes',
+    a.idempotentHint ? 'idempotent' : 'not idempotent',
+  ];
   if (a.openWorldHint) parts.push('open world');
   return parts.join(', ');
 }
@@ -53,8 +56,12 @@ export function startupBanner(host: Host, tools: readonly ExposedTool[], inv: In
     `  policy:   ${host.policy.hash} (${host.policy.source === '(default)' ? 'the bundled default policy' : host.policy.source})`,
     `  plugins:  ${host.pluginsDir}`,
   ];
-  if (inv.maxMessageBytes !== undefined) lines.push(`  messages: up to ${inv.maxMessageBytes} bytes a line (--max-message-bytes); a longer line is answered with an error and skipped`);
-  if (host.interrupted.length > 0) lines.push(`  recovered: ${host.interrupted.length} run(s) a dead process left running, now marked interrupted`);
+  if (inv.maxMessageBytes !== undefined)
+    lines.push(
+      `  messages: up to ${inv.maxMessageBytes} bytes a line (--max-message-bytes); a longer line is answered with an error and skipped`,
+    );
+  if (host.interrupted.length > 0)
+    lines.push(`  recovered: ${host.interrupted.length} run(s) a dead process left running, now marked interrupted`);
   lines.push(`  tools (${tools.length}):`);
   for (const t of tools) {
     const notes = [hints(t)];
@@ -64,7 +71,9 @@ export function startupBanner(host: Host, tools: readonly ExposedTool[], inv: In
     lines.push(`    ${t.name.padEnd(width)}  ${t.tool.id} ${t.tool.version}  (${notes.join('; ')})`);
   }
   lines.push('  resources: helix://artifact/<id> for every artifact in the store');
-  lines.push('Connect: add this to your MCP client configuration (e.g. claude_desktop_config.json, .mcp.json, .vscode/mcp.json under "servers"):');
+  lines.push(
+    'Connect: add this to your MCP client configuration (e.g. claude_desktop_config.json, .mcp.json, .vscode/mcp.json under "servers"):',
+  );
   lines.push(JSON.stringify(clientConfig(inv, host.home), null, 2));
   lines.push('Ready. Stops when stdin closes, or on SIGINT/SIGTERM (calls in flight are cancelled and recorded).');
   return `${lines.join('\n')}\n`;

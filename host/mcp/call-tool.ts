@@ -3,7 +3,14 @@
 // log lines as notifications/message at the client's level.
 import { randomUUID } from 'node:crypto';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import { ErrorCode, McpError, type CallToolRequest, type CallToolResult, type ServerNotification, type ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ErrorCode,
+  McpError,
+  type CallToolRequest,
+  type CallToolResult,
+  type ServerNotification,
+  type ServerRequest,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { RequestEnvelopeInput } from '../../abi/index.js';
 import type { CallOptions } from '../call.js';
 import type { Host } from '../host.js';
@@ -33,7 +40,9 @@ function progressReporter(toolId: string, token: string | number, extra: Request
     const calls = `${p.capability_calls} capability call${p.capability_calls === 1 ? '' : 's'}`;
     const message = `${toolId}: running for ${(p.elapsed_ms / 1000).toFixed(1)} s, ${calls}`;
     // A client that went away cannot be told; the call itself goes on to its own end.
-    extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: p.elapsed_ms, message } }).catch(() => undefined);
+    extra
+      .sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: p.elapsed_ms, message } })
+      .catch(() => undefined);
   };
 }
 
@@ -43,7 +52,13 @@ export async function callTool(ctx: CallToolContext, params: CallToolRequest['pa
   if (exposed === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`, { name: params.name });
   const { tool } = exposed;
   const callId = randomUUID();
-  const request: RequestEnvelopeInput = { call_id: callId, tool_id: tool.id, tool_version: tool.version, input: params.arguments ?? {}, context: { actor_id: ctx.actor() } };
+  const request: RequestEnvelopeInput = {
+    call_id: callId,
+    tool_id: tool.id,
+    tool_version: tool.version,
+    input: params.arguments ?? {},
+    context: { actor_id: ctx.actor() },
+  };
   const options: { -readonly [K in keyof CallOptions]: CallOptions[K] } = { signal: extra.signal };
   const token = extra._meta?.progressToken;
   if (token !== undefined) options.onProgress = progressReporter(tool.id, token, extra);

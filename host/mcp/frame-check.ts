@@ -1,6 +1,12 @@
 // What the stdio transport does with each frame: hand a JSON-RPC 2.0 message on, answer a broken
 // one with the error JSON-RPC 2.0 prescribes, or (a broken notification or response) only log it.
-import { JSONRPCMessageSchema, RequestIdSchema, RequestSchema, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import {
+  JSONRPCMessageSchema,
+  RequestIdSchema,
+  RequestSchema,
+  type JSONRPCMessage,
+  type RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { Frame } from './frame-reader.js';
 import { kindOf, violationsOf, violationsText } from './issue-text.js';
 import { RpcCode, rpcError, type RpcError } from './rpc-errors.js';
@@ -21,7 +27,11 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function invalid(id: RequestId | null, line: number, problem: string): Verdict {
-  return { kind: 'reply', id, error: rpcError(RpcCode.InvalidRequest, 'I-REQ-MCP-INVALID-MESSAGE', `Invalid request (stdin line ${line}): ${problem}.`, { line }) };
+  return {
+    kind: 'reply',
+    id,
+    error: rpcError(RpcCode.InvalidRequest, 'I-REQ-MCP-INVALID-MESSAGE', `Invalid request (stdin line ${line}): ${problem}.`, { line }),
+  };
 }
 
 /** The first thing that keeps an object from being a JSON-RPC 2.0 request or notification. */
@@ -31,7 +41,8 @@ function structuralProblem(v: Record<string, unknown>, idValid: boolean): string
   if (!Object.hasOwn(v, 'method')) return 'the message has no method (a request needs a string "method")';
   if (typeof v.method !== 'string') return `method must be a string, not ${kindOf(v.method)}`;
   const extra = Object.keys(v).find((k) => !MEMBERS.has(k));
-  if (extra !== undefined) return `unexpected member ${JSON.stringify(extra.slice(0, 64))} (a request has only jsonrpc, id, method and params)`;
+  if (extra !== undefined)
+    return `unexpected member ${JSON.stringify(extra.slice(0, 64))} (a request has only jsonrpc, id, method and params)`;
   return undefined;
 }
 
@@ -40,7 +51,12 @@ export function checkValue(value: unknown, line: number): Verdict {
   const parsed = JSONRPCMessageSchema.safeParse(value);
   if (parsed.success) return lostMember(value, line) ?? { kind: 'message', message: parsed.data };
   if (Array.isArray(value)) {
-    const error = rpcError(RpcCode.InvalidRequest, 'I-REQ-MCP-BATCH', `Invalid request (stdin line ${line}): a batch array of ${value.length} message${value.length === 1 ? '' : 's'}; MCP 2025-06-18 and later have no JSON-RPC batching, so send each message as a line of its own.`, { line });
+    const error = rpcError(
+      RpcCode.InvalidRequest,
+      'I-REQ-MCP-BATCH',
+      `Invalid request (stdin line ${line}): a batch array of ${value.length} message${value.length === 1 ? '' : 's'}; MCP 2025-06-18 and later have no JSON-RPC batching, so send each message as a line of its own.`,
+      { line },
+    );
     return { kind: 'reply', id: null, error };
   }
   if (!isObject(value)) return invalid(null, line, `a JSON-RPC message is an object, not ${kindOf(value)}`);
@@ -48,7 +64,10 @@ export function checkValue(value: unknown, line: number): Verdict {
   const id = idValid ? (value.id as RequestId) : null;
   // Answering a response would let two peers trade errors for ever; JSON-RPC answers requests only.
   if (!Object.hasOwn(value, 'method') && (Object.hasOwn(value, 'result') || Object.hasOwn(value, 'error'))) {
-    return { kind: 'ignore', why: `stdin line ${line}: a response that is not valid JSON-RPC 2.0 (id ${idValid ? String(id) : kindOf(value.id)}), dropped` };
+    return {
+      kind: 'ignore',
+      why: `stdin line ${line}: a response that is not valid JSON-RPC 2.0 (id ${idValid ? String(id) : kindOf(value.id)}), dropped`,
+    };
   }
   const problem = structuralProblem(value, idValid);
   if (problem !== undefined) return invalid(id, line, problem);
@@ -56,8 +75,20 @@ export function checkValue(value: unknown, line: number): Verdict {
   const violations = violationsOf(RequestSchema.safeParse(value).error?.issues ?? [], value);
   if (violations.length === 0) return invalid(id, line, 'not a JSON-RPC 2.0 request, notification or response');
   const text = violationsText(violations);
-  if (!Object.hasOwn(value, 'id')) return { kind: 'ignore', why: `stdin line ${line}: notification ${String(value.method)} has invalid params (${text}); a notification gets no reply` };
-  return { kind: 'reply', id, error: rpcError(RpcCode.InvalidParams, 'I-REQ-MCP-PARAMS', `Invalid params of ${String(value.method)}: ${text}.`, { line, method: value.method, violations }) };
+  if (!Object.hasOwn(value, 'id'))
+    return {
+      kind: 'ignore',
+      why: `stdin line ${line}: notification ${String(value.method)} has invalid params (${text}); a notification gets no reply`,
+    };
+  return {
+    kind: 'reply',
+    id,
+    error: rpcError(RpcCode.InvalidParams, 'I-REQ-MCP-PARAMS', `Invalid params of ${String(value.method)}: ${text}.`, {
+      line,
+      method: value.method,
+      violations,
+    }),
+  };
 }
 
 /**
@@ -75,9 +106,18 @@ function lostMember(value: unknown, line: number): Verdict | undefined {
   ].find(([, v]) => isObject(v) && Object.hasOwn(v, '__proto__'))?.[0] as string | undefined;
   if (where === undefined) return undefined;
   const text = `${where} has a member named "__proto__", which Helix refuses because it cannot be carried as plain data (ABI-JSON-004); rename it`;
-  if (!Object.hasOwn(value, 'id')) return { kind: 'ignore', why: `stdin line ${line}: notification ${String(value.method)}: ${text}; a notification gets no reply` };
+  if (!Object.hasOwn(value, 'id'))
+    return { kind: 'ignore', why: `stdin line ${line}: notification ${String(value.method)}: ${text}; a notification gets no reply` };
   const id = RequestIdSchema.safeParse(value.id).success ? (value.id as RequestId) : null;
-  return { kind: 'reply', id, error: rpcError(RpcCode.InvalidParams, 'I-REQ-MCP-PARAMS', `Invalid params of ${String(value.method)}: ${text}.`, { line, method: value.method, pointer: `/${where.replace(/\./g, '/')}/__proto__` }) };
+  return {
+    kind: 'reply',
+    id,
+    error: rpcError(RpcCode.InvalidParams, 'I-REQ-MCP-PARAMS', `Invalid params of ${String(value.method)}: ${text}.`, {
+      line,
+      method: value.method,
+      pointer: `/${where.replace(/\./g, '/')}/__proto__`,
+    }),
+  };
 }
 
 /** The verdict on one frame of the reader. */
@@ -87,7 +127,13 @@ export function checkFrame(frame: Frame, maxBytes: number): Verdict {
   try {
     text = utf8.decode(frame.bytes);
   } catch {
-    return { kind: 'reply', id: null, error: rpcError(RpcCode.ParseError, 'I-REQ-MCP-PARSE', `Parse error (stdin line ${frame.line}): the line is not valid UTF-8.`, { line: frame.line }) };
+    return {
+      kind: 'reply',
+      id: null,
+      error: rpcError(RpcCode.ParseError, 'I-REQ-MCP-PARSE', `Parse error (stdin line ${frame.line}): the line is not valid UTF-8.`, {
+        line: frame.line,
+      }),
+    };
   }
   if (text.trim() === '') return { kind: 'blank' };
   let value: unknown;
@@ -95,7 +141,13 @@ export function checkFrame(frame: Frame, maxBytes: number): Verdict {
     value = JSON.parse(text);
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
-    return { kind: 'reply', id: null, error: rpcError(RpcCode.ParseError, 'I-REQ-MCP-PARSE', `Parse error (stdin line ${frame.line}): the line is not JSON (${why}).`, { line: frame.line }) };
+    return {
+      kind: 'reply',
+      id: null,
+      error: rpcError(RpcCode.ParseError, 'I-REQ-MCP-PARSE', `Parse error (stdin line ${frame.line}): the line is not JSON (${why}).`, {
+        line: frame.line,
+      }),
+    };
   }
   return checkValue(value, frame.line);
 }
@@ -106,5 +158,9 @@ function oversize(frame: Extract<Frame, { kind: 'oversize' }>, maxBytes: number)
   if (head.hasResult && !head.hasMethod) return { kind: 'ignore', why: `${size}: a response, dropped unread` };
   if (head.hasMethod && !head.hasId) return { kind: 'ignore', why: `${size}: a notification, dropped unread` };
   const message = `Invalid request (${size}); it was dropped unread. Import large data as an artifact and pass its id.`;
-  return { kind: 'reply', id: head.id ?? null, error: rpcError(RpcCode.InvalidRequest, 'I-REQ-MCP-MESSAGE-TOO-LARGE', message, { line, bytes: length, max_message_bytes: maxBytes }) };
+  return {
+    kind: 'reply',
+    id: head.id ?? null,
+    error: rpcError(RpcCode.InvalidRequest, 'I-REQ-MCP-MESSAGE-TOO-LARGE', message, { line, bytes: length, max_message_bytes: maxBytes }),
+  };
 }

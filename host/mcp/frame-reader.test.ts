@@ -16,7 +16,9 @@ function read(maxBytes: number, input: Buffer, cuts: readonly number[] = []): Ar
     expect(reader.heldBytes).toBeLessThanOrEqual(maxBytes + 1);
     at = cut;
   }
-  return frames.map((f) => (f.kind === 'frame' ? { line: f.line, text: f.bytes.toString('utf8') } : { line: f.line, oversize: f.length, id: f.head.id }));
+  return frames.map((f) =>
+    f.kind === 'frame' ? { line: f.line, text: f.bytes.toString('utf8') } : { line: f.line, oversize: f.length, id: f.head.id },
+  );
 }
 
 const head = (text: string): ReturnType<FrameHeadScanner['result']> => {
@@ -46,7 +48,11 @@ describe('FrameReader (ABI-MCP-001, ABI-MCP-002)', () => {
     const frame = 'x'.repeat(10);
     for (const eol of ['\n', '\r\n']) {
       const bytes = b(`${frame}${eol}${frame}${eol}`);
-      for (let i = 0; i <= bytes.length; i++) expect(read(10, bytes, [i])).toEqual([{ line: 1, text: frame }, { line: 2, text: frame }]);
+      for (let i = 0; i <= bytes.length; i++)
+        expect(read(10, bytes, [i])).toEqual([
+          { line: 1, text: frame },
+          { line: 2, text: frame },
+        ]);
     }
   });
 
@@ -68,7 +74,9 @@ describe('FrameReader (ABI-MCP-001, ABI-MCP-002)', () => {
   });
 
   it('FrameReader holds at most maxBytes + 1 bytes of a long frame and reports its whole length and id', () => {
-    const big = b(`{"jsonrpc":"2.0","method":"tools/call","params":{"arguments":{"s":"${'a'.repeat(100_000)}"}},"id":42}\n{"jsonrpc":"2.0","id":43,"method":"ping"}\n`);
+    const big = b(
+      `{"jsonrpc":"2.0","method":"tools/call","params":{"arguments":{"s":"${'a'.repeat(100_000)}"}},"id":42}\n{"jsonrpc":"2.0","id":43,"method":"ping"}\n`,
+    );
     const cuts = Array.from({ length: Math.floor(big.length / 997) }, (_, i) => (i + 1) * 997);
     const frames = read(1000, big, cuts);
     expect(frames).toEqual([
@@ -88,7 +96,12 @@ describe('FrameHeadScanner', () => {
   });
 
   it('FrameHeadScanner ignores an id inside params or inside a string, and keeps the last of duplicates', () => {
-    expect(head('{"method":"x","params":{"id":9},"note":"\\"id\\":8"}')).toEqual({ id: undefined, hasId: false, hasMethod: true, hasResult: false });
+    expect(head('{"method":"x","params":{"id":9},"note":"\\"id\\":8"}')).toEqual({
+      id: undefined,
+      hasId: false,
+      hasMethod: true,
+      hasResult: false,
+    });
     expect(head('{"id":1,"method":"x","id":2}')).toMatchObject({ id: 2 });
   });
 
@@ -100,7 +113,12 @@ describe('FrameHeadScanner', () => {
 
   it('FrameHeadScanner tells a response and a notification apart, and finds nothing in a batch or a scalar', () => {
     expect(head('{"jsonrpc":"2.0","id":3,"result":{"id":4}}')).toEqual({ id: 3, hasId: true, hasMethod: false, hasResult: true });
-    expect(head('{"jsonrpc":"2.0","method":"notifications/x","params":{}}')).toEqual({ id: undefined, hasId: false, hasMethod: true, hasResult: false });
+    expect(head('{"jsonrpc":"2.0","method":"notifications/x","params":{}}')).toEqual({
+      id: undefined,
+      hasId: false,
+      hasMethod: true,
+      hasResult: false,
+    });
     expect(head('[{"id":1,"method":"x"}]')).toEqual({ id: undefined, hasId: false, hasMethod: false, hasResult: false });
     expect(head('"id"')).toEqual({ id: undefined, hasId: false, hasMethod: false, hasResult: false });
   });

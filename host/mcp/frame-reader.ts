@@ -59,7 +59,9 @@ export class FrameReader {
     const last = piece[piece.length - 1]!;
     // Unfinished, one byte over is allowed only for a CR that an LF may follow; the check at the
     // frame's end then decides with the whole terminator in view.
-    const over = ended ? this.#held - (last === CR ? 1 : 0) > this.maxBytes : this.#held > this.maxBytes + 1 || (this.#held === this.maxBytes + 1 && last !== CR);
+    const over = ended
+      ? this.#held - (last === CR ? 1 : 0) > this.maxBytes
+      : this.#held > this.maxBytes + 1 || (this.#held === this.maxBytes + 1 && last !== CR);
     if (!over) return;
     const scanner = new FrameHeadScanner();
     for (const part of this.#parts) scanner.feed(part);

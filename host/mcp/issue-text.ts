@@ -61,11 +61,18 @@ function issueText(issue: Issue, where: string, actual: unknown, present: boolea
     case 'invalid_type':
       return present ? `${where} must be ${typeWords(issue.expected)}, not ${kindOf(actual)}` : `${where} is required`;
     case 'invalid_value':
-      return issue.values.length === 1 ? `${where} must be ${JSON.stringify(issue.values[0])}` : `${where} must be one of ${issue.values.map(String).join(', ')}`;
+      return issue.values.length === 1
+        ? `${where} must be ${JSON.stringify(issue.values[0])}`
+        : `${where} must be one of ${issue.values.map(String).join(', ')}`;
     case 'invalid_union': {
       // Each branch failing on its own type alone: say which types would do.
-      const types = issue.errors.map((branch) => (branch.length === 1 && branch[0]!.code === 'invalid_type' && branch[0]!.path.length === 0 ? typeWords(branch[0]!.expected) : undefined));
-      if (present && types.every((t) => t !== undefined)) return `${where} must be ${[...new Set(types)].join(' or ')}, not ${kindOf(actual)}`;
+      const types = issue.errors.map((branch) =>
+        branch.length === 1 && branch[0]!.code === 'invalid_type' && branch[0]!.path.length === 0
+          ? typeWords(branch[0]!.expected)
+          : undefined,
+      );
+      if (present && types.every((t) => t !== undefined))
+        return `${where} must be ${[...new Set(types)].join(' or ')}, not ${kindOf(actual)}`;
       return `${where} matches none of its allowed forms`;
     }
     case 'unrecognized_keys':
@@ -87,7 +94,8 @@ export function violationsOf(issues: readonly Issue[], value: unknown): Violatio
     const where = pathText(issue.path);
     const parent = valueAt(value, issue.path.slice(0, -1));
     const last = issue.path[issue.path.length - 1];
-    const present = issue.path.length === 0 || (typeof parent === 'object' && parent !== null && last !== undefined && Object.hasOwn(parent, last));
+    const present =
+      issue.path.length === 0 || (typeof parent === 'object' && parent !== null && last !== undefined && Object.hasOwn(parent, last));
     return { path: where, message: issueText(issue, where, valueAt(value, issue.path), present) };
   });
 }

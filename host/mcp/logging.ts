@@ -59,7 +59,10 @@ export interface GuestLogLine {
 }
 
 /** The notification for a guest's line; `data` names the tool, the run and the call. */
-export function logNotification(line: GuestLogLine, ids: { tool_id: string; run_id: string | null; call_id: string }): LoggingMessageNotification {
+export function logNotification(
+  line: GuestLogLine,
+  ids: { tool_id: string; run_id: string | null; call_id: string },
+): LoggingMessageNotification {
   return {
     method: 'notifications/message',
     params: {

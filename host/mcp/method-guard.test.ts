@@ -55,7 +55,9 @@ describe('method guard (ABI-MCP-005, ABI-MCP-006, ABI-MCP-007)', () => {
   it('an unknown method is -32601 naming it and the methods there are', async () => {
     const err = await refusal(client.request({ method: 'tools/run', params: {} }, EmptyResultSchema));
     expect(err.code).toBe(-32601);
-    expect(err.message).toBe('MCP error -32601: Method not found: "tools/run"; this server answers initialize, ping, tools/list, tools/call, resources/list, resources/templates/list, resources/read, logging/setLevel.');
+    expect(err.message).toBe(
+      'MCP error -32601: Method not found: "tools/run"; this server answers initialize, ping, tools/list, tools/call, resources/list, resources/templates/list, resources/read, logging/setLevel.',
+    );
     expect(err.data).toMatchObject({ code: 'I-REQ-MCP-METHOD', hint: expect.any(String) });
     await echoWorks(1);
   });
@@ -78,7 +80,9 @@ describe('method guard (ABI-MCP-005, ABI-MCP-006, ABI-MCP-007)', () => {
   it('an unknown log level is -32602 listing the levels', async () => {
     const err = await refusal(client.request({ method: 'logging/setLevel', params: { level: 'verbose' } }, EmptyResultSchema));
     expect(err.code).toBe(-32602);
-    expect(err.message).toBe('MCP error -32602: Invalid params of logging/setLevel: params.level must be one of debug, info, notice, warning, error, critical, alert, emergency.');
+    expect(err.message).toBe(
+      'MCP error -32602: Invalid params of logging/setLevel: params.level must be one of debug, info, notice, warning, error, critical, alert, emergency.',
+    );
     await echoWorks(3);
   });
 
@@ -88,14 +92,20 @@ describe('method guard (ABI-MCP-005, ABI-MCP-006, ABI-MCP-007)', () => {
   });
 
   it('a tools/call with task metadata runs as a normal call, since the server offers no tasks', async () => {
-    const r = await client.request({ method: 'tools/call', params: { name: 'guard-echo', arguments: { n: 4 }, task: { ttl: 60_000 } } }, CallToolResultSchema);
+    const r = await client.request(
+      { method: 'tools/call', params: { name: 'guard-echo', arguments: { n: 4 }, task: { ttl: 60_000 } } },
+      CallToolResultSchema,
+    );
     expect(r.structuredContent).toEqual({ n: 4 });
   });
 
   it('requestError describes 100,000-deep params without recursing into them', () => {
     let deep: unknown = 1;
     for (let i = 0; i < 100_000; i++) deep = [deep];
-    expect(requestError('tools/list', { method: 'tools/list', params: { cursor: deep } })).toMatchObject({ code: -32602, message: 'Invalid params of tools/list: params.cursor must be a string, not an array.' });
+    expect(requestError('tools/list', { method: 'tools/list', params: { cursor: deep } })).toMatchObject({
+      code: -32602,
+      message: 'Invalid params of tools/list: params.cursor must be a string, not an array.',
+    });
     expect(requestError('tools/call', { method: 'tools/call', params: { name: 'x', arguments: { deep } } })).toBeUndefined();
   });
 });

@@ -49,12 +49,18 @@ export function requestError(method: string, message: unknown): RpcError | undef
   const methods = [...REQUEST_SCHEMAS.keys()];
   if (schema === undefined) {
     const shown = method.length <= 100 ? JSON.stringify(method) : `${JSON.stringify(method.slice(0, 100))}…`;
-    return rpcError(RpcCode.MethodNotFound, 'I-REQ-MCP-METHOD', `Method not found: ${shown}; this server answers ${methods.join(', ')}.`, { method: method.slice(0, 100), methods });
+    return rpcError(RpcCode.MethodNotFound, 'I-REQ-MCP-METHOD', `Method not found: ${shown}; this server answers ${methods.join(', ')}.`, {
+      method: method.slice(0, 100),
+      methods,
+    });
   }
   const parsed = schema.safeParse(message);
   if (parsed.success) return undefined;
   const violations = violationsOf(parsed.error.issues, message);
-  return rpcError(RpcCode.InvalidParams, 'I-REQ-MCP-PARAMS', `Invalid params of ${method}: ${violationsText(violations)}.`, { method, violations });
+  return rpcError(RpcCode.InvalidParams, 'I-REQ-MCP-PARAMS', `Invalid params of ${method}: ${violationsText(violations)}.`, {
+    method,
+    violations,
+  });
 }
 
 /**
@@ -129,6 +135,8 @@ export class GuardedTransport implements Transport {
   }
 
   #reply(id: RequestId, error: RpcError): void {
-    this.#inner.send(errorResponse(id, error) as JSONRPCMessage).catch((err: unknown) => this.onerror?.(err instanceof Error ? err : new Error(String(err))));
+    this.#inner
+      .send(errorResponse(id, error) as JSONRPCMessage)
+      .catch((err: unknown) => this.onerror?.(err instanceof Error ? err : new Error(String(err))));
   }
 }

@@ -31,9 +31,16 @@ describe('MCP tool names', () => {
   });
 
   it('toolNameTable refuses to start when two ids map to one name, naming both', () => {
-    expect(() => toolNameTable([
-      { id: 'seq.gc_content', kind: 'wasm' },
-      { id: 'helix.seq-gc_content', kind: 'builtin' },
-    ])).toThrow(expect.objectContaining({ code: 'P-PRECOND-MANIFEST-INVALID', details: { violations: ['helix.seq-gc_content: its MCP tool name "seq-gc_content" is already the name of seq.gc_content'] } }));
+    expect(() =>
+      toolNameTable([
+        { id: 'seq.gc_content', kind: 'wasm' },
+        { id: 'helix.seq-gc_content', kind: 'builtin' },
+      ]),
+    ).toThrow(
+      expect.objectContaining({
+        code: 'P-PRECOND-MANIFEST-INVALID',
+        details: { violations: ['helix.seq-gc_content: its MCP tool name "seq-gc_content" is already the name of seq.gc_content'] },
+      }),
+    );
   });
 });

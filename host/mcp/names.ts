@@ -43,7 +43,8 @@ export function toolNameTable(tools: readonly NamedTool[]): Map<string, string> 
     const taken = table.get(name);
     if (taken === tool.id) continue;
     if (taken !== undefined) problems.push(`${tool.id}: its MCP tool name "${name}" is already the name of ${taken}`);
-    else if (!MCP_TOOL_NAME_PATTERN.test(name)) problems.push(`${tool.id}: "${name}" is not a valid MCP tool name (${MCP_TOOL_NAME_PATTERN.source})`);
+    else if (!MCP_TOOL_NAME_PATTERN.test(name))
+      problems.push(`${tool.id}: "${name}" is not a valid MCP tool name (${MCP_TOOL_NAME_PATTERN.source})`);
     else table.set(name, tool.id);
   }
   if (problems.length > 0) {

@@ -65,16 +65,23 @@ describe('artifact resources', () => {
 
   it('readArtifactResource returns text within the bound whole, and beyond it the stored preview with a note', async () => {
     const small = await records.artifacts.importInline('short text\n');
-    expect((await readArtifactResource(records.artifacts, uri(small.id), BOUNDS)).contents).toEqual([{ uri: uri(small.id), mimeType: 'text/plain', text: 'short text\n' }]);
+    expect((await readArtifactResource(records.artifacts, uri(small.id), BOUNDS)).contents).toEqual([
+      { uri: uri(small.id), mimeType: 'text/plain', text: 'short text\n' },
+    ]);
     const big = await records.artifacts.importInline('line of text\n'.repeat(50));
     const [content] = (await readArtifactResource(records.artifacts, uri(big.id), BOUNDS)).contents;
-    expect((content as { text: string }).text).toMatch(/^line of text\n(line of text\n)+\[helix: preview only\. art_\w+ is 650 bytes, above the 64-byte bound .*artifact_preview.*helix artifact export art_\w+ PATH.*\]\n$/);
+    expect((content as { text: string }).text).toMatch(
+      /^line of text\n(line of text\n)+\[helix: preview only\. art_\w+ is 650 bytes, above the 64-byte bound .*artifact_preview.*helix artifact export art_\w+ PATH.*\]\n$/,
+    );
     expect(content!._meta).toEqual({ 'helix/truncated': true, 'helix/size': 650 });
   });
 
   it('readArtifactResource decompresses a gzip-compressed text artifact, and stops at the bound', async () => {
     const packed = await records.artifacts.importInline(gzipSync('>r1\nACGT\n'));
-    expect((await readArtifactResource(records.artifacts, uri(packed.id), BOUNDS)).contents[0]).toMatchObject({ mimeType: 'text/x-fasta', text: '>r1\nACGT\n' });
+    expect((await readArtifactResource(records.artifacts, uri(packed.id), BOUNDS)).contents[0]).toMatchObject({
+      mimeType: 'text/x-fasta',
+      text: '>r1\nACGT\n',
+    });
     const bomb = await records.artifacts.importInline(gzipSync(`>r1\n${'A'.repeat(10_000_000)}\n`));
     expect(bomb.size).toBeLessThan(20_000);
     const [content] = (await readArtifactResource(records.artifacts, uri(bomb.id), BOUNDS)).contents;
@@ -85,7 +92,9 @@ describe('artifact resources', () => {
   it('readArtifactResource returns binary within the bound as base64 and refuses more with a way to get the bytes', async () => {
     const bytes = randomBytes(100);
     const small = await records.artifacts.importInline(bytes);
-    expect((await readArtifactResource(records.artifacts, uri(small.id), BOUNDS)).contents).toEqual([{ uri: uri(small.id), mimeType: 'application/octet-stream', blob: bytes.toString('base64') }]);
+    expect((await readArtifactResource(records.artifacts, uri(small.id), BOUNDS)).contents).toEqual([
+      { uri: uri(small.id), mimeType: 'application/octet-stream', blob: bytes.toString('base64') },
+    ]);
     const big = await records.artifacts.importInline(randomBytes(200));
     const err = await failure(readArtifactResource(records.artifacts, uri(big.id), BOUNDS));
     expect(err).toBeInstanceOf(McpError);

@@ -2,7 +2,14 @@
 // read within size bounds (text whole or as its stored preview, binary whole or refused).
 import { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import { ErrorCode, McpError, type ListResourcesResult, type ReadResourceResult, type Resource, type ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ErrorCode,
+  McpError,
+  type ListResourcesResult,
+  type ReadResourceResult,
+  type Resource,
+  type ResourceTemplate,
+} from '@modelcontextprotocol/sdk/types.js';
 import { ARTIFACT_ID_PATTERN, type ArtifactRecord, HelixError } from '../../abi/index.js';
 import type { HostArtifacts } from '../host-records.js';
 
@@ -51,13 +58,18 @@ export function artifactResource(a: ArtifactRecord): Resource {
 }
 
 /** One page of artifacts, oldest first; the cursor is the last id of the previous page. */
-export function listArtifactResources(artifacts: HostArtifacts, cursor: string | undefined, pageSize = RESOURCE_PAGE_SIZE): ListResourcesResult {
+export function listArtifactResources(
+  artifacts: HostArtifacts,
+  cursor: string | undefined,
+  pageSize = RESOURCE_PAGE_SIZE,
+): ListResourcesResult {
   if (cursor !== undefined && !ARTIFACT_ID_PATTERN.test(cursor)) throw new McpError(ErrorCode.InvalidParams, `Invalid cursor: ${cursor}`);
   let page: ArtifactRecord[];
   try {
     page = artifacts.list({ limit: pageSize + 1, ...(cursor === undefined ? {} : { afterId: cursor }) });
   } catch (err) {
-    if (err instanceof HelixError && err.code === 'P-PRECOND-ARTIFACT-NOT-FOUND') throw new McpError(ErrorCode.InvalidParams, `Invalid cursor: ${cursor}`);
+    if (err instanceof HelixError && err.code === 'P-PRECOND-ARTIFACT-NOT-FOUND')
+      throw new McpError(ErrorCode.InvalidParams, `Invalid cursor: ${cursor}`);
     throw storeError(err);
   }
   const more = page.length > pageSize;
@@ -68,11 +80,13 @@ export function listArtifactResources(artifacts: HostArtifacts, cursor: string |
 /** The artifact a URI names, or the MCP error for a bad or unknown one. */
 function artifactOf(artifacts: HostArtifacts, uri: string): ArtifactRecord {
   const id = uri.startsWith(ARTIFACT_URI_PREFIX) ? uri.slice(ARTIFACT_URI_PREFIX.length) : '';
-  if (!ARTIFACT_ID_PATTERN.test(id)) throw new McpError(ErrorCode.InvalidParams, `Not a Helix artifact URI: ${uri} (expected ${ARTIFACT_URI_PREFIX}art_...)`, { uri });
+  if (!ARTIFACT_ID_PATTERN.test(id))
+    throw new McpError(ErrorCode.InvalidParams, `Not a Helix artifact URI: ${uri} (expected ${ARTIFACT_URI_PREFIX}art_...)`, { uri });
   try {
     return artifacts.get(id);
   } catch (err) {
-    if (err instanceof HelixError && err.code === 'P-PRECOND-ARTIFACT-NOT-FOUND') throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, { uri });
+    if (err instanceof HelixError && err.code === 'P-PRECOND-ARTIFACT-NOT-FOUND')
+      throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, { uri });
     throw storeError(err);
   }
 }
@@ -110,7 +124,11 @@ async function readContent(artifacts: HostArtifacts, a: ArtifactRecord, max: num
 }
 
 /** Reads an artifact resource within `bounds`. */
-export async function readArtifactResource(artifacts: HostArtifacts, uri: string, bounds: ReadBounds = DEFAULT_READ_BOUNDS): Promise<ReadResourceResult> {
+export async function readArtifactResource(
+  artifacts: HostArtifacts,
+  uri: string,
+  bounds: ReadBounds = DEFAULT_READ_BOUNDS,
+): Promise<ReadResourceResult> {
   const a = artifactOf(artifacts, uri);
   const howToGetBytes = `the artifact_preview tool shows its start; \`helix artifact export ${a.id} PATH\` writes its bytes`;
   try {
@@ -124,7 +142,11 @@ export async function readArtifactResource(artifacts: HostArtifacts, uri: string
     }
     const { bytes, complete } = await readContent(artifacts, a, bounds.blobMaxBytes);
     if (!complete) {
-      throw new McpError(ErrorCode.InvalidRequest, `${a.id} is binary (${a.media_type}, ${a.size} bytes stored), above the ${bounds.blobMaxBytes}-byte bound for reading as a resource; ${howToGetBytes}.`, { uri, size: a.size, max_bytes: bounds.blobMaxBytes });
+      throw new McpError(
+        ErrorCode.InvalidRequest,
+        `${a.id} is binary (${a.media_type}, ${a.size} bytes stored), above the ${bounds.blobMaxBytes}-byte bound for reading as a resource; ${howToGetBytes}.`,
+        { uri, size: a.size, max_bytes: bounds.blobMaxBytes },
+      );
     }
     return { contents: [{ uri, mimeType: a.media_type, blob: bytes.toString('base64') }] };
   } catch (err) {

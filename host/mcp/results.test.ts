@@ -23,12 +23,20 @@ describe('MCP tool results', () => {
     expect(r.structuredContent).toBe(output);
     const text = (r.content[0] as { text: string }).text;
     expect(text.length).toBeLessThan(RESULT_TEXT_MAX_CHARS + 200);
-    expect(text).toMatch(/… \[truncated: \d+ more characters; the whole output is in structuredContent and in run_get run_0123456789abcdef0123456789abcdef\]$/);
+    expect(text).toMatch(
+      /… \[truncated: \d+ more characters; the whole output is in structuredContent and in run_get run_0123456789abcdef0123456789abcdef\]$/,
+    );
   });
 
   it('toolResult of a failure lists the violations, the hint and the run in its text', () => {
     const violations = Array.from({ length: 25 }, (_, i) => ({ path: `/a/${i}`, message: 'must be integer' }));
-    const r = toolResult(envelope({ status: 'invalid_request', error: { code: 'I-REQ-INPUT', message: 'The input has 25 schema violations.', details: { violations }, hint: 'Fix them.' } }), false);
+    const r = toolResult(
+      envelope({
+        status: 'invalid_request',
+        error: { code: 'I-REQ-INPUT', message: 'The input has 25 schema violations.', details: { violations }, hint: 'Fix them.' },
+      }),
+      false,
+    );
     expect(r.isError).toBe(true);
     const lines = (r.content[0] as { text: string }).text.split('\n');
     expect(lines[0]).toBe('invalid_request I-REQ-INPUT: The input has 25 schema violations.');

@@ -39,9 +39,12 @@ export function errorText(r: ResponseEnvelope): string {
   const violations = e?.details.violations;
   if (Array.isArray(violations)) {
     for (const v of violations.slice(0, MAX_VIOLATION_LINES)) {
-      lines.push(`  ${isRecord(v) && typeof v.path === 'string' ? `${v.path || '(input)'}: ${String(v.message)}` : typeof v === 'string' ? v : JSON.stringify(v)}`);
+      lines.push(
+        `  ${isRecord(v) && typeof v.path === 'string' ? `${v.path || '(input)'}: ${String(v.message)}` : typeof v === 'string' ? v : JSON.stringify(v)}`,
+      );
     }
-    if (violations.length > MAX_VIOLATION_LINES) lines.push(`  … ${violations.length - MAX_VIOLATION_LINES} more in structuredContent.error.details.violations`);
+    if (violations.length > MAX_VIOLATION_LINES)
+      lines.push(`  … ${violations.length - MAX_VIOLATION_LINES} more in structuredContent.error.details.violations`);
   }
   if (e?.hint) lines.push(`hint: ${e.hint}`);
   if (r.run_id !== null) lines.push(`run: ${r.run_id}`);
@@ -54,10 +57,16 @@ export function errorText(r: ResponseEnvelope): string {
  */
 export function toolResult(r: ResponseEnvelope, wrapsOutput: boolean): CallToolResult {
   if (r.status !== 'success') {
-    return { isError: true, structuredContent: r as unknown as Record<string, unknown>, content: [{ type: 'text', text: errorText(r) }], _meta: resultMeta(r) };
+    return {
+      isError: true,
+      structuredContent: r as unknown as Record<string, unknown>,
+      content: [{ type: 'text', text: errorText(r) }],
+      _meta: resultMeta(r),
+    };
   }
   const structured = wrapsOutput || !isRecord(r.output) ? { value: r.output ?? null } : r.output;
-  const where = r.run_id === null ? 'the whole output is in structuredContent' : `the whole output is in structuredContent and in run_get ${r.run_id}`;
+  const where =
+    r.run_id === null ? 'the whole output is in structuredContent' : `the whole output is in structuredContent and in run_get ${r.run_id}`;
   const text = truncateText(JSON.stringify(structured), RESULT_TEXT_MAX_CHARS, where);
   return { structuredContent: structured, content: [{ type: 'text', text }], _meta: resultMeta(r) };
 }

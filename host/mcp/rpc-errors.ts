@@ -46,5 +46,7 @@ const MCP_ERROR_PREFIX = /^(?:MCP error -?\d+: )+/;
 /** An outgoing error's message as it goes on the wire: without the McpError prefix, bounded. */
 export function wireMessage(message: unknown): string {
   const text = typeof message === 'string' && message !== '' ? message.replace(MCP_ERROR_PREFIX, '') : 'Internal error';
-  return text.length <= MAX_ERROR_MESSAGE_CHARS ? text : `${text.slice(0, MAX_ERROR_MESSAGE_CHARS)}… [cut: ${text.length - MAX_ERROR_MESSAGE_CHARS} more characters]`;
+  return text.length <= MAX_ERROR_MESSAGE_CHARS
+    ? text
+    : `${text.slice(0, MAX_ERROR_MESSAGE_CHARS)}… [cut: ${text.length - MAX_ERROR_MESSAGE_CHARS} more characters]`;
 }

@@ -20,7 +20,13 @@ import { callTool, type CallToolContext } from './call-tool.js';
 import { LogLevelGate } from './logging.js';
 import { ARTIFACT_TEMPLATE, DEFAULT_READ_BOUNDS, listArtifactResources, readArtifactResource, type ReadBounds } from './resources.js';
 import { GuardedTransport } from './method-guard.js';
-import { checkMaxMessageBytes, MESSAGE_BYTES_RANGE, MESSAGE_MARGIN_BYTES, StdioTransport, type StdioTransportOptions } from './stdio-transport.js';
+import {
+  checkMaxMessageBytes,
+  MESSAGE_BYTES_RANGE,
+  MESSAGE_MARGIN_BYTES,
+  StdioTransport,
+  type StdioTransportOptions,
+} from './stdio-transport.js';
 import { exposeTools, type ExposedTool } from './tools.js';
 
 /** Options of createMcpServer; everything has a default. */
@@ -61,7 +67,7 @@ export interface HelixMcpServer {
 
 const INSTRUCTIONS = [
   'Helix runs sandboxed WebAssembly tools. Every call is a recorded run: the result carries its run id in _meta["helix/run_id"], and a repeated identical call replays the stored result instead of running again.',
-  'Files enter as artifacts (artifact_import, under the operator\'s import roots) and are passed to tools by id (art_...); tool outputs that are files come back as artifact ids.',
+  "Files enter as artifacts (artifact_import, under the operator's import roots) and are passed to tools by id (art_...); tool outputs that are files come back as artifact ids.",
   'Read an artifact as the resource helix://artifact/<id>, or look at it with artifact_preview. A failed call returns isError with the error envelope: its error.code, message and hint say what to fix.',
 ].join(' ');
 
@@ -84,10 +90,14 @@ export function createMcpServer(host: Host, options: McpServerOptions = {}): Hel
   const byName = new Map(tools.map((t) => [t.name, t]));
   const bounds = options.readBounds ?? DEFAULT_READ_BOUNDS;
   const logLevel = new LogLevelGate(options.logLevel);
-  const maxMessageBytes = options.maxMessageBytes === undefined ? defaultMaxMessageBytes(host) : checkMaxMessageBytes(options.maxMessageBytes);
+  const maxMessageBytes =
+    options.maxMessageBytes === undefined ? defaultMaxMessageBytes(host) : checkMaxMessageBytes(options.maxMessageBytes);
   const server = new Server(
     { name: 'helix', title: 'Helix', version: helixVersion() },
-    { capabilities: { tools: { listChanged: false }, resources: { listChanged: false, subscribe: false }, logging: {} }, instructions: INSTRUCTIONS },
+    {
+      capabilities: { tools: { listChanged: false }, resources: { listChanged: false, subscribe: false }, logging: {} },
+      instructions: INSTRUCTIONS,
+    },
   );
   const ctx: CallToolContext = {
     host,
@@ -112,7 +122,12 @@ export function createMcpServer(host: Host, options: McpServerOptions = {}): Hel
     tools,
     maxMessageBytes,
     connect: (transport) => server.connect(new GuardedTransport(transport)),
-    connectStdio: (streams = {}) => server.connect(new GuardedTransport(new StdioTransport({ ...streams, maxMessageBytes, maxBacklogBytes: options.maxBacklogBytes, maxInFlight: options.maxInFlight }))),
+    connectStdio: (streams = {}) =>
+      server.connect(
+        new GuardedTransport(
+          new StdioTransport({ ...streams, maxMessageBytes, maxBacklogBytes: options.maxBacklogBytes, maxInFlight: options.maxInFlight }),
+        ),
+      ),
     close: () => server.close(),
   };
 }

@@ -31,9 +31,17 @@ function stalledStdout(): { stdout: Writable; release: () => void; written: () =
 async function open(options: { maxMessageBytes?: number; maxBacklogBytes?: number; maxInFlight?: number; stdout?: Writable } = {}) {
   const stdin = new PassThrough();
   const out: string[] = [];
-  const stdout = options.stdout ?? new Writable({ write: (c: Buffer, _e, cb) => (out.push(...c.toString('utf8').split('\n').filter(Boolean)), cb()) });
+  const stdout =
+    options.stdout ?? new Writable({ write: (c: Buffer, _e, cb) => (out.push(...c.toString('utf8').split('\n').filter(Boolean)), cb()) });
   const log: string[] = [];
-  const t = new StdioTransport({ stdin, stdout, maxMessageBytes: options.maxMessageBytes ?? 1024, maxBacklogBytes: options.maxBacklogBytes, maxInFlight: options.maxInFlight, log: (l) => log.push(l) });
+  const t = new StdioTransport({
+    stdin,
+    stdout,
+    maxMessageBytes: options.maxMessageBytes ?? 1024,
+    maxBacklogBytes: options.maxBacklogBytes,
+    maxInFlight: options.maxInFlight,
+    log: (l) => log.push(l),
+  });
   const received: JSONRPCMessage[] = [];
   let closed = 0;
   t.onmessage = (m) => received.push(m);
@@ -42,7 +50,11 @@ async function open(options: { maxMessageBytes?: number; maxBacklogBytes?: numbe
   return { t, stdin, out, log, received, closed: () => closed };
 }
 const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
-const notification = (bytes: number): JSONRPCMessage => ({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'n'.repeat(bytes) } });
+const notification = (bytes: number): JSONRPCMessage => ({
+  jsonrpc: '2.0',
+  method: 'notifications/message',
+  params: { level: 'info', data: 'n'.repeat(bytes) },
+});
 const response = (id: number, bytes: number): JSONRPCMessage => ({ jsonrpc: '2.0', id, result: { text: 'r'.repeat(bytes) } });
 
 describe('StdioTransport (ABI-MCP-001 .. ABI-MCP-004, ABI-MCP-008, ABI-MCP-009)', () => {
@@ -66,7 +78,9 @@ describe('StdioTransport (ABI-MCP-001 .. ABI-MCP-004, ABI-MCP-008, ABI-MCP-009)'
   });
 
   it('StdioTransport rejects a message bound out of range, naming the option', () => {
-    expect(() => new StdioTransport({ maxMessageBytes: 10 })).toThrow('options.maxMessageBytes must be an integer from 1024 to 268435456 bytes, got 10');
+    expect(() => new StdioTransport({ maxMessageBytes: 10 })).toThrow(
+      'options.maxMessageBytes must be an integer from 1024 to 268435456 bytes, got 10',
+    );
     expect(() => new StdioTransport({ maxMessageBytes: 2 ** 30 })).toThrow(RangeError);
   });
 
@@ -79,7 +93,11 @@ describe('StdioTransport (ABI-MCP-001 .. ABI-MCP-004, ABI-MCP-008, ABI-MCP-009)'
     expect(behind).toBeGreaterThan(10_000);
     await s.t.send(notification(100));
     expect(s.t.backlogBytes).toBe(behind);
-    expect(s.log).toEqual([expect.stringMatching(/^R-CAP-MCP-OUTPUT-BACKLOG: The client has \d+ bytes of output unread, over the 10000-byte bound: until it reads, its new requests wait and notifications are dropped\.$/)]);
+    expect(s.log).toEqual([
+      expect.stringMatching(
+        /^R-CAP-MCP-OUTPUT-BACKLOG: The client has \d+ bytes of output unread, over the 10000-byte bound: until it reads, its new requests wait and notifications are dropped\.$/,
+      ),
+    ]);
     s.stdin.write('{"jsonrpc":"2.0","id":5,"method":"ping"}\n{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
     await tick();
     expect(s.received).toEqual([{ jsonrpc: '2.0', method: 'notifications/initialized' }]);
@@ -151,7 +169,9 @@ describe('StdioTransport (ABI-MCP-001 .. ABI-MCP-004, ABI-MCP-008, ABI-MCP-009)'
       [7, -32603],
       [8, -32603],
     ]);
-    expect(replies[0]!.error.message).toMatch(/^Internal error: the result could not be serialized \(Maximum call stack size exceeded\)\.$/);
+    expect(replies[0]!.error.message).toMatch(
+      /^Internal error: the result could not be serialized \(Maximum call stack size exceeded\)\.$/,
+    );
   });
 
   it('StdioTransport ends the connection when stdin ends', async () => {

@@ -34,7 +34,8 @@ export interface StdioTransportOptions {
 /** Checks a `maxMessageBytes` value, naming the option in the error. */
 export function checkMaxMessageBytes(value: unknown, name = 'options.maxMessageBytes'): number {
   const { min, max } = MESSAGE_BYTES_RANGE;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) throw new RangeError(`${name} must be an integer from ${min} to ${max} bytes, got ${String(value)}`);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
+    throw new RangeError(`${name} must be an integer from ${min} to ${max} bytes, got ${String(value)}`);
   return value;
 }
 
@@ -162,7 +163,10 @@ export class StdioTransport implements Transport {
     } catch (err) {
       if (!('id' in message) || 'method' in message) throw err;
       const why = err instanceof Error ? err.message : String(err);
-      const error: RpcErrorResponse = errorResponse(message.id ?? null, rpcError(RpcCode.InternalError, 'S-TOOL-OUTPUT-JSON', `Internal error: the result could not be serialized (${why}).`));
+      const error: RpcErrorResponse = errorResponse(
+        message.id ?? null,
+        rpcError(RpcCode.InternalError, 'S-TOOL-OUTPUT-JSON', `Internal error: the result could not be serialized (${why}).`),
+      );
       return `${JSON.stringify(error)}\n`;
     }
   }
@@ -220,7 +224,9 @@ export class StdioTransport implements Transport {
   readonly #onDrain = (): void => {
     for (const resolve of this.#drainWaiters.splice(0)) resolve();
     if (this.#episode !== undefined && !this.#behind) {
-      this.#log(`the client caught up: at most ${this.#episode.largestBacklog} bytes were unread; ${this.#episode.dropped} notification(s) dropped`);
+      this.#log(
+        `the client caught up: at most ${this.#episode.largestBacklog} bytes were unread; ${this.#episode.dropped} notification(s) dropped`,
+      );
       this.#episode = undefined;
     }
     this.#pump();

@@ -29,11 +29,29 @@ const failure = {
 describe('MCP tool definitions', () => {
   it('exposeTools gives the built-ins their short names, schemas and hints', () => {
     const exposed = exposeTools(builtinTools(PolicySchema.parse({ version: 1, tools: { allow: ['*'] } })));
-    expect(exposed.map((t) => t.name).sort()).toEqual(['artifact_get', 'artifact_import', 'artifact_list', 'artifact_preview', 'run_get', 'run_verify', 'slurm_job_collect', 'slurm_job_get']);
+    expect(exposed.map((t) => t.name).sort()).toEqual([
+      'artifact_get',
+      'artifact_import',
+      'artifact_list',
+      'artifact_preview',
+      'run_get',
+      'run_verify',
+      'slurm_job_collect',
+      'slurm_job_get',
+    ]);
     const get = exposed.find((t) => t.name === 'artifact_get')!;
     expect(get.definition.inputSchema).toMatchObject({ type: 'object', required: ['artifact_id'] });
-    expect(get.definition.annotations).toEqual({ title: 'helix.artifact_get', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
-    expect(exposed.find((t) => t.name === 'artifact_import')!.definition.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false });
+    expect(get.definition.annotations).toEqual({
+      title: 'helix.artifact_get',
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    });
+    expect(exposed.find((t) => t.name === 'artifact_import')!.definition.annotations).toMatchObject({
+      readOnlyHint: false,
+      destructiveHint: false,
+    });
   });
 
   it('mcpOutputSchema keeps an object schema as one branch and admits the error envelope as the other', () => {

@@ -28,7 +28,13 @@ export interface ExposedTool {
 /** Capabilities through which a guest changes the world outside its own run (docker.run registers its outputs and logs as artifacts). */
 const WRITING_CAPABILITIES = ['artifact.write', 'kv.put', 'kv.delete', 'http.request', 'docker.run'];
 /** Built-ins known to write nothing; any other built-in (e.g. a future one) is assumed to write. */
-const READ_ONLY_BUILTINS = new Set(['helix.artifact_get', 'helix.artifact_list', 'helix.artifact_preview', 'helix.run_get', 'helix.run_verify']);
+const READ_ONLY_BUILTINS = new Set([
+  'helix.artifact_get',
+  'helix.artifact_list',
+  'helix.artifact_preview',
+  'helix.run_get',
+  'helix.run_verify',
+]);
 
 const uses = (tool: Tool, capability: string): boolean => tool.capabilities.some((c) => c === capability || c.startsWith(`${capability}.`));
 
@@ -72,7 +78,9 @@ const ERROR_ENVELOPE = errorEnvelopeSchema();
 export function mcpOutputSchema(schema: JsonSchema): { schema: JsonSchema & { type: 'object' }; wrapsOutput: boolean } {
   const { $schema, $id, $defs, definitions, ...rest } = schema;
   const wrapsOutput = rest.type !== 'object';
-  const success: JsonSchema = wrapsOutput ? { type: 'object', required: ['value'], additionalProperties: false, properties: { value: rest } } : rest;
+  const success: JsonSchema = wrapsOutput
+    ? { type: 'object', required: ['value'], additionalProperties: false, properties: { value: rest } }
+    : rest;
   const defs = { ...(($defs ?? {}) as Record<string, unknown>) };
   let key = 'helix_error_envelope';
   while (key in defs) key = `${key}_`;

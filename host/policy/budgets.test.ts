@@ -2,7 +2,17 @@
 // that grow by the policy's rate, refused with the figures when the input needs more, and only
 // lowered by a request.
 import { describe, expect, it } from 'vitest';
-import { GZIP_INPUT_FACTOR, HelixError, inputBytesOf, MAX_TIMEOUT_MS, MIB, PolicySchema, scaledBudget, ToolManifestSchema, type PolicyInput } from '../../abi/index.js';
+import {
+  GZIP_INPUT_FACTOR,
+  HelixError,
+  inputBytesOf,
+  MAX_TIMEOUT_MS,
+  MIB,
+  PolicySchema,
+  scaledBudget,
+  ToolManifestSchema,
+  type PolicyInput,
+} from '../../abi/index.js';
 import { DEFAULT_CEILING_RATES, scaledLimits } from './budgets.js';
 import { callLimits, toolLimits } from './rules.js';
 
@@ -16,7 +26,13 @@ const manifest = ToolManifestSchema.parse({
   digest: `sha256:${'0'.repeat(64)}`,
   deterministic: 'idempotent',
   timeoutMs: 10_000,
-  limits: { maxInputBytes: 4096, maxOutputBytes: 4096, fuel: 1_000_000, maxCapabilityCalls: 10, perInputMiB: { fuel: 30_000_000, maxCapabilityCalls: 1.5, timeoutMs: 200 } },
+  limits: {
+    maxInputBytes: 4096,
+    maxOutputBytes: 4096,
+    fuel: 1_000_000,
+    maxCapabilityCalls: 10,
+    perInputMiB: { fuel: 30_000_000, maxCapabilityCalls: 1.5, timeoutMs: 200 },
+  },
   inputSchema: { type: 'object' },
   outputSchema: {},
 });
@@ -46,13 +62,21 @@ describe('budgets per MiB of input', () => {
 
   it('count each referenced artifact, and a gzip artifact as GZIP_INPUT_FACTOR times its stored size', () => {
     expect(inputBytesOf([])).toBe(0);
-    expect(inputBytesOf([{ size: 10, compression: null }, { size: 10, compression: null }])).toBe(20);
+    expect(
+      inputBytesOf([
+        { size: 10, compression: null },
+        { size: 10, compression: null },
+      ]),
+    ).toBe(20);
     expect(inputBytesOf([{ size: MIB, compression: 'gzip' }])).toBe(GZIP_INPUT_FACTOR * MIB);
   });
 
   it('leave a tool without rates as it was, whatever its input', () => {
     const policy = policyOf();
-    const plain = toolLimits(policy, ToolManifestSchema.parse({ ...manifest, limits: { maxInputBytes: 4096, maxOutputBytes: 4096, fuel: 5 } }));
+    const plain = toolLimits(
+      policy,
+      ToolManifestSchema.parse({ ...manifest, limits: { maxInputBytes: 4096, maxOutputBytes: 4096, fuel: 5 } }),
+    );
     expect(plain.perInputMiB).toBeNull();
     expect(scaledLimits(plain, policy, 'p.yaml', 'x.y', 1000 * MIB)).toMatchObject({ fuel: 5, timeoutMs: 10_000 });
   });
@@ -69,8 +93,16 @@ describe('budgets per MiB of input', () => {
       expect(e.message).toBe(
         '"seq.stats" needs a fuel budget of 31,000,000 for 1 MiB of input (1,000,000 + 30,000,000 per MiB); the policy p.yaml allows at most 22,000,000 for this input (ceilings.fuel 2,000,000 + ceilings.perInputMiB.fuel 20,000,000 per MiB).',
       );
-      expect(e.details).toMatchObject({ figure: 'fuel', input_bytes: MIB, needed: 31_000_000, ceiling: 22_000_000, policy_field: 'ceilings.perInputMiB.fuel' });
-      expect(e.hint).toBe('Raise ceilings.perInputMiB.fuel in the policy file to at least 30,000,000 (and pass it with --policy), or call the tool on less data.');
+      expect(e.details).toMatchObject({
+        figure: 'fuel',
+        input_bytes: MIB,
+        needed: 31_000_000,
+        ceiling: 22_000_000,
+        policy_field: 'ceilings.perInputMiB.fuel',
+      });
+      expect(e.hint).toBe(
+        'Raise ceilings.perInputMiB.fuel in the policy file to at least 30,000,000 (and pass it with --policy), or call the tool on less data.',
+      );
     }
     // Raising the policy's rate lets the same input through; so does no input at all.
     expect(limitsFor(MIB, { fuel: 2_000_000, perInputMiB: { fuel: 30_000_000 } }).fuel).toBe(31_000_000);
@@ -78,14 +110,21 @@ describe('budgets per MiB of input', () => {
   });
 
   it('name the figure that is short: capability calls and the deadline too', () => {
-    expect(() => limitsFor(10 * MIB, { maxCapabilityCalls: 10, perInputMiB: { maxCapabilityCalls: 1 } })).toThrow(/capability call budget of 25 for 10 MiB/);
+    expect(() => limitsFor(10 * MIB, { maxCapabilityCalls: 10, perInputMiB: { maxCapabilityCalls: 1 } })).toThrow(
+      /capability call budget of 25 for 10 MiB/,
+    );
     expect(() => limitsFor(10 * MIB, { timeoutMs: 10_000, perInputMiB: { timeoutMs: 100 } })).toThrow(/ceilings\.perInputMiB\.timeoutMs/);
   });
 
   it('apply the default ceiling rates when the policy leaves them out', () => {
-    const greedy = ToolManifestSchema.parse({ ...manifest, limits: { ...manifest.limits, perInputMiB: { fuel: DEFAULT_CEILING_RATES.fuel * 2 } } });
+    const greedy = ToolManifestSchema.parse({
+      ...manifest,
+      limits: { ...manifest.limits, perInputMiB: { fuel: DEFAULT_CEILING_RATES.fuel * 2 } },
+    });
     const policy = policyOf();
-    expect(() => scaledLimits(toolLimits(policy, greedy), policy, '(default)', 'seq.stats', 100 * MIB)).toThrow(/ceilings\.perInputMiB\.fuel 1,000,000,000 per MiB/);
+    expect(() => scaledLimits(toolLimits(policy, greedy), policy, '(default)', 'seq.stats', 100 * MIB)).toThrow(
+      /ceilings\.perInputMiB\.fuel 1,000,000,000 per MiB/,
+    );
   });
 
   it('let a request lower the scaled deadline, never raise it, and keep it within 24 hours', () => {

@@ -1,7 +1,18 @@
 // Budgets that grow with the data (abi/ABI.md, ABI-BUDGET-*): a call's fuel, capability calls and
 // deadline are the tool's base plus its rate per MiB of input, under ceilings that grow by the
 // policy's own rate, and a call whose input needs more than the ceiling is refused before it runs.
-import { HelixError, MAX_TIMEOUT_MS, MIB, SCALED_FIGURES, scaledBudget, type EffectiveLimits, type InputRates, type Policy, type ScaledFigure, type ToolLimits } from '../../abi/index.js';
+import {
+  HelixError,
+  MAX_TIMEOUT_MS,
+  MIB,
+  SCALED_FIGURES,
+  scaledBudget,
+  type EffectiveLimits,
+  type InputRates,
+  type Policy,
+  type ScaledFigure,
+  type ToolLimits,
+} from '../../abi/index.js';
 
 /** The policy's per-MiB ceiling rates when it leaves them out (ABI-BUDGET-003). */
 export const DEFAULT_CEILING_RATES: Required<{ [F in ScaledFigure]: number }> = {
@@ -20,7 +31,11 @@ export function ceilingRates(policy: Policy): Required<{ [F in ScaledFigure]: nu
   };
 }
 
-const WORDS: Record<ScaledFigure, string> = { fuel: 'a fuel budget', maxCapabilityCalls: 'a capability call budget', timeoutMs: 'a deadline (ms)' };
+const WORDS: Record<ScaledFigure, string> = {
+  fuel: 'a fuel budget',
+  maxCapabilityCalls: 'a capability call budget',
+  timeoutMs: 'a deadline (ms)',
+};
 const n = (x: number): string => x.toLocaleString('en-US', { maximumFractionDigits: 3 });
 
 /**
@@ -39,7 +54,19 @@ export function scaledLimits(tool: ToolLimits, policy: Policy, policySource: str
     if (rate === undefined) continue;
     const need = scaledBudget(base[figure], rate, inputBytes);
     const ceiling = scaledBudget(ceilings[figure], cRates[figure], inputBytes);
-    if (need > ceiling) throw ceilingRefusal({ toolId, figure, inputBytes, need, base: base[figure], rate, ceiling, ceilingBase: ceilings[figure], ceilingRate: cRates[figure], policySource });
+    if (need > ceiling)
+      throw ceilingRefusal({
+        toolId,
+        figure,
+        inputBytes,
+        need,
+        base: base[figure],
+        rate,
+        ceiling,
+        ceilingBase: ceilings[figure],
+        ceilingRate: cRates[figure],
+        policySource,
+      });
     scaled[figure] = figure === 'timeoutMs' ? Math.min(need, MAX_TIMEOUT_MS) : need;
   }
   return scaled;

@@ -57,7 +57,18 @@ describe('loadPolicy', () => {
   });
 
   it('lists every violation with its field and line', () => {
-    const file = policyFile(['version: 2', 'tools:', '  allow: ["Bad Tool"]', 'ceilings:', '  fuel: -1', 'netwrk: []', 'paths: { importRoots: ["${MISSING}"] }', ''].join('\n'));
+    const file = policyFile(
+      [
+        'version: 2',
+        'tools:',
+        '  allow: ["Bad Tool"]',
+        'ceilings:',
+        '  fuel: -1',
+        'netwrk: []',
+        'paths: { importRoots: ["${MISSING}"] }',
+        '',
+      ].join('\n'),
+    );
     const v = violationsOf(() => loadPolicy(file, { env: {} }));
     expect(v.some((s) => s.includes(':1: version:'))).toBe(true);
     expect(v.some((s) => s.includes(':3: tools.allow[0]:'))).toBe(true);
@@ -68,7 +79,9 @@ describe('loadPolicy', () => {
   });
 
   it('refuses an allowPrivate entry that is no host, address or range, at load', () => {
-    const v = violationsOf(() => loadPolicy(policyFile('version: 1\ntools: { allow: [] }\nnetwork: { allowPrivate: ["10.0.0.0/8", "not a host!"] }\n'), { env: {} }));
+    const v = violationsOf(() =>
+      loadPolicy(policyFile('version: 1\ntools: { allow: [] }\nnetwork: { allowPrivate: ["10.0.0.0/8", "not a host!"] }\n'), { env: {} }),
+    );
     expect(v).toEqual([expect.stringMatching(/network\.allowPrivate\[1\]: "not a host!" is not a host name/)]);
   });
 

@@ -47,7 +47,9 @@ function finish(
   lineOf: ((path: readonly PropertyKey[]) => number | undefined) | undefined,
 ): LoadedPolicy {
   const violations: Violation[] = [];
-  const expanded = expandEnv(raw, env, [], (path, reason) => violations.push(withLine({ file: source, field: fieldPath(path), reason }, lineOf, path)));
+  const expanded = expandEnv(raw, env, [], (path, reason) =>
+    violations.push(withLine({ file: source, field: fieldPath(path), reason }, lineOf, path)),
+  );
   const parsed = PolicySchema.safeParse(expanded);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
@@ -59,14 +61,19 @@ function finish(
     try {
       compileAllowPrivate(parsed.data.network.allowPrivate);
     } catch (err) {
-      for (const v of (err as HelixError).details.violations as string[]) violations.push({ file: source, field: v.split(':')[0]!, reason: v.slice(v.indexOf(':') + 2) });
+      for (const v of (err as HelixError).details.violations as string[])
+        violations.push({ file: source, field: v.split(':')[0]!, reason: v.slice(v.indexOf(':') + 2) });
     }
   }
   if (violations.length > 0 || !parsed.success) throw policyError(source, violations);
   return { policy: parsed.data, source, hash: sha256Digest(canonicalJson(parsed.data)) };
 }
 
-function withLine(v: Violation, lineOf: ((p: readonly PropertyKey[]) => number | undefined) | undefined, path: readonly PropertyKey[]): Violation {
+function withLine(
+  v: Violation,
+  lineOf: ((p: readonly PropertyKey[]) => number | undefined) | undefined,
+  path: readonly PropertyKey[],
+): Violation {
   const line = lineOf?.(path);
   return line === undefined ? v : { ...v, line };
 }

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { PolicySchema, ToolManifestSchema } from '../../abi/index.js';
-import { callLimits, capabilityPatternMatches, isCapabilityGranted, isToolAllowed, toolLimits, toolPatternMatches, ungrantedCapabilities } from './rules.js';
+import {
+  callLimits,
+  capabilityPatternMatches,
+  isCapabilityGranted,
+  isToolAllowed,
+  toolLimits,
+  toolPatternMatches,
+  ungrantedCapabilities,
+} from './rules.js';
 
 const policy = PolicySchema.parse({
   version: 1,

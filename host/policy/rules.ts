@@ -1,7 +1,15 @@
 // Policy decisions: which tools run, which capabilities are granted, and the effective limits
 // of a call (the smallest of manifest, request and policy wins; budgets grow with the input
 // under ceilings that grow too, ABI-BUDGET-*).
-import { PRIVILEGED_CAPABILITY_FAMILIES, WASM_PAGE_BYTES, type EffectiveLimits, type Policy, type SecretWriteAction, type ToolLimits, type ToolManifest } from '../../abi/index.js';
+import {
+  PRIVILEGED_CAPABILITY_FAMILIES,
+  WASM_PAGE_BYTES,
+  type EffectiveLimits,
+  type Policy,
+  type SecretWriteAction,
+  type ToolLimits,
+  type ToolManifest,
+} from '../../abi/index.js';
 
 /** Whether a tool pattern (`*`, `seq.*`, exact id) matches a tool id. */
 export function toolPatternMatches(pattern: string, toolId: string): boolean {

@@ -75,8 +75,10 @@ export function checkRunCrate(metadata: unknown): string[] {
       if (key.startsWith('@')) continue;
       for (const v of asArray(value)) {
         if (!isObject(v)) continue;
-        if (!isRef(v) || Object.keys(v).length !== 1) out.push(`[RO-Crate 1.1 JSON-LD] ${e['@id']}.${key} nests an object; flattened JSON-LD refers by {"@id"} only`);
-        else if (!isAbsolute(v['@id']) && !byId.has(v['@id'])) out.push(`[RO-Crate 1.1 JSON-LD] ${e['@id']}.${key} references ${v['@id']}, which is not in @graph`);
+        if (!isRef(v) || Object.keys(v).length !== 1)
+          out.push(`[RO-Crate 1.1 JSON-LD] ${e['@id']}.${key} nests an object; flattened JSON-LD refers by {"@id"} only`);
+        else if (!isAbsolute(v['@id']) && !byId.has(v['@id']))
+          out.push(`[RO-Crate 1.1 JSON-LD] ${e['@id']}.${key} references ${v['@id']}, which is not in @graph`);
       }
     }
   }
@@ -85,10 +87,12 @@ export function checkRunCrate(metadata: unknown): string[] {
   const descriptor = byId.get('ro-crate-metadata.json');
   if (descriptor === undefined) return [...out, '[RO-Crate 1.1 root] no RO-Crate Metadata File Descriptor (ro-crate-metadata.json)'];
   if (!hasType(descriptor, 'CreativeWork')) out.push('[RO-Crate 1.1 root] the descriptor must be a CreativeWork');
-  if (!refIds(descriptor.conformsTo).includes(RO_CRATE_SPEC)) out.push(`[RO-Crate 1.1 root] the descriptor must conform to ${RO_CRATE_SPEC}`);
+  if (!refIds(descriptor.conformsTo).includes(RO_CRATE_SPEC))
+    out.push(`[RO-Crate 1.1 root] the descriptor must conform to ${RO_CRATE_SPEC}`);
   const rootId = refIds(descriptor.about)[0];
   const root = rootId === undefined ? undefined : byId.get(rootId);
-  if (root === undefined || rootId === undefined) return [...out, '[RO-Crate 1.1 root] the descriptor is not about a Root Data Entity in @graph'];
+  if (root === undefined || rootId === undefined)
+    return [...out, '[RO-Crate 1.1 root] the descriptor is not about a Root Data Entity in @graph'];
 
   // RO-Crate 1.1 "Direct properties of the Root Data Entity".
   if (!hasType(root, 'Dataset')) out.push('[RO-Crate 1.1 root] the root must be a Dataset');
@@ -116,7 +120,8 @@ export function checkRunCrate(metadata: unknown): string[] {
     const id = e['@id'];
     if (id === rootId || id.startsWith('#') || id.startsWith('_:') || !(hasType(e, 'File') || hasType(e, 'Dataset'))) continue;
     if (!reachable.has(id)) out.push(`[RO-Crate 1.1 data entities] ${id} is a data entity not in the root's hasPart`);
-    if (!isAbsolute(id) && (/[\s\\]/.test(id) || id.startsWith('/') || id.split('/').includes('..'))) out.push(`[RO-Crate 1.1 data entities] ${id} is not a URI path inside the crate`);
+    if (!isAbsolute(id) && (/[\s\\]/.test(id) || id.startsWith('/') || id.split('/').includes('..')))
+      out.push(`[RO-Crate 1.1 data entities] ${id} is not a URI path inside the crate`);
   }
 
   // Process Run Crate 0.5, Workflow Run Crate 0.5 (and Provenance when claimed): the root
@@ -126,7 +131,9 @@ export function checkRunCrate(metadata: unknown): string[] {
   for (const profile of [PROCESS_RUN_CRATE, WORKFLOW_RUN_CRATE, WORKFLOW_RO_CRATE]) {
     if (!claimed.includes(profile)) out.push(`[Workflow Run Crate 0.5] the root conformsTo must include ${profile}`);
   }
-  for (const id of claimed) if (!hasType(byId.get(id), 'CreativeWork')) out.push(`[Process Run Crate 0.5] conformsTo ${id} must be a CreativeWork entity in @graph`);
+  for (const id of claimed)
+    if (!hasType(byId.get(id), 'CreativeWork'))
+      out.push(`[Process Run Crate 0.5] conformsTo ${id} must be a CreativeWork entity in @graph`);
 
   out.push(...checkWorkflow(root, entities, byId, provenance));
   return out;
@@ -141,7 +148,8 @@ function checkWorkflow(root: Entity, entities: Entity[], byId: Map<string, Entit
   const main = mainId === undefined ? undefined : byId.get(mainId);
   if (mainId === undefined || main === undefined) out.push('[Workflow Run Crate 0.5] the root has no mainEntity in @graph');
   else {
-    if (!hasType(main, 'File', 'SoftwareSourceCode', 'ComputationalWorkflow')) out.push(`[Workflow RO-Crate 1.0] mainEntity ${mainId} must be a File, SoftwareSourceCode and ComputationalWorkflow`);
+    if (!hasType(main, 'File', 'SoftwareSourceCode', 'ComputationalWorkflow'))
+      out.push(`[Workflow RO-Crate 1.0] mainEntity ${mainId} must be a File, SoftwareSourceCode and ComputationalWorkflow`);
     if (refIds(main.programmingLanguage).length === 0) out.push(`[Workflow RO-Crate 1.0] mainEntity ${mainId} has no programmingLanguage`);
   }
 
@@ -153,12 +161,15 @@ function checkWorkflow(root: Entity, entities: Entity[], byId: Map<string, Entit
     for (const id of tools) {
       const tool = byId.get(id);
       if (tool !== undefined && !['SoftwareApplication', 'SoftwareSourceCode', 'ComputationalWorkflow'].some((t) => hasType(tool, t))) {
-        out.push(`[Process Run Crate 0.5] instrument ${id} of ${action['@id']} is not a SoftwareApplication, SoftwareSourceCode or ComputationalWorkflow`);
+        out.push(
+          `[Process Run Crate 0.5] instrument ${id} of ${action['@id']} is not a SoftwareApplication, SoftwareSourceCode or ComputationalWorkflow`,
+        );
       }
     }
   }
   // Workflow Run Crate 0.5 "Overview": the workflow's execution is a CreateAction with it as instrument.
-  if (mainId !== undefined && !actions.some((a) => refIds(a.instrument).includes(mainId))) out.push(`[Workflow Run Crate 0.5] no CreateAction has the mainEntity ${mainId} as instrument`);
+  if (mainId !== undefined && !actions.some((a) => refIds(a.instrument).includes(mainId)))
+    out.push(`[Workflow Run Crate 0.5] no CreateAction has the mainEntity ${mainId} as instrument`);
   if (!provenance || main === undefined || mainId === undefined) return out;
 
   // Provenance Run Crate 0.5 "Overview": the workflow hasPart every orchestrated tool; a
@@ -166,20 +177,25 @@ function checkWorkflow(root: Entity, entities: Entity[], byId: Map<string, Entit
   // lists its steps via step and is then also a HowTo; each step names its tool via workExample.
   const parts = new Set(refIds(main.hasPart));
   for (const action of actions) {
-    for (const id of refIds(action.instrument)) if (id !== mainId && !parts.has(id)) out.push(`[Provenance Run Crate 0.5] tool ${id} of ${action['@id']} is not in the workflow's hasPart`);
+    for (const id of refIds(action.instrument))
+      if (id !== mainId && !parts.has(id))
+        out.push(`[Provenance Run Crate 0.5] tool ${id} of ${action['@id']} is not in the workflow's hasPart`);
   }
   const steps = new Set(refIds(main.step));
   if (steps.size > 0 && !hasType(main, 'HowTo')) out.push(`[Provenance Run Crate 0.5] workflow ${mainId} has steps but is not a HowTo`);
   for (const control of entities.filter((e) => hasType(e, 'ControlAction'))) {
     const step = refIds(control.instrument)[0];
-    if (step === undefined || !hasType(byId.get(step), 'HowToStep')) out.push(`[Provenance Run Crate 0.5] ControlAction ${control['@id']} instrument must be a HowToStep`);
+    if (step === undefined || !hasType(byId.get(step), 'HowToStep'))
+      out.push(`[Provenance Run Crate 0.5] ControlAction ${control['@id']} instrument must be a HowToStep`);
     else if (!steps.has(step)) out.push(`[Provenance Run Crate 0.5] step ${step} is not in the workflow's step list`);
     const run = refIds(control.object)[0];
-    if (run === undefined || !hasType(byId.get(run), 'CreateAction')) out.push(`[Provenance Run Crate 0.5] ControlAction ${control['@id']} object must be a CreateAction`);
+    if (run === undefined || !hasType(byId.get(run), 'CreateAction'))
+      out.push(`[Provenance Run Crate 0.5] ControlAction ${control['@id']} object must be a CreateAction`);
   }
   for (const id of steps) {
     const step = byId.get(id);
-    if (step !== undefined && (!hasType(step, 'HowToStep') || refIds(step.workExample).length === 0)) out.push(`[Provenance Run Crate 0.5] step ${id} must be a HowToStep with a workExample tool`);
+    if (step !== undefined && (!hasType(step, 'HowToStep') || refIds(step.workExample).length === 0))
+      out.push(`[Provenance Run Crate 0.5] step ${id} must be a HowToStep with a workExample tool`);
   }
   return out;
 }

@@ -21,7 +21,15 @@ const hex = (data: string | Uint8Array): string => createHash('sha256').update(d
 const artId = (n: number): string => `art_01JAAAAAAAAAAAAAAAAAAAAA${String(n).padStart(2, '0')}`;
 const RUN = { A: `run_${'a'.repeat(32)}`, B: `run_${'b'.repeat(32)}`, C: `run_${'c'.repeat(32)}` };
 const ART = { art0: artId(0), art1: artId(1), art2: artId(2), art3: artId(3), logA: artId(11), logB: artId(12), logC: artId(13) };
-const BYTES: Record<string, string> = { art0: '>ref\nACGTACGT\n', art1: '>a\nGGCC\n', art2: '{"gc":0.5}\n', art3: 'id\tgc\na\t0.5\n', logA: 'A ran\n', logB: 'B ran\n', logC: 'C ran\n' };
+const BYTES: Record<string, string> = {
+  art0: '>ref\nACGTACGT\n',
+  art1: '>a\nGGCC\n',
+  art2: '{"gc":0.5}\n',
+  art3: 'id\tgc\na\t0.5\n',
+  logA: 'A ran\n',
+  logB: 'B ran\n',
+  logC: 'C ran\n',
+};
 const POLICY = canonicalJson({ tools: { allow: ['*'] } });
 
 const cleanup: Array<() => Promise<void>> = [];
@@ -35,15 +43,34 @@ async function tempDir(): Promise<string> {
   return dir;
 }
 
-async function putArtifact(store: Store, key: keyof typeof ART, type: string, createdAt: number, creator: { run: string; role: string } | null): Promise<RunLink> {
-  const blob = await writeChunks(store, (async function* () {
-    yield Buffer.from(BYTES[key] as string);
-  })());
+async function putArtifact(
+  store: Store,
+  key: keyof typeof ART,
+  type: string,
+  createdAt: number,
+  creator: { run: string; role: string } | null,
+): Promise<RunLink> {
+  const blob = await writeChunks(
+    store,
+    (async function* () {
+      yield Buffer.from(BYTES[key] as string);
+    })(),
+  );
   commitBlob(store, blob);
   const record = ArtifactRecordSchema.parse({
-    id: ART[key], sha256: blob.sha256, size: blob.size, type, compression: null, media_type: type === 'json' ? 'application/json' : 'text/plain',
-    label: key.startsWith('log') ? 'log' : `${key}.${type}`, created_at: createdAt, created_by_run: creator?.run ?? null,
-    source: creator === null ? { kind: 'import', path: '/private/import/ref.fasta', mtime_ms: 1 } : { kind: 'run', run_id: creator.run, role: creator.role },
+    id: ART[key],
+    sha256: blob.sha256,
+    size: blob.size,
+    type,
+    compression: null,
+    media_type: type === 'json' ? 'application/json' : 'text/plain',
+    label: key.startsWith('log') ? 'log' : `${key}.${type}`,
+    created_at: createdAt,
+    created_by_run: creator?.run ?? null,
+    source:
+      creator === null
+        ? { kind: 'import', path: '/private/import/ref.fasta', mtime_ms: 1 }
+        : { kind: 'run', run_id: creator.run, role: creator.role },
     preview: { text: null, truncated: false },
   });
   rawDatabases(store).artifacts.putSync(record.id, record);
@@ -55,10 +82,26 @@ function putRun(store: Store, runId: string, tool: string, at: number, inputs: R
   rawDatabases(store).params.putSync(`sha256:${hex(params)}`, params);
   rawDatabases(store).policies.putSync(`sha256:${hex(POLICY)}`, POLICY);
   const run = RunRecordSchema.parse({
-    run_id: runId, tool_id: tool, tool_version: '1.0.0', contract_version: 'v1', module_digest: `sha256:${hex(tool)}`, policy_hash: `sha256:${hex(POLICY)}`,
-    params_hash: `sha256:${hex(params)}`, status: 'succeeded', attempts: 1, created_at: at, started_at: at, finished_at: at + 50, owner: null,
-    metrics: { duration_ms: 50, fuel_used: 1234, memory_peak_pages: 2 }, result: { status: 'success', output: {}, warnings: [] },
-    inputs, outputs: outputs.map((l) => ({ ...l, role: 'out' })), log_artifact_id: log.artifact_id, idempotency_key: null, last_call_id: null,
+    run_id: runId,
+    tool_id: tool,
+    tool_version: '1.0.0',
+    contract_version: 'v1',
+    module_digest: `sha256:${hex(tool)}`,
+    policy_hash: `sha256:${hex(POLICY)}`,
+    params_hash: `sha256:${hex(params)}`,
+    status: 'succeeded',
+    attempts: 1,
+    created_at: at,
+    started_at: at,
+    finished_at: at + 50,
+    owner: null,
+    metrics: { duration_ms: 50, fuel_used: 1234, memory_peak_pages: 2 },
+    result: { status: 'success', output: {}, warnings: [] },
+    inputs,
+    outputs: outputs.map((l) => ({ ...l, role: 'out' })),
+    log_artifact_id: log.artifact_id,
+    idempotency_key: null,
+    last_call_id: null,
   });
   rawDatabases(store).runs.putSync(runId, run);
   return run;
@@ -77,13 +120,25 @@ async function chainStore(): Promise<Store> {
   putRun(store, RUN.B, 'seq.gc', 2000, [{ ...art1, role: 'reads' }], [art2], logB);
   const art3 = await putArtifact(store, 'art3', 'tsv', 3040, { run: RUN.C, role: 'out' });
   const logC = await putArtifact(store, 'logC', 'text', 3045, { run: RUN.C, role: 'log' });
-  putRun(store, RUN.C, 'seq.report', 3000, [{ ...art2, role: 'stats' }, { ...art0, role: 'reference' }], [art3], logC);
+  putRun(
+    store,
+    RUN.C,
+    'seq.report',
+    3000,
+    [
+      { ...art2, role: 'stats' },
+      { ...art0, role: 'reference' },
+    ],
+    [art3],
+    logC,
+  );
   return store;
 }
 
 type Graph = Array<Record<string, unknown>>;
 const graphOf = (metadata: Record<string, unknown>): Graph => metadata['@graph'] as Graph;
-const entity = (metadata: Record<string, unknown>, id: string): Record<string, unknown> => graphOf(metadata).find((e) => e['@id'] === id) as Record<string, unknown>;
+const entity = (metadata: Record<string, unknown>, id: string): Record<string, unknown> =>
+  graphOf(metadata).find((e) => e['@id'] === id) as Record<string, unknown>;
 
 async function codeOf(fn: () => unknown): Promise<string> {
   try {
@@ -122,10 +177,18 @@ describe('exportRunCrate', () => {
     const store = await chainStore();
     const { metadata, files } = buildRunCrate(store, RUN.C);
     const art2 = files.find((f) => f.artifactId === ART.art2)?.path as string;
-    const producer = graphOf(metadata).find((e) => e['@type'] === 'CreateAction' && JSON.stringify(e.result).includes(art2)) as Record<string, unknown>;
+    const producer = graphOf(metadata).find((e) => e['@type'] === 'CreateAction' && JSON.stringify(e.result).includes(art2)) as Record<
+      string,
+      unknown
+    >;
     expect(producer.identifier).toBe(RUN.B);
     const tool = entity(metadata, (producer.instrument as { '@id': string })['@id']);
-    expect(tool).toMatchObject({ '@type': 'SoftwareApplication', name: 'seq.gc', softwareVersion: '1.0.0', identifier: `sha256:${hex('seq.gc')}` });
+    expect(tool).toMatchObject({
+      '@type': 'SoftwareApplication',
+      name: 'seq.gc',
+      softwareVersion: '1.0.0',
+      identifier: `sha256:${hex('seq.gc')}`,
+    });
     const objects = (producer.object as Array<{ '@id': string }>).map((o) => o['@id']);
     expect(objects).toContain(files.find((f) => f.artifactId === ART.art1)?.path);
     expect(objects).toContain(`policies/${hex(POLICY)}.json`);
@@ -143,7 +206,11 @@ describe('exportRunCrate', () => {
     expect(checkRunCrate(crate.metadata)).toEqual([]);
     expect(crate.runs).toEqual([RUN.A]);
     expect(crate.files.map((f) => f.artifactId).sort()).toEqual([ART.art1, ART.logA]);
-    expect(graphOf(crate.metadata).filter((e) => e['@type'] === 'CreateAction').map((e) => e['@id'])).toEqual([`#chain/${RUN.A}`, `#${RUN.A}`]);
+    expect(
+      graphOf(crate.metadata)
+        .filter((e) => e['@type'] === 'CreateAction')
+        .map((e) => e['@id']),
+    ).toEqual([`#chain/${RUN.A}`, `#${RUN.A}`]);
     expect(existsSync(path.join(dest, 'data'))).toBe(false);
     expect((await readdir(dest)).sort()).toEqual([WORKFLOW_FILE, 'params', 'policies', 'ro-crate-metadata.json']);
   });
@@ -239,7 +306,10 @@ describe('buildRunCrate', () => {
     const art1 = rawDatabases(store).artifacts.get(ART.art1);
     const run = rawDatabases(store).runs.get(RUN.A) as RunRecord;
     // A now also reads art2, which B made from A's art1.
-    rawDatabases(store).runs.putSync(RUN.A, { ...run, inputs: [{ role: 'loop', artifact_id: ART.art2, sha256: hex(BYTES.art2 as string) }] });
+    rawDatabases(store).runs.putSync(RUN.A, {
+      ...run,
+      inputs: [{ role: 'loop', artifact_id: ART.art2, sha256: hex(BYTES.art2 as string) }],
+    });
     const crate = buildRunCrate(store, RUN.C);
     expect(art1).toBeDefined();
     expect(crate.runs.sort()).toEqual([RUN.A, RUN.B, RUN.C]);
@@ -290,6 +360,8 @@ describe('checkRunCrate', () => {
 
   it('rejects what is not a crate at all', () => {
     expect(checkRunCrate(null)).toHaveLength(1);
-    expect(checkRunCrate({ '@context': 'x', '@graph': [] })).toEqual(expect.arrayContaining([expect.stringMatching(/@context/), expect.stringMatching(/Descriptor/)]));
+    expect(checkRunCrate({ '@context': 'x', '@graph': [] })).toEqual(
+      expect.arrayContaining([expect.stringMatching(/@context/), expect.stringMatching(/Descriptor/)]),
+    );
   });
 });

@@ -47,7 +47,13 @@ function runStart(n: number): RunStart {
   };
 }
 
-const succeeded: RunFinisher = () => ({ status: 'succeeded', result: { status: 'success', output: { ok: true }, warnings: [] }, metrics: { duration_ms: 1, fuel_used: 1, memory_peak_pages: 1 }, outputs: [], log_artifact_id: null });
+const succeeded: RunFinisher = () => ({
+  status: 'succeeded',
+  result: { status: 'success', output: { ok: true }, warnings: [] },
+  metrics: { duration_ms: 1, fuel_used: 1, memory_peak_pages: 1 },
+  outputs: [],
+  log_artifact_id: null,
+});
 const kinds = (events: RunEvent[]): string[] => events.map((e) => e.kind);
 const FAR = Date.now() + 60_000;
 
@@ -106,7 +112,9 @@ describe('RunCoordinator commits', () => {
     const outcome = await first.run(start, FAR, async () => {
       const other = await second.run(start, FAR, async () => succeeded);
       expect(other.record.status).toBe('succeeded');
-      return Object.assign((() => ({ ...succeeded(other.record), status: 'failed' })) as RunFinisher, { abandon: () => (abandoned = true) });
+      return Object.assign((() => ({ ...succeeded(other.record), status: 'failed' })) as RunFinisher, {
+        abandon: () => (abandoned = true),
+      });
     });
     expect(abandoned).toBe(true);
     expect(outcome).toMatchObject({ joined: true, record: { status: 'succeeded', attempts: 1 } });

@@ -7,7 +7,18 @@ import { HelixError } from '../../abi/index.js';
 import { bindIdempotencyKey, idempotencyRun } from '../store/documents.js';
 import type { Store } from '../store/open-store.js';
 import { isOtherLiveOwner } from '../store/owner.js';
-import { beginRun, BEGIN_AFTER_MS, blockRun, endRun, getRun, isRunningElsewhere, startedEvent, type RunAttempt, type RunFinisher, type RunStart } from './run-store.js';
+import {
+  beginRun,
+  BEGIN_AFTER_MS,
+  blockRun,
+  endRun,
+  getRun,
+  isRunningElsewhere,
+  startedEvent,
+  type RunAttempt,
+  type RunFinisher,
+  type RunStart,
+} from './run-store.js';
 
 /** How a coordinated run ended for this caller. */
 export interface RunOutcome {
@@ -63,7 +74,10 @@ export class RunCoordinator {
     }
 
     const promise = this.#start(start, existing, deadlineMs, execute);
-    this.#inflight.set(start.run_id, promise.then((o) => o.record));
+    this.#inflight.set(
+      start.run_id,
+      promise.then((o) => o.record),
+    );
     try {
       return await promise;
     } finally {
@@ -96,7 +110,13 @@ export class RunCoordinator {
       clearTimeout(timer);
       // A host bug while running: record the run as failed rather than leave it `running`.
       const message = err instanceof Error ? err.message : String(err);
-      finish = () => ({ status: 'failed', result: { status: 'terminal_error', error: { code: 'S-TOOL-WORKER-LOST', message, details: {} }, warnings: [] }, metrics: { duration_ms: 0, fuel_used: 0, memory_peak_pages: 0 }, outputs: [], log_artifact_id: null });
+      finish = () => ({
+        status: 'failed',
+        result: { status: 'terminal_error', error: { code: 'S-TOOL-WORKER-LOST', message, details: {} }, warnings: [] },
+        metrics: { duration_ms: 0, fuel_used: 0, memory_peak_pages: 0 },
+        outputs: [],
+        log_artifact_id: null,
+      });
       await endRun(this.store, start, attempt, finish, this.now(), expected);
       throw err;
     }
@@ -113,7 +133,10 @@ export class RunCoordinator {
       if (run === undefined) throw new Error(`run ${runId} vanished while being waited for`);
       if (run.status !== 'running' || run.owner === null || !isOtherLiveOwner(run.owner)) return run;
       if (this.now() >= deadlineMs) {
-        throw new HelixError('R-TIMEOUT-001', { message: `Run ${runId} is still running in process ${run.owner.pid}; the deadline passed while waiting for it.`, details: { run_id: runId, phase: 'join', owner_pid: run.owner.pid } });
+        throw new HelixError('R-TIMEOUT-001', {
+          message: `Run ${runId} is still running in process ${run.owner.pid}; the deadline passed while waiting for it.`,
+          details: { run_id: runId, phase: 'join', owner_pid: run.owner.pid },
+        });
       }
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }

@@ -45,7 +45,11 @@ describe('run identity', () => {
 
   it('depends on input artifacts by content: the same bytes under another id are the same work', () => {
     const otherId = 'art_01J0000000000000000000000A';
-    const reimported = { ...base, input: { ...base.input, reads: otherId }, input_artifacts: [{ path: '/reads', artifact_id: otherId, sha256: 'c'.repeat(64) }] };
+    const reimported = {
+      ...base,
+      input: { ...base.input, reads: otherId },
+      input_artifacts: [{ path: '/reads', artifact_id: otherId, sha256: 'c'.repeat(64) }],
+    };
     expect(id(reimported)).toBe(id(base));
     expect(canonicalParams(base)).toContain(`"reads":"sha256:${'c'.repeat(64)}"`);
     expect(canonicalParams(base)).not.toContain('art_');
@@ -121,7 +125,14 @@ describe('run identity vectors', () => {
   });
 
   it('the fewest fields: no entrypoint, limits, artifacts, boundary or contract digest', () => {
-    const bare: ParamsSource = { tool_id: 't.bare', tool_version: '0.1.0', contract_version: 'v1', module_digest: `sha256:${'d'.repeat(64)}`, input: {}, input_artifacts: [] };
+    const bare: ParamsSource = {
+      tool_id: 't.bare',
+      tool_version: '0.1.0',
+      contract_version: 'v1',
+      module_digest: `sha256:${'d'.repeat(64)}`,
+      input: {},
+      input_artifacts: [],
+    };
     expect(runIdentity(bare, POLICY)).toEqual({
       run_id: 'run_9972ff65ed6a26e908679e76f7a75abc',
       params_hash: 'sha256:581f0c4d28347b3ecd0824373aed37b52f713c84bae9d390abfcfdc935b86593',
@@ -137,7 +148,12 @@ describe('run identity vectors', () => {
       module_digest: `sha256:${'e'.repeat(64)}`,
       contract_digest: `sha256:${'f'.repeat(64)}`,
       entrypoint: 'run',
-      input: { 'a/b': [{ 'c~d': 'art_01J0000000000000000000000B' }], first: 'art_01J0000000000000000000000A', note: '\u00e9 \u2603 \u2028', n: 1.5e-7 },
+      input: {
+        'a/b': [{ 'c~d': 'art_01J0000000000000000000000B' }],
+        first: 'art_01J0000000000000000000000A',
+        note: '\u00e9 \u2603 \u2028',
+        n: 1.5e-7,
+      },
       input_artifacts: [
         { path: '/first', artifact_id: 'art_01J0000000000000000000000A', sha256: '1'.repeat(64) },
         { path: '/a~1b/0/c~0d', artifact_id: 'art_01J0000000000000000000000B', sha256: '2'.repeat(64) },
@@ -157,11 +173,18 @@ describe('run identity vectors', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'helix-identity-'));
     try {
       const file = path.join(dir, 'policy.yaml');
-      writeFileSync(file, 'version: 1\ntools:\n  allow: [seq.*]\ngrants:\n  seq.stats: [artifact.read, log.emit]\nceilings:\n  fuel: 5000000\npaths:\n  importRoots: ["${DATA}"]\n  exportRoots: []\n');
-      expect(loadPolicy(file, { env: { DATA: '/data/in' } }).hash).toBe('sha256:d52701be33b60687191a5e8c9d00869338d977ac255c36760269b7d3ea2c861b');
+      writeFileSync(
+        file,
+        'version: 1\ntools:\n  allow: [seq.*]\ngrants:\n  seq.stats: [artifact.read, log.emit]\nceilings:\n  fuel: 5000000\npaths:\n  importRoots: ["${DATA}"]\n  exportRoots: []\n',
+      );
+      expect(loadPolicy(file, { env: { DATA: '/data/in' } }).hash).toBe(
+        'sha256:d52701be33b60687191a5e8c9d00869338d977ac255c36760269b7d3ea2c861b',
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-    expect(loadPolicy(undefined, { env: { PWD: '/home/author/work' } }).hash).toBe('sha256:08f9a8594d177ccdeb5d1de8712e34b4c49862bb662e6760544547063b489dce');
+    expect(loadPolicy(undefined, { env: { PWD: '/home/author/work' } }).hash).toBe(
+      'sha256:08f9a8594d177ccdeb5d1de8712e34b4c49862bb662e6760544547063b489dce',
+    );
   });
 });

@@ -54,7 +54,10 @@ const sha256 = (text: string): string => createHash('sha256').update(text).diges
 function contentAddressedInput(input: Record<string, unknown>, artifacts: readonly InputArtifact[]): unknown {
   const copy = structuredClone(input) as Record<string, unknown>;
   for (const a of artifacts) {
-    const keys = a.path.split('/').slice(1).map((k) => k.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const keys = a.path
+      .split('/')
+      .slice(1)
+      .map((k) => k.replace(/~1/g, '/').replace(/~0/g, '~'));
     const last = keys.pop();
     if (last === undefined) continue;
     let node: unknown = copy;

@@ -16,7 +16,10 @@ afterEach(async () => {
   for (const c of cleanup.splice(0)) await c();
 });
 
-async function storeWith(journal: ReadonlyArray<{ name: string | null; error: typeof FORBIDDEN | null }>, audits: ReadonlyArray<{ at: number; capability: string | null; decision: string; reason: string }>): Promise<{ store: Store; run: RunRecord }> {
+async function storeWith(
+  journal: ReadonlyArray<{ name: string | null; error: typeof FORBIDDEN | null }>,
+  audits: ReadonlyArray<{ at: number; capability: string | null; decision: string; reason: string }>,
+): Promise<{ store: Store; run: RunRecord }> {
   const dir = await mkdtemp(path.join(tmpdir(), 'helix-refusals-'));
   const store = openStore(path.join(dir, 'home'));
   cleanup.push(async () => {
@@ -24,17 +27,47 @@ async function storeWith(journal: ReadonlyArray<{ name: string | null; error: ty
     await rm(dir, { recursive: true, force: true });
   });
   const run = RunRecordSchema.parse({
-    run_id: RUN, tool_id: 't.asker', tool_version: '1.0.0', contract_version: 'v1', module_digest: `sha256:${HASH}`, policy_hash: `sha256:${HASH}`, params_hash: `sha256:${HASH}`,
-    status: 'succeeded', attempts: 1, created_at: 1000, started_at: 1000, finished_at: 2000, owner: null, metrics: null, result: { status: 'success', output: {}, warnings: [] },
-    inputs: [], outputs: [], log_artifact_id: null, idempotency_key: null, last_call_id: null, journal: { entries: journal.length, head: null },
+    run_id: RUN,
+    tool_id: 't.asker',
+    tool_version: '1.0.0',
+    contract_version: 'v1',
+    module_digest: `sha256:${HASH}`,
+    policy_hash: `sha256:${HASH}`,
+    params_hash: `sha256:${HASH}`,
+    status: 'succeeded',
+    attempts: 1,
+    created_at: 1000,
+    started_at: 1000,
+    finished_at: 2000,
+    owner: null,
+    metrics: null,
+    result: { status: 'success', output: {}, warnings: [] },
+    inputs: [],
+    outputs: [],
+    log_artifact_id: null,
+    idempotency_key: null,
+    last_call_id: null,
+    journal: { entries: journal.length, head: null },
   });
   rawDatabases(store).runs.putSync(RUN, run);
   const builder = new JournalBuilder();
   for (const j of journal) {
-    const e = builder.append({ name: j.name, args: {}, request_sha256: HASH, outcome: j.error === null ? 'ok' : 'error', mode: 'value', result: j.error === null ? 1 : null, result_sha256: null, error: j.error, response_sha256: HASH, fuel: 1000 });
+    const e = builder.append({
+      name: j.name,
+      args: {},
+      request_sha256: HASH,
+      outcome: j.error === null ? 'ok' : 'error',
+      mode: 'value',
+      result: j.error === null ? 1 : null,
+      result_sha256: null,
+      error: j.error,
+      response_sha256: HASH,
+      fuel: 1000,
+    });
     rawDatabases(store).journal.putSync([RUN, e.seq], e as unknown as Record<string, unknown>);
   }
-  for (const [i, a] of audits.entries()) rawDatabases(store).audit.putSync([a.at, 1, i], { kind: 'capability', tool_id: 't.asker', run_id: RUN, ...a });
+  for (const [i, a] of audits.entries())
+    rawDatabases(store).audit.putSync([a.at, 1, i], { kind: 'capability', tool_id: 't.asker', run_id: RUN, ...a });
   return { store, run };
 }
 
@@ -50,14 +83,25 @@ describe('refusedCalls', () => {
       { at: 1200, capability: 'kv.get', decision: 'forbidden', reason: 'not in the manifest allowlist' },
     ]);
     expect(refusedCalls(store, run)).toEqual([
-      { seq: 1, capability: 'kv.get', decision: 'forbidden', code: 'A-AUTH-FORBIDDEN', reason: 'not in the manifest allowlist', hint: expect.stringContaining('add kv.get to capabilities.allow') },
+      {
+        seq: 1,
+        capability: 'kv.get',
+        decision: 'forbidden',
+        code: 'A-AUTH-FORBIDDEN',
+        reason: 'not in the manifest allowlist',
+        hint: expect.stringContaining('add kv.get to capabilities.allow'),
+      },
     ]);
   });
 
   it('still lists them from the journal alone when the audit trail has no record of the attempt', async () => {
     // Records before the attempt started (an earlier attempt) do not count.
-    const { store, run } = await storeWith(journal, [{ at: 500, capability: 'kv.get', decision: 'forbidden', reason: 'not in the manifest allowlist' }]);
-    expect(refusedCalls(store, run)).toEqual([{ seq: 1, capability: 'kv.get', decision: null, code: 'A-AUTH-FORBIDDEN', reason: 'forbidden', hint: FORBIDDEN.hint }]);
+    const { store, run } = await storeWith(journal, [
+      { at: 500, capability: 'kv.get', decision: 'forbidden', reason: 'not in the manifest allowlist' },
+    ]);
+    expect(refusedCalls(store, run)).toEqual([
+      { seq: 1, capability: 'kv.get', decision: null, code: 'A-AUTH-FORBIDDEN', reason: 'forbidden', hint: FORBIDDEN.hint },
+    ]);
   });
 
   it('does not take a reason from an audit record of another call', async () => {

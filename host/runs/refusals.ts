@@ -56,7 +56,14 @@ export function refusedCalls(store: Store, run: RunRecord): RefusedCall[] {
     // Why a call was forbidden is only in the audit trail (the guest's answer says nothing); any
     // other refusal's own message, with its violations, says more than the trail's short tag.
     const reason = (audit?.decision === 'forbidden' ? audit.reason : undefined) ?? errorText(e) ?? audit?.reason ?? code;
-    out.push({ seq: e.seq, capability: e.name, decision: (audit?.decision as RefusalDecision | undefined) ?? null, code, reason, hint: hintFor(run.tool_id, e, code, reason) });
+    out.push({
+      seq: e.seq,
+      capability: e.name,
+      decision: (audit?.decision as RefusalDecision | undefined) ?? null,
+      code,
+      reason,
+      hint: hintFor(run.tool_id, e, code, reason),
+    });
   }
   return out;
 }
@@ -87,7 +94,9 @@ function errorText(entry: JournalEntry): string | undefined {
   if (entry.error === null) return undefined;
   const list = entry.error.details.violations;
   const violations = Array.isArray(list)
-    ? list.map((v) => (typeof v === 'object' && v !== null && 'path' in v && 'message' in v ? `${String(v.path)}: ${String(v.message)}` : String(v)))
+    ? list.map((v) =>
+        typeof v === 'object' && v !== null && 'path' in v && 'message' in v ? `${String(v.path)}: ${String(v.message)}` : String(v),
+      )
     : [];
   const message = entry.error.message.replace(/\.$/, '');
   // Some messages list their violations already.
@@ -103,9 +112,11 @@ function hintFor(toolId: string, entry: JournalEntry, code: string, reason: stri
   if (reason === FORBIDDEN_REASONS.unlisted) {
     return `The code of ${toolId} calls ${name}, which its manifest does not allow: add ${listing} to capabilities.allow (and grant it in the policy), or remove the call.`;
   }
-  if (reason === FORBIDDEN_REASONS.ungranted) return `The manifest of ${toolId} allows ${name}, but the policy does not grant it: grant it under grants in the policy file.`;
+  if (reason === FORBIDDEN_REASONS.ungranted)
+    return `The manifest of ${toolId} allows ${name}, but the policy does not grant it: grant it under grants in the policy file.`;
   if (reason === FORBIDDEN_REASONS.unknown) return `This host has no capability ${name}; see README "Capabilities" for those it has.`;
   const scope = /^scope (\S+) /.exec(reason)?.[1];
-  if (scope !== undefined && reason === FORBIDDEN_REASONS.scope(scope)) return `Add ${scope} to capabilities.allow in the manifest of ${toolId} and grant it in the policy, or call ${name} with a scope the manifest lists.`;
+  if (scope !== undefined && reason === FORBIDDEN_REASONS.scope(scope))
+    return `Add ${scope} to capabilities.allow in the manifest of ${toolId} and grant it in the policy, or call ${name} with a scope the manifest lists.`;
   return entry.error?.hint ?? (ERROR_CODES as Record<string, { hint: string }>)[code]?.hint ?? '';
 }

@@ -41,13 +41,26 @@ export async function prepareRunEnding(store: Store, now: () => number, run: Exe
   const { effects } = run;
   let result = run.result;
   if (effects !== undefined && result.status === 'success' && effects.outputProblems.length > 0) {
-    const err = new HelixError('C-CONTRACT-DECLARED-OUTPUTS', { message: `The run of "${run.toolId}" did not create exactly its declared outputs: ${effects.outputProblems.join('; ')}.`, details: { problems: effects.outputProblems } });
+    const err = new HelixError('C-CONTRACT-DECLARED-OUTPUTS', {
+      message: `The run of "${run.toolId}" did not create exactly its declared outputs: ${effects.outputProblems.join('; ')}.`,
+      details: { problems: effects.outputProblems },
+    });
     result = { status: 'terminal_error', error: err.toWire(), warnings: [] };
   }
   if (effects !== undefined) result = effects.seal(result);
   const succeeded = result.status === 'success';
-  const inputBlob = run.guestInput === undefined ? undefined : await writeChunks(store, once(run.guestInput), Number.MAX_SAFE_INTEGER, { defer: true });
-  const log = await buildRunLog(store, run.runId, { unstoredEvents: run.unstoredEvents, call_id: run.callId, tool_id: run.toolId, tool_version: run.toolVersion, result, metrics: run.metrics, lines: effects?.log ?? [], dropped: effects?.logDropped ?? 0 });
+  const inputBlob =
+    run.guestInput === undefined ? undefined : await writeChunks(store, once(run.guestInput), Number.MAX_SAFE_INTEGER, { defer: true });
+  const log = await buildRunLog(store, run.runId, {
+    unstoredEvents: run.unstoredEvents,
+    call_id: run.callId,
+    tool_id: run.toolId,
+    tool_version: run.toolVersion,
+    result,
+    metrics: run.metrics,
+    lines: effects?.log ?? [],
+    dropped: effects?.logDropped ?? 0,
+  });
   const discardOutputs = (): void => {
     for (const o of effects?.outputs ?? []) discardBlob(store, o.prepared.blob);
   };
@@ -61,7 +74,13 @@ export async function prepareRunEnding(store: Store, now: () => number, run: Exe
   };
   const finish = () => {
     if (inputBlob !== undefined) commitBlob(store, inputBlob);
-    const outputs: RunLink[] = succeeded ? (effects?.outputs ?? []).map((o) => ({ role: o.role, artifact_id: commitArtifact(store, o.prepared, now(), o.id).id, sha256: o.prepared.blob.sha256 })) : [];
+    const outputs: RunLink[] = succeeded
+      ? (effects?.outputs ?? []).map((o) => ({
+          role: o.role,
+          artifact_id: commitArtifact(store, o.prepared, now(), o.id).id,
+          sha256: o.prepared.blob.sha256,
+        }))
+      : [];
     if (!succeeded) discardOutputs();
     writeAudit();
     if (effects !== undefined) writeJournal(store, run.runId, effects.journal);

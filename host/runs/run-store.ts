@@ -1,13 +1,33 @@
 // Runs in the store: the status machine with its allowed transitions, one transaction per state
 // change that belongs together (record, params, policy, links, events, artifacts), events, and
 // runs a dead process left `running`, settled as `interrupted` by whichever reader finds them.
-import { type CallMetrics, HelixError, RUN_TRANSITIONS, type RunEvent, type RunLink, type RunRecord, RunRecordSchema, type RunResult, type RunStatus } from '../../abi/index.js';
+import {
+  type CallMetrics,
+  HelixError,
+  RUN_TRANSITIONS,
+  type RunEvent,
+  type RunLink,
+  type RunRecord,
+  RunRecordSchema,
+  type RunResult,
+  type RunStatus,
+} from '../../abi/index.js';
 import { appendAudit } from '../store/audit.js';
 import { bindIdempotencyKey, keepRunDocuments } from '../store/documents.js';
 import type { Store } from '../store/open-store.js';
 import { currentOwner, isOtherLiveOwner, type Owner } from '../store/owner.js';
 import { groupedTransaction } from '../store/commit-group.js';
-import { appendRunEvent, putActiveRun, putRun, readActiveRun, readActiveRuns, readAllRuns, readRun, readRunEvents, removeActiveRun } from '../store/runs.js';
+import {
+  appendRunEvent,
+  putActiveRun,
+  putRun,
+  readActiveRun,
+  readActiveRuns,
+  readAllRuns,
+  readRun,
+  readRunEvents,
+  removeActiveRun,
+} from '../store/runs.js';
 
 /** Reads a run as stored, checked against its schema; undefined when absent. */
 export function getRun(store: Store, runId: string): RunRecord | undefined {
@@ -26,7 +46,11 @@ export function observeRun(store: Store, runId: string): RunRecord | undefined {
 /** Reads a run for showing it (see observeRun) or throws P-PRECOND-RUN-NOT-FOUND. */
 export function requireRun(store: Store, runId: string): RunRecord {
   const run = observeRun(store, runId);
-  if (run === undefined) throw new HelixError('P-PRECOND-RUN-NOT-FOUND', { message: `No run ${runId} is in the store ${store.home}.`, details: { run_id: runId } });
+  if (run === undefined)
+    throw new HelixError('P-PRECOND-RUN-NOT-FOUND', {
+      message: `No run ${runId} is in the store ${store.home}.`,
+      details: { run_id: runId },
+    });
   return run;
 }
 
@@ -127,7 +151,14 @@ function writeAttempt(store: Store, start: RunStart, existing: RunRecord | undef
   }
   checkTransition(from, 'running');
   const record = baseRecord(start, existing, at);
-  const next: RunRecord = { ...record, status: 'running', attempts: record.attempts + 1, started_at: at, finished_at: null, owner: { ...owner } };
+  const next: RunRecord = {
+    ...record,
+    status: 'running',
+    attempts: record.attempts + 1,
+    started_at: at,
+    finished_at: null,
+    owner: { ...owner },
+  };
   putShared(store, start);
   putRun(store, next);
   appendRunEvent(store, start.run_id, startedEvent(start, existing, at));
@@ -182,7 +213,11 @@ function writeFinish(store: Store, current: RunRecord, finish: RunFinisher, now:
   };
   putRun(store, next);
   removeActiveRun(store, current.run_id);
-  appendRunEvent(store, current.run_id, { at: now, kind: 'finished', detail: { status: f.status, code: f.result.error?.code ?? null, duration_ms: f.metrics.duration_ms } });
+  appendRunEvent(store, current.run_id, {
+    at: now,
+    kind: 'finished',
+    detail: { status: f.status, code: f.result.error?.code ?? null, duration_ms: f.metrics.duration_ms },
+  });
   return next;
 }
 
@@ -193,18 +228,30 @@ function writeFinish(store: Store, current: RunRecord, finish: RunFinisher, now:
  * one transaction. When another process has meanwhile recorded the run as succeeded, that
  * record stands: this attempt is abandoned and the caller gets the stored run (`joined`).
  */
-export function endRun(store: Store, start: RunStart, attempt: RunAttempt, finish: RunFinisher, now: number, expected: () => number = () => 0): Promise<{ record: RunRecord; joined: boolean }> {
-  return groupedTransaction(store, () => {
-    const current = getRun(store, start.run_id);
-    // Running under this process: its start was committed (one attempt per run id runs in a process).
-    if (current?.status === 'running' && current.owner !== null && isSelf(current.owner)) return { record: writeFinish(store, current, finish, now), joined: false };
-    if (current?.status === 'succeeded') {
-      finish.abandon?.();
-      return { record: current, joined: true };
-    }
-    const running = writeAttempt(store, start, current, attempt.startedAt, currentOwner());
-    return { record: writeFinish(store, running, finish, now), joined: false };
-  }, expected);
+export function endRun(
+  store: Store,
+  start: RunStart,
+  attempt: RunAttempt,
+  finish: RunFinisher,
+  now: number,
+  expected: () => number = () => 0,
+): Promise<{ record: RunRecord; joined: boolean }> {
+  return groupedTransaction(
+    store,
+    () => {
+      const current = getRun(store, start.run_id);
+      // Running under this process: its start was committed (one attempt per run id runs in a process).
+      if (current?.status === 'running' && current.owner !== null && isSelf(current.owner))
+        return { record: writeFinish(store, current, finish, now), joined: false };
+      if (current?.status === 'succeeded') {
+        finish.abandon?.();
+        return { record: current, joined: true };
+      }
+      const running = writeAttempt(store, start, current, attempt.startedAt, currentOwner());
+      return { record: writeFinish(store, running, finish, now), joined: false };
+    },
+    expected,
+  );
 }
 
 /** Records a run the policy refused (status `blocked`), with the refusal as its result. */
@@ -257,7 +304,9 @@ function settleDeadRuns(store: Store, runIds: readonly string[], now: number, fo
 
 /** Marks every run left `running` by a process that is gone as `interrupted`. Returns their ids. */
 export async function recoverInterrupted(store: Store, now: number): Promise<string[]> {
-  const stale = readActiveRuns(store).filter(({ owner }) => isGone(owner)).map(({ runId }) => runId);
+  const stale = readActiveRuns(store)
+    .filter(({ owner }) => isGone(owner))
+    .map(({ runId }) => runId);
   if (stale.length === 0) return [];
   return [...settleDeadRuns(store, stale, now, 'startup').keys()];
 }

@@ -24,7 +24,8 @@ async function storedOutput(store: Store, link: RunRecord['outputs'][number]): P
   try {
     const record = readArtifactRecord(store, link.artifact_id);
     if (record === undefined) return { where, expected: link.sha256, actual: null, detail: 'the artifact is not in the store' };
-    if (record.sha256 !== link.sha256) return { where, expected: link.sha256, actual: record.sha256, detail: 'the artifact record names other bytes than the run linked' };
+    if (record.sha256 !== link.sha256)
+      return { where, expected: link.sha256, actual: record.sha256, detail: 'the artifact record names other bytes than the run linked' };
     const hash = createHash('sha256');
     let size = 0;
     for await (const piece of readBlob(store, record.sha256)) {
@@ -32,7 +33,13 @@ async function storedOutput(store: Store, link: RunRecord['outputs'][number]): P
       size += piece.length;
     }
     const actual = hash.digest('hex');
-    if (size !== record.size || actual !== record.sha256) return { where, expected: record.sha256, actual, detail: `the stored bytes read back as ${size} bytes, the record says ${record.size}` };
+    if (size !== record.size || actual !== record.sha256)
+      return {
+        where,
+        expected: record.sha256,
+        actual,
+        detail: `the stored bytes read back as ${size} bytes, the record says ${record.size}`,
+      };
     return undefined;
   } catch (err) {
     // Damage found on the way (a chunk, a record) is the difference itself.
@@ -78,7 +85,9 @@ export class WrittenOutputs {
         return undefined;
       }
     };
-    const req = parse(request) as { name?: unknown; args?: { role?: unknown; data?: unknown; encoding?: unknown; final?: unknown } } | undefined;
+    const req = parse(request) as
+      | { name?: unknown; args?: { role?: unknown; data?: unknown; encoding?: unknown; final?: unknown } }
+      | undefined;
     if (req?.name === 'docker.run') return this.#noteContainer(parse(answer.response));
     const data = bulk?.kind === 'write' ? bulk.data : typeof req?.args?.data === 'string' ? req.args.data : undefined;
     if (req?.name !== 'artifact.write' || typeof req.args?.role !== 'string' || data === undefined) return;
@@ -88,7 +97,8 @@ export class WrittenOutputs {
     this.#roles.set(role, w);
     if (w.sealed !== undefined || w.hash === undefined || w.stream === undefined) return;
     const final = req.args.final === true;
-    const piece = typeof data !== 'string' ? data : req.args.encoding === 'base64' ? Buffer.from(data, 'base64') : Buffer.from(data, 'utf8');
+    const piece =
+      typeof data !== 'string' ? data : req.args.encoding === 'base64' ? Buffer.from(data, 'base64') : Buffer.from(data, 'utf8');
     const passed = w.stream.next(piece, final);
     // A refused piece was refused live too, and the replay answers that refusal, never `ok`.
     if ('hit' in passed) return;
@@ -107,7 +117,8 @@ export class WrittenOutputs {
     const outputs = Array.isArray(result?.outputs) ? (result.outputs as Array<{ role?: unknown; sha256?: unknown }>) : [];
     const logs = [result?.stdout_log, result?.stderr_log] as Array<{ role?: unknown; sha256?: unknown } | null | undefined>;
     for (const o of [...outputs, ...logs]) {
-      if (typeof o?.role === 'string' && typeof o.sha256 === 'string' && !this.#roles.has(o.role)) this.#roles.set(o.role, { sealed: o.sha256 });
+      if (typeof o?.role === 'string' && typeof o.sha256 === 'string' && !this.#roles.has(o.role))
+        this.#roles.set(o.role, { sealed: o.sha256 });
     }
   }
 
@@ -116,10 +127,22 @@ export class WrittenOutputs {
     const stored = new Map(run.outputs.map((l) => [l.role, l.sha256]));
     for (const [role, sha256] of stored) {
       const sealed = this.#roles.get(role)?.sealed ?? null;
-      if (sealed !== sha256) return { where: `output ${role}`, expected: sha256, actual: sealed, detail: sealed === null ? 'the re-execution did not write it' : 'the re-execution wrote other bytes' };
+      if (sealed !== sha256)
+        return {
+          where: `output ${role}`,
+          expected: sha256,
+          actual: sealed,
+          detail: sealed === null ? 'the re-execution did not write it' : 'the re-execution wrote other bytes',
+        };
     }
     for (const [role, w] of this.#roles) {
-      if (w.sealed !== undefined && !stored.has(role)) return { where: `output ${role}`, expected: null, actual: w.sealed, detail: 'the re-execution wrote an output the run does not have' };
+      if (w.sealed !== undefined && !stored.has(role))
+        return {
+          where: `output ${role}`,
+          expected: null,
+          actual: w.sealed,
+          detail: 'the re-execution wrote an output the run does not have',
+        };
     }
     return undefined;
   }

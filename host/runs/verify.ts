@@ -37,22 +37,52 @@ interface CanonicalParams {
 export async function verifyRun(store: Store, runId: string, timeoutMs = 600_000): Promise<VerifyReport> {
   const run = requireRun(store, runId);
   const why = unverifiable(run);
-  if (why !== undefined) throw new HelixError('P-PRECOND-VERIFY', { message: `Run ${runId} cannot be verified: ${why}.`, details: { run_id: runId, status: run.status } });
+  if (why !== undefined)
+    throw new HelixError('P-PRECOND-VERIFY', {
+      message: `Run ${runId} cannot be verified: ${why}.`,
+      details: { run_id: runId, status: run.status },
+    });
   const checks: Array<{ check: string; ok: boolean; detail?: string }> = [];
   const journal = readJournal(store, runId);
   const broken = brokenLink(journal, run.journal.head);
   checks.push({ check: 'journal hash chain', ok: broken === undefined, ...(broken === undefined ? {} : { detail: broken.reason }) });
-  if (broken !== undefined) return { run_id: runId, match: false, checks, first_difference: { seq: broken.seq, reason: `the journal was altered: ${broken.reason}` } };
+  if (broken !== undefined)
+    return {
+      run_id: runId,
+      match: false,
+      checks,
+      first_difference: { seq: broken.seq, reason: `the journal was altered: ${broken.reason}` },
+    };
 
   const stored = await checkStoredOutputs(store, run);
-  checks.push({ check: 'stored outputs read back as recorded', ok: stored === undefined, ...(stored === undefined ? {} : { detail: `${stored.where}: ${stored.detail}` }) });
-  if (stored !== undefined) return { run_id: runId, match: false, checks, first_difference: { where: stored.where, expected: stored.expected, actual: stored.actual } };
+  checks.push({
+    check: 'stored outputs read back as recorded',
+    ok: stored === undefined,
+    ...(stored === undefined ? {} : { detail: `${stored.where}: ${stored.detail}` }),
+  });
+  if (stored !== undefined)
+    return {
+      run_id: runId,
+      match: false,
+      checks,
+      first_difference: { where: stored.where, expected: stored.expected, actual: stored.actual },
+    };
 
   const params = JSON.parse(readParams(store, run.params_hash) ?? 'null') as CanonicalParams | null;
   const policyText = readPolicy(store, run.policy_hash);
-  if (params?.limits == null || policyText === undefined) throw new HelixError('P-PRECOND-VERIFY', { message: `Run ${runId} lacks its params or policy snapshot in the store.`, details: { run_id: runId } });
+  if (params?.limits == null || policyText === undefined)
+    throw new HelixError('P-PRECOND-VERIFY', {
+      message: `Run ${runId} lacks its params or policy snapshot in the store.`,
+      details: { run_id: runId },
+    });
   const policyParsed = PolicySchema.safeParse(JSON.parse(policyText));
-  if (!policyParsed.success) throw invalidRecord('policies', run.policy_hash, 'it is not a policy', policyParsed.error.issues.map((i) => `${i.path.join('.') || '(policy)'}: ${i.message}`));
+  if (!policyParsed.success)
+    throw invalidRecord(
+      'policies',
+      run.policy_hash,
+      'it is not a policy',
+      policyParsed.error.issues.map((i) => `${i.path.join('.') || '(policy)'}: ${i.message}`),
+    );
   const policy = policyParsed.data;
   const moduleBytes = await readBlobBytes(store, run.module_digest!.slice('sha256:'.length), 1 << 30);
   const input = await readBlobBytes(store, run.input_sha256!, 1 << 30);
@@ -64,7 +94,11 @@ export async function verifyRun(store: Store, runId: string, timeoutMs = 600_000
   const keyed = journal.some((e) => e.keyed === true);
   const key = keyed ? readSecretKey(store.home) : undefined;
   if (keyed && key === undefined) {
-    throw new HelixError('P-PRECOND-VERIFY', { message: `Run ${runId} received a secret, and its journal's hashes are keyed with the store's secret hash key, which is missing (${secretKeyPath(store.home)}).`, details: { run_id: runId, key: secretKeyPath(store.home) }, hint: 'Restore the key file from a backup of this Helix home; without it the run cannot be verified.' });
+    throw new HelixError('P-PRECOND-VERIFY', {
+      message: `Run ${runId} received a secret, and its journal's hashes are keyed with the store's secret hash key, which is missing (${secretKeyPath(store.home)}).`,
+      details: { run_id: runId, key: secretKeyPath(store.home) },
+      hint: 'Restore the key file from a backup of this Helix home; without it the run cannot be verified.',
+    });
   }
   const replay = createReplayBroker(store, policy, runId, run.tool_id, journal, key);
   const written = new WrittenOutputs(replay.guard);
@@ -77,9 +111,24 @@ export async function verifyRun(store: Store, runId: string, timeoutMs = 600_000
   const engine = createEngine({ minThreads: 1, maxThreads: 1, spinMicros: 0 });
   try {
     const result = await engine.execute({
-      module: { digest: run.module_digest!, abi, entrypoint: params.tool.entrypoint ?? 'execute', bytes: moduleBytes, instrumented, compiled, cap: params.limits.max_memory_pages },
+      module: {
+        digest: run.module_digest!,
+        abi,
+        entrypoint: params.tool.entrypoint ?? 'execute',
+        bytes: moduleBytes,
+        instrumented,
+        compiled,
+        cap: params.limits.max_memory_pages,
+      },
       input,
-      limits: { fuel: params.limits.fuel, maxMemoryPages: params.limits.max_memory_pages, maxOutputBytes: params.limits.max_output_bytes, timeoutMs, maxInputBytes: input.length, maxCapabilityCalls: journal.length + 1 },
+      limits: {
+        fuel: params.limits.fuel,
+        maxMemoryPages: params.limits.max_memory_pages,
+        maxOutputBytes: params.limits.max_output_bytes,
+        timeoutMs,
+        maxInputBytes: input.length,
+        maxCapabilityCalls: journal.length + 1,
+      },
       broker: handle,
     });
     // A terminal capability_call (ABI-OUTPUT-002) was the run's last journaled call: make it again.
@@ -88,14 +137,22 @@ export async function verifyRun(store: Store, runId: string, timeoutMs = 600_000
       await handle(new TextEncoder().encode(JSON.stringify({ abi_version: CAPABILITY_ABI_VERSION, name, args })));
     }
     const departed = replay.departure();
-    checks.push({ check: 'capability calls follow the journal', ok: departed === undefined, ...(departed === undefined ? {} : { detail: departed.reason }) });
+    checks.push({
+      check: 'capability calls follow the journal',
+      ok: departed === undefined,
+      ...(departed === undefined ? {} : { detail: departed.reason }),
+    });
     if (departed !== undefined) return { run_id: runId, match: false, checks, first_difference: departed };
     if (result.kind === 'fault') {
       checks.push({ check: 're-execution succeeds', ok: false, detail: `${result.code}: ${result.message}` });
       return { run_id: runId, match: false, checks, first_difference: { where: 'execution', expected: 'success', actual: result.code } };
     }
     const allCalls = replay.consumed() === journal.length;
-    checks.push({ check: 'every journaled call was made', ok: allCalls, ...(allCalls ? {} : { detail: `${replay.consumed()} of ${journal.length}` }) });
+    checks.push({
+      check: 'every journaled call was made',
+      ok: allCalls,
+      ...(allCalls ? {} : { detail: `${replay.consumed()} of ${journal.length}` }),
+    });
     const outputDigest = key === undefined ? result.outputSha256 : keyedHex(key, result.outputSha256);
     const sameOutput = outputDigest === run.output_sha256;
     checks.push({ check: 'same output bytes', ok: sameOutput });
@@ -104,17 +161,47 @@ export async function verifyRun(store: Store, runId: string, timeoutMs = 600_000
     const replayedValue = result.output.status === 'ok' ? canonicalJson(result.output.output) : undefined;
     const storedValue = canonicalJson(run.result?.output ?? null);
     const sameValue = key !== undefined || replayedValue === undefined || replayedValue === storedValue;
-    checks.push({ check: 'same output value', ok: sameValue, ...(sameValue ? {} : { detail: 'the run record holds another output than the re-execution returned' }) });
+    checks.push({
+      check: 'same output value',
+      ok: sameValue,
+      ...(sameValue ? {} : { detail: 'the run record holds another output than the re-execution returned' }),
+    });
     const sameFuel = result.fuelUsed === run.metrics?.fuel_used;
-    checks.push({ check: 'same fuel used', ok: sameFuel, ...(sameFuel ? {} : { detail: `${result.fuelUsed} now, ${run.metrics?.fuel_used} then` }) });
+    checks.push({
+      check: 'same fuel used',
+      ok: sameFuel,
+      ...(sameFuel ? {} : { detail: `${result.fuelUsed} now, ${run.metrics?.fuel_used} then` }),
+    });
     const outputs = written.compare(run);
-    checks.push({ check: 'same output artifacts', ok: outputs === undefined, ...(outputs === undefined ? {} : { detail: `${outputs.where}: ${outputs.detail}` }) });
+    checks.push({
+      check: 'same output artifacts',
+      ok: outputs === undefined,
+      ...(outputs === undefined ? {} : { detail: `${outputs.where}: ${outputs.detail}` }),
+    });
     const match = allCalls && sameOutput && sameValue && sameFuel && outputs === undefined;
     if (match) return { run_id: runId, match, checks };
-    if (!allCalls) return { run_id: runId, match, checks, first_difference: { where: 'journal', expected: journal.length, actual: replay.consumed() } };
-    if (!sameOutput) return { run_id: runId, match, checks, first_difference: { where: 'output', expected: run.output_sha256, actual: outputDigest } };
-    if (!sameValue) return { run_id: runId, match, checks, first_difference: { where: 'output value', expected: JSON.parse(storedValue) as unknown, actual: JSON.parse(replayedValue!) as unknown } };
-    if (outputs !== undefined) return { run_id: runId, match, checks, first_difference: { where: outputs.where, expected: outputs.expected, actual: outputs.actual } };
+    if (!allCalls)
+      return { run_id: runId, match, checks, first_difference: { where: 'journal', expected: journal.length, actual: replay.consumed() } };
+    if (!sameOutput)
+      return { run_id: runId, match, checks, first_difference: { where: 'output', expected: run.output_sha256, actual: outputDigest } };
+    if (!sameValue)
+      return {
+        run_id: runId,
+        match,
+        checks,
+        first_difference: {
+          where: 'output value',
+          expected: JSON.parse(storedValue) as unknown,
+          actual: JSON.parse(replayedValue!) as unknown,
+        },
+      };
+    if (outputs !== undefined)
+      return {
+        run_id: runId,
+        match,
+        checks,
+        first_difference: { where: outputs.where, expected: outputs.expected, actual: outputs.actual },
+      };
     return { run_id: runId, match, checks, first_difference: { where: 'fuel', expected: run.metrics?.fuel_used, actual: result.fuelUsed } };
   } finally {
     await engine.close();
@@ -123,7 +210,8 @@ export async function verifyRun(store: Store, runId: string, timeoutMs = 600_000
 
 function unverifiable(run: RunRecord): string | undefined {
   if (run.status !== 'succeeded') return `it is ${run.status}; only succeeded runs have a result to reproduce`;
-  if (run.module_digest === null) return 'it ran no module (a host built-in, or a container toolpack, whose container cannot be run again offline)';
+  if (run.module_digest === null)
+    return 'it ran no module (a host built-in, or a container toolpack, whose container cannot be run again offline)';
   if (run.input_sha256 === null || run.output_sha256 === null) return 'it was recorded without its input or output hash';
   return undefined;
 }

@@ -47,7 +47,12 @@ const hex = (data: Uint8Array): string => createHash('sha256').update(data).dige
  * first ones (ABI-STORE-050) and ended by commitBlob or discardBlob. Throws I-REQ-TOO-LARGE past
  * `maxBytes`; on any failure the pending write ends, leaving its chunks to gc.
  */
-export async function writeChunks(store: Store, source: AsyncIterable<Uint8Array>, maxBytes = Number.MAX_SAFE_INTEGER, options: WriteChunksOptions = {}): Promise<WrittenBlob> {
+export async function writeChunks(
+  store: Store,
+  source: AsyncIterable<Uint8Array>,
+  maxBytes = Number.MAX_SAFE_INTEGER,
+  options: WriteChunksOptions = {},
+): Promise<WrittenBlob> {
   const whole = createHash('sha256');
   const keys: string[] = [];
   const commits: Array<Promise<unknown>> = [];
@@ -94,7 +99,11 @@ export async function writeChunks(store: Store, source: AsyncIterable<Uint8Array
   try {
     for await (const piece of source) {
       size += piece.length;
-      if (size > maxBytes) throw new HelixError('I-REQ-TOO-LARGE', { message: `The data is larger than the limit of ${maxBytes} bytes.`, details: { max_bytes: maxBytes } });
+      if (size > maxBytes)
+        throw new HelixError('I-REQ-TOO-LARGE', {
+          message: `The data is larger than the limit of ${maxBytes} bytes.`,
+          details: { max_bytes: maxBytes },
+        });
       whole.update(piece);
       let offset = 0;
       while (offset < piece.length) {
@@ -172,7 +181,8 @@ function readChunk(store: Store, blob: string, key: string, transient = false): 
  */
 export async function* readBlob(store: Store, sha256: string, range: { start?: number; end?: number } = {}): AsyncGenerator<Buffer> {
   const record = blobRecord(store, sha256);
-  if (record === undefined) throw new HelixError('D-DATA-CHECKSUM', { message: `Blob ${sha256} is not in the store.`, details: { sha256 } });
+  if (record === undefined)
+    throw new HelixError('D-DATA-CHECKSUM', { message: `Blob ${sha256} is not in the store.`, details: { sha256 } });
   const start = Math.max(0, range.start ?? 0);
   const end = Math.min(record.size, range.end ?? record.size);
   const full = start === 0 && end === record.size;
@@ -199,9 +209,16 @@ export async function* readBlob(store: Store, sha256: string, range: { start?: n
  * thread), or in `into` when it is long enough (the result is then a view of it), every chunk checked; `chunk` is the key of the one stored chunk the range is exactly,
  * whose hash the read has just checked (a bulk read's journal names the bytes by it).
  */
-export function readBlobRange(store: Store, sha256: string, start: number, end: number, into?: Uint8Array): { data: Uint8Array; size: number; chunk?: string } {
+export function readBlobRange(
+  store: Store,
+  sha256: string,
+  start: number,
+  end: number,
+  into?: Uint8Array,
+): { data: Uint8Array; size: number; chunk?: string } {
   const record = blobRecord(store, sha256);
-  if (record === undefined) throw new HelixError('D-DATA-CHECKSUM', { message: `Blob ${sha256} is not in the store.`, details: { sha256 } });
+  if (record === undefined)
+    throw new HelixError('D-DATA-CHECKSUM', { message: `Blob ${sha256} is not in the store.`, details: { sha256 } });
   const from = Math.max(0, start);
   const to = Math.max(from, Math.min(record.size, end));
   const data = into !== undefined && into.length >= to - from ? into.subarray(0, to - from) : new Uint8Array(to - from);
@@ -227,7 +244,10 @@ export function readBlobRange(store: Store, sha256: string, start: number, end: 
 export async function readBlobBytes(store: Store, sha256: string, maxBytes: number): Promise<Buffer> {
   const record = blobRecord(store, sha256);
   if (record !== undefined && record.size > maxBytes) {
-    throw new HelixError('I-REQ-TOO-LARGE', { message: `The blob is ${record.size} bytes, above the limit of ${maxBytes}.`, details: { size: record.size, max_bytes: maxBytes } });
+    throw new HelixError('I-REQ-TOO-LARGE', {
+      message: `The blob is ${record.size} bytes, above the limit of ${maxBytes}.`,
+      details: { size: record.size, max_bytes: maxBytes },
+    });
   }
   const parts: Buffer[] = [];
   for await (const piece of readBlob(store, sha256)) parts.push(piece);

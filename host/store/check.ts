@@ -38,7 +38,15 @@ function checkBlobs(store: Store, log: CheckLog): void {
     log.saw('blobs');
     const parsed = BlobRecordSchema.safeParse(value);
     if (error !== undefined || !parsed.success || !SHA256_PATTERN.test(key)) {
-      log.problem('D-DATA-RECORD-INVALID', 'blobs', key, error ?? (parsed.success ? 'the key is not a sha256 digest' : `the record does not match the blob schema: ${parsed.error.issues[0]!.message}`));
+      log.problem(
+        'D-DATA-RECORD-INVALID',
+        'blobs',
+        key,
+        error ??
+          (parsed.success
+            ? 'the key is not a sha256 digest'
+            : `the record does not match the blob schema: ${parsed.error.issues[0]!.message}`),
+      );
       continue;
     }
     const whole = createHash('sha256');
@@ -51,13 +59,15 @@ function checkBlobs(store: Store, log: CheckLog): void {
         complete = false;
         break;
       }
-      if (i < parsed.data.chunks.length - 1 && bytes.length !== CHUNK_BYTES) log.problem('D-DATA-RECORD-INVALID', 'blobs', key, `chunk ${i} holds ${bytes.length} bytes, not ${CHUNK_BYTES}`);
+      if (i < parsed.data.chunks.length - 1 && bytes.length !== CHUNK_BYTES)
+        log.problem('D-DATA-RECORD-INVALID', 'blobs', key, `chunk ${i} holds ${bytes.length} bytes, not ${CHUNK_BYTES}`);
       whole.update(bytes);
       size += bytes.length;
     }
     if (!complete) continue;
     log.bytesHashed += size;
-    if (size !== parsed.data.size) log.problem('D-DATA-CHECKSUM', 'blobs', key, `its chunks hold ${size} bytes, the record says ${parsed.data.size}`);
+    if (size !== parsed.data.size)
+      log.problem('D-DATA-CHECKSUM', 'blobs', key, `its chunks hold ${size} bytes, the record says ${parsed.data.size}`);
     else if (whole.digest('hex') !== key) log.problem('D-DATA-CHECKSUM', 'blobs', key, 'its chunks, concatenated, do not hash to its key');
   }
 }
@@ -72,5 +82,12 @@ export function checkStore(store: Store): CheckReport {
   checkChunks(store, log);
   checkBlobs(store, log);
   checkRecords(store, log);
-  return { ok: log.count === 0, checked: log.checked, bytes_hashed: log.bytesHashed, problems: log.problems, problem_count: log.count, notes: log.notes };
+  return {
+    ok: log.count === 0,
+    checked: log.checked,
+    bytes_hashed: log.bytesHashed,
+    problems: log.problems,
+    problem_count: log.count,
+    notes: log.notes,
+  };
 }

@@ -11,7 +11,11 @@ export function checkpointGet(store: Store, toolId: string, key: string): Record
 }
 
 /** Writes every entry under the tool's namespace in one transaction; committed when the promise resolves. */
-export async function checkpointPut(store: Store, toolId: string, entries: Readonly<Record<string, Record<string, unknown>>>): Promise<void> {
+export async function checkpointPut(
+  store: Store,
+  toolId: string,
+  entries: Readonly<Record<string, Record<string, unknown>>>,
+): Promise<void> {
   const { db } = storeHandle(store);
   await store.transaction(() => {
     for (const [key, value] of Object.entries(entries)) db.checkpoints.putSync([toolId, key], value);

@@ -122,7 +122,10 @@ describe('the commit-base check (ABI-STORE-007)', () => {
         caught = err;
       }
       expect(attempts).toBe(TRANSIENT_ATTEMPTS);
-      expect(caught).toMatchObject({ code: 'R-CAP-STORE-CONFLICT', message: expect.stringContaining('LMDB did not begin the write transaction') });
+      expect(caught).toMatchObject({
+        code: 'R-CAP-STORE-CONFLICT',
+        message: expect.stringContaining('LMDB did not begin the write transaction'),
+      });
     } finally {
       base.release();
       setLockRegionCommit(before);

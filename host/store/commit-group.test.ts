@@ -22,10 +22,12 @@ afterEach(async () => {
 
 const commits = (): number => newestCommitIn(store.path);
 
-const put = (key: string): (() => string) => () => {
-  rawDatabases(store).kv.putSync(['group', key], { value: key });
-  return key;
-};
+const put =
+  (key: string): (() => string) =>
+  () => {
+    rawDatabases(store).kv.putSync(['group', key], { value: key });
+    return key;
+  };
 
 describe('groupedTransaction', () => {
   it('commits the transactions queued in one turn as one commit, each with its own result', async () => {

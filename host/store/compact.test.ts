@@ -31,7 +31,10 @@ afterEach(() => {
 /** Another process with the store's LMDB environment open (as any helix command has), until killed. */
 async function holder(home: string): Promise<ChildProcess> {
   const script = `import { open } from 'lmdb'; const r = open({ path: ${JSON.stringify(path.join(home, 'helix.mdb'))}, maxDbs: 24 }); r.get('x'); console.log('open'); setInterval(() => {}, 1000);`;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: packageRoot(), stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: packageRoot(),
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   children.push(child);
   await new Promise<void>((resolve, reject) => {
     child.stdout!.once('data', () => resolve());
@@ -48,7 +51,10 @@ async function storeWithFreePages(home: string, keep: number, drop: number): Pro
     yield randomBytes(drop << 20);
   }
   const killed = await writeChunks(store, once());
-  await rawDatabases(store).pending.put([killed.pending!, PENDING_HEADER], { owner: { pid: 2 ** 22 + 1, hostname: hostname(), started_at: 1 }, created_at: 0 });
+  await rawDatabases(store).pending.put([killed.pending!, PENDING_HEADER], {
+    owner: { pid: 2 ** 22 + 1, hostname: hostname(), started_at: 1 },
+    created_at: 0,
+  });
   await collectGarbage(store);
   await store.close();
   return kept.id;
@@ -94,8 +100,13 @@ describe('compactStore', () => {
     const home = t.dir;
     await storeWithFreePages(home, 1, 1);
     const child = await holder(path.join(t.dir, 'elsewhere'));
-    writeFileSync(path.join(home, COMPACTING_MARKER), JSON.stringify({ pid: child.pid, hostname: hostname(), started_at: processStartMs(child.pid!) }));
-    expect(() => openStore(home)).toThrow(expect.objectContaining({ code: 'P-PRECOND-STORE-BUSY', message: expect.stringMatching(/being compacted/) }));
+    writeFileSync(
+      path.join(home, COMPACTING_MARKER),
+      JSON.stringify({ pid: child.pid, hostname: hostname(), started_at: processStartMs(child.pid!) }),
+    );
+    expect(() => openStore(home)).toThrow(
+      expect.objectContaining({ code: 'P-PRECOND-STORE-BUSY', message: expect.stringMatching(/being compacted/) }),
+    );
     // A marker whose process is gone does not keep anyone out.
     child.kill('SIGKILL');
     await new Promise((resolve) => child.once('exit', resolve));

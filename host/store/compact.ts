@@ -33,7 +33,11 @@ export function refuseWhileCompacting(home: string, close: () => void): void {
   const owner = readOwnerFile(path.join(home, COMPACTING_MARKER));
   if (owner === undefined || !isOtherLiveOwner(owner)) return;
   close();
-  throw busy(`The store in ${home} is being compacted by process ${owner.pid}.`, { home, pid: owner.pid }, 'Retry when `helix gc --compact` has finished; it takes about as long as copying the store.');
+  throw busy(
+    `The store in ${home} is being compacted by process ${owner.pid}.`,
+    { home, pid: owner.pid },
+    'Retry when `helix gc --compact` has finished; it takes about as long as copying the store.',
+  );
 }
 
 /** Device number as /proc/locks prints it (major:minor in hex). */
@@ -50,7 +54,11 @@ export function lockHolders(file: string): number[] {
   try {
     table = readFileSync('/proc/locks', 'utf8');
   } catch (err) {
-    throw busy(`Cannot tell whether another process has ${file} open: /proc/locks cannot be read (${(err as Error).message}).`, { file }, 'Compaction needs Linux; stop every Helix process using this home and copy the store by hand if you must shrink it.');
+    throw busy(
+      `Cannot tell whether another process has ${file} open: /proc/locks cannot be read (${(err as Error).message}).`,
+      { file },
+      'Compaction needs Linux; stop every Helix process using this home and copy the store by hand if you must shrink it.',
+    );
   }
   const st = statSync(file);
   const id = `${deviceText(st.dev)}:${st.ino}`;
@@ -71,7 +79,8 @@ function claimMarker(file: string): void {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   }
   const holder = readOwnerFile(file);
-  if (holder !== undefined && isOtherLiveOwner(holder)) throw busy(`Process ${holder.pid} is already compacting this store.`, { pid: holder.pid });
+  if (holder !== undefined && isOtherLiveOwner(holder))
+    throw busy(`Process ${holder.pid} is already compacting this store.`, { pid: holder.pid });
   // A marker left by a compaction that died: take it over.
   rmSync(file, { force: true });
   writeFileSync(file, owner, { flag: 'wx' });
@@ -90,7 +99,10 @@ export async function compactStore(home: string, open: (home: string) => Store):
   const inUse = (when: string): void => {
     const pids = lockHolders(lockFile);
     if (pids.length > 0) {
-      throw busy(`The store in ${home} is open in ${pids.length === 1 ? `process ${pids[0]}` : `processes ${pids.join(', ')}`} (${when}), so it cannot be compacted now.`, { home, pids });
+      throw busy(
+        `The store in ${home} is open in ${pids.length === 1 ? `process ${pids[0]}` : `processes ${pids.join(', ')}`} (${when}), so it cannot be compacted now.`,
+        { home, pids },
+      );
     }
   };
   claimMarker(marker);

@@ -76,4 +76,3 @@ export const STORE_DATABASES: Readonly<Record<StoreDatabaseName, { readonly name
   pending: { name: 'pending_writes' },
   loadCache: { name: 'load_cache' },
 };
-

@@ -47,7 +47,11 @@ describe('collectGarbage', () => {
     expect(rawDatabases(store).chunks.getKeysCount()).toBe(5);
 
     const dry = await collectGarbage(store, { dryRun: true });
-    expect(dry).toMatchObject({ dry_run: true, removed: { chunks: 3, chunk_bytes: 3 * CHUNK_BYTES, blobs: 0, pending_writes: 1 }, kept: { chunks: 2, blobs: 1 } });
+    expect(dry).toMatchObject({
+      dry_run: true,
+      removed: { chunks: 3, chunk_bytes: 3 * CHUNK_BYTES, blobs: 0, pending_writes: 1 },
+      kept: { chunks: 2, blobs: 1 },
+    });
     expect(rawDatabases(store).chunks.getKeysCount()).toBe(5);
 
     const report = await collectGarbage(store);
@@ -78,7 +82,8 @@ describe('collectGarbage', () => {
     const writing = writeChunks(store, slow());
     const [firstKey] = orphan.chunks;
     // Wait until the writer has marked the chunk it found, then collect in the middle of its write.
-    for (let i = 0; i < 400 && ![...pendingWrites(store)].some((w) => w.chunks.includes(firstKey!)); i++) await new Promise((r) => setTimeout(r, 25));
+    for (let i = 0; i < 400 && ![...pendingWrites(store)].some((w) => w.chunks.includes(firstKey!)); i++)
+      await new Promise((r) => setTimeout(r, 25));
     const report = await collectGarbage(store);
     expect(report.kept).toMatchObject({ chunks: 1, live_pending_writes: 1 });
     expect(report.removed.chunks).toBe(0);
@@ -106,7 +111,11 @@ describe('collectGarbage', () => {
     await store.transaction(() => discardBlob(store, orphan));
     await rawDatabases(store).artifacts.put('art_DAMAGED', asBinary(Buffer.from([0x92, 0x01])) as never);
     const err = await collectGarbage(store).catch((e: unknown) => e);
-    expect(err).toMatchObject({ name: 'HelixError', code: 'D-DATA-RECORD-INVALID', details: { database: 'artifacts', key: 'art_DAMAGED' } });
+    expect(err).toMatchObject({
+      name: 'HelixError',
+      code: 'D-DATA-RECORD-INVALID',
+      details: { database: 'artifacts', key: 'art_DAMAGED' },
+    });
     expect((err as Error).message).toMatch(/art_DAMAGED/);
     expect(rawDatabases(store).chunks.getKeysCount()).toBe(2);
   });

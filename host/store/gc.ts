@@ -38,7 +38,12 @@ export function measureSpace(store: Store): StoreSpace {
   const env = storeHandle(store).root.getStats() as { lastPageNumber: number; root: PageStats & { pageSize: number }; free: PageStats };
   let used = 2 + pagesOf(env.root) + pagesOf(env.free);
   // The main database's keys name every named database, including any this version does not know.
-  for (const name of storeHandle(store).root.getKeys()) used += pagesOf(storeHandle(store).root.openDB({ name: String(name) }).getStats() as PageStats);
+  for (const name of storeHandle(store).root.getKeys())
+    used += pagesOf(
+      storeHandle(store)
+        .root.openDB({ name: String(name) })
+        .getStats() as PageStats,
+    );
   const pages = env.lastPageNumber + 1;
   const pageSize = env.root.pageSize;
   const free = Math.max(0, pages - used);

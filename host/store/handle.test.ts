@@ -36,9 +36,13 @@ describe('the store face', () => {
   });
 
   it('no production file outside host/store imports the store handle or the raw-access seam', () => {
-    const outside = ['host', 'capabilities', 'scripts', 'bench', 'abi'].flatMap(sources).filter((f) => !f.startsWith(`host${path.sep}store${path.sep}`));
+    const outside = ['host', 'capabilities', 'scripts', 'bench', 'abi']
+      .flatMap(sources)
+      .filter((f) => !f.startsWith(`host${path.sep}store${path.sep}`));
     expect(outside.length).toBeGreaterThan(50);
-    const reaching = outside.filter((f) => /from '[^']*store\/(handle|raw-access)\.js'/.test(readFileSync(path.join(packageRoot(), f), 'utf8')));
+    const reaching = outside.filter((f) =>
+      /from '[^']*store\/(handle|raw-access)\.js'/.test(readFileSync(path.join(packageRoot(), f), 'utf8')),
+    );
     expect(reaching).toEqual([]);
   });
 });

@@ -66,8 +66,16 @@ describe('checkStoreHeader', () => {
     ['an odd page size (ABI-STORE-011)', () => damaged(48, u32(4097)), /page size 4097/],
     ['the meta page flag (ABI-STORE-010)', () => damaged(18, Buffer.from([0, 0])), /not marked as a meta page/],
     ['the page number of meta page 1 (ABI-STORE-011)', () => damaged(pageSize, u64(9n)), /meta page 1 carries page number 9/],
-    ['a last page beyond the file (ABI-STORE-012)', () => damaged(pageSize + 24 + 120, u64(1n << 40n)), /meta page 1 says the last page is \d+, but the file has \d+ pages/],
-    ['a main tree root beyond the last page (ABI-STORE-012)', () => damaged(24 + 72 + 40, u64(1n << 30n)), /root of the main tree at page \d+/],
+    [
+      'a last page beyond the file (ABI-STORE-012)',
+      () => damaged(pageSize + 24 + 120, u64(1n << 40n)),
+      /meta page 1 says the last page is \d+, but the file has \d+ pages/,
+    ],
+    [
+      'a main tree root beyond the last page (ABI-STORE-012)',
+      () => damaged(24 + 72 + 40, u64(1n << 30n)),
+      /root of the main tree at page \d+/,
+    ],
     ['a main tree depth of 0xffff (ABI-STORE-012)', () => damaged(24 + 72 + 6, Buffer.from([0xff, 0xff])), /main tree depth 65535/],
   ];
   it.each(cases)('refuses damage to %s with D-DATA-STORE-HEADER naming the file', (_what, make, problem) => {

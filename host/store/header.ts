@@ -44,7 +44,14 @@ function damaged(file: string, what: string, details: Record<string, unknown> = 
 }
 
 /** Problems of one meta (page `index`, at byte `offset`), or undefined when it is sound. */
-function metaProblem(buf: Buffer, offset: number, index: number, pageSize: number, filePages: bigint, stamped: boolean): string | undefined {
+function metaProblem(
+  buf: Buffer,
+  offset: number,
+  index: number,
+  pageSize: number,
+  filePages: bigint,
+  stamped: boolean,
+): string | undefined {
   const at = offset + PAGE_HEADER;
   const where = `meta page ${index}`;
   if (stamped) {
@@ -58,7 +65,8 @@ function metaProblem(buf: Buffer, offset: number, index: number, pageSize: numbe
   if (!stamped && txnid === 0n) return undefined; // the flushed-meta slot is unused until the first sync
   const psize = buf.readUInt32LE(at + META.psize);
   if (psize !== pageSize) return `${where} has page size ${psize}, meta page 0 has ${pageSize}`;
-  if (stamped && txnid !== 0n && Number(txnid & 1n) !== index) return `${where} holds transaction ${txnid}, which belongs in meta page ${Number(txnid & 1n)}`;
+  if (stamped && txnid !== 0n && Number(txnid & 1n) !== index)
+    return `${where} holds transaction ${txnid}, which belongs in meta page ${Number(txnid & 1n)}`;
   const lastPage = buf.readBigUInt64LE(at + META.lastPage);
   if (lastPage < 1n || lastPage >= filePages) return `${where} says the last page is ${lastPage}, but the file has ${filePages} pages`;
   for (const [t, dbAt] of META.dbs.entries()) {
@@ -76,14 +84,22 @@ function readHeader(file: string, fd: number): StoreHeader | { problem: string; 
   const fileBytes = fstatSync(fd).size;
   const first = Buffer.alloc(PAGE_HEADER + META.size);
   const got = readSync(fd, first, 0, first.length, 0);
-  if (got < first.length) return { problem: `the file is ${fileBytes} bytes, too short for an LMDB header`, details: { file_bytes: fileBytes } };
+  if (got < first.length)
+    return { problem: `the file is ${fileBytes} bytes, too short for an LMDB header`, details: { file_bytes: fileBytes } };
   const pageSize = first.readUInt32LE(PAGE_HEADER + META.psize);
   if (pageSize < MIN_PAGE || pageSize > MAX_PAGE || (pageSize & (pageSize - 1)) !== 0) {
     // Checked before anything else reads at page offsets: a zero page size divides by zero in LMDB.
     const stamped = first.readUInt32LE(PAGE_HEADER + META.magic) === LMDB_MAGIC;
-    return { problem: stamped ? `meta page 0 has page size ${pageSize}` : 'meta page 0 lacks the LMDB magic number', details: { page_size: pageSize } };
+    return {
+      problem: stamped ? `meta page 0 has page size ${pageSize}` : 'meta page 0 lacks the LMDB magic number',
+      details: { page_size: pageSize },
+    };
   }
-  if (fileBytes < 2 * pageSize) return { problem: `the file is ${fileBytes} bytes, shorter than its two ${pageSize}-byte meta pages`, details: { file_bytes: fileBytes } };
+  if (fileBytes < 2 * pageSize)
+    return {
+      problem: `the file is ${fileBytes} bytes, shorter than its two ${pageSize}-byte meta pages`,
+      details: { file_bytes: fileBytes },
+    };
   const buf = Buffer.alloc(2 * pageSize);
   readSync(fd, buf, 0, buf.length, 0);
   const filePages = BigInt(Math.floor(fileBytes / pageSize));
@@ -95,9 +111,16 @@ function readHeader(file: string, fd: number): StoreHeader | { problem: string; 
   ];
   for (const slot of slots) {
     const problem = metaProblem(buf, slot.offset, slot.index, pageSize, filePages, slot.stamped);
-    if (problem !== undefined) return { problem: slot.stamped ? problem : `the flushed copy of ${problem}`, details: { page_size: pageSize, file_bytes: fileBytes } };
+    if (problem !== undefined)
+      return {
+        problem: slot.stamped ? problem : `the flushed copy of ${problem}`,
+        details: { page_size: pageSize, file_bytes: fileBytes },
+      };
   }
-  const [a, b] = [0, pageSize].map((o) => ({ txnid: buf.readBigUInt64LE(o + PAGE_HEADER + META.txnid), lastPage: buf.readBigUInt64LE(o + PAGE_HEADER + META.lastPage) }));
+  const [a, b] = [0, pageSize].map((o) => ({
+    txnid: buf.readBigUInt64LE(o + PAGE_HEADER + META.txnid),
+    lastPage: buf.readBigUInt64LE(o + PAGE_HEADER + META.lastPage),
+  }));
   const newest = a!.txnid >= b!.txnid ? a! : b!;
   return { pageSize, fileBytes, txnid: newest.txnid, lastPage: newest.lastPage };
 }
@@ -110,7 +133,8 @@ export function newestCommit(fd: number, pageSize: number): number {
   const txnid = Buffer.alloc(8);
   let newest = 0;
   for (const page of [0, 1]) {
-    if (readSync(fd, txnid, 0, 8, page * pageSize + PAGE_HEADER + META.txnid) === 8) newest = Math.max(newest, Number(txnid.readBigUInt64LE(0)));
+    if (readSync(fd, txnid, 0, 8, page * pageSize + PAGE_HEADER + META.txnid) === 8)
+      newest = Math.max(newest, Number(txnid.readBigUInt64LE(0)));
   }
   return newest;
 }
@@ -132,7 +156,6 @@ export function pageSizeOf(fd: number): number {
   return psize.readUInt32LE(0);
 }
 
-
 /**
  * Checks the LMDB header of the store file `file` (ABI-STORE-010..012): magic, format version,
  * page size, page numbers against the file size. Returns undefined when there is no file yet
@@ -143,13 +166,18 @@ export function pageSizeOf(fd: number): number {
 export function checkStoreHeader(file: string): StoreHeader | undefined {
   const info = statSync(file, { throwIfNoEntry: false });
   if (info === undefined) return undefined;
-  if (!info.isFile()) throw new HelixError('P-PRECOND-STORE', { message: `The store file ${file} is not a regular file.`, details: { path: file } });
+  if (!info.isFile())
+    throw new HelixError('P-PRECOND-STORE', { message: `The store file ${file} is not a regular file.`, details: { path: file } });
   if (info.size === 0) return undefined;
   let fd: number;
   try {
     fd = openSync(file, constants.O_RDWR);
   } catch (err) {
-    throw new HelixError('P-PRECOND-STORE', { message: `The store file ${file} cannot be opened for reading and writing: ${(err as Error).message}`, details: { path: file }, cause: err });
+    throw new HelixError('P-PRECOND-STORE', {
+      message: `The store file ${file} cannot be opened for reading and writing: ${(err as Error).message}`,
+      details: { path: file },
+      cause: err,
+    });
   }
   try {
     let last: { problem: string; details: Record<string, unknown> } | undefined;

@@ -24,6 +24,7 @@ export async function kvDelete(store: Store, toolId: string, key: string): Promi
 /** The keys of the tool's namespace that start with `prefix`, in key order, at most `limit`. */
 export function kvKeys(store: Store, toolId: string, prefix: string, limit?: number): string[] {
   const keys: string[] = [];
-  for (const [, key] of storeHandle(store).db.kv.getKeys({ start: [toolId, prefix], end: [toolId, `${prefix}\uffff`], limit })) keys.push(key);
+  for (const [, key] of storeHandle(store).db.kv.getKeys({ start: [toolId, prefix], end: [toolId, `${prefix}\uffff`], limit }))
+    keys.push(key);
   return keys;
 }

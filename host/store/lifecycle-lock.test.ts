@@ -29,7 +29,11 @@ describe('the store lifecycle lock (ABI-STORE-006)', () => {
   });
 
   it('releases the lock when the body throws', () => {
-    expect(() => withLifecycleLock(home, () => { throw new Error('boom'); })).toThrow('boom');
+    expect(() =>
+      withLifecycleLock(home, () => {
+        throw new Error('boom');
+      }),
+    ).toThrow('boom');
     expect(existsSync(lock)).toBe(false);
   });
 
@@ -73,7 +77,10 @@ describe('the store lifecycle lock (ABI-STORE-006)', () => {
       stderr.mockRestore();
     }
     expect(Date.now() - started).toBeGreaterThanOrEqual(1_500);
-    expect(isHelixError(err) && { code: err.code, details: err.details }).toEqual({ code: 'P-PRECOND-STORE-BUSY', details: { home, pid: ppid } });
+    expect(isHelixError(err) && { code: err.code, details: err.details }).toEqual({
+      code: 'P-PRECOND-STORE-BUSY',
+      details: { home, pid: ppid },
+    });
     expect(written).toEqual([`helix: waiting for process ${ppid} to finish opening or closing the store in ${home}\n`]);
     // The live owner's lock is left alone.
     expect(JSON.parse(readFileSync(lock, 'utf8'))).toMatchObject({ pid: ppid });

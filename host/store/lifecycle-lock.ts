@@ -25,7 +25,6 @@ export const LIFECYCLE_NOTICE_MS = 1_000;
 /** Lock files this process holds right now (an asynchronous close may hold one across a turn). */
 const held = new Set<string>();
 
-
 function ageMs(file: string): number {
   const info = statSync(file, { throwIfNoEntry: false });
   return info === undefined ? 0 : Date.now() - info.mtimeMs;
@@ -63,7 +62,7 @@ function acquire(home: string, file: string, waitMs: number): void {
     throw new HelixError('P-PRECOND-STORE-BUSY', {
       message: `This process is still closing the store in ${home}; it cannot open it again until the close has finished.`,
       details: { home },
-      hint: 'Await the store\'s close() before opening it again.',
+      hint: "Await the store's close() before opening it again.",
     });
   }
   const record = JSON.stringify(currentOwner());
@@ -77,7 +76,11 @@ function acquire(home: string, file: string, waitMs: number): void {
       return;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
-        throw new HelixError('P-PRECOND-STORE', { message: `The store in ${home} cannot be opened: its lock file ${file} cannot be created (${(err as Error).message}).`, details: { path: file }, cause: err });
+        throw new HelixError('P-PRECOND-STORE', {
+          message: `The store in ${home} cannot be opened: its lock file ${file} cannot be created (${(err as Error).message}).`,
+          details: { path: file },
+          cause: err,
+        });
       }
     }
     let text: string | undefined;
@@ -100,7 +103,9 @@ function acquire(home: string, file: string, waitMs: number): void {
     }
     if (!told && Date.now() - started >= LIFECYCLE_NOTICE_MS) {
       told = true;
-      process.stderr.write(`helix: waiting for ${owner === undefined ? 'another process' : `process ${owner.pid}`} to finish opening or closing the store in ${home}\n`);
+      process.stderr.write(
+        `helix: waiting for ${owner === undefined ? 'another process' : `process ${owner.pid}`} to finish opening or closing the store in ${home}\n`,
+      );
     }
     pause(Math.min(2 ** attempt, 20));
   }
@@ -127,7 +132,12 @@ export function withLifecycleLock<T>(home: string, body: () => T, waitMs = LIFEC
  * right after the call (lmdb-js closes synchronously when no write or read is outstanding, as for
  * every store Helix opens), else when the promise `close` returned settles.
  */
-export function closeUnderLifecycleLock(home: string, close: () => Promise<void>, isClosed: () => boolean, waitMs = LIFECYCLE_WAIT_MS): Promise<void> {
+export function closeUnderLifecycleLock(
+  home: string,
+  close: () => Promise<void>,
+  isClosed: () => boolean,
+  waitMs = LIFECYCLE_WAIT_MS,
+): Promise<void> {
   const file = path.join(home, LIFECYCLE_LOCK);
   acquire(home, file, waitMs);
   let done: Promise<void>;

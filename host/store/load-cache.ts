@@ -50,11 +50,19 @@ export function readLoadCache(store: Store, key: string): LoadCacheEntry | undef
  * Writes entries (one transaction); `rebuilt` names the keys whose entry was found damaged, for
  * the audit trail (`store.load_cache_rebuilt`).
  */
-export async function writeLoadCache(store: Store, entries: ReadonlyArray<{ key: string; facts: unknown; bytes?: Uint8Array; problem?: string }>, now: number): Promise<void> {
+export async function writeLoadCache(
+  store: Store,
+  entries: ReadonlyArray<{ key: string; facts: unknown; bytes?: Uint8Array; problem?: string }>,
+  now: number,
+): Promise<void> {
   if (entries.length === 0) return;
   const stored = entries.map((e) => {
     const bytesDigest = e.bytes === undefined ? undefined : sha256Digest(e.bytes);
-    const value: StoredEntry = { seal: sealOf(e.key, e.facts, bytesDigest), facts: e.facts, ...(e.bytes === undefined ? {} : { bytes: e.bytes, bytesDigest }) };
+    const value: StoredEntry = {
+      seal: sealOf(e.key, e.facts, bytesDigest),
+      facts: e.facts,
+      ...(e.bytes === undefined ? {} : { bytes: e.bytes, bytesDigest }),
+    };
     return { key: e.key, value, problem: e.problem };
   });
   await store.transaction(() => {

@@ -36,7 +36,11 @@ describe('recordModules', () => {
     // MessagePack that cannot be decoded: a string header announcing 25 bytes, followed by 3.
     await rawDatabases(store).modules.put(digest, asBinary(Buffer.from([0xd9, 0x19, 0x61, 0x62, 0x63])) as never);
     await recordModules(store, [tool('a.one'), tool('a.two'), tool('a.three')], 2_000);
-    expect(readModuleRecord(store, digest)).toMatchObject({ digest, first_loaded_at: 2_000, tools: ['a.one@1.0.0', 'a.three@1.0.0', 'a.two@1.0.0'] });
+    expect(readModuleRecord(store, digest)).toMatchObject({
+      digest,
+      first_loaded_at: 2_000,
+      tools: ['a.one@1.0.0', 'a.three@1.0.0', 'a.two@1.0.0'],
+    });
     const rebuilt = readAudit(store).filter((a) => a.kind === 'store.module_record_rebuilt');
     expect(rebuilt).toHaveLength(1);
     expect(rebuilt[0]).toMatchObject({ digest, code: 'D-DATA-RECORD-INVALID', problem: expect.stringMatching(/cannot be decoded/) });

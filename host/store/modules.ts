@@ -13,7 +13,13 @@ import { readRecord } from './records.js';
  * written out here so the store does not import the loader above it.
  */
 export interface ModuleToRecord {
-  readonly manifest: { readonly digest: string; readonly entrypoint?: string; readonly abi: string; readonly id: string; readonly version: string };
+  readonly manifest: {
+    readonly digest: string;
+    readonly entrypoint?: string;
+    readonly abi: string;
+    readonly id: string;
+    readonly version: string;
+  };
   readonly module: {
     readonly bytes: Uint8Array;
     readonly info: {
@@ -70,10 +76,15 @@ const REFRESH_MS = 60 * 60 * 1000;
 export async function recordModules(store: Store, tools: readonly ModuleToRecord[], now: number): Promise<void> {
   if (tools.length === 0) return;
   // The bytes are kept so a run can be verified after the toolpack has changed or gone.
-  const blobs = await Promise.all(tools.map((t) => (storeHandle(store).db.blobs.doesExist(t.manifest.digest.slice(7)) ? undefined : writeChunks(store, once(t.module.bytes)))));
+  const blobs = await Promise.all(
+    tools.map((t) =>
+      storeHandle(store).db.blobs.doesExist(t.manifest.digest.slice(7)) ? undefined : writeChunks(store, once(t.module.bytes)),
+    ),
+  );
   // Once per digest: tools sharing a module share its record, and a damaged one is audited once.
   const previous = new Map<string, ReturnType<typeof readRecord<'modules'>>>();
-  for (const t of tools) if (!previous.has(t.manifest.digest)) previous.set(t.manifest.digest, previousRecord(store, t.manifest.digest, now));
+  for (const t of tools)
+    if (!previous.has(t.manifest.digest)) previous.set(t.manifest.digest, previousRecord(store, t.manifest.digest, now));
   const records = tools.map((t) => moduleRecord(t, previous.get(t.manifest.digest), now));
   if (blobs.every((b) => b === undefined) && records.every((r) => r.current)) return;
   await store.transaction(() => {
@@ -93,7 +104,11 @@ export async function recordModules(store: Store, tools: readonly ModuleToRecord
 }
 
 /** The record `t` should have, and whether the stored one is current (the same but for a recent last_loaded_at). */
-function moduleRecord(t: ModuleToRecord, previous: ReturnType<typeof readRecord<'modules'>>, now: number): { value: NonNullable<ReturnType<typeof readRecord<'modules'>>>; current: boolean } {
+function moduleRecord(
+  t: ModuleToRecord,
+  previous: ReturnType<typeof readRecord<'modules'>>,
+  now: number,
+): { value: NonNullable<ReturnType<typeof readRecord<'modules'>>>; current: boolean } {
   const digest = t.manifest.digest;
   const info = t.module.info;
   const value = {
@@ -106,10 +121,17 @@ function moduleRecord(t: ModuleToRecord, previous: ReturnType<typeof readRecord<
     exports: info.exports.map((e) => `${e.kind} ${e.name}`),
     imports: info.imports.map((i) => `${i.kind} ${i.module}.${i.name}`),
     features: info.features,
-    instrumented: { sha256: t.module.instrumented.sha256, max_memory_pages: t.limits.maxMemoryPages, recyclable: t.module.instrumented.recyclable },
+    instrumented: {
+      sha256: t.module.instrumented.sha256,
+      max_memory_pages: t.limits.maxMemoryPages,
+      recyclable: t.module.instrumented.recyclable,
+    },
     first_loaded_at: previous?.first_loaded_at ?? now,
     last_loaded_at: now,
   };
-  const current = previous !== undefined && now - previous.last_loaded_at < REFRESH_MS && canonicalJson({ ...previous, last_loaded_at: 0 }) === canonicalJson({ ...value, last_loaded_at: 0 });
+  const current =
+    previous !== undefined &&
+    now - previous.last_loaded_at < REFRESH_MS &&
+    canonicalJson({ ...previous, last_loaded_at: 0 }) === canonicalJson({ ...value, last_loaded_at: 0 });
   return { value, current };
 }

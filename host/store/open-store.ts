@@ -43,7 +43,10 @@ export function mapSizeFor(bytes: number): number {
 
 /** Refuses a home or lock file LMDB could not open for writing (P-PRECOND-STORE). */
 function checkAccess(home: string, file: string): void {
-  for (const [what, p] of [['its directory', home], ['its lock file', `${file}-lock`]] as const) {
+  for (const [what, p] of [
+    ['its directory', home],
+    ['its lock file', `${file}-lock`],
+  ] as const) {
     const info = statSync(p, { throwIfNoEntry: false });
     if (info === undefined) continue;
     if (what === 'its lock file' && !info.isFile()) throw cannotOpen(file, `${what} ${p} is not a regular file.`);
@@ -138,7 +141,14 @@ function openEnvironment(home: string, file: string): { root: RootDatabase; db: 
     // thread after the write lock is released, keeps a third "flushed" meta page, and has a
     // process that opens the store alone roll the file back to it. Plain LMDB commits flush
     // before they return, on the calling thread.
-    root = open({ path: file, maxDbs: 24, compression: false, noMetaSync: true, overlappingSync: false, mapSize: mapSizeFor(header?.fileBytes ?? 0) });
+    root = open({
+      path: file,
+      maxDbs: 24,
+      compression: false,
+      noMetaSync: true,
+      overlappingSync: false,
+      mapSize: mapSizeFor(header?.fileBytes ?? 0),
+    });
   } catch (err) {
     throw cannotOpen(file, (err as Error).message, err);
   }
@@ -155,7 +165,14 @@ function openEnvironment(home: string, file: string): { root: RootDatabase; db: 
   let db: StoreDatabases;
   try {
     // Opening creates a database the store lacks: one write transaction for all of them.
-    db = root.transactionSync(() => Object.fromEntries(Object.entries(STORE_DATABASES).map(([key, { name, encoding }]) => [key, root.openDB({ name, ...(encoding === undefined ? {} : { encoding }) })]))) as unknown as StoreDatabases;
+    db = root.transactionSync(() =>
+      Object.fromEntries(
+        Object.entries(STORE_DATABASES).map(([key, { name, encoding }]) => [
+          key,
+          root.openDB({ name, ...(encoding === undefined ? {} : { encoding }) }),
+        ]),
+      ),
+    ) as unknown as StoreDatabases;
   } catch (err) {
     void root.close();
     base.release();
@@ -163,7 +180,11 @@ function openEnvironment(home: string, file: string): { root: RootDatabase; db: 
     const message = (err as Error).message;
     // Pages LMDB cannot read are damage; anything else LMDB refuses keeps the store from opening.
     if (!/MDB_(CORRUPTED|PAGE_NOTFOUND|INVALID|BAD_DBI)/.test(message)) throw cannotOpen(file, message, err);
-    throw new HelixError('D-DATA-STORE-DAMAGED', { message: `The store at ${file} cannot list its databases: ${message}`, details: { path: file, lmdb: message }, cause: err });
+    throw new HelixError('D-DATA-STORE-DAMAGED', {
+      message: `The store at ${file} cannot list its databases: ${message}`,
+      details: { path: file, lmdb: message },
+      cause: err,
+    });
   }
   writes.adopt(Object.values(db));
   // After LMDB holds its lock, so a compaction either sees this process or is seen (ABI-STORE-057).

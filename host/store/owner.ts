@@ -29,7 +29,11 @@ export function processStartMs(pid: number): number | undefined {
   }
 }
 
-const self: Owner = { pid: process.pid, hostname: hostname(), started_at: processStartMs(process.pid) ?? Math.round(Date.now() - process.uptime() * 1000) };
+const self: Owner = {
+  pid: process.pid,
+  hostname: hostname(),
+  started_at: processStartMs(process.pid) ?? Math.round(Date.now() - process.uptime() * 1000),
+};
 
 /** This process as an owner. */
 export function currentOwner(): Owner {

@@ -45,7 +45,11 @@ export function newPendingWrite(now: number = Date.now()): PendingWriter {
  * chunk found (deduplicated) is protected exactly like one written, and no chunk is ever stored
  * before the record that holds it.
  */
-export function putPendingChunks(store: Store, write: PendingWriter, chunks: ReadonlyArray<readonly [string, Uint8Array]>): Promise<unknown> {
+export function putPendingChunks(
+  store: Store,
+  write: PendingWriter,
+  chunks: ReadonlyArray<readonly [string, Uint8Array]>,
+): Promise<unknown> {
   const { db } = storeHandle(store);
   const header = write.registered ? undefined : write.record;
   write.registered = true;

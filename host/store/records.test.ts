@@ -60,15 +60,22 @@ describe('readRecord', () => {
     rawDatabases(store).runs.putSync(RUN_ID, { run_id: RUN_ID, status: 'exploded' } as never);
     const err = failure(() => readRecord(store, 'runs', RUN_ID));
     expect(err.code).toBe('D-DATA-RECORD-INVALID');
-    expect(err.details.violations).toEqual(expect.arrayContaining([expect.stringMatching(/^status: /), expect.stringMatching(/^tool_id: /)]));
+    expect(err.details.violations).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^status: /), expect.stringMatching(/^tool_id: /)]),
+    );
     expect(JSON.stringify(err.details)).not.toContain('ZodError');
   });
 
   it('refuses a record stored under another key than the one it names', () => {
     rawDatabases(store).journal.putSync(['run_x', 3], { seq: 4 } as never);
-    expect(failure(() => readRecord(store, 'journal', ['run_x', 3])).details).toMatchObject({ database: 'run_journal', key: '["run_x",3]' });
+    expect(failure(() => readRecord(store, 'journal', ['run_x', 3])).details).toMatchObject({
+      database: 'run_journal',
+      key: '["run_x",3]',
+    });
     rawDatabases(store).artifactsByTime.putSync([5, 'art_01ARZ3NDEKTSV4RRFFQ69G5FAV'], 'art_01ARZ3NDEKTSV4RRFFQ69G5FAW');
-    expect(failure(() => readRecord(store, 'artifactsByTime', [5, 'art_01ARZ3NDEKTSV4RRFFQ69G5FAV'])).details.problem).toMatch(/points at art_01ARZ3NDEKTSV4RRFFQ69G5FAW/);
+    expect(failure(() => readRecord(store, 'artifactsByTime', [5, 'art_01ARZ3NDEKTSV4RRFFQ69G5FAV'])).details.problem).toMatch(
+      /points at art_01ARZ3NDEKTSV4RRFFQ69G5FAW/,
+    );
   });
 
   it('refuses params whose text no longer hashes to their key with D-DATA-CHECKSUM', () => {
@@ -76,7 +83,10 @@ describe('readRecord', () => {
     rawDatabases(store).params.putSync(sha256Digest(text), '{"a":2}');
     expect(failure(() => readRecord(store, 'params', sha256Digest(text))).code).toBe('D-DATA-CHECKSUM');
     rawDatabases(store).policies.putSync('sha256:x', 'not json');
-    expect(failure(() => readRecord(store, 'policies', 'sha256:x')).details).toMatchObject({ database: 'policies', violations: ['(record): is not JSON text'] });
+    expect(failure(() => readRecord(store, 'policies', 'sha256:x')).details).toMatchObject({
+      database: 'policies',
+      violations: ['(record): is not JSON text'],
+    });
   });
 
   it('checks blob, module and kv records too', () => {

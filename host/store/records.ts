@@ -2,7 +2,16 @@
 // its schema, so damage is one D-DATA error naming the database, the key and what is wrong, never
 // a raw ZodError, a decoder's exception or an LMDB stack trace. `helix store check` walks with it.
 import { z } from 'zod';
-import { ARTIFACT_ID_PATTERN, ArtifactRecordSchema, HelixError, JournalEntrySchema, RUN_ID_PATTERN, RunEventSchema, RunRecordSchema, SHA256_PATTERN } from '../../abi/index.js';
+import {
+  ARTIFACT_ID_PATTERN,
+  ArtifactRecordSchema,
+  HelixError,
+  JournalEntrySchema,
+  RUN_ID_PATTERN,
+  RunEventSchema,
+  RunRecordSchema,
+  SHA256_PATTERN,
+} from '../../abi/index.js';
 import { sha256Digest } from '../hashing.js';
 import { STORE_DATABASES, type StoreDatabaseName, type StoreDatabases } from './databases.js';
 import { storeHandle, type Store } from './handle.js';
@@ -94,10 +103,19 @@ export function readFailure(db: StoreDatabaseName, key: unknown, err: unknown): 
   const database = STORE_DATABASES[db].name;
   const details = { database, key: describeKey(key), lmdb: message };
   if (/MDB_(CORRUPTED|PAGE_NOTFOUND|INVALID)/.test(message)) {
-    return new HelixError('D-DATA-STORE-DAMAGED', { message: `LMDB cannot read ${describeKey(key)} in the store's ${database} database: ${message}.`, details, cause: err });
+    return new HelixError('D-DATA-STORE-DAMAGED', {
+      message: `LMDB cannot read ${describeKey(key)} in the store's ${database} database: ${message}.`,
+      details,
+      cause: err,
+    });
   }
   // Any other LMDB refusal (readers full, a bad slot) is the store being unusable, not damage.
-  if (/MDB_[A-Z_]+/.test(message)) return new HelixError('P-PRECOND-STORE', { message: `LMDB refused to read ${describeKey(key)} in the store's ${database} database: ${message}.`, details, cause: err });
+  if (/MDB_[A-Z_]+/.test(message))
+    return new HelixError('P-PRECOND-STORE', {
+      message: `LMDB refused to read ${describeKey(key)} in the store's ${database} database: ${message}.`,
+      details,
+      cause: err,
+    });
   return invalidRecord(db, key, `it cannot be decoded (${message})`);
 }
 
@@ -105,7 +123,12 @@ export function readFailure(db: StoreDatabaseName, key: unknown, err: unknown): 
 export function checkRecord<N extends StoreDatabaseName>(db: N, key: RecordKey<N>, raw: unknown): RecordValue<N> {
   const parsed = RECORD_SCHEMAS[db].safeParse(raw);
   if (!parsed.success) {
-    throw invalidRecord(db, key, `it does not match the ${STORE_DATABASES[db].name} record schema`, parsed.error.issues.map((i) => `${i.path.join('.') || '(record)'}: ${i.message}`));
+    throw invalidRecord(
+      db,
+      key,
+      `it does not match the ${STORE_DATABASES[db].name} record schema`,
+      parsed.error.issues.map((i) => `${i.path.join('.') || '(record)'}: ${i.message}`),
+    );
   }
   const value = parsed.data as RecordValue<N>;
   const mismatch = (KEY_CHECKS[db] as ((k: RecordKey<N>, v: RecordValue<N>) => string | undefined) | undefined)?.(key, value);
@@ -143,7 +166,11 @@ export interface RecordRange<K> {
  * The records of a key range, checked, in key order. Keys are listed first and each record read
  * by its key, so a record that cannot be decoded is named by its key.
  */
-export function* readRange<N extends StoreDatabaseName>(store: Store, db: N, range: RecordRange<RecordKey<N>> = {}): Generator<{ key: RecordKey<N>; value: RecordValue<N> }> {
+export function* readRange<N extends StoreDatabaseName>(
+  store: Store,
+  db: N,
+  range: RecordRange<RecordKey<N>> = {},
+): Generator<{ key: RecordKey<N>; value: RecordValue<N> }> {
   const keys = (storeHandle(store).db[db] as Database).getKeys(range)[Symbol.iterator]();
   let last: unknown = '(the start)';
   for (;;) {

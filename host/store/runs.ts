@@ -50,7 +50,8 @@ export function readActiveRuns(store: Store): Array<{ runId: string; owner: Owne
 export function appendRunEvent(store: Store, runId: string, event: RunEvent): void {
   const { runEvents } = storeHandle(store).db;
   let seq = 0;
-  for (const key of runEvents.getKeys({ start: [runId, Number.MAX_SAFE_INTEGER], end: [runId, -1], reverse: true, limit: 1 })) seq = key[1] + 1;
+  for (const key of runEvents.getKeys({ start: [runId, Number.MAX_SAFE_INTEGER], end: [runId, -1], reverse: true, limit: 1 }))
+    seq = key[1] + 1;
   runEvents.put([runId, seq], RunEventSchema.parse(event));
 }
 

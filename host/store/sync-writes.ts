@@ -11,7 +11,6 @@ export const TRANSIENT_ATTEMPTS = 8;
 /** The pause before attempt n+1 is n times this (about 0.7 s over all attempts). */
 const TRANSIENT_PAUSE_MS = 25;
 
-
 /** LMDB's abort of a transaction it found inconsistent (MDB_PROBLEM, or MDB_BAD_TXN at the commit of one), or a write transaction it did not begin. */
 function isTransient(err: unknown): boolean {
   return err instanceof WriteNotBegun || (err instanceof Error && /MDB_PROBLEM|MDB_BAD_TXN/.test(err.message));
@@ -61,7 +60,10 @@ export function retryTransient<T>(attempt: () => T): T {
  * after the writes had committed) needs another thread in the environment while it closes.
  * `beforeWrite` runs first in every transaction that is not nested in another (ABI-STORE-007).
  */
-export function writeOnCallingThread(root: RootDatabase, beforeWrite: () => void = () => {}): { adopt(dbs: ReadonlyArray<Database<unknown, Key>>): void } {
+export function writeOnCallingThread(
+  root: RootDatabase,
+  beforeWrite: () => void = () => {},
+): { adopt(dbs: ReadonlyArray<Database<unknown, Key>>): void } {
   // Inside a transaction lmdb-js writes in place, and its putSync and removeSync call put and
   // remove there: inside one, those keep their own behaviour.
   let depth = 0;
@@ -82,7 +84,10 @@ export function writeOnCallingThread(root: RootDatabase, beforeWrite: () => void
         return action();
       }, flags);
     // Only a whole transaction is tried again; a nested one is part of its parent.
-    Object.assign(target, { transactionSync: <T>(action: () => T, flags?: number): T => (depth > 0 ? inside(action, flags) : retryTransient(() => whole(action, flags))) });
+    Object.assign(target, {
+      transactionSync: <T>(action: () => T, flags?: number): T =>
+        depth > 0 ? inside(action, flags) : retryTransient(() => whole(action, flags)),
+    });
   };
   const settle = <T>(write: () => T): Promise<T> => {
     try {
@@ -102,7 +107,8 @@ export function writeOnCallingThread(root: RootDatabase, beforeWrite: () => void
         const remove = d.remove.bind(d);
         Object.assign(d, {
           transaction,
-          put: (key: Key, value: unknown) => (depth > 0 ? put(key, value) : settle(() => root.transactionSync(() => d.putSync(key, value)))),
+          put: (key: Key, value: unknown) =>
+            depth > 0 ? put(key, value) : settle(() => root.transactionSync(() => d.putSync(key, value))),
           remove: (key: Key) => (depth > 0 ? remove(key) : settle(() => root.transactionSync(() => d.removeSync(key)))),
         });
       }

@@ -3,7 +3,9 @@
 import type { Database, Key, RangeOptions } from 'lmdb';
 
 /** One entry of a walk: its key and either its decoded value or why it does not decode. */
-export type WalkEntry<K, V> = { readonly key: K; readonly value: V; readonly error?: undefined } | { readonly key: K; readonly value?: undefined; readonly error: string };
+export type WalkEntry<K, V> =
+  | { readonly key: K; readonly value: V; readonly error?: undefined }
+  | { readonly key: K; readonly value?: undefined; readonly error: string };
 
 /** Every entry of `db` (or of a range of it) in key order, one value in memory at a time. */
 export function* walk<V, K extends Key>(db: Database<V, K>, range: RangeOptions = {}): Generator<WalkEntry<K, V>> {

@@ -74,7 +74,9 @@ describe('buildToolpack', () => {
   it('explains a missing SDK import instead of only naming the abort handler asc could not find', async () => {
     const dir = await copyPack();
     await writeFile(path.join(dir, 'assembly/index.ts'), 'export function execute(ptr: i32, len: i32): i64 { return 0; }\n');
-    await expect(buildToolpack(dir)).rejects.toThrow(/hint: the entry file must `export \{ alloc, dealloc, helix_panic \} from "@helix\/sdk-as"`/);
+    await expect(buildToolpack(dir)).rejects.toThrow(
+      /hint: the entry file must `export \{ alloc, dealloc, helix_panic \} from "@helix\/sdk-as"`/,
+    );
   }, 60_000);
 
   it('refuses a helix/v1 module that imports env.abort, saying how to route abort', async () => {
@@ -96,7 +98,9 @@ describe('buildToolpack', () => {
     const config = JSON.parse(await readFile(path.join(dir, 'asconfig.json'), 'utf8'));
     config.options.outFile = 'build/other.wasm';
     await writeFile(path.join(dir, 'asconfig.json'), JSON.stringify(config));
-    await expect(buildToolpack(dir)).rejects.toThrow(/asconfig\.json must set outFile to the manifest's module \(build\/echo\.wasm\); the compiler wrote build\/other\.wasm/);
+    await expect(buildToolpack(dir)).rejects.toThrow(
+      /asconfig\.json must set outFile to the manifest's module \(build\/echo\.wasm\); the compiler wrote build\/other\.wasm/,
+    );
   }, 60_000);
 
   it('refuses a directory without exactly one manifest', async () => {
@@ -156,7 +160,11 @@ describe('buildToolpack for C packs (src/*.c, no asconfig.json)', () => {
     expect(first.modulePath).toBe(path.join(dir, 'build/greet.wasm'));
     expect(first.digest).toBe(sha256(bytes));
     expect(await readFile(first.manifestPath, 'utf8')).toMatch(new RegExp(`^entrypoint: execute\\ndigest: ${first.digest}$`, 'm'));
-    expect(WebAssembly.Module.exports(new WebAssembly.Module(bytes)).map((e) => e.name).sort()).toEqual(['alloc', 'dealloc', 'execute', 'helix_panic', 'memory']);
+    expect(
+      WebAssembly.Module.exports(new WebAssembly.Module(bytes))
+        .map((e) => e.name)
+        .sort(),
+    ).toEqual(['alloc', 'dealloc', 'execute', 'helix_panic', 'memory']);
     expect(WebAssembly.Module.imports(new WebAssembly.Module(bytes))).toEqual([]);
     const second = await buildToolpack(dir);
     expect(second).toEqual({ ...first, changed: false });
@@ -177,7 +185,9 @@ describe('buildToolpack for C packs (src/*.c, no asconfig.json)', () => {
   }, 60_000);
 
   it('reports clang diagnostics with the file and line, and writes nothing', async () => {
-    const dir = await cPack('#define HELIX_IMPLEMENTATION\n#include "helix.h"\nstatic helix_result handle(const helix_value *input) { return missing(input); }\nHELIX_TOOL(handle)\n');
+    const dir = await cPack(
+      '#define HELIX_IMPLEMENTATION\n#include "helix.h"\nstatic helix_result handle(const helix_value *input) { return missing(input); }\nHELIX_TOOL(handle)\n',
+    );
     const manifestBefore = await readFile(path.join(dir, 'greet.tool.yaml'), 'utf8');
     const error = (await buildToolpack(dir).catch((caught: unknown) => caught)) as ToolpackBuildError;
     expect(error).toBeInstanceOf(ToolpackBuildError);
@@ -189,11 +199,15 @@ describe('buildToolpack for C packs (src/*.c, no asconfig.json)', () => {
 
   it('says to define HELIX_IMPLEMENTATION when the SDK was only declared', async () => {
     const dir = await cPack(GREET.replace('#define HELIX_IMPLEMENTATION\n', ''));
-    await expect(buildToolpack(dir)).rejects.toThrow(/undefined symbol: helix_\w+[\s\S]*hint: define HELIX_IMPLEMENTATION before including helix\.h in exactly one \.c file/);
+    await expect(buildToolpack(dir)).rejects.toThrow(
+      /undefined symbol: helix_\w+[\s\S]*hint: define HELIX_IMPLEMENTATION before including helix\.h in exactly one \.c file/,
+    );
   }, 60_000);
 
   it('says there is no libc when a source calls one of its functions', async () => {
-    const dir = await cPack(GREET.replace('return helix_ok_json("true", 4);', 'extern int puts(const char *); puts(name); return helix_ok_json("true", 4);'));
+    const dir = await cPack(
+      GREET.replace('return helix_ok_json("true", 4);', 'extern int puts(const char *); puts(name); return helix_ok_json("true", 4);'),
+    );
     await expect(buildToolpack(dir)).rejects.toThrow(/hint: there is no libc: puts must come from your sources/);
   }, 60_000);
 
@@ -207,7 +221,9 @@ describe('buildToolpack for C packs (src/*.c, no asconfig.json)', () => {
     const saved = process.env.HELIX_CLANG;
     process.env.HELIX_CLANG = path.join(root, 'no-such-clang');
     try {
-      await expect(buildToolpack(dir)).rejects.toThrow(/clang not found \(.*no-such-clang\): C toolpacks need clang and wasm-ld\nhint: apt-get install clang lld/);
+      await expect(buildToolpack(dir)).rejects.toThrow(
+        /clang not found \(.*no-such-clang\): C toolpacks need clang and wasm-ld\nhint: apt-get install clang lld/,
+      );
     } finally {
       if (saved === undefined) delete process.env.HELIX_CLANG;
       else process.env.HELIX_CLANG = saved;
@@ -217,6 +233,8 @@ describe('buildToolpack for C packs (src/*.c, no asconfig.json)', () => {
   it('refuses a pack with neither asconfig.json nor C sources', async () => {
     const dir = await cPack();
     await rm(path.join(dir, 'src'), { recursive: true });
-    await expect(buildToolpack(dir)).rejects.toThrow(/nothing to build: no asconfig\.json \(AssemblyScript: entries, outFile, options\) and no src\/\*\.c/);
+    await expect(buildToolpack(dir)).rejects.toThrow(
+      /nothing to build: no asconfig\.json \(AssemblyScript: entries, outFile, options\) and no src\/\*\.c/,
+    );
   });
 });

@@ -66,10 +66,14 @@ export async function buildToolpack(dir: string): Promise<BuildToolpackResult> {
   const modulePath = path.resolve(path.dirname(manifestPath), manifest.module);
   // The build writes the module there: never outside the toolpack.
   const inPack = resolveInPack(manifest.module, realDir(packDir), realDir(packDir));
-  if (!inPack.ok && inPack.reason !== 'does not exist') throw new ToolpackBuildError(`${manifestPath}: module ${manifest.module} ${inPack.reason}`, packDir);
+  if (!inPack.ok && inPack.reason !== 'does not exist')
+    throw new ToolpackBuildError(`${manifestPath}: module ${manifest.module} ${inPack.reason}`, packDir);
   // Without its config asc prints its usage and succeeds, so check first. A pack without one
   // is a C pack when it has sources in src/.
-  const configExists = await readFile(path.join(packDir, 'asconfig.json')).then(() => true, () => false);
+  const configExists = await readFile(path.join(packDir, 'asconfig.json')).then(
+    () => true,
+    () => false,
+  );
   const cSources = configExists ? [] : await findCSources(packDir);
   if (!configExists && cSources.length === 0) {
     throw new ToolpackBuildError(
@@ -90,13 +94,21 @@ export async function buildToolpack(dir: string): Promise<BuildToolpackResult> {
     );
   }
   const problems = checkModule(bytes, manifest).map((problem) =>
-    configExists ? problem : problem.replace('re-export it from @helix/sdk-as', 'define HELIX_IMPLEMENTATION in one .c file and name the handler with HELIX_TOOL(handler)'),
+    configExists
+      ? problem
+      : problem.replace(
+          're-export it from @helix/sdk-as',
+          'define HELIX_IMPLEMENTATION in one .c file and name the handler with HELIX_TOOL(handler)',
+        ),
   );
   if (problems.length > 0) throw new ToolpackBuildError(`${modulePath}: ${problems.join('; ')}`, packDir);
 
   for (const [file, contents] of outputs) await writeIfDifferent(file, contents);
   const digest = moduleDigest(bytes);
-  await writeIfDifferent(stampPath(modulePath), new TextEncoder().encode(stampText(packDir, modulePath, digest, inputs, sdkName(packDir, configExists))));
+  await writeIfDifferent(
+    stampPath(modulePath),
+    new TextEncoder().encode(stampText(packDir, modulePath, digest, inputs, sdkName(packDir, configExists))),
+  );
   const updated = wrap(packDir, () => withDigest(manifestText, digest, manifestPath));
   if (updated.changed) await writeFile(manifestPath, updated.text);
   return { manifestPath, modulePath, digest, changed: updated.changed };
@@ -186,7 +198,8 @@ async function compileCPack(packDir: string, sources: readonly string[]): Promis
   try {
     return await compileC(packDir, sources);
   } catch (error) {
-    if (error instanceof CCompileError) throw new ToolpackBuildError(`${packDir}: ${error.message}`, packDir, error.diagnostics, { cause: error });
+    if (error instanceof CCompileError)
+      throw new ToolpackBuildError(`${packDir}: ${error.message}`, packDir, error.diagnostics, { cause: error });
     throw error;
   }
 }

@@ -101,7 +101,8 @@ describe('seq.gc_content', () => {
     for (const name of names) {
       const fixture = JSON.parse(await readFile(path.join(fixturesDir, name), 'utf8'));
       const { envelope } = await call(pack('plugins/seq-gc-content').bytes, fixture.input);
-      if ('output' in fixture.expect) expect({ name, envelope }).toEqual({ name, envelope: { status: 'ok', output: fixture.expect.output } });
+      if ('output' in fixture.expect)
+        expect({ name, envelope }).toEqual({ name, envelope: { status: 'ok', output: fixture.expect.output } });
       else expect({ name, code: envelope.error?.code }).toEqual({ name, code: fixture.expect.error_code });
     }
   });
@@ -144,7 +145,10 @@ describe('bench.compute', () => {
 
 describe('bench.echo_extism', () => {
   it('echoes through @extism/extism in a worker and closes cleanly', async () => {
-    const plugin = await createPlugin({ wasm: [{ data: pack('bench/fixtures/echo-extism').bytes }] }, { runInWorker: true, useWasi: false });
+    const plugin = await createPlugin(
+      { wasm: [{ data: pack('bench/fixtures/echo-extism').bytes }] },
+      { runInWorker: true, useWasi: false },
+    );
     try {
       const input = JSON.stringify({ x: 'é😀', n: [1, 2] });
       const output = await plugin.call('echo', input);

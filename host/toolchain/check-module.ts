@@ -14,7 +14,10 @@ const HELIX_EXPORTS: ReadonlyArray<readonly [string, WebAssembly.ImportExportKin
 ];
 
 /** Problems with `bytes` as a module for `manifest` (empty when it fits), each with a fix. */
-export function checkModule(bytes: Uint8Array, manifest: Pick<ManifestBuildFields, 'abi' | 'entrypoint'> & Partial<Pick<ManifestBuildFields, 'capabilityAbiVersion'>>): string[] {
+export function checkModule(
+  bytes: Uint8Array,
+  manifest: Pick<ManifestBuildFields, 'abi' | 'entrypoint'> & Partial<Pick<ManifestBuildFields, 'capabilityAbiVersion'>>,
+): string[] {
   let module: WebAssembly.Module;
   try {
     module = new WebAssembly.Module(bytes);
@@ -37,7 +40,9 @@ export function checkModule(bytes: Uint8Array, manifest: Pick<ManifestBuildField
     const ours = entry.module === 'helix_v1' && entry.kind === 'function' && (HELIX_IMPORTS as readonly string[]).includes(entry.name);
     if (ours && (bulk || entry.name === 'capability_call')) continue;
     if (ours) {
-      problems.push(`import helix_v1.capability_call_bulk (the bulk path, capability ABI 2) needs capabilities.abiVersion: 2 in the manifest; set it there (ABI-BULK-001)`);
+      problems.push(
+        `import helix_v1.capability_call_bulk (the bulk path, capability ABI 2) needs capabilities.abiVersion: 2 in the manifest; set it there (ABI-BULK-001)`,
+      );
       continue;
     }
     const hint =

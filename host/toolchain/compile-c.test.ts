@@ -40,7 +40,11 @@ async function withEnv<T>(vars: Record<string, string>, body: () => Promise<T>):
   }
 }
 
-const caught = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error as CCompileError);
+const caught = (promise: Promise<unknown>) =>
+  promise.then(
+    () => undefined,
+    (error: unknown) => error as CCompileError,
+  );
 
 describe('compileC', () => {
   it('marks a missing clang as toolchainMissing "clang"', async () => {

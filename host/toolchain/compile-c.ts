@@ -48,7 +48,15 @@ export async function findCSources(packDir: string): Promise<string[]> {
 
 // Flags of every compile step. An undeclared function is an error, not C89's implicit int:
 // there is no libc to resolve it.
-const COMPILE_FLAGS = ['--target=wasm32', '-mbulk-memory', '-nostdlib', '-O2', '-std=c11', '-Wall', '-Werror=implicit-function-declaration'];
+const COMPILE_FLAGS = [
+  '--target=wasm32',
+  '-mbulk-memory',
+  '-nostdlib',
+  '-O2',
+  '-std=c11',
+  '-Wall',
+  '-Werror=implicit-function-declaration',
+];
 
 /**
  * The clang arguments that compile one source (relative to the pack, the working directory)
@@ -57,7 +65,17 @@ const COMPILE_FLAGS = ['--target=wasm32', '-mbulk-memory', '-nostdlib', '-O2', '
  * -ffile-prefix-map: __FILE__ (HELIX_ASSERT messages) never names where the repository lives.
  */
 export function clangCompileArgs(source: string, object: string, packDir: string, sdkDir: string = cSdkDir()): string[] {
-  return [...COMPILE_FLAGS, `-ffile-prefix-map=${packDir}${path.sep}=`, `-ffile-prefix-map=${sdkDir}=helix-sdk`, '-I', sdkDir, '-c', '-o', object, source];
+  return [
+    ...COMPILE_FLAGS,
+    `-ffile-prefix-map=${packDir}${path.sep}=`,
+    `-ffile-prefix-map=${sdkDir}=helix-sdk`,
+    '-I',
+    sdkDir,
+    '-c',
+    '-o',
+    object,
+    source,
+  ];
 }
 
 /**
@@ -87,7 +105,12 @@ export async function compileC(packDir: string, sources: readonly string[]): Pro
           'clang',
         );
       }
-      if (code !== 0) throw new CCompileError(`compile failed:\n${text.trim()}${compileHint(text)}`, text.trim(), linkerMissing(text) ? 'wasm-ld' : undefined);
+      if (code !== 0)
+        throw new CCompileError(
+          `compile failed:\n${text.trim()}${compileHint(text)}`,
+          text.trim(),
+          linkerMissing(text) ? 'wasm-ld' : undefined,
+        );
     }
     return new Uint8Array(await readFile(output));
   } finally {

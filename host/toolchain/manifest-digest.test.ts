@@ -66,7 +66,9 @@ describe('withDigest', () => {
     const result = withDigest(STYLED, DIGEST_B, 'styled.tool.yaml');
     expect(result.text).toBe(STYLED.replace('# the module\n', `# the module\ndigest: ${DIGEST_B}\n`));
     const crlf = STYLED.replace(/\n/g, '\r\n');
-    expect(withDigest(crlf, DIGEST_B, 'styled.tool.yaml').text).toBe(crlf.replace('# the module\r\n', `# the module\r\ndigest: ${DIGEST_B}\r\n`));
+    expect(withDigest(crlf, DIGEST_B, 'styled.tool.yaml').text).toBe(
+      crlf.replace('# the module\r\n', `# the module\r\ndigest: ${DIGEST_B}\r\n`),
+    );
   });
 
   it("fills an empty or null digest in its own line, keeping the line's comment", () => {
@@ -82,7 +84,14 @@ describe('withDigest', () => {
 describe('readManifestFields', () => {
   it('defaults the entrypoint to execute and reads the digest', () => {
     const fields = readManifestFields(MANIFEST.replace(/^entrypoint:.*\n/m, ''), 'demo.tool.yaml');
-    expect(fields).toEqual({ id: 'seq.demo', abi: 'helix/v1', module: 'build/demo.wasm', entrypoint: 'execute', digest: DIGEST_A, capabilityAbiVersion: 1 });
+    expect(fields).toEqual({
+      id: 'seq.demo',
+      abi: 'helix/v1',
+      module: 'build/demo.wasm',
+      entrypoint: 'execute',
+      digest: DIGEST_A,
+      capabilityAbiVersion: 1,
+    });
   });
 
   it('reads capabilities.abiVersion, which decides whether the module may import the bulk path', () => {
@@ -104,8 +113,6 @@ describe('readManifestFields', () => {
 
 describe('moduleDigest', () => {
   it('is sha256: followed by the lowercase hex digest', () => {
-    expect(moduleDigest(new TextEncoder().encode('abc'))).toBe(
-      'sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad',
-    );
+    expect(moduleDigest(new TextEncoder().encode('abc'))).toBe('sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
   });
 });

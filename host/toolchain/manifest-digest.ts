@@ -60,7 +60,8 @@ export function readManifestFields(text: string, file: string): ManifestBuildFie
 
 function capabilityAbiVersion(data: Record<string, unknown> | null): number {
   const capabilities = data?.capabilities;
-  const version = typeof capabilities === 'object' && capabilities !== null ? (capabilities as { abiVersion?: unknown }).abiVersion : undefined;
+  const version =
+    typeof capabilities === 'object' && capabilities !== null ? (capabilities as { abiVersion?: unknown }).abiVersion : undefined;
   return typeof version === 'number' ? version : 1;
 }
 
@@ -142,7 +143,14 @@ function parseManifest(text: string, file: string): Document {
   // The loader's bounds first (depth, aliases, numbers): the edit below must not meet a document
   // that would overflow yaml's recursive composer or expand without end.
   const bounded = parseYamlText(text);
-  if (!bounded.ok) throw new Error(bounded.problems.map((p) => formatViolation({ file, field: fieldPath(p.path), reason: p.reason, ...(p.line === undefined ? {} : { line: p.line }) })).join('; '));
+  if (!bounded.ok)
+    throw new Error(
+      bounded.problems
+        .map((p) =>
+          formatViolation({ file, field: fieldPath(p.path), reason: p.reason, ...(p.line === undefined ? {} : { line: p.line }) }),
+        )
+        .join('; '),
+    );
   const doc = parseDocument(text, { prettyErrors: false });
   if (doc.errors.length > 0) throw new Error(`${file}: invalid YAML: ${doc.errors.map((error) => error.message).join('; ')}`);
   return doc;

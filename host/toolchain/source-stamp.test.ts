@@ -49,7 +49,10 @@ describe('collectSourceInputs', () => {
 
   it('collectSourceInputs takes every file under src/ of a C pack, headers included', () => {
     const dir = pack({ 'src/main.c': 'int x;', 'src/include/util.h': '', 'README.md': '' });
-    expect(collectSourceInputs(dir)).toEqual({ language: 'c', files: { 'src/include/util.h': sha256Digest(''), 'src/main.c': sha256Digest('int x;') } });
+    expect(collectSourceInputs(dir)).toEqual({
+      language: 'c',
+      files: { 'src/include/util.h': sha256Digest(''), 'src/main.c': sha256Digest('int x;') },
+    });
   });
 });
 
@@ -64,7 +67,9 @@ describe('checkSourcesFresh', () => {
     const stale = checkSourcesFresh(built);
     expect(stale).toEqual({ state: 'stale', changed: ['src/a.c'], appeared: ['src/c.c'], disappeared: ['src/b.c'] });
     if (stale.state !== 'stale') return;
-    expect(staleLine(dir, stale)).toBe(`stale: ${dir}: src/a.c changed, src/c.c appeared, src/b.c disappeared since the last build; run \`helix build ${dir}\``);
+    expect(staleLine(dir, stale)).toBe(
+      `stale: ${dir}: src/a.c changed, src/c.c appeared, src/b.c disappeared since the last build; run \`helix build ${dir}\``,
+    );
     build(dir);
     expect(checkSourcesFresh(built)).toEqual({ state: 'fresh' });
   });
@@ -76,7 +81,10 @@ describe('checkSourcesFresh', () => {
     build(dir);
     writeFileSync(modulePath, 'another module');
     writeFileSync(path.join(dir, 'src/a.c'), 'edited');
-    expect(checkSourcesFresh({ packDir: dir, modulePath })).toEqual({ state: 'unknown', reason: 'the stamp was written for another module' });
+    expect(checkSourcesFresh({ packDir: dir, modulePath })).toEqual({
+      state: 'unknown',
+      reason: 'the stamp was written for another module',
+    });
   });
 
   it('staleLine lists three files and counts the rest', () => {

@@ -51,7 +51,11 @@ export function stampPath(modulePath: string): string {
  * editor backups (`.x.swp`, `x~`) are not inputs. The SDK is not one (see the GUIDE's
  * "Stale builds"): upgrading Helix must not make every author's module stale.
  */
-export function collectSourceInputs(packDir: string): { language: SourceStamp['language']; files: Record<string, string>; incomplete?: true } {
+export function collectSourceInputs(packDir: string): {
+  language: SourceStamp['language'];
+  files: Record<string, string>;
+  incomplete?: true;
+} {
   const found = new Set<string>();
   const asconfig = path.join(packDir, 'asconfig.json');
   const isAs = isFile(asconfig);
@@ -85,11 +89,22 @@ export function collectSourceInputs(packDir: string): { language: SourceStamp['l
 
 /** The digest over a file map, independent of how the map was built. */
 export function sourcesDigest(files: Readonly<Record<string, string>>): string {
-  return sha256Digest(Object.keys(files).sort().map((file) => `${file}\0${files[file]}\n`).join(''));
+  return sha256Digest(
+    Object.keys(files)
+      .sort()
+      .map((file) => `${file}\0${files[file]}\n`)
+      .join(''),
+  );
 }
 
 /** The stamp's text for a pack and its just-built module, stable for unchanged inputs. */
-export function stampText(packDir: string, modulePath: string, moduleDigest: string, inputs: ReturnType<typeof collectSourceInputs>, sdk: string): string {
+export function stampText(
+  packDir: string,
+  modulePath: string,
+  moduleDigest: string,
+  inputs: ReturnType<typeof collectSourceInputs>,
+  sdk: string,
+): string {
   const stamp: SourceStamp = {
     stamp: STAMP_VERSION,
     module: toPackPath(packDir, modulePath) ?? path.basename(modulePath),
@@ -109,16 +124,24 @@ export function stampText(packDir: string, modulePath: string, moduleDigest: str
  */
 export function checkSourcesFresh(target: LoadedTool | { packDir: string; modulePath: string }): Freshness {
   const loaded = 'manifestPath' in target ? target : undefined;
-  const { packDir, modulePath } = loaded === undefined ? (target as { packDir: string; modulePath: string }) : { packDir: path.dirname(loaded.manifestPath), modulePath: loaded.modulePath };
+  const { packDir, modulePath } =
+    loaded === undefined
+      ? (target as { packDir: string; modulePath: string })
+      : { packDir: path.dirname(loaded.manifestPath), modulePath: loaded.modulePath };
   let stamp: SourceStamp;
   try {
-    if (statSync(stampPath(modulePath)).size > STAMP_MAX_BYTES) return { state: 'unknown', reason: `${path.basename(stampPath(modulePath))} is too large` };
+    if (statSync(stampPath(modulePath)).size > STAMP_MAX_BYTES)
+      return { state: 'unknown', reason: `${path.basename(stampPath(modulePath))} is too large` };
     stamp = JSON.parse(readFileSync(stampPath(modulePath), 'utf8')) as SourceStamp;
   } catch (err) {
     const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
-    return { state: 'unknown', reason: missing ? `no ${path.basename(stampPath(modulePath))}` : `${path.basename(stampPath(modulePath))} is unreadable` };
+    return {
+      state: 'unknown',
+      reason: missing ? `no ${path.basename(stampPath(modulePath))}` : `${path.basename(stampPath(modulePath))} is unreadable`,
+    };
   }
-  if (stamp?.stamp !== STAMP_VERSION || typeof stamp.files !== 'object' || stamp.files === null) return { state: 'unknown', reason: 'the stamp has another format' };
+  if (stamp?.stamp !== STAMP_VERSION || typeof stamp.files !== 'object' || stamp.files === null)
+    return { state: 'unknown', reason: 'the stamp has another format' };
   let bytes: Buffer;
   try {
     bytes = loaded === undefined ? readFileSync(modulePath) : Buffer.from(loaded.module.bytes);
@@ -134,7 +157,9 @@ export function checkSourcesFresh(target: LoadedTool | { packDir: string; module
   const before = stamp.files;
   const changed = Object.keys(now).filter((file) => Object.hasOwn(before, file) && before[file] !== now[file]);
   const appeared = Object.keys(now).filter((file) => !Object.hasOwn(before, file));
-  const disappeared = Object.keys(before).filter((file) => !Object.hasOwn(now, file)).sort();
+  const disappeared = Object.keys(before)
+    .filter((file) => !Object.hasOwn(now, file))
+    .sort();
   return { state: 'stale', changed, appeared, disappeared };
 }
 

@@ -48,7 +48,9 @@ describe('built-in record schema', () => {
 
   it('is the one schema of artifact_get, artifact_import and the items of artifact_list', () => {
     expect(tool('artifact_import').outputSchema).toEqual(recordSchema);
-    expect((tool('artifact_list').outputSchema as { properties: { artifacts: { items: unknown } } }).properties.artifacts.items).toEqual(recordSchema);
+    expect((tool('artifact_list').outputSchema as { properties: { artifacts: { items: unknown } } }).properties.artifacts.items).toEqual(
+      recordSchema,
+    );
   });
 
   it('accepts what helix.artifact_get returns for a real record, which has exactly its fields', async () => {

@@ -35,7 +35,11 @@ function summaryJsonSchema(): JsonSchema {
   type Field = { type?: string | string[]; anyOf?: Array<{ type: string }> };
   const json = z.toJSONSchema(ArtifactSummarySchema, { io: 'output' }) as { required: string[]; properties: Record<string, Field> };
   const typeOf = (f: Field): string | string[] => f.type ?? (f.anyOf ?? []).map((branch) => branch.type);
-  return { type: 'object', required: json.required, properties: Object.fromEntries(Object.entries(json.properties).map(([k, f]) => [k, { type: typeOf(f) }])) };
+  return {
+    type: 'object',
+    required: json.required,
+    properties: Object.fromEntries(Object.entries(json.properties).map(([k, f]) => [k, { type: typeOf(f) }])),
+  };
 }
 
 const RECORD_SCHEMA: JsonSchema = summaryJsonSchema();
@@ -50,13 +54,16 @@ const RUN_ID = { type: 'string', pattern: '^run_[0-9a-f]{32}$', description: 'A 
 /** A run's state as far as reading it goes: it changes while the run is live. */
 function runBoundary(store: Store, input: Record<string, unknown>): Record<string, unknown> {
   const run = observeRun(store, String(input.run_id));
-  return run === undefined ? { run: null } : { status: run.status, attempts: run.attempts, finished_at: run.finished_at, journal_head: run.journal.head };
+  return run === undefined
+    ? { run: null }
+    : { status: run.status, attempts: run.attempts, finished_at: run.finished_at, journal_head: run.journal.head };
 }
 
 const SPECS: readonly BuiltinSpec[] = [
   {
     name: 'artifact_import',
-    description: "Imports a file from under the policy's import roots as an artifact (streamed, content-addressed). The same unchanged file imports once: a repeat call replays.",
+    description:
+      "Imports a file from under the policy's import roots as an artifact (streamed, content-addressed). The same unchanged file imports once: a repeat call replays.",
     inputSchema: {
       type: 'object',
       required: ['path'],
@@ -80,7 +87,10 @@ const SPECS: readonly BuiltinSpec[] = [
       }
     },
     run: async (input, ctx) => {
-      const meta = { label: typeof input.label === 'string' ? input.label : null, ...(typeof input.type === 'string' ? { type: input.type } : {}) };
+      const meta = {
+        label: typeof input.label === 'string' ? input.label : null,
+        ...(typeof input.type === 'string' ? { type: input.type } : {}),
+      };
       return summary(await importFile(ctx.store, ctx.policy.policy, String(input.path), meta));
     },
   },
@@ -88,7 +98,11 @@ const SPECS: readonly BuiltinSpec[] = [
     name: 'run_get',
     description: 'A recorded run: status, tool, timings, metrics, result, input and output artifacts, log artifact.',
     inputSchema: { type: 'object', required: ['run_id'], additionalProperties: false, properties: { run_id: RUN_ID } },
-    outputSchema: { type: 'object', required: ['run_id', 'status', 'tool_id'], properties: { run_id: { type: 'string' }, status: { type: 'string' }, tool_id: { type: 'string' } } },
+    outputSchema: {
+      type: 'object',
+      required: ['run_id', 'status', 'tool_id'],
+      properties: { run_id: { type: 'string' }, status: { type: 'string' }, tool_id: { type: 'string' } },
+    },
     boundary: runBoundary,
     run: (input, ctx) => {
       const { owner: _owner, ...run } = requireRun(ctx.store, String(input.run_id));
@@ -97,9 +111,14 @@ const SPECS: readonly BuiltinSpec[] = [
   },
   {
     name: 'run_verify',
-    description: 'Re-executes a succeeded run offline against its journal and reports whether it reproduces the same output bytes, or the first difference.',
+    description:
+      'Re-executes a succeeded run offline against its journal and reports whether it reproduces the same output bytes, or the first difference.',
     inputSchema: { type: 'object', required: ['run_id'], additionalProperties: false, properties: { run_id: RUN_ID } },
-    outputSchema: { type: 'object', required: ['run_id', 'match', 'checks'], properties: { run_id: { type: 'string' }, match: { type: 'boolean' }, checks: { type: 'array' } } },
+    outputSchema: {
+      type: 'object',
+      required: ['run_id', 'match', 'checks'],
+      properties: { run_id: { type: 'string' }, match: { type: 'boolean' }, checks: { type: 'array' } },
+    },
     boundary: runBoundary,
     run: (input, ctx) => verifyRun(ctx.store, String(input.run_id)),
   },
@@ -117,7 +136,12 @@ const SPECS: readonly BuiltinSpec[] = [
       type: 'object',
       additionalProperties: false,
       properties: {
-        as_of_created_at: { type: 'integer', minimum: 0, description: 'List as of this moment (ms since the epoch); default: now. Passing the as_of_created_at of an earlier answer replays it.' },
+        as_of_created_at: {
+          type: 'integer',
+          minimum: 0,
+          description:
+            'List as of this moment (ms since the epoch); default: now. Passing the as_of_created_at of an earlier answer replays it.',
+        },
         type: { type: 'string', description: 'Only artifacts of this type, e.g. fastq.' },
         limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
       },
@@ -125,7 +149,11 @@ const SPECS: readonly BuiltinSpec[] = [
     outputSchema: {
       type: 'object',
       required: ['as_of_created_at', 'artifact_count', 'artifacts'],
-      properties: { as_of_created_at: { type: 'integer' }, artifact_count: { type: 'integer' }, artifacts: { type: 'array', items: RECORD_SCHEMA } },
+      properties: {
+        as_of_created_at: { type: 'integer' },
+        artifact_count: { type: 'integer' },
+        artifacts: { type: 'array', items: RECORD_SCHEMA },
+      },
     },
     // The snapshot boundary is part of the run's identity: a replay lists exactly what the
     // first call listed, whatever was imported since.
@@ -136,7 +164,9 @@ const SPECS: readonly BuiltinSpec[] = [
     },
     run: (input, ctx) => {
       const b = ctx.boundary as { as_of_created_at: number; artifact_count: number };
-      const all = listArtifacts(ctx.store, { asOfCreatedAt: b.as_of_created_at }).filter((a) => input.type === undefined || a.type === input.type);
+      const all = listArtifacts(ctx.store, { asOfCreatedAt: b.as_of_created_at }).filter(
+        (a) => input.type === undefined || a.type === input.type,
+      );
       return { ...b, artifacts: all.slice(0, (input.limit as number | undefined) ?? 100).map(summary) };
     },
   },
@@ -151,7 +181,10 @@ const SPECS: readonly BuiltinSpec[] = [
         artifact_id: { type: 'string' },
         type: { type: 'string' },
         text: { type: ['string', 'null'] },
-        records: { type: 'array', items: { type: 'object', required: ['id', 'length'], properties: { id: { type: 'string' }, length: { type: 'integer' } } } },
+        records: {
+          type: 'array',
+          items: { type: 'object', required: ['id', 'length'], properties: { id: { type: 'string' }, length: { type: 'integer' } } },
+        },
         truncated: { type: 'boolean' },
       },
     },
@@ -168,10 +201,12 @@ const SPECS: readonly BuiltinSpec[] = [
  * test checks), so that the host need not check them at every start.
  */
 export function builtinSchemaProblems(): string[] {
-  return SPECS.flatMap((spec) => [spec.inputSchema, spec.outputSchema].flatMap((schema) => {
-    const c = compileJsonSchema(schema);
-    return c.ok ? [] : c.problems.map((p) => `${spec.name}: ${p}`);
-  }));
+  return SPECS.flatMap((spec) =>
+    [spec.inputSchema, spec.outputSchema].flatMap((schema) => {
+      const c = compileJsonSchema(schema);
+      return c.ok ? [] : c.problems.map((p) => `${spec.name}: ${p}`);
+    }),
+  );
 }
 
 // Helix's own schemas, checked by a test, are compiled on their first use (ABI-LOAD-008).

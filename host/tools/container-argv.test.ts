@@ -11,7 +11,17 @@ const manifest = ContainerManifestSchema.parse({
   contractVersion: 'v1',
   description: 'test',
   image: 'helix-seqkit:local',
-  argv: ['seqkit', 'seq', '--line-width={{params.width}}', '{{params.name}}', '{{inputs.reads}}', '{{inputs.reads}}', '--out-file', '{{outputs.seqs}}', '{{params.flag}}'],
+  argv: [
+    'seqkit',
+    'seq',
+    '--line-width={{params.width}}',
+    '{{params.name}}',
+    '{{inputs.reads}}',
+    '{{inputs.reads}}',
+    '--out-file',
+    '{{outputs.seqs}}',
+    '{{params.flag}}',
+  ],
   deterministic: 'pure',
   timeoutMs: 1000,
   limits: { maxInputBytes: 100, maxOutputBytes: 100 },
@@ -32,7 +42,17 @@ function refusal(name: string): HelixError {
 describe('bindArgv', () => {
   it('replaces each placeholder, inside an entry too, and names each input once', () => {
     expect(bindArgv(manifest, { width: 60, name: 'sample_1.v2', reads: 'art_1', flag: true })).toEqual({
-      argv: ['seqkit', 'seq', '--line-width=60', 'sample_1.v2', '/work/in/reads', '/work/in/reads', '--out-file', '/work/out/seqs.fa', 'true'],
+      argv: [
+        'seqkit',
+        'seq',
+        '--line-width=60',
+        'sample_1.v2',
+        '/work/in/reads',
+        '/work/in/reads',
+        '--out-file',
+        '/work/out/seqs.fa',
+        'true',
+      ],
       inputs: [{ name: 'reads', artifact_id: 'art_1' }],
     });
   });
@@ -53,8 +73,13 @@ describe('bindArgv', () => {
     for (const [value, reason] of cases) {
       const err = refusal(value);
       expect(err).toBeInstanceOf(HelixError);
-      expect([value, err.code, err.details]).toEqual([value, 'I-REQ-CONTAINER-ARG', { pointer: '/name', placeholder: '{{params.name}}', reason }]);
+      expect([value, err.code, err.details]).toEqual([
+        value,
+        'I-REQ-CONTAINER-ARG',
+        { pointer: '/name', placeholder: '{{params.name}}', reason },
+      ]);
     }
-    for (const ok of ['a.b', 'x/y', 'k=v', 'a,b:c', 'a..b', 'ACGT-rich', '']) expect(bindArgv(manifest, { width: 1, name: ok, reads: 'art_1', flag: false }).argv[3]).toBe(ok);
+    for (const ok of ['a.b', 'x/y', 'k=v', 'a,b:c', 'a..b', 'ACGT-rich', ''])
+      expect(bindArgv(manifest, { width: 1, name: ok, reads: 'art_1', flag: false }).argv[3]).toBe(ok);
   });
 });

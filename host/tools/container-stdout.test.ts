@@ -17,7 +17,9 @@ function reason(format: 'tsv' | 'json', text: string, truncated = false): string
 describe('readStdout', () => {
   it('reads a tsv table: a row per line, decimal cells as numbers, anything else as text', () => {
     const text = 'file\tnum\tavg\tneg\tpct\tzeros\tbig\n/a.fa\t3\t7.0\t-2.5\tNaN\t0000\t12345678901234567890\n';
-    expect(readStdout('tsv', text, false)).toEqual({ rows: [{ file: '/a.fa', num: 3, avg: 7, neg: -2.5, pct: 'NaN', zeros: '0000', big: '12345678901234567890' }] });
+    expect(readStdout('tsv', text, false)).toEqual({
+      rows: [{ file: '/a.fa', num: 3, avg: 7, neg: -2.5, pct: 'NaN', zeros: '0000', big: '12345678901234567890' }],
+    });
     expect(readStdout('tsv', 'a\tb\n', false)).toEqual({ rows: [] });
   });
 

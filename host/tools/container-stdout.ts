@@ -7,7 +7,7 @@ import { checkJsonValue, HelixError } from '../../abi/index.js';
 /** The output object of `stdout` read as `format`. */
 export function readStdout(format: 'none' | 'tsv' | 'json', stdout: string, truncated: boolean): Record<string, unknown> {
   if (format === 'none') return {};
-  if (truncated) throw unreadable('it was cut at the policy\'s docker.ceilings.maxStdoutBytes');
+  if (truncated) throw unreadable("it was cut at the policy's docker.ceilings.maxStdoutBytes");
   const value = format === 'tsv' ? table(stdout) : json(stdout);
   const violation = checkJsonValue(value);
   if (violation !== undefined) throw unreadable(`at ${violation.pointer || '/'}: ${violation.problem}`);
@@ -23,7 +23,8 @@ function table(text: string): { rows: Array<Record<string, string | number>> } {
   const header = lines[0]!.split('\t');
   const seen = new Set<string>();
   for (const name of header) {
-    if (name === '' || name === '__proto__' || seen.has(name)) throw unreadable(`the header names a column ${JSON.stringify(name)} that is empty, repeated or reserved`);
+    if (name === '' || name === '__proto__' || seen.has(name))
+      throw unreadable(`the header names a column ${JSON.stringify(name)} that is empty, repeated or reserved`);
     seen.add(name);
   }
   const rows = lines.slice(1).map((line, i) => {
@@ -52,5 +53,8 @@ function json(text: string): Record<string, unknown> {
 }
 
 function unreadable(reason: string): HelixError {
-  return new HelixError('S-TOOL-CONTAINER-STDOUT', { message: `The container tool's stdout cannot be read: ${reason}.`, details: { reason } });
+  return new HelixError('S-TOOL-CONTAINER-STDOUT', {
+    message: `The container tool's stdout cannot be read: ${reason}.`,
+    details: { reason },
+  });
 }

@@ -37,8 +37,12 @@ const OUTPUT = { type: 'object', properties: { kept: { type: 'integer' } } };
 type Edit = (m: ToolManifestInput) => ToolManifestInput;
 const digestOf = (edit: Edit = (m) => m, input: Record<string, unknown> = INPUT, output: Record<string, unknown> = OUTPUT): string =>
   contractDigest(ToolManifestSchema.parse(edit(structuredClone(MANIFEST))), input, output);
-const limits = (patch: Record<string, number>): Edit => (m) => ({ ...m, limits: { ...m.limits, ...patch } });
-const caps = (patch: Record<string, unknown>): Edit => (m) => ({ ...m, capabilities: { ...m.capabilities!, ...patch } as ToolManifestInput['capabilities'] });
+const limits =
+  (patch: Record<string, number>): Edit =>
+  (m) => ({ ...m, limits: { ...m.limits, ...patch } });
+const caps =
+  (patch: Record<string, unknown>): Edit =>
+  (m) => ({ ...m, capabilities: { ...m.capabilities!, ...patch } as ToolManifestInput['capabilities'] });
 
 describe('contractDigest', () => {
   const base = digestOf();
@@ -78,7 +82,9 @@ describe('contractDigest', () => {
     expect(digestOf(undefined, { ...INPUT, required: ['reads', 'min'] })).not.toBe(base);
     expect(digestOf(undefined, { ...INPUT, properties: { ...INPUT.properties, min: { type: 'integer', minimum: 1 } } })).not.toBe(base);
     expect(digestOf(undefined, INPUT, { ...OUTPUT, required: ['kept'] })).not.toBe(base);
-    expect(digestOf(undefined, { ...INPUT, properties: { ...INPUT.properties, reads: { type: 'string' } } }), 'x-helix-artifact').not.toBe(base);
+    expect(digestOf(undefined, { ...INPUT, properties: { ...INPUT.properties, reads: { type: 'string' } } }), 'x-helix-artifact').not.toBe(
+      base,
+    );
   });
 
   it('ignores what is only descriptive: description, health, module path, deadline, schema annotations, allowlist order', () => {
@@ -92,14 +98,35 @@ describe('contractDigest', () => {
       'entrypoint written out': (m) => ({ ...m, entrypoint: 'execute' }),
     };
     for (const [what, edit] of Object.entries(same)) expect(digestOf(edit), what).toBe(base);
-    const annotated = { ...INPUT, title: 'other', description: 'other', $comment: 'x', examples: [{ reads: 'art_x' }], properties: { ...INPUT.properties, reads: { ...INPUT.properties.reads, description: 'other', title: 't' } } };
+    const annotated = {
+      ...INPUT,
+      title: 'other',
+      description: 'other',
+      $comment: 'x',
+      examples: [{ reads: 'art_x' }],
+      properties: { ...INPUT.properties, reads: { ...INPUT.properties.reads, description: 'other', title: 't' } },
+    };
     expect(digestOf(undefined, annotated)).toBe(base);
   });
 
   it('keeps a property named like an annotation, and data keywords whole', () => {
-    const named = { type: 'object', properties: { description: { type: 'string', description: 'the text' } }, default: { description: 'x' } };
-    expect(withoutAnnotations(named)).toEqual({ type: 'object', properties: { description: { type: 'string' } }, default: { description: 'x' } });
-    expect(withoutAnnotations({ allOf: [{ title: 'a', minimum: 1 }], items: { description: 'd', type: 'string' }, $defs: { file_x: { title: 't', type: 'null' } } })).toEqual({
+    const named = {
+      type: 'object',
+      properties: { description: { type: 'string', description: 'the text' } },
+      default: { description: 'x' },
+    };
+    expect(withoutAnnotations(named)).toEqual({
+      type: 'object',
+      properties: { description: { type: 'string' } },
+      default: { description: 'x' },
+    });
+    expect(
+      withoutAnnotations({
+        allOf: [{ title: 'a', minimum: 1 }],
+        items: { description: 'd', type: 'string' },
+        $defs: { file_x: { title: 't', type: 'null' } },
+      }),
+    ).toEqual({
       allOf: [{ minimum: 1 }],
       items: { type: 'string' },
       $defs: { file_x: { type: 'null' } },
@@ -107,8 +134,21 @@ describe('contractDigest', () => {
   });
 
   it('fills what the manifest leaves out: the default entrypoint, null for unset limits, empty network', () => {
-    const c = toolContract(ToolManifestSchema.parse({ ...MANIFEST, entrypoint: undefined, limits: { maxInputBytes: 1, maxOutputBytes: 2 }, capabilities: { abiVersion: 1, allow: [] } }), INPUT, OUTPUT);
-    expect(c).toMatchObject({ entrypoint: 'execute', limits: { fuel: null, max_memory_pages: null, max_capability_calls: null }, capabilities: { allow: [], network: [] } });
+    const c = toolContract(
+      ToolManifestSchema.parse({
+        ...MANIFEST,
+        entrypoint: undefined,
+        limits: { maxInputBytes: 1, maxOutputBytes: 2 },
+        capabilities: { abiVersion: 1, allow: [] },
+      }),
+      INPUT,
+      OUTPUT,
+    );
+    expect(c).toMatchObject({
+      entrypoint: 'execute',
+      limits: { fuel: null, max_memory_pages: null, max_capability_calls: null },
+      capabilities: { allow: [], network: [] },
+    });
     expect(Object.keys(c)).not.toContain('description');
   });
 });
@@ -131,6 +171,8 @@ describe('contractDigest of a loaded toolpack', () => {
     const here = await load();
     expect(await load()).toBe(here);
     const schema = (dir: string): string => path.join(dir, 'schemas', 'input.json');
-    expect(await load((dir) => writeFileSync(schema(dir), readFileSync(schema(dir), 'utf8').replace('"maxLength": 200', '"maxLength": 100')))).not.toBe(here);
+    expect(
+      await load((dir) => writeFileSync(schema(dir), readFileSync(schema(dir), 'utf8').replace('"maxLength": 200', '"maxLength": 100'))),
+    ).not.toBe(here);
   }, 60_000);
 });

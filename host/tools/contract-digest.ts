@@ -11,7 +11,20 @@ import type { JsonSchema } from '../loader/schema-bundle.js';
  */
 const ANNOTATIONS = new Set(['title', 'description', '$comment', 'examples']);
 /** Keywords whose value is one subschema. */
-const ONE_SCHEMA = new Set(['additionalProperties', 'items', 'contains', 'not', 'if', 'then', 'else', 'propertyNames', 'unevaluatedItems', 'unevaluatedProperties', 'additionalItems', 'contentSchema']);
+const ONE_SCHEMA = new Set([
+  'additionalProperties',
+  'items',
+  'contains',
+  'not',
+  'if',
+  'then',
+  'else',
+  'propertyNames',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+  'additionalItems',
+  'contentSchema',
+]);
 /** Keywords whose value is an array of subschemas. */
 const SCHEMA_LIST = new Set(['allOf', 'anyOf', 'oneOf', 'prefixItems']);
 /** Keywords whose value maps names to subschemas. */
@@ -64,7 +77,9 @@ export function toolContract(manifest: ToolManifest, inputSchema: JsonSchema, ou
       max_capability_calls: l.maxCapabilityCalls ?? null,
       // Only when declared, so a manifest without it keeps its digest (and its runs replay).
       // The deadline's rate stays out, as timeoutMs does (ABI-RUNID-003).
-      ...(l.perInputMiB === undefined ? {} : { per_input_mib: { fuel: l.perInputMiB.fuel ?? null, max_capability_calls: l.perInputMiB.maxCapabilityCalls ?? null } }),
+      ...(l.perInputMiB === undefined
+        ? {}
+        : { per_input_mib: { fuel: l.perInputMiB.fuel ?? null, max_capability_calls: l.perInputMiB.maxCapabilityCalls ?? null } }),
     },
     capabilities: {
       abi_version: manifest.capabilities.abiVersion,

@@ -6,7 +6,13 @@
 import { z } from 'zod';
 import { HelixError, isHelixError } from '../../abi/index.js';
 import { cancelJob, SLURM_JOB_ID } from '../../capabilities/slurm-commands.js';
-import { slurmCollect, SlurmCollectResultSchema, slurmStatus, SlurmStatusResultSchema, type SlurmStatusResult } from '../../capabilities/slurm-jobs.js';
+import {
+  slurmCollect,
+  SlurmCollectResultSchema,
+  slurmStatus,
+  SlurmStatusResultSchema,
+  type SlurmStatusResult,
+} from '../../capabilities/slurm-jobs.js';
 import { jobKey } from '../../capabilities/slurm-submit.js';
 import type { CapabilityContext } from '../../capabilities/index.js';
 import { hostCapabilityContext } from '../broker/ports.js';
@@ -24,13 +30,24 @@ const jsonSchemaOf = (schema: z.ZodType): JsonSchema => z.toJSONSchema(schema, {
 /** The tool that submitted job `jobId` in this store, or P-PRECOND-SLURM-JOB-UNKNOWN. */
 function ownerOf(ctx: ToolRunContext, jobId: string, name: string): string {
   const [tool] = checkpointTools(ctx.store, jobKey(jobId));
-  if (tool === undefined) throw new HelixError('P-PRECOND-SLURM-JOB-UNKNOWN', { message: `${name} refused: no tool of this store submitted job ${jobId}.`, details: { job_id: jobId } });
+  if (tool === undefined)
+    throw new HelixError('P-PRECOND-SLURM-JOB-UNKNOWN', {
+      message: `${name} refused: no tool of this store submitted job ${jobId}.`,
+      details: { job_id: jobId },
+    });
   return tool;
 }
 
 /** The capability context of the job's own tool; Slurm's commands bound themselves, so no signal stops them halfway. */
 function actingFor(ctx: ToolRunContext, toolId: string): CapabilityContext {
-  return hostCapabilityContext(ctx.store, ctx.policy.policy, { toolId, runId: ctx.runId, deadlineMs: ctx.deadlineMs, signal: new AbortController().signal, callSeq: () => 0, canImport: true });
+  return hostCapabilityContext(ctx.store, ctx.policy.policy, {
+    toolId,
+    runId: ctx.runId,
+    deadlineMs: ctx.deadlineMs,
+    signal: new AbortController().signal,
+    callSeq: () => 0,
+    canImport: true,
+  });
 }
 
 /** Waits `ms`, or less when `signal` aborts. */
@@ -49,14 +66,22 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
 /** Polls job `jobId` until it ends or the call's deadline passes (the last state), or the caller cancels (the job is cancelled too). */
 async function waitForJob(ctx: ToolRunContext, cap: CapabilityContext, jobId: string, pollMs: number): Promise<SlurmStatusResult> {
   let last = await slurmStatus.invoke({ job_id: jobId }, cap);
-  const report = (s: SlurmStatusResult): void => ctx.onLog?.({ level: 'info', event: 'slurm.job.state', fields: { job_id: jobId, state: s.state, slurm_state: s.slurm_state, reason: s.reason } });
+  const report = (s: SlurmStatusResult): void =>
+    ctx.onLog?.({
+      level: 'info',
+      event: 'slurm.job.state',
+      fields: { job_id: jobId, state: s.state, slurm_state: s.slurm_state, reason: s.reason },
+    });
   report(last);
   while (!last.terminal) {
     await pause(pollMs, ctx.signal);
     if (ctx.cancel?.aborted) {
       await cancelJob(jobId);
       ctx.onLog?.({ level: 'warn', event: 'slurm.job.cancelled', fields: { job_id: jobId } });
-      throw new HelixError('R-TIMEOUT-CANCELLED', { message: `slurm_job_get was cancelled while it waited; job ${jobId} was cancelled with it.`, details: { job_id: jobId } });
+      throw new HelixError('R-TIMEOUT-CANCELLED', {
+        message: `slurm_job_get was cancelled while it waited; job ${jobId} was cancelled with it.`,
+        details: { job_id: jobId },
+      });
     }
     if (ctx.signal.aborted) return last;
     const now = await slurmStatus.invoke({ job_id: jobId }, cap);
@@ -91,11 +116,17 @@ export const SLURM_BUILTINS: readonly BuiltinSpec[] = [
       const toolId = ownerOf(ctx, jobId, 'slurm_job_get');
       const cap = actingFor(ctx, toolId);
       try {
-        const state = input.wait === true ? await waitForJob(ctx, cap, jobId, (input.poll_ms as number | undefined) ?? DEFAULT_POLL_MS) : await slurmStatus.invoke({ job_id: jobId }, cap);
+        const state =
+          input.wait === true
+            ? await waitForJob(ctx, cap, jobId, (input.poll_ms as number | undefined) ?? DEFAULT_POLL_MS)
+            : await slurmStatus.invoke({ job_id: jobId }, cap);
         return { ...state, tool_id: toolId };
       } catch (err) {
         if (isHelixError(err)) throw err;
-        throw new HelixError('R-UPSTREAM-SLURM', { message: `slurm_job_get: ${err instanceof Error ? err.message : String(err)}`, details: { job_id: jobId } });
+        throw new HelixError('R-UPSTREAM-SLURM', {
+          message: `slurm_job_get: ${err instanceof Error ? err.message : String(err)}`,
+          details: { job_id: jobId },
+        });
       }
     },
   },

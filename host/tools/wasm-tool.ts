@@ -64,9 +64,21 @@ export function wasmTool(loaded: LoadedTool, engine: Engine): WasmTool {
         ...(ctx.onLog === undefined ? {} : { onLog: ctx.onLog }),
         ...(ctx.onCapabilityCall === undefined ? {} : { onCall: ctx.onCapabilityCall }),
       });
-      const result = await engine.execute({ module, input: ctx.inputBytes, limits: ctx.limits, broker: broker.handle, ...(ctx.cancel === undefined ? {} : { signal: ctx.cancel }) });
+      const result = await engine.execute({
+        module,
+        input: ctx.inputBytes,
+        limits: ctx.limits,
+        broker: broker.handle,
+        ...(ctx.cancel === undefined ? {} : { signal: ctx.cancel }),
+      });
       if (result.kind === 'fault') {
-        return { kind: 'fault', error: { code: result.code, message: result.message, details: result.details, hint: ERROR_CODES[result.code].hint }, fuelUsed: result.fuelUsed, memoryPages: result.memoryPages, effects: broker.finish() };
+        return {
+          kind: 'fault',
+          error: { code: result.code, message: result.message, details: result.details, hint: ERROR_CODES[result.code].hint },
+          fuelUsed: result.fuelUsed,
+          memoryPages: result.memoryPages,
+          effects: broker.finish(),
+        };
       }
       let output: GuestOutput = result.output;
       if (output.status === 'capability_call') {
@@ -74,7 +86,14 @@ export function wasmTool(loaded: LoadedTool, engine: Engine): WasmTool {
         const call = await broker.terminal(output.capability_call.name, output.capability_call.args);
         output = call.ok ? { status: 'ok', output: call.result } : { status: 'error', error: call.error };
       }
-      return { kind: 'output', output, outputSha256: result.outputSha256, fuelUsed: result.fuelUsed, memoryPages: result.memoryPages, effects: broker.finish() };
+      return {
+        kind: 'output',
+        output,
+        outputSha256: result.outputSha256,
+        fuelUsed: result.fuelUsed,
+        memoryPages: result.memoryPages,
+        effects: broker.finish(),
+      };
     },
   };
 }

@@ -9,7 +9,10 @@ import { compileAssemblyScript, instantiate, metered } from '../../test/helpers/
 // The fixture and the SDK's SHA-256 it imports, under their repository paths so the import resolves.
 const sha256Source = {
   'host/wasm/assembly/sha256.ts': readFileSync(new URL('./assembly/sha256.ts', import.meta.url), 'utf8'),
-  'sdk-guest/assemblyscript/assembly/sha256.ts': readFileSync(new URL('../../sdk-guest/assemblyscript/assembly/sha256.ts', import.meta.url), 'utf8'),
+  'sdk-guest/assemblyscript/assembly/sha256.ts': readFileSync(
+    new URL('../../sdk-guest/assemblyscript/assembly/sha256.ts', import.meta.url),
+    'utf8',
+  ),
 };
 
 describe('instrumentModule on AssemblyScript output', () => {
@@ -23,7 +26,11 @@ describe('instrumentModule on AssemblyScript output', () => {
     const plain = await instantiate(bytes);
     const metered_ = await instantiate(out.bytes);
     const hash = plain.hash as (len: number, rounds: number) => number;
-    for (const [len, rounds] of [[64, 1], [1024, 3], [4096, 2]] as const) {
+    for (const [len, rounds] of [
+      [64, 1],
+      [1024, 3],
+      [4096, 2],
+    ] as const) {
       const run = metered(metered_, 'hash', [len, rounds]);
       expect(run.result).toBe(hash(len, rounds));
       expect(metered(metered_, 'hash', [len, rounds]).used).toBe(run.used);

@@ -124,11 +124,18 @@ export class BodyDecoder {
     }
     if (op >= 0x28 && op <= 0x3e) return this.memarg();
     switch (op) {
-      case 0x00: case 0x01: case 0x0f: case 0x1a: case 0x1b:
+      case 0x00:
+      case 0x01:
+      case 0x0f:
+      case 0x1a:
+      case 0x1b:
         return;
-      case 0x02: return this.pushBlock(FrameKind.block);
-      case 0x03: return this.pushBlock(FrameKind.loop);
-      case 0x04: return this.pushBlock(FrameKind.if);
+      case 0x02:
+        return this.pushBlock(FrameKind.block);
+      case 0x03:
+        return this.pushBlock(FrameKind.loop);
+      case 0x04:
+        return this.pushBlock(FrameKind.if);
       case 0x05:
         if (frames[frames.length - 1] !== FrameKind.if) r.fail('else without a matching if', this.start);
         frames[frames.length - 1] = FrameKind.else;
@@ -136,9 +143,11 @@ export class BodyDecoder {
       case 0x06:
         m.features |= Feature.exceptions;
         return this.pushBlock(FrameKind.try);
-      case 0x07: case 0x19: {
+      case 0x07:
+      case 0x19: {
         const top = frames[frames.length - 1]!;
-        if (top !== FrameKind.try && top !== FrameKind.catch) r.fail(`${op === 7 ? 'catch' : 'catch_all'} without a matching try`, this.start);
+        if (top !== FrameKind.try && top !== FrameKind.catch)
+          r.fail(`${op === 7 ? 'catch' : 'catch_all'} without a matching try`, this.start);
         if (op === 0x07) this.index(m.tagCount, 'tag');
         frames[frames.length - 1] = op === 0x07 ? FrameKind.catch : FrameKind.catchAll;
         return;
@@ -147,7 +156,8 @@ export class BodyDecoder {
         m.features |= Feature.exceptions;
         this.index(m.tagCount, 'tag');
         return;
-      case 0x09: return this.label();
+      case 0x09:
+        return this.label();
       case 0x0a:
         m.features |= Feature.exnref;
         return;
@@ -158,22 +168,27 @@ export class BodyDecoder {
           if (r.pos !== r.end) r.fail('operators remaining after the end of the function body');
         }
         return;
-      case 0x0c: case 0x0d: return this.label();
+      case 0x0c:
+      case 0x0d:
+        return this.label();
       case 0x0e: {
         const count = r.u32();
         for (let i = 0; i <= count; i++) this.label();
         return;
       }
-      case 0x10: case 0x12:
+      case 0x10:
+      case 0x12:
         if (op === 0x12) m.features |= Feature.tailCall;
         this.index(m.funcTypes.length, 'function');
         return;
-      case 0x11: case 0x13:
+      case 0x11:
+      case 0x13:
         if (op === 0x13) m.features |= Feature.tailCall;
         this.index(m.types.length, 'type');
         this.a = this.table();
         return;
-      case 0x14: case 0x15:
+      case 0x14:
+      case 0x15:
         m.features |= Feature.functionReferences | (op === 0x15 ? Feature.tailCall : 0);
         this.index(m.types.length, 'type');
         return;
@@ -202,24 +217,37 @@ export class BodyDecoder {
         frames.push(FrameKind.tryTable);
         return;
       }
-      case 0x20: case 0x21: case 0x22:
+      case 0x20:
+      case 0x21:
+      case 0x22:
         this.index(this.localCount, 'local');
         return;
-      case 0x23: case 0x24:
+      case 0x23:
+      case 0x24:
         this.index(m.globals.length, 'global');
         return;
-      case 0x25: case 0x26:
+      case 0x25:
+      case 0x26:
         m.features |= Feature.referenceTypes;
         if (op === 0x26) m.mutatesTables = true;
         this.a = this.index(m.tables.length, 'table');
         return;
-      case 0x3f: case 0x40:
+      case 0x3f:
+      case 0x40:
         this.a = this.memory();
         return;
-      case 0x41: r.s32(); return;
-      case 0x42: r.s64(); return;
-      case 0x43: r.skip(4); return;
-      case 0x44: r.skip(8); return;
+      case 0x41:
+        r.s32();
+        return;
+      case 0x42:
+        r.s64();
+        return;
+      case 0x43:
+        r.skip(4);
+        return;
+      case 0x44:
+        r.skip(8);
+        return;
       case 0xd0:
         m.features |= Feature.referenceTypes;
         readHeapType(r, m);
@@ -236,7 +264,8 @@ export class BodyDecoder {
       case 0xd4:
         m.features |= Feature.functionReferences;
         return;
-      case 0xd5: case 0xd6:
+      case 0xd5:
+      case 0xd6:
         m.features |= Feature.functionReferences;
         return this.label();
       case 0xfb: {
@@ -244,9 +273,12 @@ export class BodyDecoder {
         const proposal = sub >= 0x80 ? 'stringref proposal' : 'GC proposal';
         return r.fail(`unsupported opcode 0xfb ${hex(sub)} (${proposal})`, this.start);
       }
-      case 0xfc: return this.misc();
-      case 0xfd: return this.simd();
-      case 0xfe: return this.atomic();
+      case 0xfc:
+        return this.misc();
+      case 0xfd:
+        return this.simd();
+      case 0xfe:
+        return this.atomic();
       default:
         return r.fail(`unknown opcode ${hex(op)}`, this.start);
     }
@@ -262,15 +294,39 @@ export class BodyDecoder {
     m.features |= sub >= 15 && sub <= 17 ? Feature.referenceTypes : Feature.bulkMemory;
     if (sub >= 12 && sub !== 16) m.mutatesTables = true;
     switch (sub) {
-      case 8: this.data(); this.a = this.memory(); return;
-      case 9: this.data(); m.dropsData = true; return;
-      case 10: this.a = this.memory(); this.b = this.memory(); return;
-      case 11: this.a = this.memory(); return;
-      case 12: this.index(m.elemCount, 'element segment'); this.a = this.table(); return;
-      case 13: this.index(m.elemCount, 'element segment'); return;
-      case 14: this.a = this.table(); this.b = this.table(); return;
-      case 15: case 16: case 17: this.a = this.table(); return;
-      default: this.r.fail(`unknown opcode 0xfc ${hex(sub)}`, this.start);
+      case 8:
+        this.data();
+        this.a = this.memory();
+        return;
+      case 9:
+        this.data();
+        m.dropsData = true;
+        return;
+      case 10:
+        this.a = this.memory();
+        this.b = this.memory();
+        return;
+      case 11:
+        this.a = this.memory();
+        return;
+      case 12:
+        this.index(m.elemCount, 'element segment');
+        this.a = this.table();
+        return;
+      case 13:
+        this.index(m.elemCount, 'element segment');
+        return;
+      case 14:
+        this.a = this.table();
+        this.b = this.table();
+        return;
+      case 15:
+      case 16:
+      case 17:
+        this.a = this.table();
+        return;
+      default:
+        this.r.fail(`unknown opcode 0xfc ${hex(sub)}`, this.start);
     }
   }
 

@@ -34,10 +34,15 @@ export class MemoryCapError extends Error {
    * @param cap the cap in pages
    * @param total initial pages of the defined memories up to and including this one
    */
-  constructor(readonly memoryIndex: number, readonly initial: number, readonly cap: number, readonly total: number = initial) {
+  constructor(
+    readonly memoryIndex: number,
+    readonly initial: number,
+    readonly cap: number,
+    readonly total: number = initial,
+  ) {
     super(
       `memory ${memoryIndex} needs ${initial} pages initially${passes(initial, total, 'memories')} but the cap is ${cap} pages for all memories together; ` +
-        'raise limits.maxMemoryPages (and the policy ceiling) or shrink the module\'s initial memory',
+        "raise limits.maxMemoryPages (and the policy ceiling) or shrink the module's initial memory",
     );
   }
 }
@@ -55,7 +60,14 @@ export class TableCeilingError extends Error {
    * @param ceiling the ceiling in elements
    * @param total initial elements of the defined tables up to and including this one
    */
-  constructor(readonly tableIndex: number, readonly initial: number, readonly ceiling: number, readonly total: number = initial) {
-    super(`table ${tableIndex} starts at ${initial} elements${passes(initial, total, 'tables')}, above the ceiling of ${ceiling} elements for all tables together`);
+  constructor(
+    readonly tableIndex: number,
+    readonly initial: number,
+    readonly ceiling: number,
+    readonly total: number = initial,
+  ) {
+    super(
+      `table ${tableIndex} starts at ${initial} elements${passes(initial, total, 'tables')}, above the ceiling of ${ceiling} elements for all tables together`,
+    );
   }
 }

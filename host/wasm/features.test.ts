@@ -34,14 +34,20 @@ const cases: Case[] = [
         (v128.store32_lane 0 (i32.const 16) (local.get 1))
         (i32.add (i32.add (i32x4.extract_lane 0 (local.get 1)) (i32x4.extract_lane 1 (local.get 1)))
           (i32.add (i8x16.extract_lane_u 15 (i8x16.add (local.get 1) (v128.load (i32.const 0)))) (i32.load (i32.const 16))))))`,
-    calls: [['lanes', [5]], ['lanes', [-1]]],
+    calls: [
+      ['lanes', [5]],
+      ['lanes', [-1]],
+    ],
   },
   {
     name: 'relaxed SIMD',
     features: ['relaxed-simd', 'simd'],
     wat: `(module (func (export "swz") (param i32) (result i32)
       (i8x16.extract_lane_u 3 (i8x16.relaxed_swizzle (v128.const i8x16 9 8 7 6 5 4 3 2 1 0 10 11 12 13 14 15) (i8x16.splat (local.get 0))))))`,
-    calls: [['swz', [2]], ['swz', [7]]],
+    calls: [
+      ['swz', [2]],
+      ['swz', [7]],
+    ],
   },
   {
     name: 'bulk memory with passive data',
@@ -67,7 +73,10 @@ const cases: Case[] = [
         (table.set $f (i32.const 0) (ref.func $g))
         (i32.add (i32.add (table.size $t) (call_indirect $f (result i32) (i32.const 0)))
           (select (result i32) (i32.const 10) (i32.const 20) (ref.is_null (table.get $t (i32.const 3)))))))`,
-    calls: [['refs', ['x']], ['refs', [null]]],
+    calls: [
+      ['refs', ['x']],
+      ['refs', [null]],
+    ],
   },
   {
     name: 'tail calls',
@@ -77,7 +86,10 @@ const cases: Case[] = [
         (if (result i64) (i64.eqz (local.get 0)) (then (local.get 1))
           (else (return_call_indirect (type $t) (i64.sub (local.get 0) (i64.const 1)) (i64.mul (local.get 0) (local.get 1)) (i32.const 0)))))
       (func (export "fact") (param i64) (result i64) (return_call $acc (local.get 0) (i64.const 1))))`,
-    calls: [['fact', [10n]], ['fact', [20n]]],
+    calls: [
+      ['fact', [10n]],
+      ['fact', [20n]],
+    ],
   },
   {
     name: 'legacy exception handling',
@@ -90,7 +102,12 @@ const cases: Case[] = [
           (catch $e (i32.add (local.get 1)))))
       (func (export "deleg") (param i32) (result i32)
         (try (result i32) (do (try (do (call $thrower (local.get 0))) (delegate 0)) (i32.const 0)) (catch $e))))`,
-    calls: [['eh', [0]], ['eh', [7]], ['deleg', [0]], ['deleg', [9]]],
+    calls: [
+      ['eh', [0]],
+      ['eh', [7]],
+      ['deleg', [0]],
+      ['deleg', [9]],
+    ],
   },
   {
     name: 'atomics on shared memory',
@@ -103,7 +120,10 @@ const cases: Case[] = [
         (drop (i64.atomic.rmw.cmpxchg (i32.const 16) (i64.const 0) (i64.const 9)))
         (drop (memory.atomic.notify (i32.const 8) (i32.const 1)))
         (i32.add (i32.atomic.load (i32.const 8)) (i32.wrap_i64 (i64.atomic.load (i32.const 16))))))`,
-    calls: [['atom', [1]], ['atom', [40]]],
+    calls: [
+      ['atom', [1]],
+      ['atom', [40]],
+    ],
   },
   {
     name: 'multi-value blocks and functions',
@@ -118,13 +138,20 @@ const cases: Case[] = [
     name: 'sign extension',
     features: ['sign-ext'],
     wat: `(module (func (export "sx") (param i32) (result i64) (i64.add (i64.extend_i32_s (i32.extend8_s (local.get 0))) (i64.extend16_s (i64.extend_i32_u (local.get 0))))))`,
-    calls: [['sx', [0xff]], ['sx', [0x8080]]],
+    calls: [
+      ['sx', [0xff]],
+      ['sx', [0x8080]],
+    ],
   },
   {
     name: 'saturating float-to-int conversions',
     features: ['sat-float-to-int'],
     wat: `(module (func (export "sat") (param f64) (result i32) (i32.add (i32.trunc_sat_f64_s (local.get 0)) (i32.trunc_sat_f64_u (local.get 0)))))`,
-    calls: [['sat', [1e20]], ['sat', [-5.5]], ['sat', [NaN]]],
+    calls: [
+      ['sat', [1e20]],
+      ['sat', [-5.5]],
+      ['sat', [NaN]],
+    ],
   },
   {
     name: 'extended constant expressions',
@@ -206,7 +233,8 @@ describe('decodeModule and instrumentModule on feature modules', () => {
       section(1, [2, 0x60, 1, 0x7f, 1, 0x7f, 0x60, 2, 0x63, 0, 0x7f, 1, 0x7f]),
       section(3, [5, 0, 1, 0, 0, 0]),
       section(9, [1, 3, 0, 1, 0]),
-      section(10, [5,
+      section(10, [
+        5,
         ...body(0x20, 0, 0x41, 1, 0x6a, 0x0b),
         ...body(0x20, 1, 0x20, 0, 0xd4, 0x14, 0, 0x0b),
         ...body(0xd2, 0, 0x20, 0, 0x10, 1, 0x0b),

@@ -6,9 +6,23 @@ import { COSTS } from './costs.js';
 import { Writer } from './writer.js';
 
 const op = {
-  unreachable: 0x00, if: 0x04, end: 0x0b, select: 0x1b, localGet: 0x20, localSet: 0x21, localTee: 0x22,
-  globalGet: 0x23, globalSet: 0x24, i64Const: 0x42, i64LtS: 0x53, i64LtU: 0x54, i64Sub: 0x7d,
-  i64Shl: 0x86, i64ShrU: 0x88, i64ExtendI32U: 0xad, emptyBlock: 0x40,
+  unreachable: 0x00,
+  if: 0x04,
+  end: 0x0b,
+  select: 0x1b,
+  localGet: 0x20,
+  localSet: 0x21,
+  localTee: 0x22,
+  globalGet: 0x23,
+  globalSet: 0x24,
+  i64Const: 0x42,
+  i64LtS: 0x53,
+  i64LtU: 0x54,
+  i64Sub: 0x7d,
+  i64Shl: 0x86,
+  i64ShrU: 0x88,
+  i64ExtendI32U: 0xad,
+  emptyBlock: 0x40,
 } as const;
 
 /** Shifts that turn an operand into units: the costs are powers of two. */

@@ -84,8 +84,7 @@ export function rewriteBody(m: ParsedModule, index: number, fuel: number, out: W
     }
     if (live) {
       if (!zeroCost.has(op)) arg[segment]!++;
-      const leaves =
-        exits.has(op) || calls.has(op) || d.finished || (branches.has(op) && d.a === d.frames.length - 1);
+      const leaves = exits.has(op) || calls.has(op) || d.finished || (branches.has(op) && d.a === d.frames.length - 1);
       if (leaves) store[segment] = 1;
     }
     const end = d.r.pos;

@@ -34,7 +34,9 @@ describe('fuel metering', () => {
   });
 
   it('fuel metering traps unbounded recursion before the stack overflows', async () => {
-    const { exports } = await load('(module (func $r (export "rec") (param i32) (result i32) (call $r (i32.add (local.get 0) (i32.const 1)))))');
+    const { exports } = await load(
+      '(module (func $r (export "rec") (param i32) (result i32) (call $r (i32.add (local.get 0) (i32.const 1)))))',
+    );
     const run = metered(exports, 'rec', [0], 20_000n);
     expect(run.error).toBeInstanceOf(WebAssembly.RuntimeError);
     expect(run.remaining).toBeLessThan(0n);
@@ -114,7 +116,13 @@ describe('fuel metering', () => {
           (call $spend)
           (loop $l (local.set $i (i32.add (local.get $i) (i32.const 1))) (br_if $l (i32.lt_u (local.get $i) (local.get 0))))
           (local.get $i)))`,
-      { host: { spend: () => { fuel!.value = (fuel!.value as bigint) - 1_000_000n; } } },
+      {
+        host: {
+          spend: () => {
+            fuel!.value = (fuel!.value as bigint) - 1_000_000n;
+          },
+        },
+      },
     );
     fuel = exports[FUEL_EXPORT] as WebAssembly.Global;
     const run = metered(exports, 'run', [10]);

@@ -24,7 +24,9 @@ describe('instrumentModule memory cap', () => {
 
   it('instrumentModule refuses memories whose initial sizes together are over the cap, naming the memory and the total (ABI-ALLOC-004)', async () => {
     const bytes = await wat('(module (memory 6) (memory 5))');
-    expect(() => cap(bytes, 10)).toThrowError(expect.objectContaining({ name: 'MemoryCapError', memoryIndex: 1, initial: 5, total: 11, cap: 10 }));
+    expect(() => cap(bytes, 10)).toThrowError(
+      expect.objectContaining({ name: 'MemoryCapError', memoryIndex: 1, initial: 5, total: 11, cap: 10 }),
+    );
     expect(() => cap(bytes, 11)).not.toThrow();
   });
 

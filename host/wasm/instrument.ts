@@ -24,8 +24,12 @@ import { Writer } from './writer.js';
 export function instrumentModule(bytes: Uint8Array, options: InstrumentOptions): InstrumentResult {
   const cap = options.maxMemoryPages;
   const ceiling = options.maxTableElements ?? MAX_TABLE_ELEMENTS;
-  for (const [name, value] of [['maxMemoryPages', cap], ['maxTableElements', ceiling]] as const) {
-    if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`options.${name} must be a non-negative integer, got ${String(value)}`);
+  for (const [name, value] of [
+    ['maxMemoryPages', cap],
+    ['maxTableElements', ceiling],
+  ] as const) {
+    if (!Number.isSafeInteger(value) || value < 0)
+      throw new RangeError(`options.${name} must be a non-negative integer, got ${String(value)}`);
   }
   const m = parseModule(bytes);
   for (const e of m.exports) {
@@ -49,7 +53,10 @@ export function instrumentModule(bytes: Uint8Array, options: InstrumentOptions):
     addedCount++;
   }
   for (const name of globalExports) {
-    added.name(name).u8(3).u32(Number(name.slice(GLOBAL_EXPORT_PREFIX.length)));
+    added
+      .name(name)
+      .u8(3)
+      .u32(Number(name.slice(GLOBAL_EXPORT_PREFIX.length)));
     addedCount++;
   }
 
@@ -101,7 +108,10 @@ function checkExportCount(m: ParsedModule): void {
   const total = m.exports.length + 1 + (m.start === null ? 0 : 1) + mutable;
   if (total > ENGINE_LIMITS.exports) {
     const at = m.sections.find((s) => s.id === SectionId.global)?.start ?? 8;
-    throw new WasmDecodeError(at, `${mutable} mutable globals: with the module's ${m.exports.length} exports the instrumented module would have ${total}, more than the engine's limit of ${ENGINE_LIMITS.exports} exports`);
+    throw new WasmDecodeError(
+      at,
+      `${mutable} mutable globals: with the module's ${m.exports.length} exports the instrumented module would have ${total}, more than the engine's limit of ${ENGINE_LIMITS.exports} exports`,
+    );
   }
 }
 

@@ -99,14 +99,20 @@ export function shareRoom(entries: readonly Sized[], total: number): number[] {
 /** The memory section with every defined memory's maximum rewritten so that all fit `cap` pages. */
 export function memorySection(m: ParsedModule, s: SectionSpan, cap: number): Writer {
   const defined = m.memories.filter((mem) => !mem.imported);
-  const maxima = shareRoom(defined.map((mem) => ({ ...mem, limit: mem.memory64 ? Infinity : MEMORY32_MAX_PAGES })), cap);
+  const maxima = shareRoom(
+    defined.map((mem) => ({ ...mem, limit: mem.memory64 ? Infinity : MEMORY32_MAX_PAGES })),
+    cap,
+  );
   return rewriteLimits(m, s, defined, maxima);
 }
 
 /** The table section with every defined table's maximum rewritten so that all fit `ceiling` elements. */
 export function tableSection(m: ParsedModule, s: SectionSpan, ceiling: number): Writer {
   const defined = m.tables.filter((table) => !table.imported);
-  const maxima = shareRoom(defined.map((table) => ({ ...table, limit: table.is64 ? Infinity : TABLE32_MAX_ELEMENTS })), ceiling);
+  const maxima = shareRoom(
+    defined.map((table) => ({ ...table, limit: table.is64 ? Infinity : TABLE32_MAX_ELEMENTS })),
+    ceiling,
+  );
   return rewriteLimits(m, s, defined, maxima);
 }
 
@@ -120,7 +126,9 @@ function rewriteLimits(m: ParsedModule, s: SectionSpan, entries: readonly (Memor
   let cursor = s.contentStart;
   entries.forEach((entry, i) => {
     w.bytes(m.bytes.subarray(cursor, entry.limitsStart));
-    w.u8(m.bytes[entry.limitsStart]! | 0x01).u32(entry.initial).u32(maxima[i]!);
+    w.u8(m.bytes[entry.limitsStart]! | 0x01)
+      .u32(entry.initial)
+      .u32(maxima[i]!);
     cursor = entry.limitsEnd;
   });
   return w.bytes(m.bytes.subarray(cursor, s.end));

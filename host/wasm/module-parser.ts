@@ -22,24 +22,68 @@ import {
 
 /** Section ids. */
 export const SectionId = {
-  custom: 0, type: 1, import: 2, function: 3, table: 4, memory: 5, global: 6, export: 7,
-  start: 8, element: 9, code: 10, data: 11, dataCount: 12, tag: 13,
+  custom: 0,
+  type: 1,
+  import: 2,
+  function: 3,
+  table: 4,
+  memory: 5,
+  global: 6,
+  export: 7,
+  start: 8,
+  element: 9,
+  code: 10,
+  data: 11,
+  dataCount: 12,
+  tag: 13,
 } as const;
 
 /** Where each known section must come, by id: the tag section sits between memory and global. */
 export const sectionRank: Record<number, number> = {
-  1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 13: 6, 6: 7, 7: 8, 8: 9, 9: 10, 12: 11, 10: 12, 11: 13,
+  1: 1,
+  2: 2,
+  3: 3,
+  4: 4,
+  5: 5,
+  13: 6,
+  6: 7,
+  7: 8,
+  8: 9,
+  9: 10,
+  12: 11,
+  10: 12,
+  11: 13,
 };
 
 const sectionNames: Record<number, string> = {
-  1: 'type', 2: 'import', 3: 'function', 4: 'table', 5: 'memory', 6: 'global', 7: 'export',
-  8: 'start', 9: 'element', 10: 'code', 11: 'data', 12: 'data count', 13: 'tag',
+  1: 'type',
+  2: 'import',
+  3: 'function',
+  4: 'table',
+  5: 'memory',
+  6: 'global',
+  7: 'export',
+  8: 'start',
+  9: 'element',
+  10: 'code',
+  11: 'data',
+  12: 'data count',
+  13: 'tag',
 };
 
 const readers: Record<number, (r: Reader, m: ParsedModule) => void> = {
-  1: readTypeSection, 2: readImportSection, 3: readFunctionSection, 4: readTableSection,
-  5: readMemorySection, 6: readGlobalSection, 7: readExportSection, 8: readStartSection,
-  9: readElementSection, 10: readCodeSection, 11: readDataSection, 12: readDataCountSection,
+  1: readTypeSection,
+  2: readImportSection,
+  3: readFunctionSection,
+  4: readTableSection,
+  5: readMemorySection,
+  6: readGlobalSection,
+  7: readExportSection,
+  8: readStartSection,
+  9: readElementSection,
+  10: readCodeSection,
+  11: readDataSection,
+  12: readDataCountSection,
   13: readTagSection,
 };
 

@@ -42,7 +42,11 @@ function stmt(fn: number, depth: number, loops: number): fc.Arbitrary<string> {
     e.map((v) => `(drop (block (result i32) (drop (br_if 0 (i32.const 99) (i32.eq ${v} (i32.const 3)))) (i32.const 5)))`),
     e.map((v) => `(if (i32.eq ${v} (i32.const 777)) (then unreachable))`),
     fc.tuple(e, e, e).map(([d, v, n]) => `(memory.fill (i32.and ${d} (i32.const 0x7f00)) ${v} (i32.and ${n} (i32.const 0xff)))`),
-    fc.tuple(e, e, e).map(([d, s, n]) => `(memory.copy (i32.and ${d} (i32.const 0x7f00)) (i32.and ${s} (i32.const 0x7f00)) (i32.and ${n} (i32.const 0xff)))`),
+    fc
+      .tuple(e, e, e)
+      .map(
+        ([d, s, n]) => `(memory.copy (i32.and ${d} (i32.const 0x7f00)) (i32.and ${s} (i32.const 0x7f00)) (i32.and ${n} (i32.const 0xff)))`,
+      ),
   );
   if (depth <= 0) return simple;
   const body = fc.array(stmt(fn, depth - 1, loops), { maxLength: 3 }).map((s) => s.join(' '));
@@ -55,11 +59,13 @@ function stmt(fn: number, depth: number, loops: number): fc.Arbitrary<string> {
     const inner = fc.array(stmt(fn, depth - 1, loops + 1), { maxLength: 3 }).map((s) => s.join(' '));
     const counter = 4 + loops;
     nested.push(
-      fc.tuple(fc.integer({ min: 1, max: 4 }), inner).map(
-        ([n, b]) =>
-          `(local.set ${counter} (i32.const ${n})) (loop $l${depth} ${b} ` +
-          `(local.set ${counter} (i32.sub (local.get ${counter}) (i32.const 1))) (br_if $l${depth} (local.get ${counter})))`,
-      ),
+      fc
+        .tuple(fc.integer({ min: 1, max: 4 }), inner)
+        .map(
+          ([n, b]) =>
+            `(local.set ${counter} (i32.const ${n})) (loop $l${depth} ${b} ` +
+            `(local.set ${counter} (i32.sub (local.get ${counter}) (i32.const 1))) (br_if $l${depth} (local.get ${counter})))`,
+        ),
     );
   }
   return fc.oneof(...nested);
@@ -68,7 +74,10 @@ function stmt(fn: number, depth: number, loops: number): fc.Arbitrary<string> {
 function func(fn: number): fc.Arbitrary<string> {
   return fc
     .tuple(fc.array(stmt(fn, 2, 0), { minLength: 1, maxLength: 4 }), expr(fn, 2))
-    .map(([body, result]) => `(func $f${fn} (export "f${fn}") (param i32 i32) (result i32) (local i32 i32 i32 i32) ${body.join(' ')} ${result})`);
+    .map(
+      ([body, result]) =>
+        `(func $f${fn} (export "f${fn}") (param i32 i32) (result i32) (local i32 i32 i32 i32) ${body.join(' ')} ${result})`,
+    );
 }
 
 const program = fc

@@ -25,16 +25,41 @@ const refusals: Refusal[] = [
   { name: 'bad version', bytes: Uint8Array.of(0x00, 0x61, 0x73, 0x6d, 2, 0, 0, 0), reason: 'unknown binary version', offset: 4 },
   { name: 'empty input', bytes: new Uint8Array(0), reason: 'magic header not detected', offset: 0 },
   { name: 'truncated LEB', bytes: binary(section(1, [0x80])), reason: 'unexpected end', offset: header + 2 },
-  { name: 'overlong LEB', bytes: binary(section(1, [0x80, 0x80, 0x80, 0x80, 0x80, 0x00])), reason: 'integer representation too long', offset: header + 2 },
-  { name: 'LEB with bits past 32', bytes: binary(section(1, [0xff, 0xff, 0xff, 0xff, 0x1f])), reason: 'integer too large', offset: header + 2 },
+  {
+    name: 'overlong LEB',
+    bytes: binary(section(1, [0x80, 0x80, 0x80, 0x80, 0x80, 0x00])),
+    reason: 'integer representation too long',
+    offset: header + 2,
+  },
+  {
+    name: 'LEB with bits past 32',
+    bytes: binary(section(1, [0xff, 0xff, 0xff, 0xff, 0x1f])),
+    reason: 'integer too large',
+    offset: header + 2,
+  },
   { name: 'section past the end', bytes: binary([1, 9, 0]), reason: 'runs past the end of the module', offset: header },
   { name: 'unknown section id', bytes: binary(section(14, [])), reason: 'unknown section id 14', offset: header },
-  { name: 'section out of order', bytes: binary(section(5, [1, 0, 1]), section(4, [1, 0x70, 0, 1])), reason: 'table section out of order', offset: header + 5 },
+  {
+    name: 'section out of order',
+    bytes: binary(section(5, [1, 0, 1]), section(4, [1, 0x70, 0, 1])),
+    reason: 'table section out of order',
+    offset: header + 5,
+  },
   { name: 'duplicate section', bytes: binary(voidType, voidType), reason: 'duplicate type section', offset: header + 6 },
-  { name: 'section size mismatch', bytes: binary(section(1, [1, 0x60, 0, 0, 0])), reason: 'type section size mismatch', offset: header + 6 },
+  {
+    name: 'section size mismatch',
+    bytes: binary(section(1, [1, 0x60, 0, 0, 0])),
+    reason: 'type section size mismatch',
+    offset: header + 6,
+  },
   { name: 'unknown opcode', bytes: withCode(0x27, 0x0b), reason: 'unknown opcode 0x27', offset: codeStart },
   { name: 'GC opcode', bytes: withCode(0xfb, 0x01, 0x0b), reason: 'unsupported opcode 0xfb 0x01 (GC proposal)', offset: codeStart },
-  { name: 'stringref opcode', bytes: withCode(0xfb, 0x80, 0x01, 0x0b), reason: 'unsupported opcode 0xfb 0x80 (stringref proposal)', offset: codeStart },
+  {
+    name: 'stringref opcode',
+    bytes: withCode(0xfb, 0x80, 0x01, 0x0b),
+    reason: 'unsupported opcode 0xfb 0x80 (stringref proposal)',
+    offset: codeStart,
+  },
   { name: 'ref.eq', bytes: withCode(0xd3, 0x0b), reason: 'GC proposal', offset: codeStart },
   { name: 'unassigned SIMD opcode', bytes: withCode(0xfd, 0x9a, 0x01, 0x0b), reason: 'unknown opcode 0xfd 0x9a', offset: codeStart },
   { name: 'unknown atomic opcode', bytes: withCode(0xfe, 0x04, 0x0b), reason: 'unknown opcode 0xfe 0x04', offset: codeStart },
@@ -67,17 +92,24 @@ const refusals: Refusal[] = [
     offset: header + 6 + 4 + 5 + 5 + 8,
   },
   { name: 'custom page sizes', bytes: binary(section(5, [1, 0x08, 1, 1])), reason: 'custom-page-sizes proposal', offset: header + 3 },
-  { name: 'shared memory without maximum', bytes: binary(section(5, [1, 0x02, 1])), reason: 'shared memory must have a maximum', offset: header + 3 },
+  {
+    name: 'shared memory without maximum',
+    bytes: binary(section(5, [1, 0x02, 1])),
+    reason: 'shared memory must have a maximum',
+    offset: header + 3,
+  },
   // ABI-ALLOC-006: a count past the engine's limit is refused before any entry is read.
-  ...([
-    [1, 'types', 1_000_000],
-    [2, 'imports', 100_000],
-    [3, 'functions', 1_000_000],
-    [4, 'tables', 100_000],
-    [5, 'memories', 100_000],
-    [6, 'globals', 1_000_000],
-    [7, 'exports', 100_000],
-  ] as const).map(([id, kind, limit]) => ({
+  ...(
+    [
+      [1, 'types', 1_000_000],
+      [2, 'imports', 100_000],
+      [3, 'functions', 1_000_000],
+      [4, 'tables', 100_000],
+      [5, 'memories', 100_000],
+      [6, 'globals', 1_000_000],
+      [7, 'exports', 100_000],
+    ] as const
+  ).map(([id, kind, limit]) => ({
     name: `more ${kind} than the engine allows (ABI-ALLOC-006)`,
     bytes: binary(section(id, leb(limit + 1))),
     reason: `${limit + 1} ${kind}, more than the engine's limit of ${limit}`,
@@ -107,7 +139,7 @@ describe('decodeModule refusals', () => {
     expect(() => decodeModule(binary(section(1, [0x81, 0x80, 0x80, 0x80, 0x00, 0x60, 0, 0])))).not.toThrow();
   });
 
-  it('instrumentModule refuses a module whose added exports would pass the engine\'s export limit, before building them (ABI-ALLOC-006)', () => {
+  it("instrumentModule refuses a module whose added exports would pass the engine's export limit, before building them (ABI-ALLOC-006)", () => {
     const globals = 100_000;
     const entries = Array.from({ length: globals }, () => [0x7f, 1, 0x41, 0, 0x0b]).flat();
     const bytes = binary(section(6, [...leb(globals), ...entries]));

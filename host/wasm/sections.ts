@@ -183,7 +183,13 @@ export function readExportSection(r: Reader, m: ParsedModule): void {
     if (!kind) r.fail('malformed export kind', at);
     const indexAt = r.pos;
     const index = r.u32();
-    const limit = { func: m.funcTypes.length, table: m.tables.length, memory: m.memories.length, global: m.globals.length, tag: m.tagCount }[kind];
+    const limit = {
+      func: m.funcTypes.length,
+      table: m.tables.length,
+      memory: m.memories.length,
+      global: m.globals.length,
+      tag: m.tagCount,
+    }[kind];
     if (index >= limit) r.fail(`unknown ${kind} ${index} in export "${name}"`, indexAt);
     if (kind === 'func') m.exports.push({ name, kind, index, type: m.types[m.funcTypes[index]!]!, offset });
     else if (kind === 'global') m.exports.push({ name, kind, index, mutable: m.globals[index]!.mutable, offset });

@@ -14,7 +14,9 @@ describe('instrumentModule on wabt itself', () => {
     let functions = 0;
     // Emscripten's loader calls WebAssembly.instantiate(bytes, imports); swap in the rewrite.
     const patched = async (source: BufferSource, imports?: WebAssembly.Imports) => {
-      const bytes = new Uint8Array(ArrayBuffer.isView(source) ? source.buffer.slice(source.byteOffset, source.byteOffset + source.byteLength) : source);
+      const bytes = new Uint8Array(
+        ArrayBuffer.isView(source) ? source.buffer.slice(source.byteOffset, source.byteOffset + source.byteLength) : source,
+      );
       functions = decodeModule(bytes).functionCount;
       const out = instrumentModule(bytes, { maxMemoryPages: 32768 });
       expect(WebAssembly.validate(out.bytes)).toBe(true);

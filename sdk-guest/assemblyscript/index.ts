@@ -1,2 +1,2 @@
 // Package entry for the AssemblyScript compiler, which resolves a bare import to <package>/index.ts.
-export * from "./assembly/index";
+export * from './assembly/index';

@@ -60,7 +60,11 @@ export function throwingPlugin(where: 'start' | 'execute'): PluginParts {
 }
 
 /** Allocates Extism blocks until Extism refuses, then returns 0 without an output. */
-export const FILLING_PLUGIN = plugin(`(block $full (loop $l (br_if $full (i64.eqz (call $alloc (i64.const 65536)))) (br $l))) (i32.const 0)`);
+export const FILLING_PLUGIN = plugin(
+  `(block $full (loop $l (br_if $full (i64.eqz (call $alloc (i64.const 65536)))) (br $l))) (i32.const 0)`,
+);
 
 /** Calls the Extism kernel's output_set on a block that does not exist, catches its error, and outputs `{}`. */
-export const KERNEL_ERROR_CAUGHT = plugin(`(try (do (call $output_set (i64.const 0x7fff000000000000) (i64.const 1))) (catch_all)) ${PLUGIN_OK}`);
+export const KERNEL_ERROR_CAUGHT = plugin(
+  `(try (do (call $output_set (i64.const 0x7fff000000000000) (i64.const 1))) (catch_all)) ${PLUGIN_OK}`,
+);

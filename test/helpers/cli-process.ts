@@ -25,7 +25,10 @@ const RSS_HOOK = 'data:text/javascript,process.on("exit",()=>process.stderr.writ
 
 /** Runs `helix ...args` from the package root. */
 export function runCli(args: readonly string[], opts: CliRunOptions = {}): Promise<CliRun> {
-  const child = spawn(process.execPath, [...(opts.measure ? ['--import', RSS_HOOK] : []), CLI, ...args], { cwd: packageRoot(), env: opts.env ?? process.env });
+  const child = spawn(process.execPath, [...(opts.measure ? ['--import', RSS_HOOK] : []), CLI, ...args], {
+    cwd: packageRoot(),
+    env: opts.env ?? process.env,
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
@@ -35,7 +38,12 @@ export function runCli(args: readonly string[], opts: CliRunOptions = {}): Promi
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       const rss = /maxrss_kb=(\d+)\n/.exec(stderr);
-      resolve({ code: code ?? signal ?? 'unknown', stdout, stderr: stderr.replace(/maxrss_kb=\d+\n/, ''), ...(rss ? { maxRssKb: Number(rss[1]) } : {}) });
+      resolve({
+        code: code ?? signal ?? 'unknown',
+        stdout,
+        stderr: stderr.replace(/maxrss_kb=\d+\n/, ''),
+        ...(rss ? { maxRssKb: Number(rss[1]) } : {}),
+      });
     }),
   );
 }

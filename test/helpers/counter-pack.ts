@@ -63,7 +63,12 @@ health:
   fixtures: fixtures
 `;
 
-const INPUT_SCHEMA = { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', required: ['op'], properties: { op: { enum: ['count', 'fetch'] }, note: { type: 'string' } } };
+const INPUT_SCHEMA = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  type: 'object',
+  required: ['op'],
+  properties: { op: { enum: ['count', 'fetch'] }, note: { type: 'string' } },
+};
 const OUTPUT_SCHEMA = { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object' };
 
 /** The counter pack's source file, relative to the pack. */
@@ -85,5 +90,6 @@ export async function makeCounterPack(parent: string): Promise<string> {
 
 /** Writes fixture files into a pack: name (without .json) to fixture. */
 export function writeFixtures(dir: string, fixtures: Record<string, unknown>): void {
-  for (const [name, body] of Object.entries(fixtures)) writeFileSync(path.join(dir, 'fixtures', `${name}.json`), `${JSON.stringify(body, null, 2)}\n`);
+  for (const [name, body] of Object.entries(fixtures))
+    writeFileSync(path.join(dir, 'fixtures', `${name}.json`), `${JSON.stringify(body, null, 2)}\n`);
 }

@@ -24,11 +24,16 @@ export interface DecisionHost {
 }
 
 /** Starts a DecisionHost; `wellBehaved` is the id of a tool that succeeds on any object input. */
-export async function startDecisionHost(specs: readonly ToolpackSpec[], wellBehaved: string, engine: EngineOptions = {}): Promise<DecisionHost> {
+export async function startDecisionHost(
+  specs: readonly ToolpackSpec[],
+  wellBehaved: string,
+  engine: EngineOptions = {},
+): Promise<DecisionHost> {
   const plugins = await pluginsDir(specs);
   const home = tempDir('helix-home-');
   const host = await createHost({ pluginsDir: plugins.dir, policy: loadPolicy(undefined), home: home.dir, engine });
-  const call = async (toolId: string, input: Record<string, unknown> = {}) => ResponseEnvelopeSchema.parse(await host.call({ tool_id: toolId, input }));
+  const call = async (toolId: string, input: Record<string, unknown> = {}) =>
+    ResponseEnvelopeSchema.parse(await host.call({ tool_id: toolId, input }));
   let probes = 0;
   return {
     host,
@@ -49,17 +54,29 @@ export async function startDecisionHost(specs: readonly ToolpackSpec[], wellBeha
 }
 
 /** The abort the broker answers with. */
-export const RACED_ABORT = { kind: 'abort', code: 'R-CAP-CALL-LIMIT', message: 'The tool made more than 0 capability calls.', details: { max_capability_calls: 0 } } as const;
+export const RACED_ABORT = {
+  kind: 'abort',
+  code: 'R-CAP-CALL-LIMIT',
+  message: 'The tool made more than 0 capability calls.',
+  details: { max_capability_calls: 0 },
+} as const;
 
 /** Runs tool `id` (whose first act is a capability call) from `pluginsDir` once on `engine`, in that race. */
-export async function abortThenCancel(engine: { execute(request: ExecuteRequest): Promise<ExecuteResult> }, pluginsDir: string, id: string): Promise<ExecuteResult> {
+export async function abortThenCancel(
+  engine: { execute(request: ExecuteRequest): Promise<ExecuteResult> },
+  pluginsDir: string,
+  id: string,
+): Promise<ExecuteResult> {
   const loaded = await loadToolpacks(pluginsDir, loadPolicy(undefined).policy);
   const tool = loaded.tools.find((t) => t.manifest.id === id)!;
   const controller = new AbortController();
   const broker: CapabilityBroker = async () => {
     // The cancel lands three microtasks after the abort: after the host has the abort in hand,
     // before a worker's reply (a macrotask away) or a plugin's end can arrive.
-    void Promise.resolve().then(() => undefined).then(() => undefined).then(() => controller.abort());
+    void Promise.resolve()
+      .then(() => undefined)
+      .then(() => undefined)
+      .then(() => controller.abort());
     return RACED_ABORT;
   };
   const module = engineModule(tool, await tool.module.prepare());

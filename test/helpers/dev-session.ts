@@ -15,7 +15,11 @@ export interface DevSession {
 }
 
 /** Starts `command ...args` (which runs `helix dev`) in `cwd`; killed after `killAfterMs`, a cycle waits at most `cycleMs`. */
-export function startDev(command: string, args: readonly string[], opts: { cwd: string; env?: NodeJS.ProcessEnv; killAfterMs: number; cycleMs: number }): DevSession {
+export function startDev(
+  command: string,
+  args: readonly string[],
+  opts: { cwd: string; env?: NodeJS.ProcessEnv; killAfterMs: number; cycleMs: number },
+): DevSession {
   const child = spawn(command, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -32,7 +36,8 @@ export function startDev(command: string, args: readonly string[], opts: { cwd: 
           mark = stdout.length;
           return text;
         }
-        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`helix dev never printed ${what}; stdout:\n${stdout}\nstderr:\n${stderr}`);
+        if (Date.now() > deadline || child.exitCode !== null)
+          throw new Error(`helix dev never printed ${what}; stdout:\n${stdout}\nstderr:\n${stderr}`);
         await new Promise((r) => setTimeout(r, 100));
       }
     },

@@ -44,7 +44,11 @@ export function eventsSince(): number {
 /** How many containers the engine created for `runId` since `since` (from its event log): a refusal made before anything ran created none. */
 export async function containersCreated(runId: string, since: number): Promise<number> {
   const until = Math.floor(Date.now() / 1000) + 1;
-  const stream = (await new Docker().getEvents({ since, until, filters: { type: ['container'], event: ['create'], label: [`${LABEL_RUN}=${runId}`] } })) as unknown as NodeJS.ReadableStream;
+  const stream = (await new Docker().getEvents({
+    since,
+    until,
+    filters: { type: ['container'], event: ['create'], label: [`${LABEL_RUN}=${runId}`] },
+  })) as unknown as NodeJS.ReadableStream;
   let text = '';
   for await (const chunk of stream) text += chunk.toString();
   return text.split('\n').filter((l) => l.trim() !== '').length;

@@ -118,8 +118,12 @@ const IMPORTS: Array<[string, string]> = [
 export const KERNEL_PLUGIN = `(module
   ${IMPORTS.map(([name, sig]) => `(import "extism:host/env" "${name}" (func $${name} ${sig}))`).join('\n  ')}
   (memory (export "memory") 1)
-  ${Object.values(STRINGS).map(([offset, text]) => `(data (i32.const ${offset}) "${text.replace(/"/g, '\\"')}")`).join('\n  ')}
+  ${Object.values(STRINGS)
+    .map(([offset, text]) => `(data (i32.const ${offset}) "${text.replace(/"/g, '\\"')}")`)
+    .join('\n  ')}
   ${EMIT}
   (func $out (param $ptr i32) (param $len i32)
     (call $output_set (call $emit (local.get $ptr) (local.get $len)) (i64.extend_i32_u (local.get $len))))
-  ${Object.entries(ENTRIES).map(([name, body]) => `(func (export "${name}") (result i32) ${body})`).join('\n  ')})`;
+  ${Object.entries(ENTRIES)
+    .map(([name, body]) => `(func (export "${name}") (result i32) ${body})`)
+    .join('\n  ')})`;

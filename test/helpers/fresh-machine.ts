@@ -66,7 +66,11 @@ export interface CommandRun {
 }
 
 /** Runs `command args` in `cwd` with `env`; after `killAfterMs` its whole process group is killed (shows as SIGKILL). */
-export function runCommand(command: string, args: readonly string[], opts: { cwd: string; env: NodeJS.ProcessEnv; killAfterMs: number }): Promise<CommandRun> {
+export function runCommand(
+  command: string,
+  args: readonly string[],
+  opts: { cwd: string; env: NodeJS.ProcessEnv; killAfterMs: number },
+): Promise<CommandRun> {
   const child = spawn(command, args, { cwd: opts.cwd, env: opts.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';

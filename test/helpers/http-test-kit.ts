@@ -39,7 +39,13 @@ export async function startServer(handler: TestHandler, tls?: { key: string; cer
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const servername = (req.socket as Partial<TLSSocket>).servername;
-      const recorded = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks), servername: typeof servername === 'string' ? servername : undefined };
+      const recorded = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks),
+        servername: typeof servername === 'string' ? servername : undefined,
+      };
       hits.push(recorded);
       handler(recorded, res);
     });
@@ -74,11 +80,14 @@ export interface TestContextOptions {
 }
 
 // http.request reaches none of the other ports; touching one is a bug worth a loud failure.
-const unused = new Proxy({}, {
-  get(_target, prop) {
-    throw new Error(`http.request must not use ports, but read ${String(prop)}`);
+const unused = new Proxy(
+  {},
+  {
+    get(_target, prop) {
+      throw new Error(`http.request must not use ports, but read ${String(prop)}`);
+    },
   },
-}) as never;
+) as never;
 
 /** A capability context for http.request, with a policy parsed by the real schema. */
 export function testContext(options: TestContextOptions = {}): CapabilityContext {

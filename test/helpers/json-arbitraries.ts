@@ -12,14 +12,43 @@ export function fuzzRuns(ciDefault: number): number {
   return Number.isInteger(n) && n > 0 ? n : ciDefault;
 }
 
-const oddStrings = fc.constantFrom('', '__proto__', 'constructor', 'toString', 'a/b', '~1', '\ud800', 'x\udfff', '😀', '"\\[{', '\u0000', '\u2028');
+const oddStrings = fc.constantFrom(
+  '',
+  '__proto__',
+  'constructor',
+  'toString',
+  'a/b',
+  '~1',
+  '\ud800',
+  'x\udfff',
+  '😀',
+  '"\\[{',
+  '\u0000',
+  '\u2028',
+);
 const numbers = fc.oneof(
   fc.double({ noNaN: true, noDefaultInfinity: true }).map((d) => JSON.stringify(d)),
   fc.integer().map(String),
   fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }).map(String),
-  fc.constantFrom('1e400', '-1e400', '9007199254740993', '9007199254740992', '9007199254740991', '-9007199254740991', '1e-400', '-0', '0.1', '18446744073709551615', '1.5e300'),
+  fc.constantFrom(
+    '1e400',
+    '-1e400',
+    '9007199254740993',
+    '9007199254740992',
+    '9007199254740991',
+    '-9007199254740991',
+    '1e-400',
+    '-0',
+    '0.1',
+    '18446744073709551615',
+    '1.5e300',
+  ),
 );
-const strings = fc.oneof(fc.string(), oddStrings, fc.integer({ min: 1000, max: 60_000 }).map((n) => 'x'.repeat(n)));
+const strings = fc.oneof(
+  fc.string(),
+  oddStrings,
+  fc.integer({ min: 1000, max: 60_000 }).map((n) => 'x'.repeat(n)),
+);
 /** Member names; integer-like names are left out, since JSON.parse moves them first. */
 const names = fc.oneof(fc.string(), oddStrings).filter((k) => !/^(0|[1-9]\d*)$/.test(k));
 
@@ -40,7 +69,9 @@ export const smallDoc: fc.Arbitrary<Doc> = fc.letrec<{ doc: Doc }>((tie) => ({
  */
 export const jsonText: fc.Arbitrary<string> = fc
   .tuple(smallDoc, fc.oneof(fc.constant(0), fc.integer({ min: 58, max: 70 }), fc.integer({ min: 1000, max: 5000 })), fc.boolean())
-  .map(([d, depth, asObject]) => (asObject ? `${'{"k":'.repeat(depth)}${writeDoc(d)}${'}'.repeat(depth)}` : `${'['.repeat(depth)}${writeDoc(d)}${']'.repeat(depth)}`));
+  .map(([d, depth, asObject]) =>
+    asObject ? `${'{"k":'.repeat(depth)}${writeDoc(d)}${'}'.repeat(depth)}` : `${'['.repeat(depth)}${writeDoc(d)}${']'.repeat(depth)}`,
+  );
 
 /** The document's text (strings through JSON.stringify, which escapes lone surrogates). */
 export function writeDoc(d: Doc): string {

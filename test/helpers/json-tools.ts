@@ -15,7 +15,12 @@ const OPEN = { type: 'object' };
  * j.x_req do the same as extism/v1 plugins (output, error_set, capability request).
  */
 export function jsonToolpacks(): ToolpackSpec[] {
-  const helix = (id: string, module: string, allow: string[] = []): ToolpackSpec => ({ id, module, manifest: { limits, capabilities: { abiVersion: 1, allow } }, outputSchema: OPEN });
+  const helix = (id: string, module: string, allow: string[] = []): ToolpackSpec => ({
+    id,
+    module,
+    manifest: { limits, capabilities: { abiVersion: 1, allow } },
+    outputSchema: OPEN,
+  });
   const extism = (id: string, mode: 'output' | 'error' | 'request'): ToolpackSpec => ({
     id,
     module: bytesExtismModule(mode),

@@ -33,7 +33,10 @@ export interface PackHost {
   /** The output of a call that must succeed. */
   ok(toolId: string, input: Record<string, unknown>): Promise<Record<string, any>>;
   /** The error of a call that must fail. */
-  error(toolId: string, input: Record<string, unknown>): Promise<{ code: string; message: string; hint?: string; details: Record<string, any> }>;
+  error(
+    toolId: string,
+    input: Record<string, unknown>,
+  ): Promise<{ code: string; message: string; hint?: string; details: Record<string, any> }>;
   /** The pack's fixtures through the host's fixture runner. */
   fixtures(toolId: string): Promise<FixtureResult[]>;
   close(): Promise<void>;
@@ -45,7 +48,10 @@ export async function startPackHost(packs: readonly string[]): Promise<PackHost>
   await symlink(path.join(REPO, 'node_modules'), path.join(root, 'node_modules'), 'dir');
   for (const pack of packs) {
     const copy = path.join(root, 'plugins', pack);
-    await cp(path.join(REPO, 'plugins', pack), copy, { recursive: true, filter: (source) => !['build', 'test'].includes(path.basename(source)) });
+    await cp(path.join(REPO, 'plugins', pack), copy, {
+      recursive: true,
+      filter: (source) => !['build', 'test'].includes(path.basename(source)),
+    });
     await buildToolpack(copy);
   }
   const host = await createHost({ home: path.join(root, 'home'), pluginsDir: path.join(root, 'plugins') });

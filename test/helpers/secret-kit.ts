@@ -28,7 +28,13 @@ function core(align: number, alphabet: 'base64' | 'base64url'): string {
 export const FORMS: ReadonlyArray<readonly [string, string]> = [
   ['raw', SECRET],
   ['json', JSON.stringify(SECRET).slice(1, -1)],
-  ...[0, 1, 2].flatMap((a) => [[`base64@${a}`, core(a, 'base64')], [`base64url@${a}`, core(a, 'base64url')]] as Array<[string, string]>),
+  ...[0, 1, 2].flatMap(
+    (a) =>
+      [
+        [`base64@${a}`, core(a, 'base64')],
+        [`base64url@${a}`, core(a, 'base64url')],
+      ] as Array<[string, string]>,
+  ),
   ['hex', Buffer.from(SECRET).toString('hex')],
   ['HEX', Buffer.from(SECRET).toString('hex').toUpperCase()],
   ['percent', encodeURIComponent(SECRET)],
@@ -61,7 +67,15 @@ export function secretToolpacks(module: Uint8Array, origin: string): ToolpackSpe
   const allow = ['kv.put', 'kv.get', 'kv.list', 'log.emit', 'http.request', 'secrets.get.db_password'];
   return [
     { id: 's.paths', module, manifest: { limits, capabilities: { abiVersion: 1, allow, network: [origin] } } },
-    { id: 's.writer', module, manifest: { limits, capabilities: { abiVersion: 1, allow: ['artifact.write', 'kv.put', 'log.emit', 'secrets.get.db_password'] }, declaredOutputs: [{ role: 'report', type: 'text', label: 'a report' }] } },
+    {
+      id: 's.writer',
+      module,
+      manifest: {
+        limits,
+        capabilities: { abiVersion: 1, allow: ['artifact.write', 'kv.put', 'log.emit', 'secrets.get.db_password'] },
+        declaredOutputs: [{ role: 'report', type: 'text', label: 'a report' }],
+      },
+    },
     { id: 's.plain', module, manifest: { limits, capabilities: { abiVersion: 1, allow: ['kv.get'] } } },
   ];
 }

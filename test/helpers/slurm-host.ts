@@ -43,14 +43,25 @@ export async function startSlurmHost(ceilings: Partial<PolicySlurmCeilings>): Pr
   const work = realpathSync(mkdtempSync(path.join(tmpdir(), 'helix-slurm-jobs-')));
   const script = await compileGuest('script.ts');
   const limits = { maxInputBytes: 100_000, maxOutputBytes: 1_000_000, fuel: 5e9, maxMemoryPages: 1024, maxCapabilityCalls: 50 };
-  const manifest = { timeoutMs: CALL_BOUND_MS, limits, deterministic: 'side_effectful', capabilities: { abiVersion: 1, allow: [...SLURM, 'log.emit'] } };
+  const manifest = {
+    timeoutMs: CALL_BOUND_MS,
+    limits,
+    deterministic: 'side_effectful',
+    capabilities: { abiVersion: 1, allow: [...SLURM, 'log.emit'] },
+  };
   const plugins = await pluginsDir(['s.granted', 's.other', 's.wildcard'].map((id) => ({ id, module: script, manifest })));
   const policyFile = path.join(plugins.dir, 'policy.yaml');
   const policy = {
     version: 1,
     tools: { allow: ['*'] },
     grants: { '*': ['slurm.*', 'log.*'], 's.granted': SLURM, 's.other': SLURM },
-    slurm: { partitions: ['debug'], qos: ['normal'], workRoot: work, tools: { 's.granted': {}, 's.other': {}, 's.wildcard': {} }, ceilings },
+    slurm: {
+      partitions: ['debug'],
+      qos: ['normal'],
+      workRoot: work,
+      tools: { 's.granted': {}, 's.other': {}, 's.wildcard': {} },
+      ceilings,
+    },
   };
   writeFileSync(policyFile, JSON.stringify(policy));
   const host = await createHost({ pluginsDir: plugins.dir, policyFile, home: home.dir });
@@ -74,7 +85,9 @@ export async function startSlurmHost(ceilings: Partial<PolicySlurmCeilings>): Pr
     call,
     answers,
     async submitted(args) {
-      const { answers: [a] } = await answers('s.granted', [submit(args)]);
+      const {
+        answers: [a],
+      } = await answers('s.granted', [submit(args)]);
       expect(a).toMatchObject({ status: 'ok' });
       return a!.capability_result!.result.job_id as string;
     },

@@ -16,7 +16,12 @@ export const storeFile = (home: string): string => path.join(home, 'helix.mdb');
 export const UNDECODABLE = Buffer.from([0xd9, 0x19, 0x61, 0x62, 0x63]);
 
 /** Replaces the stored bytes of `key` in `db` under `home` with `bytes`. */
-export async function damageRecord(home: string, db: keyof typeof NAMES, key: string | unknown[], bytes: Buffer = UNDECODABLE): Promise<void> {
+export async function damageRecord(
+  home: string,
+  db: keyof typeof NAMES,
+  key: string | unknown[],
+  bytes: Buffer = UNDECODABLE,
+): Promise<void> {
   const store = openStore(home);
   try {
     const raw = rawRoot(store).openDB({ name: NAMES[db], encoding: 'binary' });

@@ -26,7 +26,10 @@ export function tableDecls(count: number, initial = 0): string {
 
 /** A helix/v1 module with `count` tables that grows them all and answers {"value": total elements}. */
 export function growTablesModule(count: number): string {
-  return numberResultModule(`${growAndSum(count)} (i64.extend_i32_u)`, { extra: tableDecls(count), locals: '(local $d i32) (local $sum i32)' });
+  return numberResultModule(`${growAndSum(count)} (i64.extend_i32_u)`, {
+    extra: tableDecls(count),
+    locals: '(local $d i32) (local $sum i32)',
+  });
 }
 
 /** A helix/v1 module that echoes nothing but declares `count` tables of `initial` elements. */

@@ -82,7 +82,13 @@ export async function compileAssemblyScript(source: string | Record<string, stri
  * if it has not stopped within `timeoutMs`: a broken fuel check must fail the test, not hang it
  * (a running wasm loop cannot be interrupted from its own thread).
  */
-export async function meteredGuarded(bytes: Uint8Array, name: string, args: number[], budget: bigint, timeoutMs = 20_000): Promise<{ trapped: boolean; remaining: bigint }> {
+export async function meteredGuarded(
+  bytes: Uint8Array,
+  name: string,
+  args: number[],
+  budget: bigint,
+  timeoutMs = 20_000,
+): Promise<{ trapped: boolean; remaining: bigint }> {
   const code = `
     const { parentPort, workerData } = require('node:worker_threads');
     const instance = new WebAssembly.Instance(new WebAssembly.Module(workerData.bytes), {});
@@ -94,7 +100,10 @@ export async function meteredGuarded(bytes: Uint8Array, name: string, args: numb
   const worker = new Worker(code, { eval: true, workerData: { bytes, name, args, budget, fuelExport: FUEL_EXPORT } });
   try {
     return await new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${name} did not stop within ${timeoutMs} ms: fuel metering let it run unbounded`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`${name} did not stop within ${timeoutMs} ms: fuel metering let it run unbounded`)),
+        timeoutMs,
+      );
       worker.once('message', (m: { trapped: boolean; remaining: bigint }) => {
         clearTimeout(timer);
         resolve(m);

@@ -70,11 +70,19 @@ function serialise(reads: readonly Read[]): string {
 
 // ---- calling the tool -------------------------------------------------------------------
 
-async function filter(data: string | Uint8Array, options: Record<string, unknown>): Promise<{ output: any; fastq: string; fuel: number; pages: number }> {
+async function filter(
+  data: string | Uint8Array,
+  options: Record<string, unknown>,
+): Promise<{ output: any; fastq: string; fuel: number; pages: number }> {
   const response = await packs.call(TOOL, { reads: await packs.put(data), ...options });
   if (response.status !== 'success') throw new Error(`expected success, got ${JSON.stringify(response.error)}`);
   const output = response.output as any;
-  return { output, fastq: (await packs.bytes(output.filtered)).toString('utf8'), fuel: response.metrics.fuel_used, pages: response.metrics.memory_peak_pages };
+  return {
+    output,
+    fastq: (await packs.bytes(output.filtered)).toString('utf8'),
+    fuel: response.metrics.fuel_used,
+    pages: response.metrics.memory_peak_pages,
+  };
 }
 
 async function failure(data: string | Uint8Array, options: Record<string, unknown> = {}): Promise<any> {
@@ -106,7 +114,12 @@ describe('fastq.filter against seqkit seq', () => {
         expect({ seed, minLength, fastq }).toEqual({ seed, minLength, fastq: expected });
         const reads = parseFastq(text);
         const kept = reads.filter((r) => r.sequence.length >= minLength);
-        expect(output).toMatchObject({ records_in: reads.length, records_out: kept.length, bases_in: reads.reduce((n, r) => n + r.sequence.length, 0), bases_out: kept.reduce((n, r) => n + r.sequence.length, 0) });
+        expect(output).toMatchObject({
+          records_in: reads.length,
+          records_out: kept.length,
+          bases_in: reads.reduce((n, r) => n + r.sequence.length, 0),
+          bases_out: kept.reduce((n, r) => n + r.sequence.length, 0),
+        });
       }
     }
   });
@@ -117,11 +130,21 @@ describe('fastq.filter against seqkit seq', () => {
       // qualities (a reused buffer), so it cannot be the reference for them; see the next test.
       const text = randomFastq(300 + seed, { records: 100, minLength: 1, maxLength: 150, crlf: seed === 3 });
       const reads = parseFastq(text);
-      for (const [minLength, minQuality] of [[0, 10.5], [30, 20.25], [0, 27.7], [80, 5.1]] as const) {
+      for (const [minLength, minQuality] of [
+        [0, 10.5],
+        [30, 20.25],
+        [0, 27.7],
+        [80, 5.1],
+      ] as const) {
         expect(margin(reads, minQuality, errorProbabilityMean)).toBeGreaterThan(1e-6);
         const data = seed % 2 === 0 ? gzipSync(text) : text;
         const { output, fastq } = await filter(data, { min_length: minLength, min_mean_quality: minQuality });
-        const expected = await seqkitSeq(`q-${seed}-${minQuality}.fq${seed % 2 === 0 ? '.gz' : ''}`, data, ['-m', String(minLength), '-Q', String(minQuality)]);
+        const expected = await seqkitSeq(`q-${seed}-${minQuality}.fq${seed % 2 === 0 ? '.gz' : ''}`, data, [
+          '-m',
+          String(minLength),
+          '-Q',
+          String(minQuality),
+        ]);
         expect({ seed, minQuality, fastq }).toEqual({ seed, minQuality, fastq: expected });
         // Both filters matter on this data: some reads go, some stay.
         expect(output.records_out).toBeGreaterThan(0);
@@ -171,7 +194,14 @@ describe('fastq.filter against seqkit seq', () => {
     const labelled = (await packs.call(TOOL, { reads: id, label: 'mine' })).output as any;
     expect((await import('../../../host/artifacts/index.js')).getArtifact(hostStore(packs.host), labelled.filtered).label).toBe('mine');
     const empty = await filter('', { min_length: 10 });
-    expect({ fastq: empty.fastq, ...empty.output, filtered: undefined }).toEqual({ fastq: '', filtered: undefined, records_in: 0, records_out: 0, bases_in: 0, bases_out: 0 });
+    expect({ fastq: empty.fastq, ...empty.output, filtered: undefined }).toEqual({
+      fastq: '',
+      filtered: undefined,
+      records_in: 0,
+      records_out: 0,
+      bases_in: 0,
+      bases_out: 0,
+    });
   });
 
   it('streams a gzip FASTQ larger than its memory ceiling in bounded memory, within its fuel budget', async () => {
@@ -218,7 +248,12 @@ describe('fastq.filter errors', () => {
 
   it('refuses inputs the schema does not allow before the tool runs', async () => {
     const id = await packs.put('@a\nAC\n+\nII\n');
-    for (const input of [{ reads: id, min_length: -1 }, { reads: id, min_mean_quality: 94 }, { reads: id, mean_quality: 'median' }, { reads: id, extra: 1 }]) {
+    for (const input of [
+      { reads: id, min_length: -1 },
+      { reads: id, min_mean_quality: 94 },
+      { reads: id, mean_quality: 'median' },
+      { reads: id, extra: 1 },
+    ]) {
       const response = await packs.call(TOOL, input);
       expect({ input, code: response.error?.code }).toEqual({ input, code: 'I-REQ-INPUT' });
     }
@@ -231,7 +266,9 @@ describe('fastq.filter fixtures', () => {
     expect(results.map((r) => r.fixture)).toEqual((await readdir(path.join(PACK, 'fixtures'))).filter((f) => f.endsWith('.json')).sort());
     expect(results.filter((r) => !r.ok)).toEqual([]);
     const reads = await readFile(path.join(PACK, 'data/reads.fq'));
-    expect(await readFile(path.join(PACK, 'data/reads.min20-q20.fq'), 'utf8')).toBe(await seqkitSeq('fixture.fq', reads, ['-m', '20', '-Q', '20']));
+    expect(await readFile(path.join(PACK, 'data/reads.min20-q20.fq'), 'utf8')).toBe(
+      await seqkitSeq('fixture.fq', reads, ['-m', '20', '-Q', '20']),
+    );
     expect(gunzipSync(await readFile(path.join(PACK, 'data/reads.fq.gz'))).equals(reads)).toBe(true);
   });
 });

@@ -43,7 +43,11 @@ function sequences(text: string): string[] {
 }
 
 const COMPLEMENT: Record<string, string> = { A: 'T', C: 'G', G: 'C', T: 'A' };
-const revcomp = (s: string) => [...s].reverse().map((c) => COMPLEMENT[c]).join('');
+const revcomp = (s: string) =>
+  [...s]
+    .reverse()
+    .map((c) => COMPLEMENT[c])
+    .join('');
 
 interface Counted {
   counts: Map<string, number>;
@@ -56,7 +60,9 @@ interface Counted {
 /** Counts k-mers the slow, obvious way: every window of k upper-cased A/C/G/T letters. */
 function reference(text: string, k: number, canonical = false): Counted {
   const counts = new Map<string, number>();
-  let bases = 0, other = 0, total = 0;
+  let bases = 0,
+    other = 0,
+    total = 0;
   const records = sequences(text);
   for (const sequence of records) {
     const upper = sequence.toUpperCase();
@@ -117,7 +123,8 @@ function randomFasta(seed: number, records: number, { eol = '\n', maxLength = 20
     out += `>r${r} some description${eol}`;
     const length = rand(5) === 0 ? rand(20) : rand(maxLength);
     let sequence = '';
-    while (sequence.length < length) sequence += rand(40) === 0 ? 'N'.repeat(1 + rand(30)) : rand(200) === 0 ? ' ' : alphabet[rand(alphabet.length)];
+    while (sequence.length < length)
+      sequence += rand(40) === 0 ? 'N'.repeat(1 + rand(30)) : rand(200) === 0 ? ' ' : alphabet[rand(alphabet.length)];
     const width = 1 + rand(100);
     for (let i = 0; i < sequence.length; i += width) out += sequence.slice(i, i + width) + eol + (rand(30) === 0 ? eol : '');
   }
@@ -132,7 +139,16 @@ async function count(data: string | Uint8Array, input: Record<string, unknown>):
 // ---- tests ----------------------------------------------------------------------------
 
 describe('seq.kmer_count against the JS counter', () => {
-  for (const [k, canonical, top] of [[1, false, 4], [2, true, 16], [3, false, 10], [5, true, 20], [11, false, 25], [21, true, 5], [31, false, 3], [31, true, 3]] as const) {
+  for (const [k, canonical, top] of [
+    [1, false, 4],
+    [2, true, 16],
+    [3, false, 10],
+    [5, true, 20],
+    [11, false, 25],
+    [21, true, 5],
+    [31, false, 3],
+    [31, true, 3],
+  ] as const) {
     it(`agrees for k=${k}${canonical ? ', canonical' : ''}, top ${top}`, async () => {
       for (const seed of [1, 2]) {
         const text = randomFasta(seed * 10 + k, 6 + seed * 4, { eol: seed === 2 ? '\r\n' : '\n' });
@@ -149,7 +165,14 @@ describe('seq.kmer_count against the JS counter', () => {
     const text = '>a\nAAAAAAAAAA\n>b\nCCCCCCCCCCAC\n>c\nttttttttttgggg\n';
     const { output } = await count(text, { k: 2, top: 6 });
     // AA, CC and TT each 9 times (windows of 10 identical letters), then the singletons in order.
-    expect(output.top).toEqual([{ kmer: 'AA', count: 9 }, { kmer: 'CC', count: 9 }, { kmer: 'TT', count: 9 }, { kmer: 'GG', count: 3 }, { kmer: 'AC', count: 1 }, { kmer: 'CA', count: 1 }]);
+    expect(output.top).toEqual([
+      { kmer: 'AA', count: 9 },
+      { kmer: 'CC', count: 9 },
+      { kmer: 'TT', count: 9 },
+      { kmer: 'GG', count: 3 },
+      { kmer: 'AC', count: 1 },
+      { kmer: 'CA', count: 1 },
+    ]);
     expect(output).toMatchObject({ total_kmers: 9 + 11 + 13, distinct_kmers: 7 });
   });
 
@@ -204,17 +227,29 @@ describe('seq.kmer_count errors', () => {
   }, 120_000);
 
   it('refuses text that is not FASTA or FASTQ with D-DATA-FORMAT, and k outside 1..31 before running', async () => {
-    expect(await packs.error(TOOL, { fasta: await packs.put('k\tcount\nAC\t3\n'), k: 2 })).toMatchObject({ code: 'D-DATA-FORMAT', details: { line: 1 } });
+    expect(await packs.error(TOOL, { fasta: await packs.put('k\tcount\nAC\t3\n'), k: 2 })).toMatchObject({
+      code: 'D-DATA-FORMAT',
+      details: { line: 1 },
+    });
     const response = await packs.call(TOOL, { fasta: await packs.put('>a\nACGT\n'), k: 32 });
     expect(response).toMatchObject({ status: 'invalid_request', error: { code: 'I-REQ-INPUT' } });
   });
 
-  it('passes its fixtures through the host fixture runner, whose expectations are the JS counter\'s', async () => {
+  it("passes its fixtures through the host fixture runner, whose expectations are the JS counter's", async () => {
     const results = await packs.fixtures(TOOL);
-    expect(results.map((r) => r.fixture)).toEqual(['missing-artifact.json', 'not-fasta.json', 'small-canonical.json', 'small-gzip.json', 'small.json']);
+    expect(results.map((r) => r.fixture)).toEqual([
+      'missing-artifact.json',
+      'not-fasta.json',
+      'small-canonical.json',
+      'small-gzip.json',
+      'small.json',
+    ]);
     expect(results.filter((r) => !r.ok)).toEqual([]);
     const text = await readFile(path.join(PACK, 'data/small.fa'), 'utf8');
-    for (const [name, canonical] of [['small.json', false], ['small-canonical.json', true]] as const) {
+    for (const [name, canonical] of [
+      ['small.json', false],
+      ['small-canonical.json', true],
+    ] as const) {
       const fixture = JSON.parse(await readFile(path.join(PACK, 'fixtures', name), 'utf8'));
       const ref = reference(text, fixture.input.k, canonical);
       const { table, ...expected } = fixture.expect.output;
@@ -238,12 +273,21 @@ describe('seq.kmer_count limits', () => {
     const ref = reference(block, 21, true);
     for (const [kmer, n] of ref.counts) ref.counts.set(kmer, n * repeats);
     const { table: id, ...rest } = response.output as Record<string, any>;
-    expect(rest).toEqual(expectedOutput({ ...ref, records: ref.records * repeats, bases: ref.bases * repeats, other: ref.other * repeats, total: ref.total * repeats }, 21, true, 5));
+    expect(rest).toEqual(
+      expectedOutput(
+        { ...ref, records: ref.records * repeats, bases: ref.bases * repeats, other: ref.other * repeats, total: ref.total * repeats },
+        21,
+        true,
+        5,
+      ),
+    );
     expect((await packs.bytes(id)).toString('utf8') === expectedTable(ref)).toBe(true);
     expect(response.metrics.memory_peak_pages).toBeLessThanOrEqual(manifest.limits.maxMemoryPages!);
     const perByte = response.metrics.fuel_used / text.length;
     // The README's sizing: at this rate 50 MB of FASTA fits the manifest's budget.
     expect(perByte * 50e6).toBeLessThan(manifest.limits.fuel!);
-    process.stdout.write(`seq.kmer_count: ${text.length} bytes, k=21 canonical, ${response.metrics.fuel_used} fuel, ${perByte.toFixed(2)} fuel/byte, ${response.metrics.memory_peak_pages} pages\n`);
+    process.stdout.write(
+      `seq.kmer_count: ${text.length} bytes, k=21 canonical, ${response.metrics.fuel_used} fuel, ${perByte.toFixed(2)} fuel/byte, ${response.metrics.memory_peak_pages} pages\n`,
+    );
   }, 180_000);
 });

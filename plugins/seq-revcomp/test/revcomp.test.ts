@@ -47,7 +47,10 @@ afterAll(async () => {
 
 const COMPLEMENT: Record<string, string> = {};
 for (const [a, b] of ['AT', 'CG', 'RY', 'KM', 'BV', 'DH', 'SS', 'WW', 'NN', '--', '..']) {
-  for (const [x, y] of [[a!, b!], [a!.toLowerCase(), b!.toLowerCase()]]) {
+  for (const [x, y] of [
+    [a!, b!],
+    [a!.toLowerCase(), b!.toLowerCase()],
+  ]) {
     COMPLEMENT[x!] = y!;
     COMPLEMENT[y!] = x!;
   }
@@ -72,7 +75,10 @@ function reference(text: string, lineWidth = 0): { fasta: string; records: numbe
   let fasta = '';
   let bases = 0;
   for (const { header, sequence, width } of records) {
-    const reversed = [...sequence].reverse().map((c) => COMPLEMENT[c]).join('');
+    const reversed = [...sequence]
+      .reverse()
+      .map((c) => COMPLEMENT[c])
+      .join('');
     fasta += `>${header} revcomp\n`;
     for (let i = 0; i < reversed.length; i += width) fasta += `${reversed.slice(i, i + width)}\n`;
     bases += sequence.length;
@@ -124,7 +130,8 @@ async function revcomp(sim: HostSim, input: Record<string, unknown>): Promise<{ 
 
 async function failure(sim: HostSim, input: Record<string, unknown>): Promise<any> {
   const outcome = await call(sim, input);
-  if (outcome.kind !== 'output' || outcome.envelope.status !== 'error') throw new Error(`expected an error, got ${JSON.stringify(outcome)}`);
+  if (outcome.kind !== 'output' || outcome.envelope.status !== 'error')
+    throw new Error(`expected an error, got ${JSON.stringify(outcome)}`);
   return outcome.envelope.error;
 }
 
@@ -136,7 +143,11 @@ describe('the seq.revcomp module', () => {
       { module: 'helix_v1', name: 'capability_call', kind: 'function' },
       { module: 'helix_v1', name: 'capability_call_bulk', kind: 'function' },
     ]);
-    expect(WebAssembly.Module.exports(module).map((e) => e.name).sort()).toEqual(['alloc', 'dealloc', 'execute', 'helix_panic', 'memory']);
+    expect(
+      WebAssembly.Module.exports(module)
+        .map((e) => e.name)
+        .sort(),
+    ).toEqual(['alloc', 'dealloc', 'execute', 'helix_panic', 'memory']);
   });
 
   it('loads under a policy granting its capabilities, with its declared output', () => {
@@ -208,9 +219,15 @@ describe('seq.revcomp', () => {
     const { fasta } = await revcomp(sim, { fasta: sim.addArtifact(text) });
     expect(fasta).toBe(reference(text).fasta);
     const size = Buffer.byteLength(fasta);
-    expect(sim.pieces.map((p) => [p.bytes, p.final, p.encoding])).toEqual([[1 << 20, false, 'bulk'], [size - (1 << 20), true, 'bulk']]);
+    expect(sim.pieces.map((p) => [p.bytes, p.final, p.encoding])).toEqual([
+      [1 << 20, false, 'bulk'],
+      [size - (1 << 20), true, 'bulk'],
+    ]);
     // Whole pieces at aligned offsets: the host names each by its stored chunk.
-    expect(sim.requests.filter((r) => r.name === 'artifact.read').map((r) => [r.args.offset, r.args.length])).toEqual([[0, undefined], [1 << 20, undefined]]);
+    expect(sim.requests.filter((r) => r.name === 'artifact.read').map((r) => [r.args.offset, r.args.length])).toEqual([
+      [0, undefined],
+      [1 << 20, undefined],
+    ]);
   });
 });
 
@@ -222,7 +239,11 @@ describe('seq.revcomp errors', () => {
     expect(table.message).toBe("not FASTA: line 1, column 1: expected a header line starting with '>' before any sequence");
     // M, K and V are nucleotide codes too; L is not.
     const protein = await failure(sim, { fasta: sim.addArtifact('>p\r\nACGT\r\nMKVLAT\r\n') });
-    expect(protein).toMatchObject({ code: 'D-DATA-FORMAT', message: "not FASTA: line 3, column 4: 'L' is not a nucleotide code", details: { line: 3, column: 4, character: 'L' } });
+    expect(protein).toMatchObject({
+      code: 'D-DATA-FORMAT',
+      message: "not FASTA: line 3, column 4: 'L' is not a nucleotide code",
+      details: { line: 3, column: 4, character: 'L' },
+    });
     const emoji = await failure(sim, { fasta: sim.addArtifact('\n>e\nAC GT😀\n') });
     expect(emoji.details).toMatchObject({ line: 3, column: 6, character: '😀' });
     const control = await failure(sim, { fasta: sim.addArtifact('>c\nAC\u0001\n') });
@@ -247,7 +268,10 @@ describe('seq.revcomp errors', () => {
   it('passes on a missing artifact as P-PRECOND-ARTIFACT-NOT-FOUND and a refused capability as A-AUTH-FORBIDDEN', async () => {
     expect(await failure(newSim(), { fasta: 'art_00000000000000000000000000' })).toMatchObject({ code: 'P-PRECOND-ARTIFACT-NOT-FOUND' });
     const sim = newSim({ allow: ALLOW.filter((name) => name !== 'artifact.write') });
-    expect(await failure(sim, { fasta: sim.addArtifact('>a\nAC\n') })).toMatchObject({ code: 'A-AUTH-FORBIDDEN', message: 'artifact.write revcomp: forbidden' });
+    expect(await failure(sim, { fasta: sim.addArtifact('>a\nAC\n') })).toMatchObject({
+      code: 'A-AUTH-FORBIDDEN',
+      message: 'artifact.write revcomp: forbidden',
+    });
   });
 });
 
@@ -272,8 +296,16 @@ describe('seq.revcomp statistics and logs', () => {
     const id = sim.addArtifact('>a\nACGT\n', { gzip: true });
     const { output } = await revcomp(sim, { fasta: id });
     expect(sim.logs).toEqual([
-      { level: 'info', event: 'revcomp.started', fields: { fasta: id, size: sim.artifacts.get(id)!.bytes.length, compression: 'gzip', type: 'text' } },
-      { level: 'info', event: 'revcomp.finished', fields: { revcomp: output.revcomp, records: 1, bases: 4, bytes: '>a revcomp\nACGT\n'.length } },
+      {
+        level: 'info',
+        event: 'revcomp.started',
+        fields: { fasta: id, size: sim.artifacts.get(id)!.bytes.length, compression: 'gzip', type: 'text' },
+      },
+      {
+        level: 'info',
+        event: 'revcomp.finished',
+        fields: { revcomp: output.revcomp, records: 1, bases: 4, bytes: '>a revcomp\nACGT\n'.length },
+      },
     ]);
   });
 
@@ -298,7 +330,9 @@ describe('seq.revcomp fixtures', () => {
       for (const [key, value] of Object.entries(fixture.input)) {
         if (typeof value === 'string' && value.startsWith('@data/')) {
           const data = await readFile(path.join(PACK, value.slice(1)));
-          input[key] = value.endsWith('.gz') ? sim.addArtifact(new Uint8Array(data), { gzip: new Uint8Array(data) }) : sim.addArtifact(new Uint8Array(data));
+          input[key] = value.endsWith('.gz')
+            ? sim.addArtifact(new Uint8Array(data), { gzip: new Uint8Array(data) })
+            : sim.addArtifact(new Uint8Array(data));
         } else input[key] = value;
       }
       const outcome = await call(sim, input);
@@ -311,7 +345,11 @@ describe('seq.revcomp fixtures', () => {
       for (const [key, value] of Object.entries(fixture.expect.output)) {
         const actual = outcome.envelope.output[key];
         if (typeof value === 'string' && value.startsWith('@artifact:')) {
-          expect({ name, key, content: sim.artifactText(actual) }).toEqual({ name, key, content: await readFile(path.join(PACK, value.slice('@artifact:'.length)), 'utf8') });
+          expect({ name, key, content: sim.artifactText(actual) }).toEqual({
+            name,
+            key,
+            content: await readFile(path.join(PACK, value.slice('@artifact:'.length)), 'utf8'),
+          });
         } else expect({ name, key, actual }).toEqual({ name, key, actual: value });
       }
     }
@@ -340,7 +378,11 @@ describe('seq.revcomp limits', () => {
 
   it('holds the largest record within maxMemoryPages, with CR LF lines', async () => {
     const sim = newSim();
-    const text = `>max\r\n${'ACGTN'.repeat((8 * 1024 * 1024) / 5).padEnd(8 * 1024 * 1024, 'A').match(/.{1,60}/g)!.join('\r\n')}\r\n`;
+    const text = `>max\r\n${'ACGTN'
+      .repeat((8 * 1024 * 1024) / 5)
+      .padEnd(8 * 1024 * 1024, 'A')
+      .match(/.{1,60}/g)!
+      .join('\r\n')}\r\n`;
     const { outcome, pages } = await metered(sim, { fasta: sim.addArtifact(text) });
     expect(outcome.kind === 'output' && outcome.envelope.output).toMatchObject({ records: 1, bases: 8 * 1024 * 1024 });
     expect(pages).toBeLessThanOrEqual(tool.limits.maxMemoryPages);
@@ -349,7 +391,12 @@ describe('seq.revcomp limits', () => {
   it('spends little enough fuel per byte that the manifest budget covers 100 MB of 60-column FASTA', async () => {
     const sim = newSim();
     let text = '';
-    for (let r = 0; r < 12_000; r++) text += `>read${r} len=300\n${'ACGTNacgtRYKM'.repeat(24).slice(0, 300).match(/.{1,60}/g)!.join('\n')}\n`;
+    for (let r = 0; r < 12_000; r++)
+      text += `>read${r} len=300\n${'ACGTNacgtRYKM'
+        .repeat(24)
+        .slice(0, 300)
+        .match(/.{1,60}/g)!
+        .join('\n')}\n`;
     const { outcome, fuel } = await metered(sim, { fasta: sim.addArtifact(text) });
     expect(outcome.kind === 'output' && outcome.envelope.status).toBe('ok');
     const perByte = fuel / text.length;

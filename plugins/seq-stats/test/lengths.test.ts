@@ -34,9 +34,15 @@ describe('seq.stats length store', () => {
   it('sorts short and long lengths together and finds N50, for random mixes', () => {
     for (let seed = 1; seed <= 6; seed++) {
       const rand = random(seed);
-      const lengths = Array.from({ length: 1 + rand(3000) }, () => (rand(4) === 0 ? 65_536 + rand(1_000_000) : rand(4) === 0 ? 65_535 - rand(3) : rand(500)));
+      const lengths = Array.from({ length: 1 + rand(3000) }, () =>
+        rand(4) === 0 ? 65_536 + rand(1_000_000) : rand(4) === 0 ? 65_535 - rand(3) : rand(500),
+      );
       const output = call({ lengths });
-      expect({ seed, sorted: output.sorted, n50: output.n50 }).toEqual({ seed, sorted: [...lengths].sort((a, b) => a - b), n50: n50(lengths) });
+      expect({ seed, sorted: output.sorted, n50: output.n50 }).toEqual({
+        seed,
+        sorted: [...lengths].sort((a, b) => a - b),
+        n50: n50(lengths),
+      });
     }
   });
 

@@ -100,9 +100,17 @@ describe('SeqReader', () => {
 
   it('stops at malformed input with D-DATA-FORMAT naming the line, at every piece size', async () => {
     const cases: Array<[string, number, RegExp]> = [
-      ['id\tvalue\n', 1, /^not FASTA or FASTQ: line 1: expected a header line starting with '>' \(FASTA\) or '@' \(FASTQ\), found 'i' at column 1$/],
+      [
+        'id\tvalue\n',
+        1,
+        /^not FASTA or FASTQ: line 1: expected a header line starting with '>' \(FASTA\) or '@' \(FASTQ\), found 'i' at column 1$/,
+      ],
       ['\n\n  x\n>a\nAC\n', 3, /found 'x' at column 3$/],
-      ['@r\nACGT\n+\nIIII\n\n@s\nAC\nGT\n+\nIIII\n', 8, /^not FASTQ: line 8: expected the '\+' line of record 2, found 'G' \(multi-line FASTQ is not supported\)$/],
+      [
+        '@r\nACGT\n+\nIIII\n\n@s\nAC\nGT\n+\nIIII\n',
+        8,
+        /^not FASTQ: line 8: expected the '\+' line of record 2, found 'G' \(multi-line FASTQ is not supported\)$/,
+      ],
       ['@r\r\nACGT\r\n+\r\nIII\r\n', 4, /the quality of record 1 \(header on line 1\) is shorter than its sequence \(3 vs 4\)$/],
       ['@r\nAC\n+\nIII\n', 4, /is longer than its sequence \(more than 3 vs 2\)$/],
       ['@r\nACGT\n+\nII\u00e9I\n', 4, /'U\+00C3' at column 3 is not a quality character/],
@@ -113,7 +121,12 @@ describe('SeqReader', () => {
     for (const [text, line, message] of cases) {
       for (const piece of [5, 6, 1 << 20]) {
         const output = await read(text, 'parts', piece);
-        expect({ text, piece, code: output.error_code, line: output.error_details?.line }).toEqual({ text, piece, code: 'D-DATA-FORMAT', line });
+        expect({ text, piece, code: output.error_code, line: output.error_details?.line }).toEqual({
+          text,
+          piece,
+          code: 'D-DATA-FORMAT',
+          line,
+        });
         expect(output.error_message).toMatch(message);
       }
     }

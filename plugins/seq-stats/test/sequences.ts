@@ -30,7 +30,8 @@ export function runReference(command: string, args: readonly string[]): string {
   const result = spawnSync(command, args, { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
   if (result.error) throw result.error;
   // seqkit reports some errors ("[ERRO] ... invalid FASTA/Q format") and still exits 0.
-  if (result.status !== 0 || result.stderr.includes('ERRO')) throw new Error(`${command} ${args.join(' ')} exited ${result.status}: ${result.stderr}`);
+  if (result.status !== 0 || result.stderr.includes('ERRO'))
+    throw new Error(`${command} ${args.join(' ')} exited ${result.status}: ${result.stderr}`);
   return result.stdout;
 }
 
@@ -67,7 +68,8 @@ export function randomFasta(seed: number, options: GeneratorOptions): string {
     let sequence = '';
     while (sequence.length < length) {
       const roll = rand(40);
-      sequence += roll === 0 ? 'N'.repeat(1 + rand(60)) : roll === 1 ? '-'.repeat(1 + rand(10)) : roll === 2 ? ' ' : codes[rand(codes.length)];
+      sequence +=
+        roll === 0 ? 'N'.repeat(1 + rand(60)) : roll === 1 ? '-'.repeat(1 + rand(10)) : roll === 2 ? ' ' : codes[rand(codes.length)];
     }
     sequence = sequence.slice(0, length);
     const width = rand(3) === 0 ? Math.max(1, length) : 1 + rand(120);
@@ -111,7 +113,9 @@ export function fastqLargerThan(bytes: number, seed: number, minLength: number, 
   const slices: string[] = [];
   let size = 0;
   for (let n = 0; size <= bytes; n++) {
-    const slice = randomFastq(seed + n, { records: 2000, minLength, maxLength }).replace(/\r?\n?$/, '\n').replace(/@read/g, `@s${n}_`);
+    const slice = randomFastq(seed + n, { records: 2000, minLength, maxLength })
+      .replace(/\r?\n?$/, '\n')
+      .replace(/@read/g, `@s${n}_`);
     slices.push(slice);
     size += slice.length;
   }

@@ -25,15 +25,29 @@ afterAll(async () => {
 
 // seqkit's column names and the tool's output keys, in seqkit's order.
 const COLUMNS: ReadonlyArray<[string, string]> = [
-  ['format', 'format'], ['num_seqs', 'num_seqs'], ['sum_len', 'sum_len'], ['min_len', 'min_len'], ['avg_len', 'avg_len'],
-  ['max_len', 'max_len'], ['Q1', 'q1'], ['Q2', 'q2'], ['Q3', 'q3'], ['sum_gap', 'sum_gap'], ['N50', 'n50'],
-  ['Q20(%)', 'q20_pct'], ['Q30(%)', 'q30_pct'], ['GC(%)', 'gc_pct'],
+  ['format', 'format'],
+  ['num_seqs', 'num_seqs'],
+  ['sum_len', 'sum_len'],
+  ['min_len', 'min_len'],
+  ['avg_len', 'avg_len'],
+  ['max_len', 'max_len'],
+  ['Q1', 'q1'],
+  ['Q2', 'q2'],
+  ['Q3', 'q3'],
+  ['sum_gap', 'sum_gap'],
+  ['N50', 'n50'],
+  ['Q20(%)', 'q20_pct'],
+  ['Q30(%)', 'q30_pct'],
+  ['GC(%)', 'gc_pct'],
 ];
 
 /** `seqkit stats -a -T` of `data` (written to a file named `name`), as the tool's output object. */
 async function seqkitStats(name: string, data: string | Uint8Array): Promise<Record<string, unknown>> {
   const file = scratch.file(name, data);
-  const [header, row] = runReference('seqkit', ['stats', '-a', '-T', file]).trimEnd().split('\n').map((line) => line.split('\t'));
+  const [header, row] = runReference('seqkit', ['stats', '-a', '-T', file])
+    .trimEnd()
+    .split('\n')
+    .map((line) => line.split('\t'));
   const expected: Record<string, unknown> = {};
   for (const [column, key] of COLUMNS) {
     const text = row![header!.indexOf(column)]!;
@@ -65,14 +79,14 @@ async function agree(name: string, data: string | Uint8Array): Promise<any> {
 describe('seq.stats against seqkit stats -a -T', () => {
   it('agrees on generated multi-line FASTA: lowercase, N runs, gaps, spaces, empty records, blank lines, LF and CR LF', async () => {
     for (let seed = 1; seed <= 10; seed++) {
-      const text = randomFasta(seed, { records: 1 + (seed * 7) % 40, maxLength: seed % 3 === 0 ? 5000 : 300, crlf: seed % 2 === 0 });
+      const text = randomFasta(seed, { records: 1 + ((seed * 7) % 40), maxLength: seed % 3 === 0 ? 5000 : 300, crlf: seed % 2 === 0 });
       await agree(`gen-${seed}.fa`, text);
     }
   });
 
   it('agrees on generated FASTQ, LF and CR LF, with blank lines between records', async () => {
     for (let seed = 1; seed <= 8; seed++) {
-      const text = randomFastq(100 + seed, { records: 1 + (seed * 13) % 60, maxLength: 150, crlf: seed % 2 === 1 });
+      const text = randomFastq(100 + seed, { records: 1 + ((seed * 13) % 60), maxLength: 150, crlf: seed % 2 === 1 });
       const output = await agree(`gen-${seed}.fq`, text);
       expect(output.format).toBe('FASTQ');
     }
@@ -87,14 +101,36 @@ describe('seq.stats against seqkit stats -a -T', () => {
 
   it('agrees on the quartile cases: odd and even counts, ties in the middle, one record, all lengths equal', async () => {
     const fasta = (lengths: number[]) => lengths.map((l, i) => `>r${i}\n${'ACGTN'.repeat(l).slice(0, l)}\n`).join('');
-    for (const lengths of [[5], [4, 4, 4], [1, 2], [1, 2, 3], [3, 1, 2, 4], [2, 2, 2, 3, 3, 4, 8, 8], [0, 10, 11], [7, 7, 9], [10, 0], [1, 100, 100, 100, 5]]) {
+    for (const lengths of [
+      [5],
+      [4, 4, 4],
+      [1, 2],
+      [1, 2, 3],
+      [3, 1, 2, 4],
+      [2, 2, 2, 3, 3, 4, 8, 8],
+      [0, 10, 11],
+      [7, 7, 9],
+      [10, 0],
+      [1, 100, 100, 100, 5],
+    ]) {
       await agree(`q-${lengths.join('-')}.fa`, fasta(lengths));
     }
   });
 
   it('agrees on records of 65,536 bases and more, beside short ones (N50 and quartiles across both length stores)', async () => {
     const lengths = [70_000, 65_536, 65_535, 12, 300_000, 65_536, 3, 0, 131_072];
-    const text = lengths.map((l, i) => `>r${i}\n${'GATTACA'.repeat(Math.ceil(l / 7) + 1).slice(0, l).match(/.{1,80}/g)?.join('\n') ?? ''}\n`).join('');
+    const text = lengths
+      .map(
+        (l, i) =>
+          `>r${i}\n${
+            'GATTACA'
+              .repeat(Math.ceil(l / 7) + 1)
+              .slice(0, l)
+              .match(/.{1,80}/g)
+              ?.join('\n') ?? ''
+          }\n`,
+      )
+      .join('');
     await agree('long.fa', text);
   });
 
@@ -131,9 +167,17 @@ describe('seq.stats against seqkit stats -a -T', () => {
   it('spends few enough fuel per byte on 60-column FASTA and on short reads that the manifest budget covers 100 MB', async () => {
     const tool = packs.tool(TOOL);
     let fasta = '';
-    for (let r = 0; r < 2000; r++) fasta += `>contig${r} len=1500\n${'ACGTNacgtGGCCAATT'.repeat(90).slice(0, 1500).match(/.{1,60}/g)!.join('\n')}\n`;
+    for (let r = 0; r < 2000; r++)
+      fasta += `>contig${r} len=1500\n${'ACGTNacgtGGCCAATT'
+        .repeat(90)
+        .slice(0, 1500)
+        .match(/.{1,60}/g)!
+        .join('\n')}\n`;
     const reads = randomFastq(77, { records: 20_000, minLength: 36, maxLength: 50 });
-    for (const [name, text] of [['60-column FASTA', fasta], ['36-50 base reads', reads]] as const) {
+    for (const [name, text] of [
+      ['60-column FASTA', fasta],
+      ['36-50 base reads', reads],
+    ] as const) {
       const { fuel } = await stats(text);
       const perByte = fuel / text.length;
       expect(perByte * 100e6).toBeLessThan(tool.limits.fuel);
@@ -146,7 +190,11 @@ describe('seq.stats errors', () => {
   it('refuses text that is neither FASTA nor FASTQ with D-DATA-FORMAT naming the line', async () => {
     const error = await failure('\n  \nsample\tcount\nA1\t12\n');
     expect(error.code).toBe('D-DATA-FORMAT');
-    expect(error.message).toBe("reading " + error.details.artifact_id + ": not FASTA or FASTQ: line 3: expected a header line starting with '>' (FASTA) or '@' (FASTQ), found 's' at column 1");
+    expect(error.message).toBe(
+      'reading ' +
+        error.details.artifact_id +
+        ": not FASTA or FASTQ: line 3: expected a header line starting with '>' (FASTA) or '@' (FASTQ), found 's' at column 1",
+    );
     expect(error.details).toMatchObject({ line: 3, record: 0 });
     expect(error.hint).toMatch(/FASTQ \(4-line records/);
   });
@@ -158,9 +206,13 @@ describe('seq.stats errors', () => {
     const longer = await failure('@r1\nACGT\n+\nIIIII\n');
     expect(longer).toMatchObject({ code: 'D-DATA-FORMAT', details: { line: 4, record: 1 } });
     const multiLine = await failure('@r1\nAC\nGT\n+\nIIII\n');
-    expect(multiLine.message).toBe(`reading ${multiLine.details.artifact_id}: not FASTQ: line 3: expected the '+' line of record 1, found 'G' (multi-line FASTQ is not supported)`);
+    expect(multiLine.message).toBe(
+      `reading ${multiLine.details.artifact_id}: not FASTQ: line 3: expected the '+' line of record 1, found 'G' (multi-line FASTQ is not supported)`,
+    );
     const truncated = await failure('@r1\nACGT\n+\nIIII\n@r2\nACGT\n');
-    expect(truncated.message).toContain("not FASTQ: line 6: the data ends inside record 2 (header on line 5), before its '+' and quality lines");
+    expect(truncated.message).toContain(
+      "not FASTQ: line 6: the data ends inside record 2 (header on line 5), before its '+' and quality lines",
+    );
     const badQuality = await failure('@r1\nACGT\n+\nII I\n');
     expect(badQuality.message).toContain("not FASTQ: line 4: ' ' at column 3 is not a quality character");
     const fastaInFastq = await failure('@r1\nACGT\n+\nIIII\n>r2\nACGT\n');
@@ -181,7 +233,9 @@ describe('seq.stats errors', () => {
 describe('seq.stats fixtures', () => {
   it('pass through the real host, and their expectations are what seqkit reports', async () => {
     const results = await packs.fixtures(TOOL);
-    expect(results.map((r) => r.fixture)).toEqual((await readdir(path.join(PLUGINS, 'seq-stats/fixtures'))).filter((f) => f.endsWith('.json')).sort());
+    expect(results.map((r) => r.fixture)).toEqual(
+      (await readdir(path.join(PLUGINS, 'seq-stats/fixtures'))).filter((f) => f.endsWith('.json')).sort(),
+    );
     expect(results.filter((r) => !r.ok)).toEqual([]);
     for (const name of results.map((r) => r.fixture)) {
       const fixture = JSON.parse(await readFile(path.join(PLUGINS, 'seq-stats/fixtures', name), 'utf8'));

@@ -43,7 +43,11 @@ const ALL_CODES = 'ACGTACGTACGTACGTACGTacgtacgtacgtACGTRYKMSWBDHVNryn-. ';
 const SELF_COMPLEMENTARY = 'ACGTACGTACGTACGTACGTacgtacgtacgtACGTSWNswn-. ';
 
 /** Random nucleotide FASTA: wrapped at random widths, mixed case, N runs, IUPAC codes, gaps, spaces. */
-function randomFasta(seed: number, records: number, options: { eol?: string; minLength?: number; maxLength?: number; codes?: string } = {}): string {
+function randomFasta(
+  seed: number,
+  records: number,
+  options: { eol?: string; minLength?: number; maxLength?: number; codes?: string } = {},
+): string {
   // The high bits of a linear congruential generator: its low bits repeat with short periods.
   const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), Math.floor((seed / 2 ** 31) * n));
   // Mostly plain bases, so seqkit's alphabet guess (first 10,000 bases) sees DNA.
@@ -64,7 +68,10 @@ function randomFasta(seed: number, records: number, options: { eol?: string; min
   return out;
 }
 
-async function translate(data: string | Uint8Array, options: Record<string, unknown> = {}): Promise<{ output: Record<string, any>; protein: string }> {
+async function translate(
+  data: string | Uint8Array,
+  options: Record<string, unknown> = {},
+): Promise<{ output: Record<string, any>; protein: string }> {
   const output = await packs.ok(TOOL, { fasta: await packs.put(data), ...options });
   return { output, protein: (await packs.bytes(output.protein)).toString('utf8') };
 }
@@ -105,7 +112,7 @@ describe('seq.translate against seqkit translate -x', () => {
   it('translates FASTQ records as seqkit does', async () => {
     let seed = 5;
     // The high bits of a linear congruential generator: its low bits repeat with short periods.
-  const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), Math.floor((seed / 2 ** 31) * n));
+    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), Math.floor((seed / 2 ** 31) * n));
     let text = '';
     for (let r = 0; r < 30; r++) {
       const sequence = Array.from({ length: 3 + rand(150) }, () => 'ACGTN'[rand(5)]).join('');
@@ -118,7 +125,8 @@ describe('seq.translate against seqkit translate -x', () => {
   it('resolves ambiguous codons as seqkit does, for every pair of IUPAC codes around a base', async () => {
     const codes = 'ACGTRYSWKMBDHVN';
     let text = '';
-    for (const a of codes) for (const b of codes) text += `>${a}${b}\n${[...'ACGT'].map((c) => a + b + c + a + c + b + c + a + b).join('')}\n`;
+    for (const a of codes)
+      for (const b of codes) text += `>${a}${b}\n${[...'ACGT'].map((c) => a + b + c + a + c + b + c + a + b).join('')}\n`;
     expect((await translate(text, { frames: [1, 2, 3] })).protein).toBe(seqkit(text, ['-f', '1,2,3']));
     // Reverse frames: frame -k of a sequence is frame k of its reverse complement, which
     // `seqkit seq -r -p` computes with every IUPAC code complemented (R<->Y, K<->M, B<->V, D<->H).
@@ -156,7 +164,10 @@ describe('seq.translate options beyond seqkit and its own rules', () => {
 
   it('writes an empty artifact for an input without records', async () => {
     const { protein, output } = await translate('\n\n');
-    expect({ protein, output: { ...output, protein: undefined } }).toEqual({ protein: '', output: { protein: undefined, records: 0, translations: 0, residues: 0 } });
+    expect({ protein, output: { ...output, protein: undefined } }).toEqual({
+      protein: '',
+      output: { protein: undefined, records: 0, translations: 0, residues: 0 },
+    });
   });
 
   it('labels the artifact and writes it as fasta under the protein role', async () => {
@@ -188,7 +199,10 @@ describe('seq.translate errors', () => {
   it('refuses a header over 1 MiB with I-REQ-TOO-LARGE, streamed or held', async () => {
     const fasta = await packs.put(`>${'h'.repeat(1024 * 1024 + 1)}\nATG\n`);
     for (const frames of [[1], [1, -1]]) {
-      expect(await packs.error(TOOL, { fasta, frames })).toMatchObject({ code: 'I-REQ-TOO-LARGE', details: { record: 1, max_bytes: 1024 * 1024 } });
+      expect(await packs.error(TOOL, { fasta, frames })).toMatchObject({
+        code: 'I-REQ-TOO-LARGE',
+        details: { record: 1, max_bytes: 1024 * 1024 },
+      });
     }
   });
 
@@ -213,7 +227,13 @@ describe('seq.translate errors', () => {
 
   it('passes its fixtures through the host fixture runner', async () => {
     const results = await packs.fixtures(TOOL);
-    expect(results.map((r) => r.fixture)).toEqual(['missing-artifact.json', 'not-nucleotide.json', 'orfs-all6.json', 'small-gzip.json', 'small.json']);
+    expect(results.map((r) => r.fixture)).toEqual([
+      'missing-artifact.json',
+      'not-nucleotide.json',
+      'orfs-all6.json',
+      'small-gzip.json',
+      'small.json',
+    ]);
     expect(results.filter((r) => !r.ok)).toEqual([]);
   });
 
@@ -231,17 +251,23 @@ describe('seq.translate errors', () => {
 describe('seq.translate limits', () => {
   it('streams records of any length in one forward frame, identical to seqkit', async () => {
     // 12 Mi bases on 60-column lines and on one line: past the 8 Mi a record may hold.
-    const rand = (() => { let seed = 9; return (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), Math.floor((seed / 2 ** 31) * n)); })();
+    const rand = (() => {
+      let seed = 9;
+      return (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), Math.floor((seed / 2 ** 31) * n));
+    })();
     const sequence = Array.from({ length: 12 * 1024 * 1024 + 2 }, () => 'ACGTACGTacgtNRY-'[rand(16)]).join('');
     const wrapped = `>chrBig assembled\n${sequence.match(/.{1,60}/g)!.join('\n')}\n>tail\nATGAAATAG\n`;
     const single = `>chrBig one line\r\n${sequence}\r\n>tail\r\nATGAAATAG\r\n`;
-    for (const [text, options, args] of [[wrapped, { frames: [2], append_frame: true }, ['-f', '2', '-F']], [single, { trim: true }, ['--trim']], [single, { frames: [3], line_width: 0 }, ['-f', '3', '-w', '0']]] as const) {
+    for (const [text, options, args] of [
+      [wrapped, { frames: [2], append_frame: true }, ['-f', '2', '-F']],
+      [single, { trim: true }, ['--trim']],
+      [single, { frames: [3], line_width: 0 }, ['-f', '3', '-w', '0']],
+    ] as const) {
       const { output, protein } = await translate(text, options);
       expect(protein === seqkit(text, [...args])).toBe(true);
       expect(output).toMatchObject({ records: 2, translations: 2 });
     }
   }, 180_000);
-
 
   it('streams a file larger than its memory ceiling, identical to seqkit, within the fuel budget', async () => {
     const manifest = packs.tool(TOOL).loaded.manifest;
@@ -257,6 +283,8 @@ describe('seq.translate limits', () => {
     const perByte = response.metrics.fuel_used / text.length;
     // The README's sizing: at this rate 50 MB of FASTA in two frames fits the manifest's budget.
     expect(perByte * 50e6).toBeLessThan(manifest.limits.fuel!);
-    process.stdout.write(`seq.translate: ${text.length} bytes, 2 frames, ${response.metrics.fuel_used} fuel, ${perByte.toFixed(2)} fuel/byte, ${response.metrics.memory_peak_pages} pages\n`);
+    process.stdout.write(
+      `seq.translate: ${text.length} bytes, 2 frames, ${response.metrics.fuel_used} fuel, ${perByte.toFixed(2)} fuel/byte, ${response.metrics.memory_peak_pages} pages\n`,
+    );
   }, 180_000);
 });

@@ -63,7 +63,12 @@ function reference(text: string): Record<string, unknown> {
   const alleles: Record<AlleleClass, number> = { snv: 0, mnp: 0, indel: 0, symbolic: 0, other: 0, overlap: 0, ref: 0 };
   const sites: Record<AlleleClass, number> = { snv: 0, mnp: 0, indel: 0, symbolic: 0, other: 0, overlap: 0, ref: 0 };
   const perChromosome = new Map<string, number>();
-  let records = 0, noAlts = 0, multi = 0, multiSnv = 0, ts = 0, tv = 0;
+  let records = 0,
+    noAlts = 0,
+    multi = 0,
+    multiSnv = 0,
+    ts = 0,
+    tv = 0;
   for (const line of lines) {
     if (line === '' || line.startsWith('#')) continue;
     const [chrom, , , ref, alt] = line.split('\t') as [string, string, string, string, string];
@@ -129,16 +134,26 @@ function randomVcf({ records, samples = 3, chromosomes = 5, eol = '\n', seed = 1
   out.push(['#CHROM', 'POS', 'ID', 'REF', 'ALT', 'QUAL', 'FILTER', 'INFO', ...(samples > 0 ? ['FORMAT', ...sampleNames] : [])].join('\t'));
   const alleleFor = (ref: string): string => {
     switch (rand(14)) {
-      case 0: return '*';
-      case 1: return '<DEL>';
-      case 2: return `${ref[0]}[chr2:${1 + rand(1000)}[`;
-      case 3: return ['<NON_REF>', '<*>', '.'][rand(3)]!;
-      case 4: return ref + bases(1 + rand(5)); // insertion
-      case 5: return ref.length > 1 ? ref.slice(0, 1 + rand(ref.length - 1)) : ref + bases(1); // deletion
-      case 6: return bases(ref.length); // substitution of the same length: SNV, MNP or ref
-      case 7: return bases(1 + rand(6)); // anything: often complex
-      case 8: return ref[0] + bases(ref.length - 1) + ref.slice(1) // prefix kept, then the rest shifted: indel or complex
-      default: return base(); // single base
+      case 0:
+        return '*';
+      case 1:
+        return '<DEL>';
+      case 2:
+        return `${ref[0]}[chr2:${1 + rand(1000)}[`;
+      case 3:
+        return ['<NON_REF>', '<*>', '.'][rand(3)]!;
+      case 4:
+        return ref + bases(1 + rand(5)); // insertion
+      case 5:
+        return ref.length > 1 ? ref.slice(0, 1 + rand(ref.length - 1)) : ref + bases(1); // deletion
+      case 6:
+        return bases(ref.length); // substitution of the same length: SNV, MNP or ref
+      case 7:
+        return bases(1 + rand(6)); // anything: often complex
+      case 8:
+        return ref[0] + bases(ref.length - 1) + ref.slice(1); // prefix kept, then the rest shifted: indel or complex
+      default:
+        return base(); // single base
     }
   };
   let chrom = 1;
@@ -149,7 +164,16 @@ function randomVcf({ records, samples = 3, chromosomes = 5, eol = '\n', seed = 1
     const ref = rand(3) === 0 ? bases(1 + rand(6)) : base();
     const alts = Array.from({ length: 1 + (rand(5) === 0 ? rand(3) : 0) }, () => alleleFor(ref));
     const genotypes = sampleNames.map(() => `${rand(2)}/${rand(2)}`);
-    const fields = [`chr${chrom}`, String(pos), rand(2) ? '.' : `rs${rand(1e8)}`, ref, alts.join(','), String(rand(100)), 'PASS', `DP=${rand(200)}`];
+    const fields = [
+      `chr${chrom}`,
+      String(pos),
+      rand(2) ? '.' : `rs${rand(1e8)}`,
+      ref,
+      alts.join(','),
+      String(rand(100)),
+      'PASS',
+      `DP=${rand(200)}`,
+    ];
     out.push([...fields, ...(samples > 0 ? ['GT', ...genotypes] : [])].join('\t'));
   }
   return out.join(eol) + eol;
@@ -168,7 +192,8 @@ describe('vcf.summary against the JS reference', () => {
 
   it('covers every class in those inputs (so the agreement means something)', () => {
     const counts = reference(randomVcf({ records: 1800, seed: 6, chromosomes: 6 })) as any;
-    for (const kind of ['snv', 'mnp', 'indel', 'symbolic', 'other', 'overlap', 'ref']) expect(counts.alleles[kind], kind).toBeGreaterThan(10);
+    for (const kind of ['snv', 'mnp', 'indel', 'symbolic', 'other', 'overlap', 'ref'])
+      expect(counts.alleles[kind], kind).toBeGreaterThan(10);
     expect(counts.multiallelic_snvs).toBeGreaterThan(0);
     expect(counts.multiallelic).toBeGreaterThan(counts.multiallelic_snvs);
   });
@@ -203,7 +228,12 @@ describe('vcf.summary against the JS reference', () => {
     const headerCut = first + pad(piece - 1 - first.length) + header + 'chr1\t1\t.\tA\tG\t.\t.\t.\tGT\t0/1\t1/1\n';
     expect(headerCut.indexOf('#CHROM')).toBe(piece - 1);
     const records = 'chr1\t1\t.\tA\tG\t.\t.\t.\tGT\t0/1\t1/1\n'.repeat(100);
-    const recordCut = first + pad(piece - 1 - first.length - header.length - records.length) + header + records + 'chr2\t7\t.\tC\tT\t.\t.\t.\tGT\t0/0\t0/1\n';
+    const recordCut =
+      first +
+      pad(piece - 1 - first.length - header.length - records.length) +
+      header +
+      records +
+      'chr2\t7\t.\tC\tT\t.\t.\t.\tGT\t0/0\t0/1\n';
     expect(recordCut.lastIndexOf('chr2')).toBe(piece - 1);
     for (const text of [headerCut, recordCut]) {
       const output = await packs.ok(TOOL, { vcf: await packs.put(text) });
@@ -219,8 +249,19 @@ describe('vcf.summary on a hand-counted file', () => {
     // Counted by hand from data/small.vcf: 14 records; A>G, t>g, A>C,T, ACG>ATG (C>T), G>A,
     // T>*,C and C>T carry SNVs (8 SNV alleles: 5 transitions, 3 transversions).
     expect(output).toMatchObject({
-      records: 14, samples: 3, no_alts: 1, snvs: 7, mnps: 1, indels: 3, symbolic: 2, others: 1, multiallelic: 3, multiallelic_snvs: 1,
-      alleles: { snv: 8, mnp: 1, indel: 3, symbolic: 2, other: 1, overlap: 1, ref: 1 }, transitions: 5, transversions: 3,
+      records: 14,
+      samples: 3,
+      no_alts: 1,
+      snvs: 7,
+      mnps: 1,
+      indels: 3,
+      symbolic: 2,
+      others: 1,
+      multiallelic: 3,
+      multiallelic_snvs: 1,
+      alleles: { snv: 8, mnp: 1, indel: 3, symbolic: 2, other: 1, overlap: 1, ref: 1 },
+      transitions: 5,
+      transversions: 3,
     });
     expect(output.ts_tv).toBeCloseTo(5 / 3, 12);
     expect(output).toEqual(reference(await readFile(path.join(PACK, 'data/small.vcf'), 'utf8')));
@@ -228,7 +269,13 @@ describe('vcf.summary on a hand-counted file', () => {
 
   it('passes its fixtures through the host fixture runner', async () => {
     const results = await packs.fixtures(TOOL);
-    expect(results.map((r) => r.fixture)).toEqual(['missing-artifact.json', 'not-vcf.json', 'short-record.json', 'small-gzip.json', 'small.json']);
+    expect(results.map((r) => r.fixture)).toEqual([
+      'missing-artifact.json',
+      'not-vcf.json',
+      'short-record.json',
+      'small-gzip.json',
+      'small.json',
+    ]);
     expect(results.filter((r) => !r.ok)).toEqual([]);
   });
 });
@@ -242,13 +289,23 @@ describe('vcf.summary errors', () => {
     ['too many columns', `${HEADER}chr1\t5\t.\tA\tG\t.\t.\t.\tGT\t0/1\n\nchr1\t6\t.\tA\tG\t.\t.\t.\tGT\t0/1\t1/1\n`, 5, /11 columns/],
     ['a record before the header', '##fileformat=VCFv4.2\nchr1\t5\t.\tA\tG\t.\t.\t.\n', 2, /before the #CHROM header line/],
     ['no header at all', '##fileformat=VCFv4.2\n##source=x\n', 2, /no #CHROM header line/],
-    ['a misnamed header column', '##fileformat=VCFv4.2\n#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFOS\n', 2, /header column 8 is 'INFOS', expected 'INFO'/],
+    [
+      'a misnamed header column',
+      '##fileformat=VCFv4.2\n#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFOS\n',
+      2,
+      /header column 8 is 'INFOS', expected 'INFO'/,
+    ],
     ['a short header', '##fileformat=VCFv4.2\n#CHROM\tPOS\tID\tREF\tALT\n', 2, /5 columns; a VCF has at least 8/],
     ['a meta line after the header', `${HEADER}##late=1\n`, 3, /meta-information line after/],
     ['a non-numeric POS', `${HEADER}chr1\t12a\t.\tA\tG\t.\t.\t.\tGT\t0/1\n`, 3, /POS '12a' is not a position/],
     ['an empty REF', `${HEADER}chr1\t12\t.\t\tG\t.\t.\t.\tGT\t0/1\n`, 3, /empty REF/],
     ['an empty ALT allele', `${HEADER}chr1\t12\t.\tA\tG,\t.\t.\t.\tGT\t0/1\n`, 3, /empty ALT allele/],
-    ['CR LF lines', `${HEADER}chr1\t12\t.\tA\tG\t.\t.\t.\tGT\t0/1\r\nchr1\t13\t.\tA\tG\t.\t.\t.\tGT\r\n`.replace(/\n(?!$)/g, '\r\n'), 4, /9 columns/],
+    [
+      'CR LF lines',
+      `${HEADER}chr1\t12\t.\tA\tG\t.\t.\t.\tGT\t0/1\r\nchr1\t13\t.\tA\tG\t.\t.\t.\tGT\r\n`.replace(/\n(?!$)/g, '\r\n'),
+      4,
+      /9 columns/,
+    ],
   ];
   for (const [what, text, line, message] of cases) {
     it(`refuses ${what} with D-DATA-FORMAT at line ${line}`, async () => {
@@ -286,7 +343,9 @@ describe('vcf.summary limits', () => {
       // The README's sizing: fuel per byte of VCF text, so 100 MB with 40 samples fits the budget.
       const perByte = response.metrics.fuel_used / text.length;
       expect(perByte * 100e6).toBeLessThan(manifest.limits.fuel!);
-      process.stdout.write(`vcf.summary: ${text.length} bytes${data === gz ? ' (gzip)' : ''}, ${response.metrics.fuel_used} fuel, ${perByte.toFixed(2)} fuel/byte, ${response.metrics.memory_peak_pages} pages\n`);
+      process.stdout.write(
+        `vcf.summary: ${text.length} bytes${data === gz ? ' (gzip)' : ''}, ${response.metrics.fuel_used} fuel, ${perByte.toFixed(2)} fuel/byte, ${response.metrics.memory_peak_pages} pages\n`,
+      );
     }
   }, 120_000);
 });

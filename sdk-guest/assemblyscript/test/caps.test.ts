@@ -52,7 +52,12 @@ describe('a module using the wrappers', () => {
 describe('Clock', () => {
   it('now returns the host time in ms and s, and nowUnixMs the ms', async () => {
     const sim = new HostSim({ nowMs: 1_712_345_678_901 });
-    expect(await probe(sim, { mode: 'clock' })).toEqual({ ok: true, unix_ms: 1_712_345_678_901, unix_s: 1_712_345_678, now_ms: 1_712_345_678_901 });
+    expect(await probe(sim, { mode: 'clock' })).toEqual({
+      ok: true,
+      unix_ms: 1_712_345_678_901,
+      unix_s: 1_712_345_678,
+      now_ms: 1_712_345_678_901,
+    });
     expect(sim.requests).toEqual([
       { name: 'clock.now_unix', args: {} },
       { name: 'clock.now_unix', args: {} },
@@ -109,7 +114,14 @@ describe('Kv', () => {
 
   it('get returns a failed value, not null, when the call is refused', async () => {
     const out = await probe(new HostSim({ allow: ['kv.put'] }), { mode: 'kv', key: 'k', value: 1 });
-    expect(out).toMatchObject({ absent_before: false, ...FORBIDDEN, put: { ok: true }, after: FORBIDDEN, list: FORBIDDEN, delete: { ...FORBIDDEN, deleted: false } });
+    expect(out).toMatchObject({
+      absent_before: false,
+      ...FORBIDDEN,
+      put: { ok: true },
+      after: FORBIDDEN,
+      list: FORBIDDEN,
+      delete: { ...FORBIDDEN, deleted: false },
+    });
   });
 
   it('put reports the host refusing an empty key', async () => {
@@ -123,14 +135,26 @@ describe('Artifact.stat and Artifact.list', () => {
     const sim = new HostSim();
     const id = sim.addArtifact('>a\nACGT\n', { type: 'fasta', label: 'reads', gzip: true });
     const out = await probe(sim, { mode: 'stat', id });
-    expect(out).toMatchObject({ ok: true, id, type: 'fasta', compression: 'gzip', is_gzip: true, label: 'reads', media_type: 'application/gzip' });
+    expect(out).toMatchObject({
+      ok: true,
+      id,
+      type: 'fasta',
+      compression: 'gzip',
+      is_gzip: true,
+      label: 'reads',
+      media_type: 'application/gzip',
+    });
     expect(out.size).toBe(sim.artifacts.get(id)!.bytes.length);
     expect(out.sha256).toMatch(/^[0-9a-f]{64}$/);
   });
 
   it('stat of an unknown id is P-PRECOND-ARTIFACT-NOT-FOUND, of a malformed id I-REQ-CAPABILITY-ARGS', async () => {
     const sim = new HostSim();
-    expect(await probe(sim, { mode: 'stat', id: 'art_00000000000000000000000ZZZ' })).toMatchObject({ ok: false, code: 'P-PRECOND-ARTIFACT-NOT-FOUND', label: null });
+    expect(await probe(sim, { mode: 'stat', id: 'art_00000000000000000000000ZZZ' })).toMatchObject({
+      ok: false,
+      code: 'P-PRECOND-ARTIFACT-NOT-FOUND',
+      label: null,
+    });
     expect(await probe(sim, { mode: 'stat', id: 'nope' })).toMatchObject({ ok: false, code: 'I-REQ-CAPABILITY-ARGS' });
   });
 
@@ -223,7 +247,11 @@ describe('ArtifactReader', () => {
   it('stops with the host error when a read fails, keeping what it returned before', async () => {
     const sim = new HostSim();
     const id = sim.addArtifact('a\nb\nc\n');
-    expect(await probe(sim, { mode: 'lines', id: 'art_00000000000000000000000ZZZ' })).toMatchObject({ ok: false, code: 'P-PRECOND-ARTIFACT-NOT-FOUND', lines: [] });
+    expect(await probe(sim, { mode: 'lines', id: 'art_00000000000000000000000ZZZ' })).toMatchObject({
+      ok: false,
+      code: 'P-PRECOND-ARTIFACT-NOT-FOUND',
+      lines: [],
+    });
     expect(await probe(new HostSim({ allow: [] }), { mode: 'lines', id })).toMatchObject({ ...FORBIDDEN, lines: [] });
   });
 
@@ -270,7 +298,12 @@ describe('ArtifactReader', () => {
     // Piece length 8: "ACGTACG\n" fills the first piece; "TTTTTTT\r" ends the second, its LF starts the third.
     const id = sim.addArtifact('ACGTACG\nTTTTTTT\r\nGG\r\n');
     const out = await probe(sim, { mode: 'part_bytes', id, piece_length: 8 });
-    expect(out.parts).toEqual([['ACGTACG', true], ['TTTTTTT', false], ['', true], ['GG', true]]);
+    expect(out.parts).toEqual([
+      ['ACGTACG', true],
+      ['TTTTTTT', false],
+      ['', true],
+      ['GG', true],
+    ]);
     expect(out).toMatchObject({ ok: true, done: true, line_number: 3 });
   });
 
@@ -289,7 +322,11 @@ describe('ArtifactReader', () => {
     const b = Array.from({ length: 200 }, (_, i) => `b${i} ${'é'.repeat(i % 7)}`).join('\r\n') + '\r\n';
     for (const pieceLength of [16, 97, 1 << 20]) {
       const out = await probe(sim, { mode: 'two_readers', id: sim.addArtifact(a), other: sim.addArtifact(b), piece_length: pieceLength });
-      expect({ pieceLength, lines: out.lines, other: out.other_lines }).toEqual({ pieceLength, lines: referenceLines(a), other: referenceLines(b) });
+      expect({ pieceLength, lines: out.lines, other: out.other_lines }).toEqual({
+        pieceLength,
+        lines: referenceLines(a),
+        other: referenceLines(b),
+      });
       expect(out).toMatchObject({ ok: true, done: true, other_ok: true, other_done: true });
     }
   });
@@ -299,7 +336,10 @@ describe('ArtifactReader', () => {
     const id = sim.addArtifact('hello\r\nwörld');
     expect(await probe(sim, { mode: 'read_all', id, piece_length: 4 })).toMatchObject({ ok: true, text: 'hello\r\nwörld' });
     const big = sim.addArtifact('z'.repeat(5000));
-    expect(await probe(sim, { mode: 'read_all', id: big, max_bytes: 1000, piece_length: 512 })).toMatchObject({ ok: false, code: 'I-REQ-TOO-LARGE' });
+    expect(await probe(sim, { mode: 'read_all', id: big, max_bytes: 1000, piece_length: 512 })).toMatchObject({
+      ok: false,
+      code: 'I-REQ-TOO-LARGE',
+    });
   });
 });
 
@@ -311,7 +351,7 @@ describe('JSONParser.rawKey', () => {
     expect(out).toEqual({ value: { a: 'x', data: '', n: [1, { data: 2 }] }, raw_start: 17, raw: 'l1\nq"b\\s/\t\u0001😀éé\ufffd!' });
   });
 
-  it('records the offsets of the raw string\'s LFs, escaped as \\n or \\u000a, in its UTF-8 text', async () => {
+  it("records the offsets of the raw string's LFs, escaped as \\n or \\u000a, in its UTF-8 text", async () => {
     const sim = new HostSim();
     const raw = 'é\\n\\t\\n\\u000a\\"x\\\\\\n';
     const out = await probe(sim, { mode: 'raw_key', feeds: true, text: `{"data":"${raw}","n":1}` });
@@ -324,9 +364,14 @@ describe('JSONParser.rawKey', () => {
 
   it('reports a malformed escape or an unterminated raw string', async () => {
     const sim = new HostSim();
-    expect(await probe(sim, { mode: 'raw_key', text: '{"data":"a\\qb"}' })).toMatchObject({ error: 'invalid escape in a string', position: 10 });
+    expect(await probe(sim, { mode: 'raw_key', text: '{"data":"a\\qb"}' })).toMatchObject({
+      error: 'invalid escape in a string',
+      position: 10,
+    });
     expect(await probe(sim, { mode: 'raw_key', text: '{"data":"abc' })).toMatchObject({ error: 'unterminated string' });
-    expect(await probe(sim, { mode: 'raw_key', text: '{"data":"a\u0001"}' })).toMatchObject({ error: 'unescaped control character in a string' });
+    expect(await probe(sim, { mode: 'raw_key', text: '{"data":"a\u0001"}' })).toMatchObject({
+      error: 'unescaped control character in a string',
+    });
   });
 });
 
@@ -349,7 +394,15 @@ describe('ArtifactWriter', () => {
   it('sends pieces of about pieceBytes, only the last one final, and returns the new id', async () => {
     const sim = new HostSim({ roles: ['report'] });
     const chunks = Array.from({ length: 300 }, (_, i) => `row ${i}\t"q" \\ é😀`);
-    const out = await probe(sim, { mode: 'write', role: 'report', type: 'text', label: 'my report', piece_bytes: 1024, chunks, lines: true });
+    const out = await probe(sim, {
+      mode: 'write',
+      role: 'report',
+      type: 'text',
+      label: 'my report',
+      piece_bytes: 1024,
+      chunks,
+      lines: true,
+    });
     expect(out).toMatchObject({ ok: true, finished: true, write_after_finish: false });
     expect(written(sim, out)).toBe(chunks.map((c) => `${c}\n`).join(''));
     expect(out.size).toBe(Buffer.byteLength(written(sim, out)));
@@ -395,10 +448,20 @@ describe('ArtifactWriter', () => {
   it('writes any bytes, as they are, in binary mode', async () => {
     const sim = new HostSim();
     const bytes = Array.from({ length: 3000 }, (_, i) => (i * 31) & 0xff);
-    const out = await probe(sim, { mode: 'write', role: 'bin', binary: true, piece_bytes: 1024, chunks: [bytes.slice(0, 1500), bytes.slice(1500)] });
+    const out = await probe(sim, {
+      mode: 'write',
+      role: 'bin',
+      binary: true,
+      piece_bytes: 1024,
+      chunks: [bytes.slice(0, 1500), bytes.slice(1500)],
+    });
     expect(out.ok).toBe(true);
     expect([...sim.artifacts.get(out.artifact_id)!.bytes]).toEqual(bytes);
-    expect(sim.pieces.map((p) => [p.encoding, p.bytes])).toEqual([['bulk', 1024], ['bulk', 1024], ['bulk', 952]]);
+    expect(sim.pieces.map((p) => [p.encoding, p.bytes])).toEqual([
+      ['bulk', 1024],
+      ['bulk', 1024],
+      ['bulk', 952],
+    ]);
   });
 
   it('Artifact.write sends one final piece', async () => {
@@ -410,14 +473,45 @@ describe('ArtifactWriter', () => {
 });
 
 describe('Http', () => {
-  const response = { status: 404, headers: { 'content-type': 'text/plain' }, body: 'not here', body_encoding: 'utf8', url: 'https://example.org:443/y' };
+  const response = {
+    status: 404,
+    headers: { 'content-type': 'text/plain' },
+    body: 'not here',
+    body_encoding: 'utf8',
+    url: 'https://example.org:443/y',
+  };
 
   it('request sends method, url, headers and body, and returns status, headers and body', async () => {
     const seen: any[] = [];
     const sim = new HostSim({ handlers: { 'http.request': (args) => (seen.push(args), response) } });
-    const out = await probe(sim, { mode: 'http', method: 'POST', url: 'https://example.org:443/x', headers: { Accept: 'text/plain' }, body: 'q=1', max_response_bytes: 1000 });
-    expect(seen).toEqual([{ method: 'POST', url: 'https://example.org:443/x', headers: { Accept: 'text/plain' }, body: 'q=1', body_encoding: 'utf8', max_response_bytes: 1000 }]);
-    expect(out).toEqual({ ok: true, status: 404, body: 'not here', body_encoding: 'utf8', success: false, url: 'https://example.org:443/y', content_type: 'text/plain', body_bytes: 8 });
+    const out = await probe(sim, {
+      mode: 'http',
+      method: 'POST',
+      url: 'https://example.org:443/x',
+      headers: { Accept: 'text/plain' },
+      body: 'q=1',
+      max_response_bytes: 1000,
+    });
+    expect(seen).toEqual([
+      {
+        method: 'POST',
+        url: 'https://example.org:443/x',
+        headers: { Accept: 'text/plain' },
+        body: 'q=1',
+        body_encoding: 'utf8',
+        max_response_bytes: 1000,
+      },
+    ]);
+    expect(out).toEqual({
+      ok: true,
+      status: 404,
+      body: 'not here',
+      body_encoding: 'utf8',
+      success: false,
+      url: 'https://example.org:443/y',
+      content_type: 'text/plain',
+      body_bytes: 8,
+    });
   });
 
   it('decodes a base64 body and reports refusals as errors', async () => {
@@ -429,9 +523,25 @@ describe('Http', () => {
         },
       },
     });
-    expect(await probe(sim, { mode: 'http', method: 'GET', url: 'https://example.org:443/' })).toMatchObject({ ok: true, status: 200, success: true, body_bytes: 4 });
-    expect(await probe(sim, { mode: 'http', method: 'GET', url: 'http://private:80/' })).toMatchObject({ ok: false, code: 'A-AUTH-HTTP-PRIVATE-ADDRESS', details: { host: '10.0.0.1' }, status: 0 });
-    expect(await probe(new HostSim({ allow: [], handlers: { 'http.request': () => response } }), { mode: 'http', method: 'GET', url: 'https://a.org:443/' })).toMatchObject(FORBIDDEN);
+    expect(await probe(sim, { mode: 'http', method: 'GET', url: 'https://example.org:443/' })).toMatchObject({
+      ok: true,
+      status: 200,
+      success: true,
+      body_bytes: 4,
+    });
+    expect(await probe(sim, { mode: 'http', method: 'GET', url: 'http://private:80/' })).toMatchObject({
+      ok: false,
+      code: 'A-AUTH-HTTP-PRIVATE-ADDRESS',
+      details: { host: '10.0.0.1' },
+      status: 0,
+    });
+    expect(
+      await probe(new HostSim({ allow: [], handlers: { 'http.request': () => response } }), {
+        mode: 'http',
+        method: 'GET',
+        url: 'https://a.org:443/',
+      }),
+    ).toMatchObject(FORBIDDEN);
   });
 });
 
@@ -442,7 +552,11 @@ describe('Secrets', () => {
     const other = await probe(new HostSim(options), { mode: 'secret', name: 'other' });
     const clock = await probe(new HostSim(options), { mode: 'clock' });
     expect(other).toMatchObject({ ...FORBIDDEN, value: '' });
-    expect({ code: other.code, message: other.message, hint: other.hint }).toEqual({ code: clock.code, message: clock.message, hint: clock.hint });
+    expect({ code: other.code, message: other.message, hint: other.hint }).toEqual({
+      code: clock.code,
+      message: clock.message,
+      hint: clock.hint,
+    });
   });
 
   it('get reports a granted but unconfigured secret', async () => {

@@ -17,9 +17,7 @@ export interface ToolExports {
 }
 
 /** What one call produced: the output text, or the trap and the message `helix_panic` recorded. */
-export type CallOutcome =
-  | { kind: 'output'; text: string; envelope: any }
-  | { kind: 'trap'; error: unknown; panic: string | null };
+export type CallOutcome = { kind: 'output'; text: string; envelope: any } | { kind: 'trap'; error: unknown; panic: string | null };
 
 /**
  * Compiles `entry` (relative to the SDK directory) with the shared asconfig and returns the
@@ -33,16 +31,13 @@ export async function compileProgram(entry: string): Promise<WebAssembly.Module>
 export async function compileProgramBytes(entry: string): Promise<Uint8Array> {
   let binary: Uint8Array | undefined;
   const stderr: string[] = [];
-  const result = await asc.main(
-    [entry, '--config', 'asconfig.json', '--baseDir', SDK_DIR, '--outFile', 'program.wasm', '--noColors'],
-    {
-      writeFile: (name: string, contents: Uint8Array | string) => {
-        if (name.endsWith('.wasm') && typeof contents !== 'string') binary = contents;
-      },
-      stdout: { write: () => true } as never,
-      stderr: { write: (text: string) => (stderr.push(String(text)), true) } as never,
+  const result = await asc.main([entry, '--config', 'asconfig.json', '--baseDir', SDK_DIR, '--outFile', 'program.wasm', '--noColors'], {
+    writeFile: (name: string, contents: Uint8Array | string) => {
+      if (name.endsWith('.wasm') && typeof contents !== 'string') binary = contents;
     },
-  );
+    stdout: { write: () => true } as never,
+    stderr: { write: (text: string) => (stderr.push(String(text)), true) } as never,
+  });
   if (result.error || !binary) throw new Error(`asc failed for ${entry}:\n${stderr.join('')}`);
   return binary;
 }

@@ -108,7 +108,14 @@ export class HostSim {
     const raw = typeof content === 'string' ? encoder.encode(content) : content;
     const id = this.newId();
     const bytes = options.gzip === undefined ? raw : options.gzip === true ? new Uint8Array(gzipSync(raw)) : options.gzip;
-    this.artifacts.set(id, { id, bytes, type: options.type ?? 'text', compression: options.gzip === undefined ? null : 'gzip', label: options.label ?? null, createdByRun: null });
+    this.artifacts.set(id, {
+      id,
+      bytes,
+      type: options.type ?? 'text',
+      compression: options.gzip === undefined ? null : 'gzip',
+      label: options.label ?? null,
+      createdByRun: null,
+    });
     return id;
   }
 
@@ -124,7 +131,8 @@ export class HostSim {
     return {
       helix_v1: {
         capability_call: (ptr: number, len: number) => this.capabilityCall(ptr >>> 0, len >>> 0),
-        capability_call_bulk: (ptr: number, len: number, buf: number, bufLen: number) => this.capabilityCallBulk(ptr >>> 0, len >>> 0, buf >>> 0, bufLen >>> 0),
+        capability_call_bulk: (ptr: number, len: number, buf: number, bufLen: number) =>
+          this.capabilityCallBulk(ptr >>> 0, len >>> 0, buf >>> 0, bufLen >>> 0),
       },
     };
   }
@@ -145,7 +153,8 @@ export class HostSim {
       return errorText('I-REQ-ENVELOPE', `The capability request is not UTF-8 JSON: ${(error as Error).message}`);
     }
     const parsed = CapabilityRequestSchema.safeParse(json);
-    if (!parsed.success) return errorText('I-REQ-ENVELOPE', 'The capability request is malformed.', { violations: parsed.error.issues.map((i) => i.message) });
+    if (!parsed.success)
+      return errorText('I-REQ-ENVELOPE', 'The capability request is malformed.', { violations: parsed.error.issues.map((i) => i.message) });
     const { name, args } = parsed.data;
     this.requests.push({ name, args });
     const handler = this.handlers.get(name);
@@ -181,17 +190,34 @@ export class HostSim {
     try {
       request = JSON.parse(requestText);
     } catch (error) {
-      return { text: errorText('I-REQ-ENVELOPE', `The capability request is not UTF-8 JSON: ${(error as Error).message}`, {}, '', 2), moved: 0 };
+      return {
+        text: errorText('I-REQ-ENVELOPE', `The capability request is not UTF-8 JSON: ${(error as Error).message}`, {}, '', 2),
+        moved: 0,
+      };
     }
     const name = request?.name;
     if (name !== 'artifact.read' && name !== 'artifact.write') {
-      return { text: errorText('I-REQ-BULK-CAPABILITY', `${String(name)} is not served through capability_call_bulk`, { name }, '', 2), moved: 0 };
+      return {
+        text: errorText('I-REQ-BULK-CAPABILITY', `${String(name)} is not served through capability_call_bulk`, { name }, '', 2),
+        moved: 0,
+      };
     }
     // The host traps here (S-TOOL-BULK-BUFFER, S-TOOL-BAD-POINTER): a guest bug, not an answer.
-    if (bufLen > BULK_MAX_PIECE || buf + bufLen > memory.buffer.byteLength) throw new Error(`capability_call_bulk: bad buffer [${buf}, ${buf + bufLen})`);
+    if (bufLen > BULK_MAX_PIECE || buf + bufLen > memory.buffer.byteLength)
+      throw new Error(`capability_call_bulk: bad buffer [${buf}, ${buf + bufLen})`);
     const checked = parseBulkArgs(name, request.args, bufLen);
     this.requests.push({ name, args: request.args });
-    if (!checked.ok) return { text: errorText('I-REQ-CAPABILITY-ARGS', `${name}: ${checked.violations.map((v) => `${v.path}: ${v.message}`).join('; ')}`, {}, '', 2), moved: 0 };
+    if (!checked.ok)
+      return {
+        text: errorText(
+          'I-REQ-CAPABILITY-ARGS',
+          `${name}: ${checked.violations.map((v) => `${v.path}: ${v.message}`).join('; ')}`,
+          {},
+          '',
+          2,
+        ),
+        moved: 0,
+      };
     if (!this.allowed(name, checked.args)) return { text: FORBIDDEN, moved: 0 };
     const args = checked.args as any;
     try {
@@ -202,7 +228,12 @@ export class HostSim {
         const data = content.subarray(args.offset, args.offset + Math.min(args.length ?? bufLen, this.readPieceCap));
         new Uint8Array(memory.buffer, buf, data.length).set(data);
         moved = data.length;
-        result = { bytes: data.length, offset: args.offset, next_offset: args.offset + data.length, eof: args.offset + data.length >= content.length };
+        result = {
+          bytes: data.length,
+          offset: args.offset,
+          next_offset: args.offset + data.length,
+          eof: args.offset + data.length >= content.length,
+        };
       } else {
         const data = Buffer.from(new Uint8Array(memory.buffer, buf, bufLen));
         moved = data.length;
@@ -232,7 +263,8 @@ export class HostSim {
   private respond(tool: ToolExports, bytes: Uint8Array, moved: number): bigint {
     // A module instrumented for fuel pays for the call as the broker charges it.
     const fuel = (tool as unknown as Record<string, unknown>)[FUEL_EXPORT];
-    if (fuel instanceof WebAssembly.Global) fuel.value = (fuel.value as bigint) - BigInt(CALL_FUEL + Math.ceil((moved + bytes.length) / 64));
+    if (fuel instanceof WebAssembly.Global)
+      fuel.value = (fuel.value as bigint) - BigInt(CALL_FUEL + Math.ceil((moved + bytes.length) / 64));
     const out = tool.alloc(bytes.length) >>> 0;
     new Uint8Array(tool.memory.buffer, out, bytes.length).set(bytes);
     return (BigInt(out) << 32n) | BigInt(bytes.length);
@@ -254,7 +286,13 @@ export class HostSim {
 
   private artifact(id: string): SimArtifact {
     const artifact = this.artifacts.get(id);
-    if (artifact === undefined) throw new SimError('P-PRECOND-ARTIFACT-NOT-FOUND', `No artifact ${id}.`, { artifact_id: id }, ERROR_CODES['P-PRECOND-ARTIFACT-NOT-FOUND'].hint);
+    if (artifact === undefined)
+      throw new SimError(
+        'P-PRECOND-ARTIFACT-NOT-FOUND',
+        `No artifact ${id}.`,
+        { artifact_id: id },
+        ERROR_CODES['P-PRECOND-ARTIFACT-NOT-FOUND'].hint,
+      );
     return artifact;
   }
 
@@ -285,23 +323,46 @@ export class HostSim {
         return { ok: true };
       },
       'kv.delete': (args) => ({ deleted: this.kv.delete(args.key) }),
-      'kv.list': (args) => ({ keys: [...this.kv.keys()].filter((k) => k.startsWith(args.prefix)).sort().slice(0, args.limit) }),
+      'kv.list': (args) => ({
+        keys: [...this.kv.keys()]
+          .filter((k) => k.startsWith(args.prefix))
+          .sort()
+          .slice(0, args.limit),
+      }),
       'artifact.stat': (args) => this.summary(this.artifact(args.artifact_id)),
-      'artifact.list': (args) => ({ artifacts: [...this.artifacts.values()].filter((a) => args.type === undefined || a.type === args.type).slice(0, args.limit).map((a) => this.summary(a)) }),
+      'artifact.list': (args) => ({
+        artifacts: [...this.artifacts.values()]
+          .filter((a) => args.type === undefined || a.type === args.type)
+          .slice(0, args.limit)
+          .map((a) => this.summary(a)),
+      }),
       'artifact.read': (args) => {
         const content = this.content(args.artifact_id, args.decompress);
         const length = Math.min(args.length, this.readPieceCap);
         const data = content.subarray(args.offset, args.offset + length);
         const eof = args.offset + data.length >= content.length;
-        if (args.encoding === 'base64') return { data: Buffer.from(data).toString('base64'), encoding: 'base64', offset: args.offset, next_offset: args.offset + data.length, eof };
+        if (args.encoding === 'base64')
+          return {
+            data: Buffer.from(data).toString('base64'),
+            encoding: 'base64',
+            offset: args.offset,
+            next_offset: args.offset + data.length,
+            eof,
+          };
         const end = utf8Cut(data, eof);
         const text = new TextDecoder('utf-8', { fatal: false }).decode(data.subarray(0, end));
         return { data: text, encoding: 'utf8', offset: args.offset, next_offset: args.offset + end, eof: eof && end === data.length };
       },
-      'artifact.write': (args) => this.appendPiece(args, args.encoding === 'base64' ? Buffer.from(args.data, 'base64') : Buffer.from(args.data, 'utf8'), args.encoding),
+      'artifact.write': (args) =>
+        this.appendPiece(
+          args,
+          args.encoding === 'base64' ? Buffer.from(args.data, 'base64') : Buffer.from(args.data, 'utf8'),
+          args.encoding,
+        ),
       'secrets.get': (args) => {
         const value = this.secrets[args.name];
-        if (value === undefined) throw new SimError('P-PRECOND-SECRET-MISSING', `The secret ${args.name} is not configured.`, { name: args.name });
+        if (value === undefined)
+          throw new SimError('P-PRECOND-SECRET-MISSING', `The secret ${args.name} is not configured.`, { name: args.name });
         return { value };
       },
     };
@@ -324,8 +385,16 @@ export class HostSim {
       throw new SimError('C-CONTRACT-OUTPUT-ROLE', `The role ${args.role} is not declared.`, { role: args.role });
     }
     const output = this.outputs.get(args.role) ?? { chunks: [] };
-    if (output.sealed !== undefined) throw new SimError('C-CONTRACT-OUTPUT-ROLE', `The role ${args.role} is already sealed.`, { role: args.role });
-    this.pieces.push({ role: args.role, bytes: bytes.length, encoding, final: args.final, ...(args.type === undefined ? {} : { type: args.type }), ...(args.label === undefined ? {} : { label: args.label }) });
+    if (output.sealed !== undefined)
+      throw new SimError('C-CONTRACT-OUTPUT-ROLE', `The role ${args.role} is already sealed.`, { role: args.role });
+    this.pieces.push({
+      role: args.role,
+      bytes: bytes.length,
+      encoding,
+      final: args.final,
+      ...(args.type === undefined ? {} : { type: args.type }),
+      ...(args.label === undefined ? {} : { label: args.label }),
+    });
     output.chunks.push(bytes);
     if (args.type !== undefined) output.type = args.type;
     if (args.label !== undefined) output.label = args.label;
@@ -333,9 +402,22 @@ export class HostSim {
     if (!args.final) return { role: args.role, bytes: bytes.length };
     const content = Buffer.concat(output.chunks);
     const id = this.newId();
-    this.artifacts.set(id, { id, bytes: content, type: output.type ?? 'binary', compression: null, label: output.label ?? null, createdByRun: 'run_sim' });
+    this.artifacts.set(id, {
+      id,
+      bytes: content,
+      type: output.type ?? 'binary',
+      compression: null,
+      label: output.label ?? null,
+      createdByRun: 'run_sim',
+    });
     output.sealed = id;
-    return { role: args.role, bytes: bytes.length, artifact_id: id, sha256: createHash('sha256').update(content).digest('hex'), size: content.length };
+    return {
+      role: args.role,
+      bytes: bytes.length,
+      artifact_id: id,
+      sha256: createHash('sha256').update(content).digest('hex'),
+      size: content.length,
+    };
   }
 }
 

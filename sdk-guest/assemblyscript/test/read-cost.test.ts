@@ -42,7 +42,9 @@ function fasta(size: number): string {
   const parts: string[] = [];
   let total = 0;
   for (let r = 0; total < size; r++) {
-    const text = `>contig${r} length unknown\n${bases(next, 1000 + next(4000)).match(/.{1,60}/g)!.join('\n')}\n`;
+    const text = `>contig${r} length unknown\n${bases(next, 1000 + next(4000))
+      .match(/.{1,60}/g)!
+      .join('\n')}\n`;
     parts.push(text);
     total += text.length;
   }
@@ -120,7 +122,9 @@ describe('reading cost per byte (10 MB, host instrumentation)', () => {
       expect(output).toMatchObject({ lines: expected.length, bytes: Buffer.byteLength(expected.join('')), sum: edgeSum(expected) });
       const count = await metered(text, 'count');
       expect(count.output.lines).toBe(expected.length);
-      console.log(`ArtifactReader.nextLinePartBytes on ${name}: ${count.perByte.toFixed(2)} fuel per byte alone, ${perByte.toFixed(2)} with a loop over the parts`);
+      console.log(
+        `ArtifactReader.nextLinePartBytes on ${name}: ${count.perByte.toFixed(2)} fuel per byte alone, ${perByte.toFixed(2)} with a loop over the parts`,
+      );
       costs[name] = perByte;
     }
     for (const [name, budget] of Object.entries(PART_BUDGET)) expect({ name, under: costs[name]! < budget }).toEqual({ name, under: true });
@@ -132,7 +136,9 @@ describe('reading cost per byte (10 MB, host instrumentation)', () => {
     expect(whole.output).toMatchObject({ lines: expected.length, bytes: expected.join('').length });
     const tabs = await metered(inputs.tsv, 'tabs');
     expect(tabs.output.tabs).toBe(inputs.tsv.split('\t').length - 1);
-    console.log(`ArtifactReader.nextLine on tsv: ${whole.perByte.toFixed(2)} fuel per byte; line parts + a byte loop counting tabs: ${tabs.perByte.toFixed(2)}`);
+    console.log(
+      `ArtifactReader.nextLine on tsv: ${whole.perByte.toFixed(2)} fuel per byte; line parts + a byte loop counting tabs: ${tabs.perByte.toFixed(2)}`,
+    );
     expect(whole.perByte).toBeLessThan(65);
   }, 120_000);
 

@@ -39,7 +39,10 @@ export function writeCPack(root: string, spec: CPackSpec): string {
     deterministic: 'idempotent',
     timeoutMs: 60000,
     limits: { maxInputBytes: 1048576, maxOutputBytes: 4194304, fuel: 4_000_000_000, maxMemoryPages: 256, maxCapabilityCalls: 2000 },
-    capabilities: { abiVersion: 2, allow: ['artifact.stat', 'artifact.read', 'kv.get', 'kv.put', 'kv.delete', 'kv.list', 'log.emit', 'clock.now_unix'] },
+    capabilities: {
+      abiVersion: 2,
+      allow: ['artifact.stat', 'artifact.read', 'kv.get', 'kv.put', 'kv.delete', 'kv.list', 'log.emit', 'clock.now_unix'],
+    },
     inputSchema: { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object' },
     outputSchema: { $schema: 'https://json-schema.org/draft/2020-12/schema' },
     ...spec.manifest,
@@ -58,7 +61,11 @@ export async function startCHost(
   for (const spec of specs) await buildToolpack(writeCPack(plugins, spec));
   let policyFile: string | undefined;
   if (policyYaml !== undefined) writeFileSync((policyFile = path.join(root, 'policy.yaml')), policyYaml);
-  const host = await createHost({ pluginsDir: plugins, home: path.join(root, 'home'), ...(policyFile === undefined ? {} : { policyFile }) });
+  const host = await createHost({
+    pluginsDir: plugins,
+    home: path.join(root, 'home'),
+    ...(policyFile === undefined ? {} : { policyFile }),
+  });
   return {
     host,
     root,

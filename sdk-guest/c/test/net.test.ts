@@ -39,7 +39,13 @@ beforeAll(async () => {
     '',
   ].join('\n');
   ({ host, cleanup } = await startCHost(
-    [{ id: 'c.net', program: 'net.c', manifest: { capabilities: { abiVersion: 1, allow: ['http.request', 'secrets.get.api_token'], network: [origin] } } }],
+    [
+      {
+        id: 'c.net',
+        program: 'net.c',
+        manifest: { capabilities: { abiVersion: 1, allow: ['http.request', 'secrets.get.api_token'], network: [origin] } },
+      },
+    ],
     policy,
   ));
 }, 120_000);

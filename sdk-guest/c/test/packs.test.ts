@@ -58,14 +58,21 @@ describe('the C template', () => {
     const plugins = path.join(tempRoot(), 'plugins');
     const dir = path.join(plugins, 'my-count');
     mkdirSync(dir, { recursive: true });
-    instantiate(path.join(REPO, 'sdk-guest/templates/c'), dir, { __NAME__: 'my-count', __ID__: 'my.count', __DESCRIPTION__: 'Counts \\"records\\"' });
+    instantiate(path.join(REPO, 'sdk-guest/templates/c'), dir, {
+      __NAME__: 'my-count',
+      __ID__: 'my.count',
+      __DESCRIPTION__: 'Counts \\"records\\"',
+    });
     const manifestBefore = readFileSync(path.join(dir, 'my-count.tool.yaml'), 'utf8');
     expect(manifestBefore).not.toMatch(/__(NAME|ID|DESCRIPTION)__/);
     const built = await buildToolpack(dir);
     expect(built.modulePath).toBe(path.join(dir, 'build/my-count.wasm'));
     expect(readFileSync(built.manifestPath, 'utf8')).toMatch(new RegExp(`^digest: ${built.digest}$`, 'm'));
     const imports = WebAssembly.Module.imports(new WebAssembly.Module(readFileSync(built.modulePath)));
-    expect(imports.map((i) => `${i.module}.${i.name} ${i.kind}`).sort()).toEqual(['helix_v1.capability_call function', 'helix_v1.capability_call_bulk function']);
+    expect(imports.map((i) => `${i.module}.${i.name} ${i.kind}`).sort()).toEqual([
+      'helix_v1.capability_call function',
+      'helix_v1.capability_call_bulk function',
+    ]);
 
     await withHost(plugins, async (host) => {
       const [tool] = wasmTools(host);
@@ -94,8 +101,15 @@ describe('the C template', () => {
 /** What seq.gc_skew should write for `fasta`: windows of `window` bases per record, as TSV. */
 function reference(fasta: string, window: number): { tsv: string; records: number; bases: number; windows: number } {
   let tsv = 'record\tstart\tend\tgc_skew\tcumulative_skew\n';
-  let records = 0, bases = 0, windows = 0;
-  let name: string | null = null, position = 0, start = 0, g = 0, c = 0, cumulative = 0;
+  let records = 0,
+    bases = 0,
+    windows = 0;
+  let name: string | null = null,
+    position = 0,
+    start = 0,
+    g = 0,
+    c = 0,
+    cumulative = 0;
   const flush = () => {
     const skew = g + c === 0 ? 0 : (g - c) / (g + c);
     cumulative += skew;
@@ -150,7 +164,10 @@ describe('plugins/seq-gc-skew (the C example)', () => {
   it('rebuilds to the digest its manifest carries, twice to the same bytes', async () => {
     plugins = path.join(tempRoot(), 'plugins');
     packDir = path.join(plugins, 'seq-gc-skew');
-    cpSync(path.join(REPO, 'plugins/seq-gc-skew'), packDir, { recursive: true, filter: (source) => !['build', 'test'].includes(path.basename(source)) });
+    cpSync(path.join(REPO, 'plugins/seq-gc-skew'), packDir, {
+      recursive: true,
+      filter: (source) => !['build', 'test'].includes(path.basename(source)),
+    });
     const committed = /^digest: (\S+)$/m.exec(readFileSync(path.join(REPO, 'plugins/seq-gc-skew/gc-skew.tool.yaml'), 'utf8'))?.[1];
     const first = await buildToolpack(packDir);
     expect(first.digest).toBe(committed);

@@ -46,7 +46,9 @@ async function executeRaw(input: Uint8Array): Promise<unknown> {
   const trap = () => {
     throw new Error('capability_call is not offered here');
   };
-  const { exports } = (await WebAssembly.instantiate(new WebAssembly.Module(bytes), { helix_v1: { capability_call: trap, capability_call_bulk: trap } })) as any;
+  const { exports } = (await WebAssembly.instantiate(new WebAssembly.Module(bytes), {
+    helix_v1: { capability_call: trap, capability_call_bulk: trap },
+  })) as any;
   const ptr = exports.alloc(input.length);
   new Uint8Array(exports.memory.buffer, ptr, input.length).set(input);
   const packed = BigInt.asUintN(64, exports.execute(ptr, input.length));
@@ -72,7 +74,12 @@ describe('helix_run (the execute glue), called directly', () => {
   it('answers input that is not a JSON object, or not JSON, with I-REQ-INPUT naming the problem', async () => {
     expect(await executeRaw(Buffer.from('[1,2]'))).toEqual({
       status: 'error',
-      error: { code: 'I-REQ-INPUT', message: 'input must be a JSON object', details: {}, hint: "send the tool's parameters as one JSON object" },
+      error: {
+        code: 'I-REQ-INPUT',
+        message: 'input must be a JSON object',
+        details: {},
+        hint: "send the tool's parameters as one JSON object",
+      },
     });
     expect(await executeRaw(Buffer.from('{"op":'))).toMatchObject({
       status: 'error',
@@ -84,13 +91,17 @@ describe('helix_run (the execute glue), called directly', () => {
   });
 
   it('runs the handler on an object, and the envelope is exactly the ok shape', async () => {
-    expect(await executeRaw(Buffer.from('{"op":"parse","hex":"5b5d"}'))).toEqual({ status: 'ok', output: { ok: true, kind: 'array', json: '[]' } });
+    expect(await executeRaw(Buffer.from('{"op":"parse","hex":"5b5d"}'))).toEqual({
+      status: 'ok',
+      output: { ok: true, kind: 'array', json: '[]' },
+    });
   });
 });
 
 describe('JSON parser', () => {
   it('reads every kind of value, escapes and UTF-8 as JSON.parse does', async () => {
-    const text = '{"a":[1,-2.5e3,true,false,null,{}],"s":"q\\"b\\\\s\\/\\b\\f\\n\\r\\t\\u00e9\\ud83d\\ude00 é😀","e":[],"n":{"x":{"y":"z"}},"":0}';
+    const text =
+      '{"a":[1,-2.5e3,true,false,null,{}],"s":"q\\"b\\\\s\\/\\b\\f\\n\\r\\t\\u00e9\\ud83d\\ude00 é😀","e":[],"n":{"x":{"y":"z"}},"":0}';
     const out = await output({ op: 'parse', hex: hex(text) });
     expect(out).toEqual({ ok: true, kind: 'object', json: JSON.stringify(JSON.parse(text)) });
   });
@@ -140,7 +151,11 @@ describe('JSON parser', () => {
 
   it('accepts nesting up to 128 levels and refuses 129', async () => {
     expect((await output({ op: 'parse', hex: hex('['.repeat(128) + ']'.repeat(128)) })).ok).toBe(true);
-    expect(await output({ op: 'parse', hex: hex('['.repeat(129) + ']'.repeat(129)) })).toEqual({ ok: false, error: 'nesting deeper than the limit', offset: 128 });
+    expect(await output({ op: 'parse', hex: hex('['.repeat(129) + ']'.repeat(129)) })).toEqual({
+      ok: false,
+      error: 'nesting deeper than the limit',
+      offset: 128,
+    });
   });
 
   it('reads int64 integers exactly, at both ends of the range', async () => {
@@ -224,9 +239,20 @@ describe('JSON writer', () => {
 
 describe('results and panics', () => {
   it('builds the error envelope with code, message, details and hint, and the class sets the status', async () => {
-    const r = await probe({ op: 'error', code: 'R-UPSTREAM-HTTP-DNS', message: 'no such host "x"', hint: 'check it', details: { host: 'x', n: [1] } });
+    const r = await probe({
+      op: 'error',
+      code: 'R-UPSTREAM-HTTP-DNS',
+      message: 'no such host "x"',
+      hint: 'check it',
+      details: { host: 'x', n: [1] },
+    });
     expect(r.status).toBe('retryable_error');
-    expect(r.error).toMatchObject({ code: 'R-UPSTREAM-HTTP-DNS', message: 'no such host "x"', hint: 'check it', details: { host: 'x', n: [1] } });
+    expect(r.error).toMatchObject({
+      code: 'R-UPSTREAM-HTTP-DNS',
+      message: 'no such host "x"',
+      hint: 'check it',
+      details: { host: 'x', n: [1] },
+    });
   });
 
   it('cuts a message longer than 4096 bytes on a character boundary, with an ellipsis', async () => {
@@ -338,7 +364,10 @@ describe('capability wrappers against the real host', () => {
     const text = `${lines.join('\n')}\n`;
     const expected = Buffer.from(text.replace(/\r\n/g, '\n'));
     const record = await importInline(hostStore(host), text, { label: 'big.txt' });
-    for (const [piece, flushEvery] of [[1 << 20, 0], [65_537, 997]] as const) {
+    for (const [piece, flushEvery] of [
+      [1 << 20, 0],
+      [65_537, 997],
+    ] as const) {
       const r = await host.call({ tool_id: 'c.copy', input: { artifact: record.id, piece, flush_every: flushEvery } });
       expect(r.error, JSON.stringify(r.error)).toBeUndefined();
       const out = r.output as { copy: string; lines: number; pieces: number; size: number };

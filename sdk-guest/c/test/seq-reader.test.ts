@@ -61,7 +61,13 @@ function seqkit(file: string): Rec[] {
   const sequences = lines(['-s', '-w', '0']);
   const fastq = /\.fq(\.gz)?$|\.fastq$/.test(file);
   const qualities = fastq ? lines(['-q', '-w', '0']) : [];
-  return headers.map((header, i) => ({ id: ids[i]!, header, length: Buffer.byteLength(sequences[i]!), sequence: sequences[i]!, ...(fastq ? { quality: qualities[i]! } : {}) }));
+  return headers.map((header, i) => ({
+    id: ids[i]!,
+    header,
+    length: Buffer.byteLength(sequences[i]!),
+    sequence: sequences[i]!,
+    ...(fastq ? { quality: qualities[i]! } : {}),
+  }));
 }
 
 /** The bundled packs' FASTA and FASTQ data files, plain and gzip. */
@@ -85,7 +91,13 @@ describe('helix_seq_reader', () => {
       for (const piece of [4, 7, 64, 1 << 20]) {
         const out = await readC(id, piece);
         expect(out.error, `${file} piece ${piece}`).toBeUndefined();
-        const records = out.records.map((r: any) => ({ id: r.id, header: r.header, length: r.length, sequence: r.sequence, ...(r.quality !== undefined ? { quality: r.quality } : {}) }));
+        const records = out.records.map((r: any) => ({
+          id: r.id,
+          header: r.header,
+          length: r.length,
+          sequence: r.sequence,
+          ...(r.quality !== undefined ? { quality: r.quality } : {}),
+        }));
         expect({ file, piece, records }).toEqual({ file, piece, records: expected });
       }
     }
@@ -100,7 +112,10 @@ describe('helix_seq_reader', () => {
     ];
     for (const [n, text] of inputs.entries()) {
       const expected = seqkit(scratch.file(`in${n}.${text.startsWith('@') ? 'fastq' : 'fasta'}`, text));
-      for (const [label, data] of [[`in${n}`, text], [`in${n}.gz`, gzipSync(text)]] as const) {
+      for (const [label, data] of [
+        [`in${n}`, text],
+        [`in${n}.gz`, gzipSync(text)],
+      ] as const) {
         const id = await store(data, label);
         const stats = await host.call({ tool_id: 'seq.stats', input: { sequences: id } });
         expect(stats.error).toBeUndefined();
@@ -110,7 +125,10 @@ describe('helix_seq_reader', () => {
             expect(out.error).toBeUndefined();
             expect(out.records.map((r: any) => [r.id, r.length])).toEqual(expected.map((r) => [r.id, r.length]));
             expect({ n, label, piece, keep, format: out.format, records: out.records.length, total: out.total_length }).toEqual({
-              n, label, piece, keep,
+              n,
+              label,
+              piece,
+              keep,
               format: (stats.output as any).format,
               records: (stats.output as any).num_seqs,
               total: (stats.output as any).sum_len,
@@ -135,7 +153,8 @@ describe('helix_seq_reader', () => {
       ]);
       expect(out.records.map((r: any) => r.line)).toEqual([3, 7, 8]);
     }
-    for (const text of ['', '\n', '\r\n \t\n\n']) expect(await readC(await store(text, 'blank.txt'), 4)).toEqual({ records: [], format: '', total_length: 0 });
+    for (const text of ['', '\n', '\r\n \t\n\n'])
+      expect(await readC(await store(text, 'blank.txt'), 4)).toEqual({ records: [], format: '', total_length: 0 });
   });
 
   it('treats a CR as a line end only before an LF, wherever the pieces split, as the AssemblyScript SeqReader does', async () => {
@@ -145,7 +164,13 @@ describe('helix_seq_reader', () => {
     expect(stats.error).toBeUndefined();
     for (const piece of [3, 4, 5, 6, 1 << 20]) {
       const out = await readC(id, piece);
-      expect({ piece, records: out.records.map((r: any) => [r.header, r.sequence]) }).toEqual({ piece, records: [['a', 'AC\rGTA\r'], ['b x', 'GG']] });
+      expect({ piece, records: out.records.map((r: any) => [r.header, r.sequence]) }).toEqual({
+        piece,
+        records: [
+          ['a', 'AC\rGTA\r'],
+          ['b x', 'GG'],
+        ],
+      });
       expect(out.total_length).toBe((stats.output as any).sum_len);
     }
   });
@@ -153,9 +178,17 @@ describe('helix_seq_reader', () => {
   it('stops at malformed input with D-DATA-FORMAT naming the line, as the AssemblyScript SeqReader does, at every piece size', async () => {
     // The cases and messages of the AssemblyScript reader's own test (plugins/seq-stats/test/reader.test.ts).
     const cases: Array<[string, number, RegExp]> = [
-      ['id\tvalue\n', 1, /^reading: not FASTA or FASTQ: line 1: expected a header line starting with '>' \(FASTA\) or '@' \(FASTQ\), found 'i' at column 1$/],
+      [
+        'id\tvalue\n',
+        1,
+        /^reading: not FASTA or FASTQ: line 1: expected a header line starting with '>' \(FASTA\) or '@' \(FASTQ\), found 'i' at column 1$/,
+      ],
       ['\n\n  x\n>a\nAC\n', 3, /found 'x' at column 3$/],
-      ['@r\nACGT\n+\nIIII\n\n@s\nAC\nGT\n+\nIIII\n', 8, /^reading: not FASTQ: line 8: expected the '\+' line of record 2, found 'G' \(multi-line FASTQ is not supported\)$/],
+      [
+        '@r\nACGT\n+\nIIII\n\n@s\nAC\nGT\n+\nIIII\n',
+        8,
+        /^reading: not FASTQ: line 8: expected the '\+' line of record 2, found 'G' \(multi-line FASTQ is not supported\)$/,
+      ],
       ['@r\r\nACGT\r\n+\r\nIII\r\n', 4, /the quality of record 1 \(header on line 1\) is shorter than its sequence \(3 vs 4\)$/],
       ['@r\nAC\n+\nIII\n', 4, /is longer than its sequence \(more than 3 vs 2\)$/],
       ['@r\nACGT\n+\nII\u00e9I\n', 4, /'U\+00C3' at column 3 is not a quality character/],
@@ -185,7 +218,7 @@ describe('helix_seq_reader', () => {
     expect(counted.output).toMatchObject({ total_length: 100 });
   });
 
-  it('passes a missing artifact\'s code on', async () => {
+  it("passes a missing artifact's code on", async () => {
     const r = await host.call({ tool_id: 'c.seq', input: { artifact: 'art_00000000000000000000000000' } });
     expect(r.error?.code).toBe('P-PRECOND-ARTIFACT-NOT-FOUND');
   });
