@@ -7,6 +7,7 @@ export default defineConfig({
       'abi/**/*.test.ts',
       'host/**/*.test.ts',
       'capabilities/**/*.test.ts',
+      'cli/**/*.test.ts',
       'conformance/**/*.test.ts',
       'sdk-guest/**/test/**/*.test.ts',
       'plugins/*/test/**/*.test.ts',

@@ -1,5 +1,5 @@
 // The limits one call runs under, once the manifest, the policy's ceilings, the call's input
-// artifacts and the request have been combined (host/policy/rules.ts computes them): the
+// artifacts and the request have been combined (host/4-calls/policy/rules.ts computes them): the
 // vocabulary the loader, the tools and the engine share, and the arithmetic of budgets that grow
 // with the data (ABI-BUDGET-*).
 

@@ -13,7 +13,7 @@ const positiveInt = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 
 /**
  * How far the ceilings grow per MiB of a call's input (ABI-BUDGET-003). Optional, with its
- * defaults applied where the rules are read (host/policy/rules.ts), so a policy that leaves it out
+ * defaults applied where the rules are read (host/4-calls/policy/rules.ts), so a policy that leaves it out
  * keeps its hash.
  */
 export const PolicyPerInputMiBSchema = z
@@ -75,7 +75,7 @@ export type SecretWriteAction = z.infer<typeof SecretWriteActionSchema>;
  * Per write path, what happens when a guest's bytes carry the value of a secret its run received
  * (ABI-SECRET-*). Every field is optional and the whole section too, so a policy that leaves it
  * out keeps its hash; the defaults (refuse for kv and artifacts, redact for log lines and the
- * output) are applied where the rules are read (host/policy/rules.ts). The host's own records
+ * output) are applied where the rules are read (host/4-calls/policy/rules.ts). The host's own records
  * (journal, audit, run record, errors) are always redacted.
  */
 export const PolicySecretWritesSchema = z

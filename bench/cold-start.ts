@@ -7,9 +7,9 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
-import { sha256Digest } from '../host/hashing.js';
+import { sha256Digest } from '../host/1-base/hashing.js';
 import { createHost } from '../host/index.js';
-import { loadPolicy } from '../host/policy/load-policy.js';
+import { loadPolicy } from '../host/4-calls/policy/load-policy.js';
 import { bigModule } from '../test/helpers/big-module.js';
 
 /** The id of the generated tool. */

@@ -1,6 +1,6 @@
 // Fuel overhead: bench.compute (iterated SHA-256) instrumented against uninstrumented, both
 // in-process on reused instances, interleaved so drift in the machine's load hits both alike.
-import { FUEL_EXPORT, instrumentModule, START_EXPORT } from '../host/wasm/index.js';
+import { FUEL_EXPORT, instrumentModule, START_EXPORT } from '../host/2-sandbox/wasm/index.js';
 import { callInstance, fixture, type Exports } from './call-path.js';
 import type { BenchConfig } from './options.js';
 import { makeRow, type Row } from './rows.js';

@@ -1,7 +1,7 @@
 // The benchmark's options: the mode (quick, full, big) from the command line or the environment,
 // and the sizes and call counts each mode measures with.
 import path from 'node:path';
-import { packageRoot } from '../host/paths.js';
+import { packageRoot } from '../host/1-base/paths.js';
 import { parseSize } from '../scripts/fastq-generator.js';
 
 /** Resolved options of one benchmark run. */

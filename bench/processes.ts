@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import { packageRoot } from '../host/paths.js';
+import { packageRoot } from '../host/1-base/paths.js';
 
 /** How a timed process ended. */
 export interface Timed {
@@ -32,7 +32,7 @@ export interface TimedOptions {
 
 /** The built CLI. */
 export function cliPath(): string {
-  return path.join(packageRoot(), 'dist', 'host', 'cli', 'main.js');
+  return path.join(packageRoot(), 'dist', 'cli', 'main.js');
 }
 
 const PROBE = path.join(packageRoot(), 'dist', 'bench', 'usage-probe.js');

@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createHost, type Host } from '../host/index.js';
-import { loadPolicy } from '../host/policy/load-policy.js';
-import { packageRoot } from '../host/paths.js';
+import { loadPolicy } from '../host/4-calls/policy/load-policy.js';
+import { packageRoot } from '../host/1-base/paths.js';
 import { latency, throughput } from './stats.js';
 
 /** What measureRecordedCall measures; every field has a default. */

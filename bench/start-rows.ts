@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { packageRoot } from '../host/paths.js';
+import { packageRoot } from '../host/1-base/paths.js';
 import { COLD_TOOL, writeColdToolpack, type ColdStartFigures } from './cold-start.js';
 import { sizeText, type BenchConfig } from './options.js';
 import { timeHelix, timeProcess } from './processes.js';
@@ -36,7 +36,7 @@ async function replayRows(config: BenchConfig): Promise<Row[]> {
         name: `helix call ${TRIVIAL.tool} replayed (bundled plugins), process start to exit`,
         unit: 'ms',
         figure: median(replay),
-        baseline: { name: 'node dist/host/cli/main.js --help', figure: median(help) },
+        baseline: { name: 'node dist/cli/main.js --help', figure: median(help) },
         target: { of: 'figure', op: '<=', value: 300 },
         samples: replay.length,
         note: `CPU ${median(cpu).toFixed(0)} ms`,

@@ -4,7 +4,7 @@
 // not hold the requirement. The runner (runner.ts) measures every check and proves after each
 // one that the same host still serves a well-behaved call.
 import type { ResponseEnvelope } from '../abi/index.js';
-import type { Host } from '../host/host.js';
+import type { Host } from '../host/5-host/host.js';
 import type { ToolpackSpec } from './kit/toolpack.js';
 
 /**

@@ -3,7 +3,7 @@
 // id a check cites must be defined: the suite fails otherwise, whatever else it ran.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { packageRoot } from '../host/paths.js';
+import { packageRoot } from '../host/1-base/paths.js';
 import type { Check } from './check.js';
 
 /** A requirement of ABI.md: its id, its section, and its text's first sentence. */

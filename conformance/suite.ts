@@ -1,7 +1,7 @@
 // The suite as one call: select checks (by check id, category or ABI id), run them on the
 // engines asked for, and build the report with the coverage of abi/ABI.md by the whole suite.
 import { readFileSync } from 'node:fs';
-import { packageRoot } from '../host/paths.js';
+import { packageRoot } from '../host/1-base/paths.js';
 import { CATEGORIES, ENGINES, type Check, type Engine } from './check.js';
 import { CHECKS } from './checks/index.js';
 import { coverageOf } from './coverage.js';

@@ -1,8 +1,8 @@
 // The public API of the Helix host (package entry "."; README "Embedding Helix"): create a host,
 // call tools, read its artifacts and runs, load and check toolpacks. Nothing here hands out the
 // store or the engine; the MCP server is the entry "./mcp", the whole ABI the entry "./abi".
-export { createHost, type Host, type HostOptions } from './host.js';
-export type { CallOptions } from './call.js';
+export { createHost, type Host, type HostOptions } from './5-host/host.js';
+export type { CallOptions } from './4-calls/call.js';
 export type {
   HostArtifacts,
   HostRuns,
@@ -13,14 +13,14 @@ export type {
   RunCrate,
   RunCrateOptions,
   VerifyReport,
-} from './host-records.js';
-export { bundledPluginsDir } from './paths.js';
+} from './5-host/host-records.js';
+export { bundledPluginsDir } from './1-base/paths.js';
 export { HelixError, isHelixError, type HelixErrorOptions } from '../abi/index.js';
 export type { ArtifactRecord, RequestEnvelopeInput, ResponseEnvelope, RunEvent, RunRecord, RunStatus, WireError } from '../abi/index.js';
-export { loadToolpacks, loadToolpacksOrThrow, findManifests, type LoadedTool, type LoadResult } from './loader/load-toolpacks.js';
-export { formatViolation, type Violation } from './files/violation.js';
-export { loadPolicy, type LoadedPolicy } from './policy/load-policy.js';
-export type { EngineOptions, EngineStats } from './engine/engine.js';
+export { loadToolpacks, loadToolpacksOrThrow, findManifests, type LoadedTool, type LoadResult } from './4-calls/loader/load-toolpacks.js';
+export { formatViolation, type Violation } from './1-base/files/violation.js';
+export { loadPolicy, type LoadedPolicy } from './4-calls/policy/load-policy.js';
+export type { EngineOptions, EngineStats } from './2-sandbox/engine/engine.js';
 export type { EffectiveLimits } from '../abi/index.js';
-export type { Tool, ToolDescriptor, ToolOutcome } from './tools/tool.js';
-export type { WasmTool } from './tools/wasm-tool.js';
+export type { Tool, ToolDescriptor, ToolOutcome } from './4-calls/tools/tool.js';
+export type { WasmTool } from './4-calls/tools/wasm-tool.js';

@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { packageRoot } from '../host/paths.js';
+import { packageRoot } from '../host/1-base/paths.js';
 import { generateFastq, type FastqFacts } from './fastq-generator.js';
 import { runMeasuredCli } from './measured-cli.js';
 

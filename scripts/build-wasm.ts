@@ -4,9 +4,9 @@
 
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { buildToolpack, findToolpackDirs, MANIFEST_SUFFIX, ToolpackBuildError } from '../host/toolchain/build-toolpack.js';
-import { CCompileError, type CToolchainPart } from '../host/toolchain/compile-c.js';
-import { moduleDigest, readManifestFields } from '../host/toolchain/manifest-digest.js';
+import { buildToolpack, findToolpackDirs, MANIFEST_SUFFIX, ToolpackBuildError } from '../host/6-faces/toolchain/build-toolpack.js';
+import { CCompileError, type CToolchainPart } from '../host/6-faces/toolchain/compile-c.js';
+import { moduleDigest, readManifestFields } from '../host/6-faces/toolchain/manifest-digest.js';
 
 /** Folders searched for toolpacks, relative to the repository root. */
 export const TOOLPACK_ROOTS = ['plugins', 'bench/fixtures'];

@@ -19,7 +19,7 @@ import {
   CapabilityResponseSchema,
 } from '../abi/index.js';
 import { CAPABILITIES } from '../capabilities/index.js';
-import { packageRoot } from '../host/paths.js';
+import { packageRoot } from '../host/1-base/paths.js';
 
 /** Every generated file: path relative to the package root, and its content. */
 export function generatedFiles(): Map<string, string> {

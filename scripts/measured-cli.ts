@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { packageRoot } from '../host/paths.js';
+import { packageRoot } from '../host/1-base/paths.js';
 
 /** How one CLI process ended. */
 export interface MeasuredRun {
@@ -35,7 +35,7 @@ function memoryOf(pid: number | undefined): { hwm: number; anon: number } {
 
 /** Runs `helix ...args` in `cwd`, with $PWD set to it (the default policy's import root). */
 export function runMeasuredCli(args: readonly string[], cwd: string): Promise<MeasuredRun> {
-  const cli = path.join(packageRoot(), 'dist', 'host', 'cli', 'main.js');
+  const cli = path.join(packageRoot(), 'dist', 'cli', 'main.js');
   const started = performance.now();
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [cli, ...args], { cwd, env: { ...process.env, PWD: cwd }, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -8,13 +8,13 @@ import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { packageRoot } from '../host/paths.js';
-import { readArtifactRecord } from '../host/store/artifact-records.js';
-import { blobRecord, readBlob } from '../host/store/blobs.js';
-import { checkStoreHeader } from '../host/store/header.js';
-import { openStore, STORE_DATABASES, type StoreDatabaseName } from '../host/store/open-store.js';
-import { readRange } from '../host/store/records.js';
-import { readRun } from '../host/store/runs.js';
+import { packageRoot } from '../host/1-base/paths.js';
+import { readArtifactRecord } from '../host/3-store/artifact-records.js';
+import { blobRecord, readBlob } from '../host/3-store/blobs.js';
+import { checkStoreHeader } from '../host/3-store/header.js';
+import { openStore, STORE_DATABASES, type StoreDatabaseName } from '../host/3-store/open-store.js';
+import { readRange } from '../host/3-store/records.js';
+import { readRun } from '../host/3-store/runs.js';
 
 /** How a stress run is shaped. */
 export interface StressOptions {
@@ -67,7 +67,7 @@ export interface StressReport {
   readonly seconds: number;
 }
 
-const builtCli = path.join(packageRoot(), 'dist', 'host', 'cli', 'main.js');
+const builtCli = path.join(packageRoot(), 'dist', 'cli', 'main.js');
 const gcPlugins = path.join(packageRoot(), 'plugins', 'seq-gc-content');
 
 /** A process that ended with the clean, retryable error of ABI-STORE-005: nothing of its write stored. */

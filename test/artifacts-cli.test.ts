@@ -6,10 +6,10 @@ import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readF
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ArtifactRecordSchema, type ArtifactRecord } from '../abi/index.js';
-import { packageRoot } from '../host/paths.js';
+import { packageRoot } from '../host/1-base/paths.js';
 import { tempDir } from './helpers/toolpack.js';
 
-const cli = path.join(packageRoot(), 'dist', 'host', 'cli', 'main.js');
+const cli = path.join(packageRoot(), 'dist', 'cli', 'main.js');
 
 interface Ran {
   code: number;

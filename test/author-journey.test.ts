@@ -1,6 +1,6 @@
 // A plugin author's first tool, for each template (AssemblyScript, C, Extism): the commands of
 // sdk-guest/GUIDE.md's walkthrough, read from the guide itself and run as written through the
-// real CLI (dist/host/cli/main.js) in a temporary directory outside the repository: `helix
+// real CLI (dist/cli/main.js) in a temporary directory outside the repository: `helix
 // new`, `helix build`, `helix test` (fixtures that read data artifacts), `helix artifact
 // import` of a data file, and `helix call` of the new tool on it.
 import { execFile } from 'node:child_process';
@@ -10,12 +10,12 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { ResponseEnvelopeSchema } from '../abi/index.js';
-import { DEFAULT_DESCRIPTION } from '../host/cli/new-command.js';
-import { packageRoot } from '../host/paths.js';
+import { DEFAULT_DESCRIPTION } from '../cli/new-command.js';
+import { packageRoot } from '../host/1-base/paths.js';
 import { digestOf, tempDir } from './helpers/toolpack.js';
 
 const run = promisify(execFile);
-const cli = path.join(packageRoot(), 'dist', 'host', 'cli', 'main.js');
+const cli = path.join(packageRoot(), 'dist', 'cli', 'main.js');
 const guide = readFileSync(path.join(packageRoot(), 'sdk-guest', 'GUIDE.md'), 'utf8');
 
 const work = tempDir('helix-author-');

@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateFastq, parseSize } from '../scripts/fastq-generator.js';
-import { packageRoot } from '../host/paths.js';
+import { packageRoot } from '../host/1-base/paths.js';
 import { tempDir } from './helpers/toolpack.js';
 
 const work = tempDir('helix-bench-quick-');

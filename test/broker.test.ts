@@ -7,14 +7,14 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResponseEnvelopeSchema, type ResponseEnvelope } from '../abi/index.js';
-import { getArtifact, importInline } from '../host/artifacts/index.js';
-import { brokenLink, entryHash, readJournal } from '../host/broker/journal.js';
-import { hostStore } from '../host/host.js';
-import { verifyRun } from '../host/runs/verify.js';
+import { getArtifact, importInline } from '../host/4-calls/artifacts/index.js';
+import { brokenLink, entryHash, readJournal } from '../host/4-calls/broker/journal.js';
+import { hostStore } from '../host/5-host/host.js';
+import { verifyRun } from '../host/4-calls/runs/verify.js';
 import { createHost, type Host } from '../host/index.js';
-import { getRun } from '../host/runs/run-store.js';
-import { readAudit } from '../host/store/audit.js';
-import { rawDatabases } from '../host/store/raw-access.js';
+import { getRun } from '../host/4-calls/runs/run-store.js';
+import { readAudit } from '../host/3-store/audit.js';
+import { rawDatabases } from '../host/3-store/raw-access.js';
 import { compileGuest } from './helpers/as-guest.js';
 import { pluginsDir, tempDir } from './helpers/toolpack.js';
 
@@ -252,7 +252,7 @@ describe('the broker', () => {
     expect(JSON.stringify(r.output)).not.toContain(SECRET);
     expect(JSON.stringify(r.output)).toContain('[secret:db_password]');
     const run = getRun(hostStore(host), r.run_id!)!;
-    const log = await import('../host/store/blobs.js').then((b) =>
+    const log = await import('../host/3-store/blobs.js').then((b) =>
       b.readBlobBytes(hostStore(host), getArtifact(hostStore(host), run.log_artifact_id!).sha256, 1e7),
     );
     expect(log.toString()).toContain('guest.leak');

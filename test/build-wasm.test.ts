@@ -7,7 +7,7 @@ import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { packageRoot } from '../host/paths.js';
+import { packageRoot } from '../host/1-base/paths.js';
 
 const SCRIPT = path.join(packageRoot(), 'dist', 'scripts', 'build-wasm.js');
 const GC_SKEW = path.join(packageRoot(), 'plugins', 'seq-gc-skew');

@@ -1,7 +1,7 @@
 // Every bundled toolpack's fixtures, through the real host: the bundled plugins do what their
 // fixtures say, from the built modules.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runFixtures } from '../host/devloop/run-fixtures.js';
+import { runFixtures } from '../host/6-faces/devloop/run-fixtures.js';
 import { createHost, type Host, type WasmTool } from '../host/index.js';
 import { tempDir } from './helpers/toolpack.js';
 

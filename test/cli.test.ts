@@ -5,12 +5,12 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResponseEnvelopeSchema } from '../abi/index.js';
-import { packageRoot } from '../host/paths.js';
+import { packageRoot } from '../host/1-base/paths.js';
 import { echoModule, numberResultModule } from './helpers/guest-wat.js';
 import { pluginsDir, tempDir } from './helpers/toolpack.js';
 
 const run = promisify(execFile);
-const cli = path.join(packageRoot(), 'dist', 'host', 'cli', 'main.js');
+const cli = path.join(packageRoot(), 'dist', 'cli', 'main.js');
 
 const home = tempDir('helix-home-');
 afterAll(() => home.cleanup());

@@ -11,7 +11,7 @@ import { CHECKS } from '../conformance/checks/index.js';
 import { coverageOf, readRequirements } from '../conformance/coverage.js';
 import { echoModule } from '../conformance/kit/guest-wat.js';
 import { runSuite, selectChecks, UnknownSelector } from '../conformance/suite.js';
-import { packageRoot } from '../host/paths.js';
+import { packageRoot } from '../host/1-base/paths.js';
 import { runCli } from './helpers/cli-process.js';
 import { tempDir } from './helpers/toolpack.js';
 

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { inflateSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Report } from '../conformance/report.js';
-import { packageRoot } from '../host/paths.js';
+import { packageRoot } from '../host/1-base/paths.js';
 import { renderedDom, screenshot } from './helpers/chromium.js';
 import { runCli } from './helpers/cli-process.js';
 import { UP_BOUND_MS, upDocker } from './helpers/docker-services.js';

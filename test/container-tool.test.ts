@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResponseEnvelopeSchema, type ResponseEnvelope } from '../abi/index.js';
 import { LABEL_RUN } from '../capabilities/docker-container.js';
 import { createHost, type Host } from '../host/index.js';
-import { packageRoot } from '../host/paths.js';
+import { packageRoot } from '../host/1-base/paths.js';
 import { containersCreated, eventsSince, UP_BOUND_MS, upDocker, CALL_BOUND_MS } from './helpers/docker-services.js';
 import { serveInMemory } from './helpers/mcp-memory.js';
 import { runCli } from './helpers/run-cli.js';

@@ -7,19 +7,19 @@ import { openSync, writeSync, closeSync, writeFileSync, readFileSync } from 'nod
 import { pathToFileURL } from 'node:url';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exportArtifact, importFile, listArtifacts } from '../host/artifacts/index.js';
-import { hostStore } from '../host/host.js';
+import { exportArtifact, importFile, listArtifacts } from '../host/4-calls/artifacts/index.js';
+import { hostStore } from '../host/5-host/host.js';
 import { createHost } from '../host/index.js';
-import { packageRoot } from '../host/paths.js';
-import { loadPolicy } from '../host/policy/load-policy.js';
-import { getRun, listRuns, runEvents } from '../host/runs/run-store.js';
-import { openStore } from '../host/store/open-store.js';
-import { rawDatabases } from '../host/store/raw-access.js';
-import { readActiveRuns } from '../host/store/runs.js';
+import { packageRoot } from '../host/1-base/paths.js';
+import { loadPolicy } from '../host/4-calls/policy/load-policy.js';
+import { getRun, listRuns, runEvents } from '../host/4-calls/runs/run-store.js';
+import { openStore } from '../host/3-store/open-store.js';
+import { rawDatabases } from '../host/3-store/raw-access.js';
+import { readActiveRuns } from '../host/3-store/runs.js';
 import { echoModule, numberResultModule } from './helpers/guest-wat.js';
 import { pluginsDir, tempDir } from './helpers/toolpack.js';
 
-const cli = path.join(packageRoot(), 'dist', 'host', 'cli', 'main.js');
+const cli = path.join(packageRoot(), 'dist', 'cli', 'main.js');
 const dirs: Array<{ dir: string; cleanup: () => void }> = [];
 const temp = (): string => {
   const t = tempDir('helix-crash-');

@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResponseEnvelopeSchema } from '../abi/index.js';
-import { packageRoot } from '../host/paths.js';
+import { packageRoot } from '../host/1-base/paths.js';
 import { CLI, serveWithClient, type Served } from './fixtures/mcp/serve.js';
 import { stormGuest } from './helpers/catching-guests.js';
 import { echoModule } from './helpers/guest-wat.js';

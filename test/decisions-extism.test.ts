@@ -3,10 +3,10 @@
 // own exceptions, run on the real @extism/extism through the real host, broker and LMDB store.
 // After each, a well-behaved call in the same host succeeds.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readJournal } from '../host/broker/journal.js';
-import { createExtismEngine } from '../host/engine/extism.js';
-import { hostStore } from '../host/host.js';
-import { readAudit } from '../host/store/audit.js';
+import { readJournal } from '../host/4-calls/broker/journal.js';
+import { createExtismEngine } from '../host/2-sandbox/engine/extism.js';
+import { hostStore } from '../host/5-host/host.js';
+import { readAudit } from '../host/3-store/audit.js';
 import {
   BAD_OFFSET_PLUGIN,
   FILLING_PLUGIN,

@@ -5,13 +5,13 @@
 import { statSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResponseEnvelope } from '../abi/index.js';
-import { createBroker } from '../host/broker/broker.js';
-import { readJournal } from '../host/broker/journal.js';
-import { RunOutputs } from '../host/broker/outputs.js';
-import { createEngine } from '../host/engine/engine.js';
-import { hostStore } from '../host/host.js';
-import { loadPolicy } from '../host/policy/load-policy.js';
-import { readAudit } from '../host/store/audit.js';
+import { createBroker } from '../host/4-calls/broker/broker.js';
+import { readJournal } from '../host/4-calls/broker/journal.js';
+import { RunOutputs } from '../host/4-calls/broker/outputs.js';
+import { createEngine } from '../host/2-sandbox/engine/engine.js';
+import { hostStore } from '../host/5-host/host.js';
+import { loadPolicy } from '../host/4-calls/policy/load-policy.js';
+import { readAudit } from '../host/3-store/audit.js';
 import {
   ANSWER_BAD_POINTER,
   ANSWER_THROW,

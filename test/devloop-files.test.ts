@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { appendFileSync, mkdirSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildToolpack } from '../host/toolchain/build-toolpack.js';
+import { buildToolpack } from '../host/6-faces/toolchain/build-toolpack.js';
 import { runCli } from './helpers/cli-process.js';
 import { echoModule } from './helpers/guest-wat.js';
 import { tempDir, writeToolpack } from './helpers/toolpack.js';

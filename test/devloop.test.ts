@@ -11,11 +11,11 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { ResponseEnvelopeSchema } from '../abi/index.js';
-import { packageRoot } from '../host/paths.js';
+import { packageRoot } from '../host/1-base/paths.js';
 import { tempDir } from './helpers/toolpack.js';
 
 const run = promisify(execFile);
-const cli = path.join(packageRoot(), 'dist', 'host', 'cli', 'main.js');
+const cli = path.join(packageRoot(), 'dist', 'cli', 'main.js');
 
 const work = tempDir('helix-devloop-');
 const home = tempDir('helix-devloop-home-');

@@ -10,7 +10,7 @@ import Docker from 'dockerode';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { helixHostName, LABEL_HOST, LABEL_PID, LABEL_RUN } from '../capabilities/docker-container.js';
 import { createHost, type HostOptions } from '../host/index.js';
-import { loadPolicy } from '../host/policy/load-policy.js';
+import { loadPolicy } from '../host/4-calls/policy/load-policy.js';
 import { UP_BOUND_MS, upDocker, CALL_BOUND_MS } from './helpers/docker-services.js';
 import { tempDir } from './helpers/toolpack.js';
 

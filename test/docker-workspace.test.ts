@@ -8,9 +8,9 @@ import { readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResponseEnvelopeSchema } from '../abi/index.js';
-import { hostStore } from '../host/host.js';
+import { hostStore } from '../host/5-host/host.js';
 import { createHost, type Host } from '../host/index.js';
-import { getRun } from '../host/runs/run-store.js';
+import { getRun } from '../host/4-calls/runs/run-store.js';
 import { compileGuest } from './helpers/as-guest.js';
 import {
   type Answer,

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResponseEnvelopeSchema, type ResponseEnvelope } from '../abi/index.js';
 import { createHost, type Host } from '../host/index.js';
-import { loadPolicy } from '../host/policy/load-policy.js';
+import { loadPolicy } from '../host/4-calls/policy/load-policy.js';
 import { abiPrelude, echoModule, fixedOutputModule, numberResultModule, watString } from './helpers/guest-wat.js';
 import { pluginsDir, tempDir } from './helpers/toolpack.js';
 

@@ -8,11 +8,11 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EXTISM_CAPABILITY_CALL, EXTISM_USER_MODULE, type EffectiveLimits } from '../abi/index.js';
-import { createExtismEngine, loadExtism } from '../host/engine/extism.js';
-import type { CapabilityBroker, ExecuteResult } from '../host/engine/protocol.js';
-import type { EngineModule } from '../host/engine/runner.js';
-import { packageRoot } from '../host/paths.js';
-import { instrumentModule } from '../host/wasm/index.js';
+import { createExtismEngine, loadExtism } from '../host/2-sandbox/engine/extism.js';
+import type { CapabilityBroker, ExecuteResult } from '../host/2-sandbox/engine/protocol.js';
+import type { EngineModule } from '../host/2-sandbox/engine/runner.js';
+import { packageRoot } from '../host/1-base/paths.js';
+import { instrumentModule } from '../host/2-sandbox/wasm/index.js';
 import { KERNEL_PLUGIN, KERNEL_ENTRIES } from './helpers/extism-kernel-wat.js';
 import { wat2wasm } from './helpers/wat.js';
 

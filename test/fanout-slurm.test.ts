@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultPolicyDocument } from '../host/policy/default-policy.js';
+import { defaultPolicyDocument } from '../host/4-calls/policy/default-policy.js';
 import { runCli } from './helpers/cli-process.js';
 import { SEQKIT_IMAGE_NAME, UP_BOUND_MS, upDocker } from './helpers/docker-services.js';
 import { SLURM_UP_BOUND_MS, slurmUp } from './helpers/slurm-kit.js';

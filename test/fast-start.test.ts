@@ -4,10 +4,10 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createHost } from '../host/host.js';
-import { moduleCacheKey } from '../host/loader/loader-cache.js';
-import { writeLoadCache } from '../host/store/load-cache.js';
-import { openStore } from '../host/store/open-store.js';
+import { createHost } from '../host/5-host/host.js';
+import { moduleCacheKey } from '../host/4-calls/loader/loader-cache.js';
+import { writeLoadCache } from '../host/3-store/load-cache.js';
+import { openStore } from '../host/3-store/open-store.js';
 import { runCli } from './helpers/cli-process.js';
 import { echoModule } from './helpers/guest-wat.js';
 import { pluginsDir, tempDir } from './helpers/toolpack.js';

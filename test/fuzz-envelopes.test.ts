@@ -16,9 +16,9 @@ import {
   scanJsonText,
   type ResponseEnvelope,
 } from '../abi/index.js';
-import { hostStore } from '../host/host.js';
-import { jsonRefusal } from '../host/json-entry.js';
-import { getRun } from '../host/runs/run-store.js';
+import { hostStore } from '../host/5-host/host.js';
+import { jsonRefusal } from '../host/1-base/json-entry.js';
+import { getRun } from '../host/4-calls/runs/run-store.js';
 import { CAPABILITIES } from '../capabilities/index.js';
 import {
   capabilityRequestValue,

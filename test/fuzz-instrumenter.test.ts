@@ -8,7 +8,7 @@
 // (ABI-FUEL-001..004, ABI-MEMORY-002/003, ABI-ALLOC-001..004). `npm run fuzz` runs it longer.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeModule, instrumentModule, MemoryCapError, TableCeilingError } from '../host/wasm/index.js';
+import { decodeModule, instrumentModule, MemoryCapError, TableCeilingError } from '../host/2-sandbox/wasm/index.js';
 import { randomProgram, standaloneModule, type Program } from '../conformance/kit/fuzz-programs.js';
 import { rand } from '../conformance/kit/fuzz-random.js';
 import { fuzzRuns } from './helpers/json-arbitraries.js';

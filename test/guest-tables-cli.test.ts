@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_TABLE_ELEMENTS } from '../abi/index.js';
-import { packageRoot } from '../host/paths.js';
+import { packageRoot } from '../host/1-base/paths.js';
 import { echoModule } from './helpers/guest-wat.js';
 import { bigTablesModule, growTablesModule } from './helpers/table-guests.js';
 import { pluginsDir, tempDir } from './helpers/toolpack.js';

@@ -4,8 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_MODULE_BYTES, MAX_TABLE_ELEMENTS, PolicySchema, ResponseEnvelopeSchema } from '../abi/index.js';
 import { createHost, type Host } from '../host/index.js';
-import { loadToolpacks } from '../host/loader/load-toolpacks.js';
-import { formatViolation } from '../host/files/violation.js';
+import { loadToolpacks } from '../host/4-calls/loader/load-toolpacks.js';
+import { formatViolation } from '../host/1-base/files/violation.js';
 import { echoModule } from './helpers/guest-wat.js';
 import { bigTablesModule, extismTablesPlugin, growTablesModule } from './helpers/table-guests.js';
 import { pluginsDir, tempDir, type ToolpackSpec } from './helpers/toolpack.js';

@@ -6,7 +6,7 @@ import { cpSync, existsSync, readFileSync, realpathSync, writeFileSync } from 'n
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResponseEnvelopeSchema, type ResponseEnvelope } from '../abi/index.js';
-import { packageRoot } from '../host/paths.js';
+import { packageRoot } from '../host/1-base/paths.js';
 import { CLI, runCli } from './helpers/run-cli.js';
 import { tempDir } from './helpers/toolpack.js';
 

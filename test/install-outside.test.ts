@@ -8,7 +8,7 @@ import { appendFile, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { packageRoot } from '../host/paths.js';
+import { packageRoot } from '../host/1-base/paths.js';
 import { startDev } from './helpers/dev-session.js';
 import { freshBin, freshEnv, runCommand, type CommandRun } from './helpers/fresh-machine.js';
 
@@ -65,8 +65,8 @@ describe('helix installed from a packed tarball outside the repository', () => {
   it('the package holds the CLI, the bundled toolpacks, the SDKs, the templates and the schemas, and no tests or source maps', async () => {
     const installed = path.join(author, 'node_modules', 'helix');
     for (const file of [
-      'dist/host/cli/main.js',
-      'dist/host/engine/worker.js',
+      'dist/cli/main.js',
+      'dist/host/2-sandbox/engine/worker.js',
       'plugins/seq-gc-skew/build/gc-skew.wasm',
       'sdk-guest/c/helix.h',
       'sdk-guest/templates/as/asconfig.json',

@@ -4,10 +4,10 @@
 // serves the next call.
 import { describe, expect, it } from 'vitest';
 import type { ResponseEnvelope, RunRecord } from '../abi/index.js';
-import { readJournal } from '../host/broker/journal.js';
-import { hostStore } from '../host/host.js';
-import { getRun } from '../host/runs/run-store.js';
-import { readAudit } from '../host/store/audit.js';
+import { readJournal } from '../host/4-calls/broker/journal.js';
+import { hostStore } from '../host/5-host/host.js';
+import { getRun } from '../host/4-calls/runs/run-store.js';
+import { readAudit } from '../host/3-store/audit.js';
 import { bytesInput } from './helpers/bytes-guest-wat.js';
 import { aPointer, capabilityRequest, nestedArrays, nestedObjects, okEnvelope, useJsonHost } from './helpers/json-tools.js';
 

@@ -6,10 +6,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkJsonValue, ResponseEnvelopeSchema, scanJsonText, type JsonViolation, type ResponseEnvelope } from '../abi/index.js';
-import { canonicalJson } from '../host/hashing.js';
-import { hostStore } from '../host/host.js';
-import { jsonRefusal, type JsonEntry } from '../host/json-entry.js';
-import { getRun } from '../host/runs/run-store.js';
+import { canonicalJson } from '../host/1-base/hashing.js';
+import { hostStore } from '../host/5-host/host.js';
+import { jsonRefusal, type JsonEntry } from '../host/1-base/json-entry.js';
+import { getRun } from '../host/4-calls/runs/run-store.js';
 import { bytesInput } from './helpers/bytes-guest-wat.js';
 import { bytesOf, fuzzRuns, jsonText } from './helpers/json-arbitraries.js';
 import { capabilityRequest, okEnvelope, useJsonHost } from './helpers/json-tools.js';

@@ -8,8 +8,8 @@ import type { CallToolResult, ListToolsResult } from '@modelcontextprotocol/sdk/
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { findManifests } from '../host/index.js';
-import { mcpToolName } from '../host/mcp/index.js';
-import { packageRoot } from '../host/paths.js';
+import { mcpToolName } from '../host/6-faces/mcp/index.js';
+import { packageRoot } from '../host/1-base/paths.js';
 import { tempDir } from './helpers/toolpack.js';
 
 const run = promisify(execFile);
@@ -25,7 +25,7 @@ async function inspect(method: string[]): Promise<unknown> {
     '@modelcontextprotocol/inspector',
     '--cli',
     'node',
-    'dist/host/cli/main.js',
+    'dist/cli/main.js',
     'serve',
     '-e',
     `HELIX_HOME=${home.dir}`,

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { CallToolResult, Resource } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_READ_BOUNDS, RESOURCE_PAGE_SIZE } from '../host/mcp/resources.js';
+import { DEFAULT_READ_BOUNDS, RESOURCE_PAGE_SIZE } from '../host/6-faces/mcp/resources.js';
 import { serveInMemory, type MemoryServed } from './helpers/mcp-memory.js';
 import { tempDir } from './helpers/toolpack.js';
 

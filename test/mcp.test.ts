@@ -11,10 +11,10 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResponseEnvelopeSchema, type RequestEnvelopeInput } from '../abi/index.js';
-import type { Host } from '../host/host.js';
-import { startupBanner } from '../host/mcp/banner.js';
-import { packageRoot } from '../host/paths.js';
-import { loadPolicy } from '../host/policy/load-policy.js';
+import type { Host } from '../host/5-host/host.js';
+import { startupBanner } from '../host/6-faces/mcp/banner.js';
+import { packageRoot } from '../host/1-base/paths.js';
+import { loadPolicy } from '../host/4-calls/policy/load-policy.js';
 import { compileGuest } from './helpers/as-guest.js';
 import { abiPrelude, echoModule, fixedOutputModule, numberResultModule } from './helpers/guest-wat.js';
 import { serveInMemory, type MemoryServed } from './helpers/mcp-memory.js';

@@ -5,9 +5,9 @@
 // and gives the same result and fuel. Host memory growth is printed, never asserted.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_MODULE_VARIANT_BYTES, MAX_MODULE_VARIANTS, type ResponseEnvelope } from '../abi/index.js';
-import type { EngineStats } from '../host/engine/engine.js';
+import type { EngineStats } from '../host/2-sandbox/engine/engine.js';
 import { createHost, type Host } from '../host/index.js';
-import { loadPolicy } from '../host/policy/load-policy.js';
+import { loadPolicy } from '../host/4-calls/policy/load-policy.js';
 import { bigModule } from './helpers/big-module.js';
 import { extismWat } from './helpers/extism-wat.js';
 import { echoModule, numberResultModule } from './helpers/guest-wat.js';

@@ -7,7 +7,7 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { packageRoot } from '../host/paths.js';
+import { packageRoot } from '../host/1-base/paths.js';
 import { tempDir } from './helpers/toolpack.js';
 
 const run = promisify(execFile);
@@ -78,7 +78,7 @@ describe('the package entries, imported by name', () => {
   });
 
   it('a module that is not an entry cannot be imported by name', async () => {
-    await expect(namesOf('helix/dist/host/store/open-store.js')).rejects.toMatchObject({
+    await expect(namesOf('helix/dist/host/3-store/open-store.js')).rejects.toMatchObject({
       stderr: expect.stringContaining('ERR_PACKAGE_PATH_NOT_EXPORTED'),
     });
   });

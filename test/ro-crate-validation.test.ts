@@ -5,8 +5,8 @@ import { cpSync, readdirSync, readFileSync, realpathSync, writeFileSync } from '
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { packageRoot } from '../host/paths.js';
-import { checkRunCrate } from '../host/provenance/ro-crate-profile.js';
+import { packageRoot } from '../host/1-base/paths.js';
+import { checkRunCrate } from '../host/4-calls/provenance/ro-crate-profile.js';
 import { runCli } from './helpers/run-cli.js';
 import { tempDir } from './helpers/toolpack.js';
 

@@ -7,18 +7,18 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResponseEnvelopeSchema, type ResponseEnvelope } from '../abi/index.js';
-import { hostStore } from '../host/host.js';
+import { hostStore } from '../host/5-host/host.js';
 import { createHost, type Host } from '../host/index.js';
-import { packageRoot } from '../host/paths.js';
-import { loadPolicy } from '../host/policy/load-policy.js';
-import { readAudit } from '../host/store/audit.js';
-import { readModuleRecord } from '../host/store/modules.js';
-import { readActiveRuns } from '../host/store/runs.js';
+import { packageRoot } from '../host/1-base/paths.js';
+import { loadPolicy } from '../host/4-calls/policy/load-policy.js';
+import { readAudit } from '../host/3-store/audit.js';
+import { readModuleRecord } from '../host/3-store/modules.js';
+import { readActiveRuns } from '../host/3-store/runs.js';
 import { echoModule, numberResultModule } from './helpers/guest-wat.js';
 import { pluginsDir, tempDir } from './helpers/toolpack.js';
 
 const run = promisify(execFile);
-const cli = path.join(packageRoot(), 'dist', 'host', 'cli', 'main.js');
+const cli = path.join(packageRoot(), 'dist', 'cli', 'main.js');
 /** Busy-loops about 60 M iterations (a few hundred ms), then answers the input length. */
 const SLOW = `(local.set $v (i64.const 60000000))
   (block $b (loop $l (br_if $b (i64.eqz (local.get $v))) (local.set $v (i64.sub (local.get $v) (i64.const 1))) (br $l)))

@@ -4,13 +4,13 @@
 import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getArtifact } from '../host/artifacts/index.js';
-import { hostStore } from '../host/host.js';
+import { getArtifact } from '../host/4-calls/artifacts/index.js';
+import { hostStore } from '../host/5-host/host.js';
 import type { Host } from '../host/index.js';
-import { getRun } from '../host/runs/run-store.js';
-import { verifyRun } from '../host/runs/verify.js';
-import { readBlobBytes } from '../host/store/blobs.js';
-import { kvGet } from '../host/store/kv.js';
+import { getRun } from '../host/4-calls/runs/run-store.js';
+import { verifyRun } from '../host/4-calls/runs/verify.js';
+import { readBlobBytes } from '../host/3-store/blobs.js';
+import { kvGet } from '../host/3-store/kv.js';
 import { call, formsIn, MARKER, SECRET_KEY_FILE, startSecretHost, type SecretHost } from './helpers/secret-kit.js';
 
 let h: SecretHost;

@@ -8,8 +8,8 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { moduleDigest, readManifestFields } from '../host/toolchain/manifest-digest.js';
-import { packageRoot } from '../host/paths.js';
+import { moduleDigest, readManifestFields } from '../host/6-faces/toolchain/manifest-digest.js';
+import { packageRoot } from '../host/1-base/paths.js';
 
 const ROOT = packageRoot();
 

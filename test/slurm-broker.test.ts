@@ -7,10 +7,10 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResponseEnvelopeSchema } from '../abi/index.js';
-import { importInline } from '../host/artifacts/index.js';
-import { hostStore } from '../host/host.js';
-import { readJournal } from '../host/store/journal.js';
-import { rawDatabases } from '../host/store/raw-access.js';
+import { importInline } from '../host/4-calls/artifacts/index.js';
+import { hostStore } from '../host/5-host/host.js';
+import { readJournal } from '../host/3-store/journal.js';
+import { rawDatabases } from '../host/3-store/raw-access.js';
 import { CALL_BOUND_MS, onJob as on, startSlurmHost, submit, type Answer, type SlurmHost } from './helpers/slurm-host.js';
 import { JOB_BOUND_MS, jobsNamed, SLURM_UP_BOUND_MS, slurmUp, waitForEnd } from './helpers/slurm-kit.js';
 

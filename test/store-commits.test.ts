@@ -2,12 +2,12 @@
 // capability calls and their audit records commit once, with the run (ABI-STORE-037), and a host
 // start that changes nothing commits nothing. Real modules, real LMDB, real workers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hostStore } from '../host/host.js';
+import { hostStore } from '../host/5-host/host.js';
 import { createHost } from '../host/index.js';
-import { loadPolicy } from '../host/policy/load-policy.js';
-import { readAudit } from '../host/store/audit.js';
-import { newestCommitIn } from '../host/store/header.js';
-import { readModuleRecord } from '../host/store/modules.js';
+import { loadPolicy } from '../host/4-calls/policy/load-policy.js';
+import { readAudit } from '../host/3-store/audit.js';
+import { newestCommitIn } from '../host/3-store/header.js';
+import { readModuleRecord } from '../host/3-store/modules.js';
 import { stormGuest } from './helpers/catching-guests.js';
 import { pluginsDir, tempDir } from './helpers/toolpack.js';
 

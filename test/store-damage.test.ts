@@ -4,8 +4,8 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResponseEnvelopeSchema } from '../abi/index.js';
-import { importInline } from '../host/artifacts/index.js';
-import { hostStore } from '../host/host.js';
+import { importInline } from '../host/4-calls/artifacts/index.js';
+import { hostStore } from '../host/5-host/host.js';
 import { createHost } from '../host/index.js';
 import { serveWithClient } from './fixtures/mcp/serve.js';
 import { echoModule } from './helpers/guest-wat.js';

@@ -8,11 +8,11 @@ import { closeSync, mkdirSync, openSync, readFileSync, realpathSync, statSync, w
 import path from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { packageRoot } from '../host/paths.js';
-import type { CheckReport } from '../host/store/check.js';
-import type { CompactReport } from '../host/store/compact.js';
-import { collectGarbage, type GcReport } from '../host/store/gc.js';
-import { openStore } from '../host/store/open-store.js';
+import { packageRoot } from '../host/1-base/paths.js';
+import type { CheckReport } from '../host/3-store/check.js';
+import type { CompactReport } from '../host/3-store/compact.js';
+import { collectGarbage, type GcReport } from '../host/3-store/gc.js';
+import { openStore } from '../host/3-store/open-store.js';
 import { CLI, serveWithClient } from './fixtures/mcp/serve.js';
 import { tempDir } from './helpers/toolpack.js';
 

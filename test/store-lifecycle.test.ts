@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI } from './fixtures/mcp/serve.js';
-import { LIFECYCLE_LOCK } from '../host/store/lifecycle-lock.js';
+import { LIFECYCLE_LOCK } from '../host/3-store/lifecycle-lock.js';
 
 let root: string;
 let home: string;

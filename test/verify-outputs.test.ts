@@ -3,13 +3,13 @@
 // the CLI (exit 1) and in-process, and the host serves the next call afterwards.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../abi/index.js';
-import { importInline } from '../host/artifacts/index.js';
-import { hostStore } from '../host/host.js';
+import { importInline } from '../host/4-calls/artifacts/index.js';
+import { hostStore } from '../host/5-host/host.js';
 import { createHost } from '../host/index.js';
-import { getRun } from '../host/runs/run-store.js';
-import { verifyRun, type VerifyReport } from '../host/runs/verify.js';
-import { openStore } from '../host/store/open-store.js';
-import { rawDatabases } from '../host/store/raw-access.js';
+import { getRun } from '../host/4-calls/runs/run-store.js';
+import { verifyRun, type VerifyReport } from '../host/4-calls/runs/verify.js';
+import { openStore } from '../host/3-store/open-store.js';
+import { rawDatabases } from '../host/3-store/raw-access.js';
 import { compileGuest } from './helpers/as-guest.js';
 import { damageBlob } from './helpers/store-damage.js';
 import { runCli } from './helpers/run-cli.js';

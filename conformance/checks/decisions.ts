@@ -5,7 +5,7 @@
 // their own exceptions. The first decision is the outcome, nothing after it is served, journaled or
 // audited, and the host serves on.
 import { statSync } from 'node:fs';
-import { hostStore } from '../../host/host.js';
+import { hostStore } from '../../host/5-host/host.js';
 import { expect, expectOutcome, type Check } from '../check.js';
 import {
   ANSWER_BAD_POINTER,

@@ -17,8 +17,8 @@ import {
   type ResponseEnvelope,
 } from '../../abi/index.js';
 import { CAPABILITIES } from '../../capabilities/index.js';
-import { jsonRefusal } from '../../host/json-entry.js';
-import { FUEL_EXPORT, instrumentModule } from '../../host/wasm/index.js';
+import { jsonRefusal } from '../../host/1-base/json-entry.js';
+import { FUEL_EXPORT, instrumentModule } from '../../host/2-sandbox/wasm/index.js';
 import { checkDefaultPolicy } from '../runner.js';
 import { expect, expectOutcome, type Check, type CheckContext, type CheckEnv, type PackSpec, type PolicyDocument } from '../check.js';
 import {

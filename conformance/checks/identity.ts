@@ -6,10 +6,10 @@ import { cpSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } fr
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { ResponseEnvelopeSchema, type ResponseEnvelope } from '../../abi/index.js';
-import { createHost, hostStore, type Host } from '../../host/host.js';
-import { loadPolicy, type LoadedPolicy } from '../../host/policy/load-policy.js';
-import { readJournal } from '../../host/store/journal.js';
-import { rawDatabases } from '../../host/store/raw-access.js';
+import { createHost, hostStore, type Host } from '../../host/5-host/host.js';
+import { loadPolicy, type LoadedPolicy } from '../../host/4-calls/policy/load-policy.js';
+import { readJournal } from '../../host/3-store/journal.js';
+import { rawDatabases } from '../../host/3-store/raw-access.js';
 import { CheckFailure, expect, expectOutcome, expectSuccess, type Check, type CheckContext } from '../check.js';
 import { extismWat } from '../kit/extism-wat.js';
 import { expectExit, runHelix } from '../kit/files-kit.js';

@@ -8,11 +8,11 @@ import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { packageRoot } from '../../host/paths.js';
-import { hostStore } from '../../host/host.js';
-import { verifyRun } from '../../host/runs/verify.js';
-import { readModuleRecord } from '../../host/store/modules.js';
-import { loadExtism } from '../../host/engine/extism.js';
+import { packageRoot } from '../../host/1-base/paths.js';
+import { hostStore } from '../../host/5-host/host.js';
+import { verifyRun } from '../../host/4-calls/runs/verify.js';
+import { readModuleRecord } from '../../host/3-store/modules.js';
+import { loadExtism } from '../../host/2-sandbox/engine/extism.js';
 import type { ResponseEnvelope } from '../../abi/index.js';
 import { CheckFailure, expect, expectOutcome, expectSuccess, type Check } from '../check.js';
 import { EXTISM_COUNTER, extismWat, KERNEL, EMIT } from '../kit/extism-wat.js';
@@ -897,7 +897,7 @@ export const ioChecks: readonly Check[] = [
       'exit 2 and exactly one envelope line each: I-REQ-JSON-DEPTH at /input/a…/a (64) for 1,600 levels given as --input text; I-REQ-JSON-NUMBER quoting 9007199254740993 as written, and a 701-digit literal cut with …; I-REQ-JSON for an --input-file that is not UTF-8; for a member name of 600 characters ending in a lone surrogate, a pointer of at most 512 characters ending in "…" and holding no lone surrogate; no stack trace on stderr',
     packs: () => [{ id: 'io.echo', module: echoModule() }],
     async run(ctx) {
-      const cli = path.join(packageRoot(), 'dist', 'host', 'cli', 'main.js');
+      const cli = path.join(packageRoot(), 'dist', 'cli', 'main.js');
       const plugins = await ctx.pluginsDir();
       const exec = promisify(execFile);
       let homes = 0;

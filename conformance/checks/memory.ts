@@ -4,9 +4,9 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { MAX_MODULE_BYTES, MAX_MODULE_VARIANT_BYTES, MAX_MODULE_VARIANTS, MAX_TABLE_ELEMENTS } from '../../abi/index.js';
-import type { EngineStats } from '../../host/engine/engine.js';
-import type { Host } from '../../host/host.js';
-import { decodeModule, instrumentModule } from '../../host/wasm/index.js';
+import type { EngineStats } from '../../host/2-sandbox/engine/engine.js';
+import type { Host } from '../../host/5-host/host.js';
+import { decodeModule, instrumentModule } from '../../host/2-sandbox/wasm/index.js';
 import { expect, expectOutcome, expectSuccess, type Check, type CheckContext, type Engine, type PackSpec } from '../check.js';
 import { checkDefaultPolicy } from '../runner.js';
 import { extismWat } from '../kit/extism-wat.js';

@@ -3,13 +3,13 @@
 import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { createHost, hostStore } from '../../host/host.js';
-import { moduleCacheKey } from '../../host/loader/loader-cache.js';
-import { readAudit } from '../../host/store/audit.js';
-import { rawDatabases } from '../../host/store/raw-access.js';
-import { instrumentModule } from '../../host/wasm/index.js';
-import { packageRoot } from '../../host/paths.js';
-import { collectSourceInputs, stampPath, stampText } from '../../host/toolchain/source-stamp.js';
+import { createHost, hostStore } from '../../host/5-host/host.js';
+import { moduleCacheKey } from '../../host/4-calls/loader/loader-cache.js';
+import { readAudit } from '../../host/3-store/audit.js';
+import { rawDatabases } from '../../host/3-store/raw-access.js';
+import { instrumentModule } from '../../host/2-sandbox/wasm/index.js';
+import { packageRoot } from '../../host/1-base/paths.js';
+import { collectSourceInputs, stampPath, stampText } from '../../host/6-faces/toolchain/source-stamp.js';
 import { checkDefaultPolicy } from '../runner.js';
 import { expect, expectOutcome, expectSuccess, type Check, type CheckContext } from '../check.js';
 import { EXTISM_ECHO } from '../kit/canary.js';
@@ -52,7 +52,7 @@ function cli(args: readonly string[], timeoutMs = 30_000): Promise<{ code: numbe
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [path.join(packageRoot(), 'dist', 'host', 'cli', 'main.js'), ...args],
+      [path.join(packageRoot(), 'dist', 'cli', 'main.js'), ...args],
       { timeout: timeoutMs, maxBuffer: 16 * 2 ** 20 },
       (err, stdout, stderr) => {
         const code =

@@ -23,12 +23,12 @@ import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { isHelixError } from '../../abi/index.js';
 import { helixHostName, LABEL_HOST, LABEL_PID, LABEL_RUN } from '../../capabilities/docker-container.js';
 import { findJobs, runSlurmCommand } from '../../capabilities/slurm-commands.js';
-import { collectResult } from '../../host/fanout/collect-result.js';
-import { writeJobBundle } from '../../host/fanout/write-job.js';
-import { canonicalJson } from '../../host/hashing.js';
-import { hostStore, type Host } from '../../host/host.js';
-import { readAudit } from '../../host/store/audit.js';
-import { readJournal } from '../../host/store/journal.js';
+import { collectResult } from '../../host/6-faces/fanout/collect-result.js';
+import { writeJobBundle } from '../../host/6-faces/fanout/write-job.js';
+import { canonicalJson } from '../../host/1-base/hashing.js';
+import { hostStore, type Host } from '../../host/5-host/host.js';
+import { readAudit } from '../../host/3-store/audit.js';
+import { readJournal } from '../../host/3-store/journal.js';
 import {
   CheckFailure,
   expect,

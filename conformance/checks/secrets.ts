@@ -10,15 +10,15 @@ import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, w
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { ResponseEnvelope } from '../../abi/index.js';
-import { getArtifact } from '../../host/artifacts/index.js';
-import { readJournal } from '../../host/broker/journal.js';
-import { hostStore, type Host } from '../../host/host.js';
-import { packageRoot } from '../../host/paths.js';
-import { getRun } from '../../host/runs/run-store.js';
-import { verifyRun } from '../../host/runs/verify.js';
-import { readAudit } from '../../host/store/audit.js';
-import { readBlobBytes } from '../../host/store/blobs.js';
-import { kvGet } from '../../host/store/kv.js';
+import { getArtifact } from '../../host/4-calls/artifacts/index.js';
+import { readJournal } from '../../host/4-calls/broker/journal.js';
+import { hostStore, type Host } from '../../host/5-host/host.js';
+import { packageRoot } from '../../host/1-base/paths.js';
+import { getRun } from '../../host/4-calls/runs/run-store.js';
+import { verifyRun } from '../../host/4-calls/runs/verify.js';
+import { readAudit } from '../../host/3-store/audit.js';
+import { readBlobBytes } from '../../host/3-store/blobs.js';
+import { kvGet } from '../../host/3-store/kv.js';
 import { expect, expectOutcome, expectSuccess, type Check, type CheckContext, type CheckEnv, type PackSpec } from '../check.js';
 import { checkDefaultPolicy } from '../runner.js';
 import {
@@ -118,7 +118,7 @@ function expectMarker(where: string, text: string): void {
 /** The built CLI as a child process, bounded; never throws on a non-zero exit. */
 async function helix(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [path.join(packageRoot(), 'dist', 'host', 'cli', 'main.js'), ...args], {
+    const { stdout, stderr } = await run(process.execPath, [path.join(packageRoot(), 'dist', 'cli', 'main.js'), ...args], {
       cwd: packageRoot(),
       timeout: 60_000,
       maxBuffer: 1 << 26,

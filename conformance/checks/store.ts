@@ -22,28 +22,28 @@ import {
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { packageRoot } from '../../host/paths.js';
+import { packageRoot } from '../../host/1-base/paths.js';
 import type { JournalEntry, RunRecord } from '../../abi/index.js';
 import { isHelixError } from '../../abi/index.js';
-import { hostStore } from '../../host/host.js';
-import { createHost, type Host } from '../../host/host.js';
-import { getRun, runEvents } from '../../host/runs/run-store.js';
-import type { VerifyReport } from '../../host/runs/verify.js';
-import { readAudit } from '../../host/store/audit.js';
-import { discardBlob, writeChunks } from '../../host/store/blobs.js';
-import type { CheckReport } from '../../host/store/check.js';
-import { LOCK_TXNID_AT } from '../../host/store/commit-base.js';
-import { COMPACTING_MARKER } from '../../host/store/compact.js';
-import { collectGarbage, type GcReport } from '../../host/store/gc.js';
-import { newestCommitIn } from '../../host/store/header.js';
-import { LIFECYCLE_LOCK } from '../../host/store/lifecycle-lock.js';
-import { readModuleRecord } from '../../host/store/modules.js';
-import { processStartMs } from '../../host/store/owner.js';
-import { PENDING_HEADER } from '../../host/store/pending.js';
-import { rawDatabases } from '../../host/store/raw-access.js';
-import { readActiveRuns } from '../../host/store/runs.js';
-import { keyText } from '../../host/store/walk.js';
-import { loadPolicy } from '../../host/policy/load-policy.js';
+import { hostStore } from '../../host/5-host/host.js';
+import { createHost, type Host } from '../../host/5-host/host.js';
+import { getRun, runEvents } from '../../host/4-calls/runs/run-store.js';
+import type { VerifyReport } from '../../host/4-calls/runs/verify.js';
+import { readAudit } from '../../host/3-store/audit.js';
+import { discardBlob, writeChunks } from '../../host/3-store/blobs.js';
+import type { CheckReport } from '../../host/3-store/check.js';
+import { LOCK_TXNID_AT } from '../../host/3-store/commit-base.js';
+import { COMPACTING_MARKER } from '../../host/3-store/compact.js';
+import { collectGarbage, type GcReport } from '../../host/3-store/gc.js';
+import { newestCommitIn } from '../../host/3-store/header.js';
+import { LIFECYCLE_LOCK } from '../../host/3-store/lifecycle-lock.js';
+import { readModuleRecord } from '../../host/3-store/modules.js';
+import { processStartMs } from '../../host/3-store/owner.js';
+import { PENDING_HEADER } from '../../host/3-store/pending.js';
+import { rawDatabases } from '../../host/3-store/raw-access.js';
+import { readActiveRuns } from '../../host/3-store/runs.js';
+import { keyText } from '../../host/3-store/walk.js';
+import { loadPolicy } from '../../host/4-calls/policy/load-policy.js';
 import { CheckFailure, expect, expectOutcome, expectSuccess, type Check, type CheckContext, type PackSpec } from '../check.js';
 import { echoModule, numberResultModule } from '../kit/guest-wat.js';
 import { DEFAULT_LIMITS } from '../kit/toolpack.js';
@@ -919,7 +919,7 @@ export const storeChecks: readonly Check[] = [
 const { createHost } = await import(hostJs);
 const host = await createHost({ pluginsDir: plugins, policyFile, home, warn: () => {} });
 host.call({ tool_id: 's.forever', input: {} }, { onRunStarted: (id) => { const t0 = performance.now(); setTimeout(() => process.stdout.write(id + ' ' + Math.round(performance.now() - t0) + '\\n', () => process.kill(process.pid, 'SIGKILL')), 50); } });`;
-      const hostJs = pathToFileURL(path.join(packageRoot(), 'dist', 'host', 'host.js')).href;
+      const hostJs = pathToFileURL(path.join(packageRoot(), 'dist', 'host', '5-host', 'host.js')).href;
       const child = spawn(process.execPath, ['--input-type=module', '-e', script, hostJs, await ctx.pluginsDir(), home, cliPolicy(ctx)], {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
@@ -1297,7 +1297,7 @@ fs.readSync(l, w, 0, 8, ${LOCK_TXNID_AT}); console.log(String(newest) + ' ' + St
       expect(!existsSync(lock), 'the lock file was left behind');
       ctx.observe('taken over', { dead_owner_ms: dead.ms, old_empty_ms: empty.ms });
       ctx.note(
-        'The 30 s give-up (P-PRECOND-STORE-BUSY) is not waited for here; host/store/lifecycle-lock.test.ts covers it with a shorter wait.',
+        'The 30 s give-up (P-PRECOND-STORE-BUSY) is not waited for here; host/3-store/lifecycle-lock.test.ts covers it with a shorter wait.',
       );
     },
   },
@@ -1861,7 +1861,7 @@ fs.readSync(l, w, 0, 8, ${LOCK_TXNID_AT}); console.log(String(newest) + ' ' + St
       ctx.observe('damaged bytes', damaged.report.first_difference);
 
       const moved = await withStore(s.home, async (store) => {
-        const other = await (await import('../../host/artifacts/index.js')).importInline(store, 'line 1\nline X\n');
+        const other = await (await import('../../host/4-calls/artifacts/index.js')).importInline(store, 'line 1\nline X\n');
         const rec = raw(store, 'artifacts').get(output.artifact_id) as Record<string, unknown>;
         const run = raw(store, 'runs').get(s.writer.run_id) as RunRecord;
         return [

@@ -2,7 +2,7 @@
 // SDK and its shared asconfig, so capability checks and tests drive a real module.
 import asc from 'assemblyscript/asc';
 import path from 'node:path';
-import { packageRoot } from '../../host/paths.js';
+import { packageRoot } from '../../host/1-base/paths.js';
 
 const built = new Map<string, Promise<Uint8Array>>();
 

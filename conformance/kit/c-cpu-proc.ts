@@ -3,7 +3,7 @@
 // every wait bounded, the child killed when the check ends).
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { packageRoot } from '../../host/paths.js';
+import { packageRoot } from '../../host/1-base/paths.js';
 import { CheckFailure, type CheckContext } from '../check.js';
 
 /** A value as JSON for a message, cut to `n` characters (undefined shown as such). */
@@ -11,7 +11,7 @@ const show = (v: unknown, n: number): string => String(JSON.stringify(v)).slice(
 
 /** The built CLI entry point. */
 export function cliPath(): string {
-  return path.join(packageRoot(), 'dist', 'host', 'cli', 'main.js');
+  return path.join(packageRoot(), 'dist', 'cli', 'main.js');
 }
 
 /** How a CLI process ended. */

@@ -4,7 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { packageRoot } from '../../host/paths.js';
+import { packageRoot } from '../../host/1-base/paths.js';
 import { CheckFailure, expect, type CheckContext } from '../check.js';
 
 /** What a CLI run printed, how it ended and how long it took. */
@@ -16,7 +16,7 @@ export interface CliRun {
 }
 
 /** The built CLI of this package. */
-export const CLI_PATH = (): string => path.join(packageRoot(), 'dist', 'host', 'cli', 'main.js');
+export const CLI_PATH = (): string => path.join(packageRoot(), 'dist', 'cli', 'main.js');
 
 /** Runs `helix ...args` as a child process; killed (code SIGKILL) after `killAfterMs` (default 60 s). */
 export function runHelix(

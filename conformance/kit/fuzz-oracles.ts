@@ -4,7 +4,7 @@
 // the property tests (test/fuzz-*.test.ts) and the conformance checks (checks/fuzz.ts).
 import { CapabilityRequestSchema, GuestOutputSchema, scanJsonText, statusForCode, type ResponseEnvelope } from '../../abi/index.js';
 import { CAPABILITIES } from '../../capabilities/index.js';
-import { jsonRefusal } from '../../host/json-entry.js';
+import { jsonRefusal } from '../../host/1-base/json-entry.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 

@@ -1,10 +1,10 @@
 // What the io and decisions checks share: toolpack specs for either engine, a look at a run's
 // record, journal and audit in the check's own LMDB store, and assertions on guest faults.
 import type { ResponseEnvelope } from '../../abi/index.js';
-import { readJournal } from '../../host/broker/journal.js';
-import { hostStore } from '../../host/host.js';
-import { getRun } from '../../host/runs/run-store.js';
-import { readAudit } from '../../host/store/audit.js';
+import { readJournal } from '../../host/4-calls/broker/journal.js';
+import { hostStore } from '../../host/5-host/host.js';
+import { getRun } from '../../host/4-calls/runs/run-store.js';
+import { readAudit } from '../../host/3-store/audit.js';
 import { CheckFailure, expect, expectOutcome, type CheckContext, type Engine, type PackSpec } from '../check.js';
 import { DEFAULT_LIMITS } from './toolpack.js';
 

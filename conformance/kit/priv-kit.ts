@@ -11,7 +11,7 @@ import Docker from 'dockerode';
 import type { ResponseEnvelope } from '../../abi/index.js';
 import { LABEL_RUN } from '../../capabilities/docker-container.js';
 import { jobStatus, type SlurmJobStatus } from '../../capabilities/slurm-commands.js';
-import { packageRoot } from '../../host/paths.js';
+import { packageRoot } from '../../host/1-base/paths.js';
 import { CheckFailure, type CheckContext, type PackSpec } from '../check.js';
 import { DEFAULT_LIMITS } from './toolpack.js';
 
@@ -160,12 +160,12 @@ export interface CliRun {
   readonly stderr: string;
 }
 
-/** Runs `node dist/host/cli/main.js ...args` from the package root; killed after `boundMs`. */
+/** Runs `node dist/cli/main.js ...args` from the package root; killed after `boundMs`. */
 export function helixCli(
   args: readonly string[],
   options: { env?: NodeJS.ProcessEnv; boundMs?: number; cwd?: string } = {},
 ): Promise<CliRun> {
-  const cli = path.join(packageRoot(), 'dist', 'host', 'cli', 'main.js');
+  const cli = path.join(packageRoot(), 'dist', 'cli', 'main.js');
   const child = spawn(process.execPath, [cli, ...args], { cwd: options.cwd ?? packageRoot(), env: options.env ?? process.env });
   let stdout = '';
   let stderr = '';

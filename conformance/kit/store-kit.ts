@@ -7,15 +7,15 @@ import { closeSync, openSync, readFileSync, readSync, statSync, writeFileSync, w
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { asBinary, type Database, type Key } from 'lmdb';
-import { packageRoot } from '../../host/paths.js';
-import type { CheckReport } from '../../host/store/check.js';
-import { openStore, type Store, type StoreDatabaseName } from '../../host/store/open-store.js';
-import { rawDatabases } from '../../host/store/raw-access.js';
+import { packageRoot } from '../../host/1-base/paths.js';
+import type { CheckReport } from '../../host/3-store/check.js';
+import { openStore, type Store, type StoreDatabaseName } from '../../host/3-store/open-store.js';
+import { rawDatabases } from '../../host/3-store/raw-access.js';
 import { CheckFailure, expect, type CheckContext } from '../check.js';
 import { checkDefaultPolicy } from '../runner.js';
 
 /** The built CLI entry point. */
-export const CLI = path.join(packageRoot(), 'dist', 'host', 'cli', 'main.js');
+export const CLI = path.join(packageRoot(), 'dist', 'cli', 'main.js');
 
 /** How a CLI process ended. */
 export interface CliExit {

@@ -1,7 +1,7 @@
 // Runs the built `helix` CLI as a child process and collects what it printed, with a generous
 // bound on the wait: a command that hangs is killed and shows as SIGKILL, never as a pass.
 import { spawn } from 'node:child_process';
-import { packageRoot } from '../../host/paths.js';
+import { packageRoot } from '../../host/1-base/paths.js';
 import { CLI } from '../fixtures/mcp/serve.js';
 
 /** What a CLI run printed and how it ended; `maxRssKb` with `measure`. */

@@ -4,11 +4,12 @@
 // caller cancels a few microtasks later, after the abort is known but before the call can end.
 import { expect } from 'vitest';
 import { ResponseEnvelopeSchema, type ResponseEnvelope } from '../../abi/index.js';
-import { engineModule, type EngineOptions, type ExecuteRequest } from '../../host/engine/engine.js';
-import type { CapabilityBroker, ExecuteResult } from '../../host/engine/protocol.js';
+import type { EngineOptions, ExecuteRequest } from '../../host/2-sandbox/engine/engine.js';
+import { engineModule } from '../../host/4-calls/tools/wasm-tool.js';
+import type { CapabilityBroker, ExecuteResult } from '../../host/2-sandbox/engine/protocol.js';
 import { createHost, type Host } from '../../host/index.js';
-import { loadToolpacks } from '../../host/loader/load-toolpacks.js';
-import { loadPolicy } from '../../host/policy/load-policy.js';
+import { loadToolpacks } from '../../host/4-calls/loader/load-toolpacks.js';
+import { loadPolicy } from '../../host/4-calls/policy/load-policy.js';
 import { pluginsDir, tempDir, type ToolpackSpec } from './toolpack.js';
 
 /** A host with the default policy over `specs`, in a temporary home. */

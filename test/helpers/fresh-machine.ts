@@ -6,7 +6,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { copyFile, mkdir, readdir, symlink } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { packageRoot } from '../../host/paths.js';
+import { packageRoot } from '../../host/1-base/paths.js';
 
 /** Commands a fresh machine lacks: the C toolchain (clang, wasm-ld, lld) and seqkit. */
 export const FRESH_MACHINE_LACKS = /^(clang|wasm-ld|lld|ld\.lld|ld64\.lld|seqkit)/;

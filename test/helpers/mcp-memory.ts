@@ -3,8 +3,8 @@
 // for tests whose point is the protocol, not the process (those use test/fixtures/mcp/serve.ts).
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { createHost, type Host, type HostOptions } from '../../host/host.js';
-import { createMcpServer, type HelixMcpServer, type McpServerOptions } from '../../host/mcp/server.js';
+import { createHost, type Host, type HostOptions } from '../../host/5-host/host.js';
+import { createMcpServer, type HelixMcpServer, type McpServerOptions } from '../../host/6-faces/mcp/server.js';
 
 /** A connected client, the server, and the host behind it. */
 export interface MemoryServed {

@@ -9,13 +9,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ResponseEnvelope } from '../../abi/index.js';
-import { getArtifact, importInline } from '../../host/artifacts/index.js';
-import { buildToolpack } from '../../host/toolchain/build-toolpack.js';
-import { runFixtures, type FixtureResult } from '../../host/devloop/run-fixtures.js';
-import { hostStore } from '../../host/host.js';
+import { getArtifact, importInline } from '../../host/4-calls/artifacts/index.js';
+import { buildToolpack } from '../../host/6-faces/toolchain/build-toolpack.js';
+import { runFixtures, type FixtureResult } from '../../host/6-faces/devloop/run-fixtures.js';
+import { hostStore } from '../../host/5-host/host.js';
 import { createHost, type Host } from '../../host/index.js';
-import { readBlobBytes } from '../../host/store/blobs.js';
-import type { WasmTool } from '../../host/tools/wasm-tool.js';
+import { readBlobBytes } from '../../host/3-store/blobs.js';
+import type { WasmTool } from '../../host/4-calls/tools/wasm-tool.js';
 
 const REPO = path.resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
 

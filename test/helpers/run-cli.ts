@@ -1,10 +1,10 @@
 // Runs the built `helix` CLI in a child process to its end: exit code, signal, stdout, stderr.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { packageRoot } from '../../host/paths.js';
+import { packageRoot } from '../../host/1-base/paths.js';
 
 /** The built CLI entry point. */
-export const CLI = path.join(packageRoot(), 'dist', 'host', 'cli', 'main.js');
+export const CLI = path.join(packageRoot(), 'dist', 'cli', 'main.js');
 
 /** How a CLI process ended. */
 export interface CliExit {

@@ -3,10 +3,10 @@
 // so what Helix reads back is exactly the damaged bytes.
 import { closeSync, openSync, writeSync } from 'node:fs';
 import path from 'node:path';
-import { openStore } from '../../host/store/open-store.js';
-import { rawDatabases, rawRoot } from '../../host/store/raw-access.js';
+import { openStore } from '../../host/3-store/open-store.js';
+import { rawDatabases, rawRoot } from '../../host/3-store/raw-access.js';
 
-/** LMDB names of the databases the tests damage (as host/store/open-store.ts opens them). */
+/** LMDB names of the databases the tests damage (as host/3-store/open-store.ts opens them). */
 const NAMES = { runs: 'runs', artifacts: 'artifacts', blobs: 'blobs', journal: 'run_journal', runEvents: 'run_events', kv: 'kv' } as const;
 
 /** The store file under a Helix home. */

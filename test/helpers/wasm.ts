@@ -4,7 +4,7 @@
 import asc from 'assemblyscript/asc';
 import { allFeatures, wabtValidate, wat2wasm } from './wat.js';
 import { Worker } from 'node:worker_threads';
-import { FUEL_EXPORT } from '../../host/wasm/costs.js';
+import { FUEL_EXPORT } from '../../host/2-sandbox/wasm/costs.js';
 
 /** Assembles WAT text into module bytes, every proposal wabt knows enabled. */
 export const wat = (text: string): Promise<Uint8Array> => wat2wasm(text);

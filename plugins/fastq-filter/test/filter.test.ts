@@ -7,7 +7,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hostStore } from '../../../host/host.js';
+import { hostStore } from '../../../host/5-host/host.js';
 import { startPackHost, type PackHost } from '../../../test/helpers/pack-host.js';
 import { fastqLargerThan, PLUGINS, randomFastq, runReference, scratchDir } from '../../seq-stats/test/sequences.js';
 
@@ -189,10 +189,12 @@ describe('fastq.filter against seqkit seq', () => {
     const id = await packs.put('@a\nAC\n+\nII\n', 'run 7 reads');
     const response = await packs.call(TOOL, { reads: id, min_length: 1 });
     const output = response.output as any;
-    const record = (await import('../../../host/artifacts/index.js')).getArtifact(hostStore(packs.host), output.filtered);
+    const record = (await import('../../../host/4-calls/artifacts/index.js')).getArtifact(hostStore(packs.host), output.filtered);
     expect(record).toMatchObject({ type: 'fastq', label: 'filtered run 7 reads' });
     const labelled = (await packs.call(TOOL, { reads: id, label: 'mine' })).output as any;
-    expect((await import('../../../host/artifacts/index.js')).getArtifact(hostStore(packs.host), labelled.filtered).label).toBe('mine');
+    expect((await import('../../../host/4-calls/artifacts/index.js')).getArtifact(hostStore(packs.host), labelled.filtered).label).toBe(
+      'mine',
+    );
     const empty = await filter('', { min_length: 10 });
     expect({ fastq: empty.fastq, ...empty.output, filtered: undefined }).toEqual({
       fastq: '',

@@ -9,9 +9,9 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PolicySchema } from '../../../abi/index.js';
-import { buildToolpack } from '../../../host/toolchain/build-toolpack.js';
-import { loadToolpacks, type LoadedTool } from '../../../host/loader/load-toolpacks.js';
-import { FUEL_EXPORT, instrumentModule, START_EXPORT } from '../../../host/wasm/index.js';
+import { buildToolpack } from '../../../host/6-faces/toolchain/build-toolpack.js';
+import { loadToolpacks, type LoadedTool } from '../../../host/4-calls/loader/load-toolpacks.js';
+import { FUEL_EXPORT, instrumentModule, START_EXPORT } from '../../../host/2-sandbox/wasm/index.js';
 import { callTool, type CallOutcome, type ToolExports } from '../../../sdk-guest/assemblyscript/test/harness.js';
 import { HostSim, type HostSimOptions } from '../../../sdk-guest/assemblyscript/test/host-sim.js';
 

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hostStore } from '../../../host/host.js';
+import { hostStore } from '../../../host/5-host/host.js';
 import { startPackHost, type PackHost } from '../../../test/helpers/pack-host.js';
 
 const TOOL = 'seq.translate';
@@ -174,7 +174,7 @@ describe('seq.translate options beyond seqkit and its own rules', () => {
     const id = await packs.put('>a\nATG\n', 'my genes');
     const output = await packs.ok(TOOL, { fasta: id });
     const response = await packs.call(TOOL, { fasta: id, label: 'mine' });
-    const { getArtifact } = await import('../../../host/artifacts/index.js');
+    const { getArtifact } = await import('../../../host/4-calls/artifacts/index.js');
     expect(getArtifact(hostStore(packs.host), output.protein)).toMatchObject({ type: 'fasta', label: 'translation of my genes' });
     expect(getArtifact(hostStore(packs.host), (response.output as any).protein)).toMatchObject({ label: 'mine' });
   });

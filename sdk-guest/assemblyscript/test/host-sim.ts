@@ -10,7 +10,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { BULK_MAX_PIECE, CapabilityRequestSchema, ERROR_CODES } from '../../../abi/index.js';
 import { utf8Cut } from '../../../capabilities/artifact.js';
 import { CAPABILITIES, parseBulkArgs } from '../../../capabilities/index.js';
-import { FUEL_EXPORT } from '../../../host/wasm/index.js';
+import { FUEL_EXPORT } from '../../../host/2-sandbox/wasm/index.js';
 import { instantiate, readText, type ToolExports } from './harness.js';
 
 /** A capability failure the simulation answers with an error envelope. */
@@ -63,7 +63,7 @@ export interface HostSimOptions {
 }
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
-/** The broker's charge per call (host/broker: a fixed cost plus one unit per 64 bytes moved). */
+/** The broker's charge per call (host/4-calls/broker: a fixed cost plus one unit per 64 bytes moved). */
 const CALL_FUEL = 1000;
 const encoder = new TextEncoder();
 const FORBIDDEN = JSON.stringify({

@@ -9,7 +9,7 @@
 // on TSV; 11.4 and 16.2 for SeqReader on FASTA and FASTQ), so a return to that cost fails.
 
 import { beforeAll, describe, expect, it } from 'vitest';
-import { FUEL_EXPORT, instrumentModule, START_EXPORT } from '../../../host/wasm/index.js';
+import { FUEL_EXPORT, instrumentModule, START_EXPORT } from '../../../host/2-sandbox/wasm/index.js';
 import { callTool, compileProgramBytes, okOutput, type ToolExports } from './harness.js';
 import { HostSim } from './host-sim.js';
 

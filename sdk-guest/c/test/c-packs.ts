@@ -6,11 +6,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
-import { getArtifact } from '../../../host/artifacts/query.js';
-import { buildToolpack } from '../../../host/toolchain/build-toolpack.js';
-import { hostStore } from '../../../host/host.js';
+import { getArtifact } from '../../../host/4-calls/artifacts/query.js';
+import { buildToolpack } from '../../../host/6-faces/toolchain/build-toolpack.js';
+import { hostStore } from '../../../host/5-host/host.js';
 import { createHost, type Host } from '../../../host/index.js';
-import { readBlobBytes } from '../../../host/store/blobs.js';
+import { readBlobBytes } from '../../../host/3-store/blobs.js';
 
 export const REPO = fileURLToPath(new URL('../../..', import.meta.url));
 export const PROGRAMS = fileURLToPath(new URL('./programs', import.meta.url));

@@ -7,10 +7,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { importInline } from '../../../host/artifacts/prepare-artifact.js';
-import { buildToolpack } from '../../../host/toolchain/build-toolpack.js';
-import { runFixtures } from '../../../host/devloop/run-fixtures.js';
-import { hostStore } from '../../../host/host.js';
+import { importInline } from '../../../host/4-calls/artifacts/prepare-artifact.js';
+import { buildToolpack } from '../../../host/6-faces/toolchain/build-toolpack.js';
+import { runFixtures } from '../../../host/6-faces/devloop/run-fixtures.js';
+import { hostStore } from '../../../host/5-host/host.js';
 import { createHost, type Host, type WasmTool } from '../../../host/index.js';
 import { artifactBytes, REPO } from './c-packs.js';
 

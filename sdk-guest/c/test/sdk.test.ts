@@ -5,8 +5,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importInline } from '../../../host/artifacts/prepare-artifact.js';
-import { hostStore } from '../../../host/host.js';
+import { importInline } from '../../../host/4-calls/artifacts/prepare-artifact.js';
+import { hostStore } from '../../../host/5-host/host.js';
 import type { Host } from '../../../host/index.js';
 import { artifactBytes, startCHost } from './c-packs.js';
 
