@@ -10,8 +10,7 @@ import { canonicalJson, sha256Digest } from '../../1-base/hashing.js';
 import { createHost, hostStore, type Host } from '../../5-host/host.js';
 import type { LoadedPolicy } from '../../4-calls/policy/load-policy.js';
 import { errorResponse, ZERO_METRICS } from '../../1-base/response.js';
-import { putArtifactRecord, readArtifactRecord } from '../../3-store/artifact-records.js';
-import { commitBlob } from '../../3-store/blobs.js';
+import { importRecordedArtifact } from '../../4-calls/artifacts/index.js';
 import type { Store } from '../../3-store/open-store.js';
 import { storeBlobFile } from './bundle-blobs.js';
 import { bundleError, JOB_FILES, JobSchema, readBundleJson, readBundleText, type Job } from './bundle-format.js';
@@ -54,14 +53,7 @@ function jobPolicy(dir: string, job: Job): LoadedPolicy {
 /** Imports the job's input artifacts, with their records as the submitting store holds them, in creation order. */
 export async function importInputs(store: Store, dir: string, inputs: readonly ArtifactRecord[]): Promise<void> {
   const sorted = [...inputs].sort((a, b) => a.created_at - b.created_at);
-  for (const record of sorted) {
-    if (readArtifactRecord(store, record.id)?.sha256 === record.sha256) continue;
-    const blob = await storeBlobFile(store, dir, record.sha256, record.size);
-    await store.transaction(() => {
-      commitBlob(store, blob);
-      putArtifactRecord(store, record);
-    });
-  }
+  for (const record of sorted) await importRecordedArtifact(store, record, () => storeBlobFile(store, dir, record.sha256, record.size));
 }
 
 /** Runs the job on `host`: the identity check, then the call. */
