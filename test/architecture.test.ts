@@ -1,6 +1,7 @@
 // The shape of the house, as ARCHITECTURE.md draws it: every import runs down a floor or stays
 // in its own folder, and no files import each other in a circle. A new arrow that runs back up
 // fails here with the file, the line and the two floors.
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cycles, importEdges, sourceFiles, type ImportEdge } from './helpers/import-graph.js';
@@ -79,6 +80,43 @@ describe('the import graph', () => {
 
   it('has no import cycles', () => {
     expect(cycles(edges)).toEqual([]);
+  });
+});
+
+/** Files of host/3-store and host/4-calls, which code above the Host reaches only through it. */
+const BELOW_THE_HOST = /^host\/(3-store|4-calls)\//;
+
+/** The imports of the fan-out face and of `helix job` that reach below the Host. */
+function jobsReachingBelow(list: readonly ImportEdge[]): string[] {
+  const isJobsFace = (f: string): boolean => f.startsWith('host/6-faces/fanout/') || f === 'cli/job-command.ts';
+  return list.filter((e) => isJobsFace(e.from) && BELOW_THE_HOST.test(e.to)).map((e) => `${e.from}:${e.line} -> ${e.to}`);
+}
+
+describe('fan-out and the store', () => {
+  it('has the fan-out face and `helix job` reach the store and the call pipeline only through the Host (types too)', () => {
+    expect(edges.filter((e) => e.from.startsWith('host/6-faces/fanout/')).length).toBeGreaterThan(5);
+    expect(jobsReachingBelow(edges)).toEqual([]);
+  });
+
+  it('names such an import when there is one', () => {
+    const through: ImportEdge = { from: 'host/6-faces/fanout/job-array.ts', to: 'host/5-host/host-jobs.ts', line: 8 };
+    const below: ImportEdge = { from: 'host/6-faces/fanout/job-array.ts', to: 'host/3-store/open-store.ts', line: 9 };
+    const typed: ImportEdge = { from: 'cli/job-command.ts', to: 'host/4-calls/jobs/job-call.ts', line: 7 };
+    expect(jobsReachingBelow([through, below, typed])).toEqual([
+      'host/6-faces/fanout/job-array.ts:9 -> host/3-store/open-store.ts',
+      'cli/job-command.ts:7 -> host/4-calls/jobs/job-call.ts',
+    ]);
+  });
+
+  it('has no production code of host/ or cli/ call hostStore(), which is for tests', () => {
+    const calls = files
+      .filter((f) => f.startsWith('host/') || f.startsWith('cli/'))
+      .flatMap((f) =>
+        readFileSync(path.join(ROOT, f), 'utf8')
+          .split('\n')
+          .flatMap((text, i) => (/\bhostStore\(/.test(text) && !text.startsWith('export function hostStore(') ? [`${f}:${i + 1}`] : [])),
+      );
+    expect(calls).toEqual([]);
   });
 });
 
