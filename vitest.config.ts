@@ -19,16 +19,16 @@ const NEVER = ['**/node_modules/**', 'dist/**'];
 
 /**
  * The slow tier, by kind rather than by duration alone: what starts or needs the services
- * (dockerd, the Slurm cluster); installs or packs the package, rebuilds every bundled pack, or
- * builds packs made by `helix new` outside the repository; runs the bundled toolpacks' own suites
- * (each builds its pack and checks it against seqkit or a reference on generated files, some
- * larger than the guest's memory); starts a `helix` process per case (the command line's and
- * `helix serve`'s suites, fan-out's job processes); writes gigabytes; runs the conformance
- * report; fuzzes; kills, races or pauses processes on one store; or runs the benchmark. Every
- * other test file is in the fast tier: unit tests, the guest SDKs' tests, integration tests with
- * a real Host in the test process, and files that start only a few `helix` processes (among them
- * test/cli.test.ts, so a change to the command line meets a test there). An entry is a file, or
- * a glob for a whole kind.
+ * (dockerd, the Slurm cluster); installs or packs the package; builds packs (every bundled pack
+ * rebuilt to its digest, `helix build` on copies, packs made by `helix new` outside the
+ * repository); runs the bundled toolpacks' own suites and the C packs' (each builds its pack and
+ * checks it against seqkit or a reference on generated files, some larger than the guest's
+ * memory); starts a `helix` process per case (the command line's and `helix serve`'s suites,
+ * fan-out's job processes); writes gigabytes; runs the conformance report; fuzzes; kills, races
+ * or pauses processes on one store; or runs the benchmark. Every other test file is in the fast
+ * tier: unit tests, the guest SDKs' tests, integration tests with a real Host in the test
+ * process, and files that start only a few `helix` processes (the fixed run ids of
+ * test/identity-vectors.test.ts among them). An entry is a file, or a glob for a whole kind.
  */
 export const SLOW: readonly string[] = [
   // The services of scripts/services.sh: dockerd and the Slurm cluster, brought up by the tests.
@@ -47,12 +47,13 @@ export const SLOW: readonly string[] = [
   // `helix conformance` on every engine, with the services and headless Chromium.
   'test/conformance-report.test.ts',
   // Installs and packs: npm install or pack, a fresh machine, the install's build of the packs,
-  // every bundled pack rebuilt to its digest, packs made by `helix new` and built outside the
-  // repository through the CLI, and a second MCP client run through npx.
+  // every bundled pack rebuilt to its digest, `helix build` on copies of a pack, packs made by
+  // `helix new` and built outside the repository through the CLI, and a second MCP client run through npx.
   'test/fresh-machine.test.ts',
   'test/install-outside.test.ts',
   'test/build-wasm.test.ts',
   'host/6-faces/toolchain/bundled-toolpacks.test.ts',
+  'host/6-faces/toolchain/build-toolpack.test.ts',
   'test/author-journey.test.ts',
   'test/devloop.test.ts',
   'test/dev-watch.test.ts',
@@ -60,9 +61,13 @@ export const SLOW: readonly string[] = [
   'test/stale-build.test.ts',
   'test/trap-sites.test.ts',
   'test/mcp-inspector.test.ts',
-  // The bundled toolpacks' own suites (test/bundled-plugins.test.ts runs every pack's fixtures in the fast tier).
+  // The bundled toolpacks' own suites, and the C packs and reader against seqkit (test/bundled-plugins.test.ts
+  // runs every pack's fixtures in the fast tier).
   'plugins/*/test/**/*.test.ts',
+  'sdk-guest/c/test/packs.test.ts',
+  'sdk-guest/c/test/seq-reader.test.ts',
   // A `helix` process per case: the command line's and `helix serve`'s suites.
+  'test/cli.test.ts',
   'test/artifacts-cli.test.ts',
   'test/decisions-cli.test.ts',
   'test/guest-tables-cli.test.ts',
