@@ -114,7 +114,7 @@ export const capabilityChecks: readonly Check[] = [
     engines: ['helix', 'extism'],
     expected: `each of ${REFUSED_NAMES.length} refused names (unknown, granted but unlisted, wrong secret scope, docker.run, slurm.submit, case and suffix variants, a pattern, a path, a long name) is answered with exactly the bytes of A-AUTH-FORBIDDEN "forbidden", the audit records the different reasons, and the allowlisted clock.now_unix is still answered ok`,
     packs: (engine) => [
-      engine === 'extism'
+      engine.name === 'extism'
         ? {
             id: 'cap.forward',
             module: extismForwarder(),
@@ -137,7 +137,7 @@ export const capabilityChecks: readonly Check[] = [
       const expectedText = Buffer.from(FORBIDDEN_BYTES).toString('utf8');
       ctx.observe('forbidden_bytes', expectedText);
       const reasons = new Map<string, string>();
-      if (ctx.engine === 'extism') {
+      if (ctx.engine.name === 'extism') {
         for (const [name, args, why] of REFUSED_NAMES) {
           const r = await ctx.call('cap.forward', { abi_version: 1, name, args });
           const out = expectSuccess(r);
@@ -299,7 +299,7 @@ export const capabilityChecks: readonly Check[] = [
     expected:
       'the call ends terminal_error A-AUTH-CAPABILITY-NOT-GRANTED naming kv.put; the guest never ran (no journal entry, no capability audit); a tool of the same module granted what it lists is served',
     packs: (engine) =>
-      engine === 'extism'
+      engine.name === 'extism'
         ? [
             {
               id: 'cap.ungranted',
@@ -317,7 +317,7 @@ export const capabilityChecks: readonly Check[] = [
     async run(ctx) {
       const host = await ctx.host();
       const request = { abi_version: 1, name: 'kv.put', args: { key: 'k', value: 1 } };
-      const r = await ctx.call('cap.ungranted', ctx.engine === 'extism' ? request : rawInput([{ request }]));
+      const r = await ctx.call('cap.ungranted', ctx.engine.name === 'extism' ? request : rawInput([{ request }]));
       expectOutcome(r, 'terminal_error', 'A-AUTH-CAPABILITY-NOT-GRANTED');
       expect(JSON.stringify(r.error!.details.capabilities) === '["kv.put"]', `the refusal names ${JSON.stringify(r.error!.details)}`);
       if (r.run_id !== null && r.run_id !== undefined) {
@@ -325,7 +325,7 @@ export const capabilityChecks: readonly Check[] = [
       }
       ctx.observe('run_id', r.run_id ?? null);
       const clock = { abi_version: 1, name: 'clock.now_unix', args: {} };
-      expectSuccess(await ctx.call('cap.granted', ctx.engine === 'extism' ? clock : rawInput([{ request: clock }])));
+      expectSuccess(await ctx.call('cap.granted', ctx.engine.name === 'extism' ? clock : rawInput([{ request: clock }])));
     },
   },
   {
@@ -420,7 +420,7 @@ export const capabilityChecks: readonly Check[] = [
     expected:
       'each malformed request gets {"status":"error","abi_version":1,"error":{"code":"I-REQ-ENVELOPE"}} in the guest\'s memory; an abi_version 2 request on the text import is answered with abi_version 2; a later well-formed clock.now_unix call is answered ok',
     packs: (engine) => [
-      engine === 'extism'
+      engine.name === 'extism'
         ? {
             id: 'cap.forward',
             module: extismForwarder(),
@@ -441,7 +441,7 @@ export const capabilityChecks: readonly Check[] = [
         ['empty', ''],
         ['a 201-character name', { abi_version: 1, name: 'x'.repeat(201), args: {} }],
       ];
-      if (ctx.engine === 'extism') {
+      if (ctx.engine.name === 'extism') {
         // The plugin's input is JSON (the host checks it); the envelope errors that JSON can carry.
         for (const [what, req] of bad.filter(([, r]) => typeof r === 'object' && !(r instanceof Uint8Array))) {
           const out = expectSuccess(await ctx.call('cap.forward', req));
@@ -485,7 +485,7 @@ export const capabilityChecks: readonly Check[] = [
     expected:
       'kv.put {key:"", surprise:1} lists at least 3 violations (key, value, surprise); a kv key over 256 bytes, artifact.read with a negative offset and a non-string id, log.emit with an unknown level, and args that are not an object are each refused with I-REQ-CAPABILITY-ARGS or I-REQ-ENVELOPE; nothing is stored; the guest goes on',
     packs: (engine) => [
-      engine === 'extism'
+      engine.name === 'extism'
         ? {
             id: 'cap.forward',
             module: extismForwarder(),
@@ -495,7 +495,7 @@ export const capabilityChecks: readonly Check[] = [
     ],
     async run(ctx) {
       const multi = { abi_version: 1, name: 'kv.put', args: { key: '', surprise: 1 } };
-      if (ctx.engine === 'extism') {
+      if (ctx.engine.name === 'extism') {
         const out = expectSuccess(await ctx.call('cap.forward', multi)) as { error?: { code: string; details: { violations: unknown[] } } };
         expect(
           out.error?.code === 'I-REQ-CAPABILITY-ARGS' && out.error.details.violations.length >= 3,
@@ -554,7 +554,7 @@ export const capabilityChecks: readonly Check[] = [
     expected:
       'log.emit with a 1.6 MB field is answered R-CAP-PAYLOAD (max_bytes 1500000) and not logged; on helix a kv.put of a 70 kB value is I-REQ-CAPABILITY-ARGS and the next clock.now_unix call is answered ok; the run succeeds',
     packs: (engine) => [
-      engine === 'extism'
+      engine.name === 'extism'
         ? {
             id: 'cap.big',
             module: extismForwarder(),
@@ -570,7 +570,7 @@ export const capabilityChecks: readonly Check[] = [
     async run(ctx) {
       const host = await ctx.host();
       const pad = { event: 'huge', fields: { pad: 'y'.repeat(1_600_000) } };
-      if (ctx.engine === 'extism') {
+      if (ctx.engine.name === 'extism') {
         const r = await ctx.call('cap.big', { abi_version: 1, name: 'log.emit', args: pad });
         const out = expectSuccess(r) as { error?: { code: string; details: { max_bytes?: number } } };
         expect(
@@ -608,7 +608,7 @@ export const capabilityChecks: readonly Check[] = [
     expected:
       'with maxCapabilityCalls 5 the run ends terminal_error R-CAP-CALL-LIMIT (details.max_capability_calls 5) within 5 s; the journal holds 5 served calls and one abort, nothing after',
     packs: (engine) => [
-      engine === 'extism'
+      engine.name === 'extism'
         ? {
             id: 'cap.storm',
             module: extismForwarder(1_000_000),
@@ -629,7 +629,7 @@ export const capabilityChecks: readonly Check[] = [
       const t0 = performance.now();
       const r = await ctx.call(
         'cap.storm',
-        ctx.engine === 'extism' ? { abi_version: 1, name: 'clock.now_unix', args: {} } : { storm: 'clock.now_unix' },
+        ctx.engine.name === 'extism' ? { abi_version: 1, name: 'clock.now_unix', args: {} } : { storm: 'clock.now_unix' },
       );
       const ms = performance.now() - t0;
       expectOutcome(r, 'terminal_error', 'R-CAP-CALL-LIMIT');

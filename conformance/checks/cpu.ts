@@ -5,7 +5,7 @@
 // call; budgets that grow with the data must grow as the manifest says and stop at the policy's
 // ceilings; input and output past their bounds are refused.
 import { isHelixError, MIB, type ResponseEnvelope } from '../../abi/index.js';
-import { expect, expectOutcome, expectSuccess, type Check, type CheckContext, type Engine, type PackSpec } from '../check.js';
+import { expect, expectOutcome, expectSuccess, type Check, type CheckContext, type EngineAdapter, type PackSpec } from '../check.js';
 import { checkDefaultPolicy } from '../runner.js';
 import { runCli } from '../kit/c-cpu-proc.js';
 import { extismWat } from '../kit/extism-wat.js';
@@ -56,10 +56,10 @@ interface PackOptions extends BodyOptions {
 }
 
 /** The same body as a toolpack for the engine: helix/v1 on helix, extism/v1 on extism. */
-function pack(engine: Engine, id: string, body: string, o: PackOptions = {}): PackSpec {
+function pack(engine: EngineAdapter, id: string, body: string, o: PackOptions = {}): PackSpec {
   const manifest = { timeoutMs: o.timeoutMs ?? 60_000, limits: { ...DEFAULT_LIMITS, ...o.limits }, ...o.manifest };
   const common = o.inputSchema === undefined ? {} : { inputSchema: o.inputSchema };
-  return engine === 'extism'
+  return engine.name === 'extism'
     ? { id, module: extismRun(body, o), manifest: { abi: 'extism/v1', entrypoint: 'run', ...manifest }, ...common }
     : { id, module: helixRun(body, o), manifest, ...common };
 }
@@ -120,7 +120,7 @@ export const cpuChecks: readonly Check[] = [
     engines: ['helix', 'extism'],
     expected: `terminal_error S-TOOL-FUEL-EXHAUSTED, with metrics.fuel_used at least the budget (${FUEL}) and the same for the same call`,
     packs: (engine) => [
-      engine === 'extism'
+      engine.name === 'extism'
         ? {
             id: 'cpu.spin',
             module: extismWat('(loop $l (br $l)) (i32.const 0)'),
@@ -366,7 +366,7 @@ export const cpuChecks: readonly Check[] = [
     packs: (engine) => {
       const wait = '(drop (memory.atomic.wait32 (i32.const 8) (i32.const 0) (i64.const -1)))';
       const manifest = { timeoutMs: 500, limits: { ...DEFAULT_LIMITS } };
-      if (engine === 'extism') {
+      if (engine.name === 'extism') {
         return [
           {
             id: 'cpu.atomic_wait',
@@ -628,7 +628,7 @@ export const cpuChecks: readonly Check[] = [
     policy: (_engine, env) => ({ ...checkDefaultPolicy(env), ceilings: { maxInputBytes: 1024 } }),
     packs: (engine) => {
       const big =
-        engine === 'extism'
+        engine.name === 'extism'
           ? {
               id: 'cpu.big_output',
               module: extismWat('(call $output_set (call $alloc (i64.const 100000)) (i64.const 100000)) (i32.const 0)'),

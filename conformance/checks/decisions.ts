@@ -44,9 +44,9 @@ export const decisionChecks: readonly Check[] = [
     expected:
       'retryable_error R-CAP-CALL-LIMIT with details.max_capability_calls N (20 helix, 10 extism); the journal holds N ok entries and one abort, the audit N + 1 capability records (one aborted); the run is recorded failed with R-CAP-CALL-LIMIT; the store grows by less than 1 MiB; fuel_used is below the budget',
     packs: (engine) => {
-      const ceiling = engine === 'extism' ? 10 : 20;
+      const ceiling = engine.name === 'extism' ? 10 : 20;
       return [
-        ioPack(engine, 'd.storm', engine === 'extism' ? stormPlugin(100_000) : stormGuest(100_000), {
+        ioPack(engine, 'd.storm', engine.name === 'extism' ? stormPlugin(100_000) : stormGuest(100_000), {
           timeoutMs: 60_000,
           capabilities: CLOCK,
           limits: { ...IO_LIMITS, fuel: 10_000_000_000, maxCapabilityCalls: ceiling },
@@ -54,7 +54,7 @@ export const decisionChecks: readonly Check[] = [
       ];
     },
     async run(ctx) {
-      const ceiling = ctx.engine === 'extism' ? 10 : 20;
+      const ceiling = ctx.engine.name === 'extism' ? 10 : 20;
       const store = hostStore(await ctx.host());
       const before = statSync(store.path).size;
       const r = await ctx.call('d.storm', {});
@@ -94,7 +94,7 @@ export const decisionChecks: readonly Check[] = [
       'R-CAP-CALL-LIMIT (max_capability_calls 5) for each, no panic detail (helix_panic is not called after a decision), 6 journal entries, fuel_used below 1,000,000 of a 10^15 budget, each within 5 s',
     packs: (engine) => {
       const manifest = { timeoutMs: 20_000, capabilities: CLOCK, limits: { ...IO_LIMITS, fuel: 1e15, maxCapabilityCalls: 5 } };
-      if (engine === 'extism') {
+      if (engine.name === 'extism') {
         return [
           ioPack(engine, 'd.then_trap', stormPlugin(200, 'unreachable'), manifest),
           ioPack(engine, 'd.then_spin', stormPlugin(200, '(loop $forever (br $forever))'), manifest),
@@ -132,7 +132,7 @@ export const decisionChecks: readonly Check[] = [
     expected:
       'terminal_error S-TOOL-BAD-POINTER naming the import (capability_call with ptr 0x7ffffff0, len 64; helix_capability_call for an offset naming no block); nothing journaled',
     packs: (engine) => [
-      ioPack(engine, 'd.bad_pointer', engine === 'extism' ? BAD_OFFSET_PLUGIN : BAD_POINTER_CAUGHT, { capabilities: CLOCK }),
+      ioPack(engine, 'd.bad_pointer', engine.name === 'extism' ? BAD_OFFSET_PLUGIN : BAD_POINTER_CAUGHT, { capabilities: CLOCK }),
     ],
     async run(ctx) {
       const r = await ctx.call('d.bad_pointer', {});
@@ -140,7 +140,7 @@ export const decisionChecks: readonly Check[] = [
         ctx,
         r,
         'S-TOOL-BAD-POINTER',
-        ctx.engine === 'extism' ? { import: 'helix_capability_call' } : { import: 'capability_call', ptr: 0x7ffffff0, len: 64 },
+        ctx.engine.name === 'extism' ? { import: 'helix_capability_call' } : { import: 'capability_call', ptr: 0x7ffffff0, len: 64 },
       );
       expect((await journalOf(ctx, r)).length === 0, 'a call with a bad pointer was journaled');
       ctx.observe('error', r.error);
@@ -246,17 +246,17 @@ export const decisionChecks: readonly Check[] = [
     expected:
       'terminal_error S-TOOL-TRAP with details.uncaught_exception true, details.trap "uncaught WebAssembly exception" and details.phase start / alloc / execute / dealloc (helix/v1), "execute" for an extism/v1 start or entry function; the message says nothing caught it',
     packs: (engine) =>
-      engine === 'extism'
+      engine.name === 'extism'
         ? [ioPack(engine, 'd.throw_start', throwingPlugin('start')), ioPack(engine, 'd.throw_execute', throwingPlugin('execute'))]
         : PHASES.map((phase) => ioPack(engine, `d.throw_${phase}`, throwingGuest(phase))),
     async run(ctx) {
-      const phases = ctx.engine === 'extism' ? (['start', 'execute'] as const) : PHASES;
+      const phases = ctx.engine.name === 'extism' ? (['start', 'execute'] as const) : PHASES;
       for (const phase of phases) {
         const r = await ctx.call(`d.throw_${phase}`, {});
         await expectGuestFault(ctx, r, 'S-TOOL-TRAP', {
           uncaught_exception: true,
           trap: 'uncaught WebAssembly exception',
-          phase: ctx.engine === 'extism' ? 'execute' : phase,
+          phase: ctx.engine.name === 'extism' ? 'execute' : phase,
         });
         expect(r.error!.message.includes('nothing caught'), `the message does not say nothing caught it: ${r.error!.message}`);
         ctx.observe(phase, r.error!.message);
@@ -272,14 +272,14 @@ export const decisionChecks: readonly Check[] = [
     expected:
       'S-TOOL-STACK-OVERFLOW for recursion inside try/catch_all (helix/v1); S-TOOL-FUEL-EXHAUSTED with details.fuel_limit 1,000,000 for a spin inside try/catch_all',
     packs: (engine) =>
-      engine === 'extism'
+      engine.name === 'extism'
         ? [ioPack(engine, 'd.spin', CATCHING_SPIN_PLUGIN, { limits: { ...IO_LIMITS, fuel: 1_000_000 } })]
         : [
             ioPack(engine, 'd.recursion', CATCHING_RECURSION),
             ioPack(engine, 'd.spin', CATCHING_SPIN, { limits: { ...IO_LIMITS, fuel: 1_000_000 } }),
           ],
     async run(ctx) {
-      if (ctx.engine === 'helix') await expectGuestFault(ctx, await ctx.call('d.recursion', {}), 'S-TOOL-STACK-OVERFLOW');
+      if (ctx.engine.name === 'helix') await expectGuestFault(ctx, await ctx.call('d.recursion', {}), 'S-TOOL-STACK-OVERFLOW');
       const spin = await ctx.call('d.spin', {});
       await expectGuestFault(ctx, spin, 'S-TOOL-FUEL-EXHAUSTED', { fuel_limit: 1_000_000 });
       ctx.observe('fuel_used', spin.metrics.fuel_used);
@@ -294,11 +294,11 @@ export const decisionChecks: readonly Check[] = [
     expected:
       'retryable_error R-TIMEOUT-001 at a 300 ms deadline with a 10^15 fuel budget, after 250 ms and within 5 s (timed after a warm-up call that starts the workers); the host serves on',
     packs: (engine) => [
-      ioPack(engine, 'd.slow_spin', engine === 'extism' ? CATCHING_SPIN_PLUGIN : CATCHING_SPIN, {
+      ioPack(engine, 'd.slow_spin', engine.name === 'extism' ? CATCHING_SPIN_PLUGIN : CATCHING_SPIN, {
         timeoutMs: 300,
         limits: { ...IO_LIMITS, fuel: 1e15 },
       }),
-      ioPack(engine, 'd.warm', engine === 'extism' ? KERNEL_ERROR_CAUGHT : stormGuest(0)),
+      ioPack(engine, 'd.warm', engine.name === 'extism' ? KERNEL_ERROR_CAUGHT : stormGuest(0)),
     ],
     async run(ctx) {
       // Warm: the first call of an engine may start its workers.

@@ -380,7 +380,7 @@ export const fuzzChecks: readonly Check[] = [
       'each program (loops, branches, calls, memory and table growth) answers what it answers uninstrumented with its memory maximum at the cap (or traps S-TOOL-TRAP where it traps), with metrics.fuel_used > 0, the same on a second call and equal to the fuel its instrumented module uses in this process, memory_peak_pages within the cap; and 6 of them, given one unit of fuel less than they need, end S-TOOL-FUEL-EXHAUSTED. On extism/v1 the same programs as plugins answer the same values, with fuel_used > 0 and the same on a second call',
     async packs(engine) {
       const cases = await programCases();
-      if (engine === 'extism')
+      if (engine.name === 'extism')
         return cases.map((c) => ({
           id: c.id,
           module: c.extism,
@@ -402,7 +402,7 @@ export const fuzzChecks: readonly Check[] = [
     },
     async run(ctx) {
       const cases = await programCases();
-      const helix = ctx.engine !== 'extism';
+      const helix = ctx.engine.name !== 'extism';
       const outcomes: string[] = [];
       const fuelUsed: number[] = [];
       for (const c of cases) {
@@ -515,7 +515,7 @@ export const fuzzChecks: readonly Check[] = [
       'bytes that are not UTF-8 end S-TOOL-OUTPUT-ENCODING, a JSON-bounds breach its S-TOOL-OUTPUT code, text that is not JSON S-TOOL-OUTPUT-JSON; on helix/v1, JSON that is no envelope S-TOOL-OUTPUT-ENVELOPE, an ok envelope answers its output (C-CONTRACT-OUTPUT-SCHEMA if not an object), an error envelope the guest code with its class status, a terminal capability call of a tool allowed none A-AUTH-FORBIDDEN; on extism/v1 the bytes are the output value itself, and an error text that is a taxonomy error object is the guest error, any other S-TOOL-EXTISM-ERROR',
     packs: async (engine) => {
       const outputs = await outputCases();
-      if (engine !== 'extism') return [{ id: 'fuzz.outputs', module: outputs.helix }];
+      if (engine.name !== 'extism') return [{ id: 'fuzz.outputs', module: outputs.helix }];
       const extism = { abi: 'extism/v1', entrypoint: 'run' };
       return [
         { id: 'fuzz.outputs', module: outputs.extism, manifest: extism },
@@ -527,7 +527,7 @@ export const fuzzChecks: readonly Check[] = [
       const got: string[] = [];
       for (const [i, c] of cases.entries()) {
         const res = await ctx.call('fuzz.outputs', { i });
-        const want = ctx.engine === 'extism' ? expectedForExtismOutput(c.bytes) : expectedForOutput(c.bytes);
+        const want = ctx.engine.name === 'extism' ? expectedForExtismOutput(c.bytes) : expectedForOutput(c.bytes);
         const label = `case ${i} (${c.what}): ${hex(c.bytes).slice(0, 160)}`;
         expect(
           res.status === want.status && res.error?.code === want.code,
@@ -542,7 +542,7 @@ export const fuzzChecks: readonly Check[] = [
         'first 12 outputs',
         cases.slice(0, 12).map((c, i) => `case ${i} (${c.what}): ${hex(c.bytes).slice(0, 200)}`),
       );
-      if (ctx.engine !== 'extism') return;
+      if (ctx.engine.name !== 'extism') return;
       const errors = (await errorCases()).cases;
       const set: string[] = [];
       for (const [i, c] of errors.entries()) {

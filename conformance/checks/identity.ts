@@ -137,7 +137,7 @@ export const identityChecks: readonly Check[] = [
     expected:
       'a second identical call answers replayed: true with the same run_id and output and fuel_used 0; the same input written with other key order, 1.0 for 1 and \\u0041 for A through helix call (another process, same home) is the same run, replayed; a different input is a new run executed (fuel > 0)',
     packs: (engine) => [
-      engine === 'extism'
+      engine.name === 'extism'
         ? {
             id: 'identity.counter',
             module: EXTISM_COUNTER,

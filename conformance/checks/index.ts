@@ -12,7 +12,7 @@ import { ioChecks } from './io.js';
 import { isolationChecks } from './isolation.js';
 import { mcpChecks } from './mcp.js';
 import { memoryChecks } from './memory.js';
-import { moduleChecks } from './module.js';
+import { moduleChecks } from './module/index.js';
 import { privilegedChecks } from './privileged.js';
 import { secretChecks } from './secrets.js';
 import { storeChecks } from './store.js';

@@ -137,7 +137,7 @@ export const ioChecks: readonly Check[] = [
     expected:
       'invalid_request I-REQ-INPUT-SIZE with details.max_input_bytes 1024 and no run; an input of exactly 1024 bytes runs and comes back',
     packs: (engine) => [
-      ioPack(engine, 'io.echo', engine === 'extism' ? EXTISM_ECHO : echoModule(), { limits: { ...IO_LIMITS, maxInputBytes: 1024 } }),
+      ioPack(engine, 'io.echo', engine.name === 'extism' ? EXTISM_ECHO : echoModule(), { limits: { ...IO_LIMITS, maxInputBytes: 1024 } }),
     ],
     async run(ctx) {
       // {"s":"xxx…"} is 8 bytes around the string.
@@ -161,16 +161,10 @@ export const ioChecks: readonly Check[] = [
     expected:
       'terminal_error S-TOOL-OUTPUT-TOO-LARGE for 4 KiB of output (valid JSON, and bytes that are not even UTF-8) under maxOutputBytes 1024; the run is recorded failed',
     packs: (engine) => [
-      ioPack(
-        engine,
-        'io.bytes',
-        bytesPackModule(engine, 'output'),
-        { limits: { ...IO_LIMITS, maxOutputBytes: 1024 } },
-        { outputSchema: OPEN },
-      ),
+      ioPack(engine, 'io.bytes', engine.guests.bytes('output'), { limits: { ...IO_LIMITS, maxOutputBytes: 1024 } }, { outputSchema: OPEN }),
     ],
     async run(ctx) {
-      const json = ctx.engine === 'extism' ? `{"s":"${'x'.repeat(4096)}"}` : okEnvelope(`{"s":"${'x'.repeat(4096)}"}`);
+      const json = ctx.engine.name === 'extism' ? `{"s":"${'x'.repeat(4096)}"}` : okEnvelope(`{"s":"${'x'.repeat(4096)}"}`);
       const r = await ctx.call('io.bytes', bytesInput(json));
       await expectGuestFault(ctx, r, 'S-TOOL-OUTPUT-TOO-LARGE');
       // Not UTF-8 and too large: the size is checked first, so nothing is decoded.
@@ -323,7 +317,7 @@ export const ioChecks: readonly Check[] = [
     expected:
       'success three times with the same counts (global 1, memory byte 1, memory size 1 page before growing; for extism/v1 also an Extism var 1), each call a new run',
     packs: (engine) => {
-      if (engine === 'extism') {
+      if (engine.name === 'extism') {
         return [ioPack(engine, 'io.counter', EXTISM_COUNTER)];
       }
       // value = global*10000 + memory byte*100 + pages before growing
@@ -351,7 +345,7 @@ export const ioChecks: readonly Check[] = [
         outs.push(expectSuccess(r));
         runs.add(r.run_id);
       }
-      const want = ctx.engine === 'extism' ? { g: 1, m: 1, v: 1 } : { value: 10101 };
+      const want = ctx.engine.name === 'extism' ? { g: 1, m: 1, v: 1 } : { value: 10101 };
       for (const o of outs)
         expect(JSON.stringify(o) === JSON.stringify(want), `a call saw state of an earlier one: ${JSON.stringify(outs)}`);
       expect(runs.size === 3, 'the three calls were not three runs');
@@ -430,7 +424,7 @@ export const ioChecks: readonly Check[] = [
       'S-TOOL-TRAP, message "The tool trapped in <export>: unreachable, at deep (wasm-function[N])." with details.export the entrypoint, details.function "deep", details.wasm_function N and details.frames innermost first',
     async packs(engine) {
       const wat =
-        engine === 'extism'
+        engine.name === 'extism'
           ? extismWat('(call $mid) (i32.const 0)', { extra: '(func $mid (call $deep)) (func $deep unreachable)' })
           : numberModule('(call $mid) (i64.const 1)', '(func $mid (call $deep)) (func $deep unreachable)');
       return [
@@ -438,13 +432,13 @@ export const ioChecks: readonly Check[] = [
           engine,
           'io.deep_trap',
           await wat2wasm(wat, 'deep.wat', { names: true }),
-          engine === 'extism' ? {} : { entrypoint: 'execute' },
+          engine.name === 'extism' ? {} : { entrypoint: 'execute' },
         ),
       ];
     },
     async run(ctx) {
       const r = await ctx.call('io.deep_trap', {});
-      const entry = ctx.engine === 'extism' ? 'run' : 'execute';
+      const entry = ctx.engine.name === 'extism' ? 'run' : 'execute';
       await expectGuestFault(ctx, r, 'S-TOOL-TRAP', { export: entry, function: 'deep' });
       const d = r.error!.details as { wasm_function?: unknown; frames?: unknown };
       expect(typeof d.wasm_function === 'number', `details.wasm_function is ${JSON.stringify(d.wasm_function)}`);
@@ -470,11 +464,11 @@ export const ioChecks: readonly Check[] = [
     engines: BOTH,
     expected:
       'terminal_error S-TOOL-OUTPUT-ENCODING for FF FE, C0 AF and ED A0 80 inside a string; S-TOOL-OUTPUT-JSON for "hello", no output at all, and an envelope followed by a second value; each run recorded failed',
-    packs: (engine) => [ioPack(engine, 'io.bytes', bytesPackModule(engine, 'output'), {}, { outputSchema: OPEN })],
+    packs: (engine) => [ioPack(engine, 'io.bytes', engine.guests.bytes('output'), {}, { outputSchema: OPEN })],
     async run(ctx) {
       const wrap = (inner: Uint8Array): Uint8Array => {
-        const head = new TextEncoder().encode(ctx.engine === 'extism' ? '{"s":"' : '{"status":"ok","output":{"s":"');
-        const tail = new TextEncoder().encode(ctx.engine === 'extism' ? '"}' : '"}}');
+        const head = new TextEncoder().encode(ctx.engine.name === 'extism' ? '{"s":"' : '{"status":"ok","output":{"s":"');
+        const tail = new TextEncoder().encode(ctx.engine.name === 'extism' ? '"}' : '"}}');
         return new Uint8Array([...head, ...inner, ...tail]);
       };
       for (const [label, bytes] of [
@@ -487,7 +481,7 @@ export const ioChecks: readonly Check[] = [
         await expectGuestFault(ctx, r, 'S-TOOL-OUTPUT-ENCODING');
         ctx.observe(`encoding ${label}`, r.error?.message);
       }
-      const valid = ctx.engine === 'extism' ? '{"a":1}' : okEnvelope('{"a":1}');
+      const valid = ctx.engine.name === 'extism' ? '{"a":1}' : okEnvelope('{"a":1}');
       for (const [label, text] of [
         ['text', 'hello'],
         ['empty', ''],
@@ -593,7 +587,7 @@ export const ioChecks: readonly Check[] = [
       ioPack(
         engine,
         'io.bytes',
-        bytesPackModule(engine, 'output'),
+        engine.guests.bytes('output'),
         {},
         {
           outputSchema: {
@@ -606,7 +600,7 @@ export const ioChecks: readonly Check[] = [
       ),
     ],
     async run(ctx) {
-      const wrap = (v: string): string => (ctx.engine === 'extism' ? v : okEnvelope(v));
+      const wrap = (v: string): string => (ctx.engine.name === 'extism' ? v : okEnvelope(v));
       const r = await ctx.call('io.bytes', bytesInput(wrap('{"count":"many","sneaky":true}')));
       expectOutcome(r, 'terminal_error', 'C-CONTRACT-OUTPUT-SCHEMA');
       const details = JSON.stringify(r.error!.details);
@@ -624,7 +618,7 @@ export const ioChecks: readonly Check[] = [
     engines: ['extism'],
     expected:
       'success whose output is {"status":"error","error":{"code":"A-AUTH-FORBIDDEN",…}} byte for byte; a capability_call-shaped output is also just output',
-    packs: (engine) => [ioPack(engine, 'io.bytes', bytesPackModule(engine, 'output'), {}, { outputSchema: OPEN })],
+    packs: (engine) => [ioPack(engine, 'io.bytes', engine.guests.bytes('output'), {}, { outputSchema: OPEN })],
     async run(ctx) {
       for (const text of [
         '{"status":"error","error":{"code":"A-AUTH-FORBIDDEN","message":"forbidden"}}',
@@ -644,7 +638,7 @@ export const ioChecks: readonly Check[] = [
     expected:
       'D-DATA-FORMAT terminal_error for a JSON taxonomy error; R-UPSTREAM-X retryable_error; S-TOOL-EXTISM-ERROR with the first 1024 bytes in details.plugin_error for 3000 bytes of text; S-TOOL-EXTISM-ERROR with details.return_code 7; S-TOOL-TRAP with memory_pages for unreachable',
     packs: (engine) => [
-      ioPack(engine, 'io.err', bytesPackModule(engine, 'error'), {}, { outputSchema: OPEN }),
+      ioPack(engine, 'io.err', engine.guests.bytes('error'), {}, { outputSchema: OPEN }),
       ioPack(engine, 'io.ret7', extismWat('(i32.const 7)')),
       ioPack(engine, 'io.trap', extismWat('unreachable')),
     ],
@@ -698,18 +692,18 @@ export const ioChecks: readonly Check[] = [
       ioPack(
         engine,
         'io.bytes',
-        bytesPackModule(engine, 'output'),
+        engine.guests.bytes('output'),
         { limits: { ...IO_LIMITS, maxInputBytes: 2_000_000, maxOutputBytes: 1_000_000, maxMemoryPages: 128 } },
         { outputSchema: OPEN },
       ),
       ioPack(
         engine,
         'io.req',
-        bytesPackModule(engine, 'request'),
+        engine.guests.bytes('request'),
         { limits: { ...IO_LIMITS, maxInputBytes: 2_000_000, maxMemoryPages: 128 } },
         { outputSchema: OPEN },
       ),
-      ioPack(engine, 'io.echo', engine === 'extism' ? EXTISM_ECHO : echoModule()),
+      ioPack(engine, 'io.echo', engine.name === 'extism' ? EXTISM_ECHO : echoModule()),
     ],
     async run(ctx) {
       const deepInput = await ctx.call('io.echo', JSON.parse(nestedObjects(1600)));
@@ -723,8 +717,8 @@ export const ioChecks: readonly Check[] = [
         'an input of 64 levels did not come back',
       );
 
-      const base = ctx.engine === 'extism' ? '' : '/output';
-      const wrap = (v: string): string => (ctx.engine === 'extism' ? v : okEnvelope(v));
+      const base = ctx.engine.name === 'extism' ? '' : '/output';
+      const wrap = (v: string): string => (ctx.engine.name === 'extism' ? v : okEnvelope(v));
       const out = await ctx.call('io.bytes', bytesInput(wrap(nestedObjects(1600))));
       await expectGuestFault(ctx, out, 'S-TOOL-OUTPUT-DEPTH', { pointer: aPointer(base, 64) });
       const arrays = await ctx.call('io.bytes', bytesInput(wrap(`{"v":${nestedArrays(100_000)}}`)));
@@ -753,15 +747,15 @@ export const ioChecks: readonly Check[] = [
     expected:
       'I-REQ-JSON-NUMBER at /input/x/1 for 1e400, at /input/y for NaN, for 9007199254740993 and 9007199254740992; S-TOOL-OUTPUT-NUMBER quoting 18446744073709551615 for a u64 output; I-REQ-CAPABILITY-ARGS (the guest goes on) for 1e400 in kv.put args; 9007199254740991 passes; 0.1 and 0.10 are the same run',
     packs: (engine) => [
-      ioPack(engine, 'io.bytes', bytesPackModule(engine, 'output'), {}, { outputSchema: OPEN }),
+      ioPack(engine, 'io.bytes', engine.guests.bytes('output'), {}, { outputSchema: OPEN }),
       ioPack(
         engine,
         'io.kv',
-        bytesPackModule(engine, 'request'),
+        engine.guests.bytes('request'),
         { capabilities: { abiVersion: 1, allow: ['kv.put', 'kv.get'] } },
         { outputSchema: OPEN },
       ),
-      ioPack(engine, 'io.echo', engine === 'extism' ? EXTISM_ECHO : echoModule()),
+      ioPack(engine, 'io.echo', engine.name === 'extism' ? EXTISM_ECHO : echoModule()),
     ],
     async run(ctx) {
       const inf = await ctx.call('io.echo', JSON.parse('{"x":[1,1e400]}'));
@@ -783,8 +777,8 @@ export const ioChecks: readonly Check[] = [
       const b = await ctx.call('io.echo', JSON.parse('{"f":0.10}'));
       expect(a.run_id === b.run_id && b.replayed === true, `0.1 and 0.10 are different runs (${a.run_id}, ${b.run_id})`);
 
-      const wrap = (v: string): string => (ctx.engine === 'extism' ? v : okEnvelope(v));
-      const base = ctx.engine === 'extism' ? '' : '/output';
+      const wrap = (v: string): string => (ctx.engine.name === 'extism' ? v : okEnvelope(v));
+      const base = ctx.engine.name === 'extism' ? '' : '/output';
       const u64 = await ctx.call('io.bytes', bytesInput(wrap('{"id":18446744073709551615}')));
       await expectGuestFault(ctx, u64, 'S-TOOL-OUTPUT-NUMBER', { pointer: `${base}/id` });
       expect(
@@ -817,15 +811,15 @@ export const ioChecks: readonly Check[] = [
     expected:
       'I-REQ-JSON-VALUE (pointer /input/s/1, problem string; /input/__proto__) for input; S-TOOL-OUTPUT-VALUE (pointer …/s, …/__proto__) for output; I-REQ-CAPABILITY-ARGS for a lone surrogate in args; {"a":1,"a":2} outputs {"a":2}; members named constructor and prototype pass through unchanged',
     packs: (engine) => [
-      ioPack(engine, 'io.bytes', bytesPackModule(engine, 'output'), {}, { outputSchema: OPEN }),
+      ioPack(engine, 'io.bytes', engine.guests.bytes('output'), {}, { outputSchema: OPEN }),
       ioPack(
         engine,
         'io.kv',
-        bytesPackModule(engine, 'request'),
+        engine.guests.bytes('request'),
         { capabilities: { abiVersion: 1, allow: ['kv.put', 'kv.get'] } },
         { outputSchema: OPEN },
       ),
-      ioPack(engine, 'io.echo', engine === 'extism' ? EXTISM_ECHO : echoModule()),
+      ioPack(engine, 'io.echo', engine.name === 'extism' ? EXTISM_ECHO : echoModule()),
     ],
     async run(ctx) {
       const lone = await ctx.call('io.echo', { s: ['fine', 'bad \ud800'] });
@@ -843,15 +837,15 @@ export const ioChecks: readonly Check[] = [
         'constructor/prototype members did not come back as plain data',
       );
 
-      const wrap = (v: string): string => (ctx.engine === 'extism' ? v : okEnvelope(v));
-      const base = ctx.engine === 'extism' ? '' : '/output';
+      const wrap = (v: string): string => (ctx.engine.name === 'extism' ? v : okEnvelope(v));
+      const base = ctx.engine.name === 'extism' ? '' : '/output';
       const surrogate = await ctx.call('io.bytes', bytesInput(wrap('{"s":"\\udc00"}')));
       await expectGuestFault(ctx, surrogate, 'S-TOOL-OUTPUT-VALUE', { pointer: `${base}/s` });
       const keySurrogate = await ctx.call('io.bytes', bytesInput(wrap('{"k\\ud800":1}')));
       await expectGuestFault(ctx, keySurrogate, 'S-TOOL-OUTPUT-VALUE');
       const proto = await ctx.call('io.bytes', bytesInput(wrap('{"__proto__":{"isAdmin":true}}')));
       await expectGuestFault(ctx, proto, 'S-TOOL-OUTPUT-VALUE', { pointer: `${base}/__proto__` });
-      if (ctx.engine === 'helix') {
+      if (ctx.engine.name === 'helix') {
         // An envelope that says error and then ok is ok: the last value of a member given twice.
         const twice = await ctx.call('io.bytes', bytesInput('{"status":"error","status":"ok","output":{"last":true}}'));
         expect(JSON.stringify(expectSuccess(twice)) === '{"last":true}', `a status given twice did not keep the last: ${twice.status}`);
@@ -1031,24 +1025,24 @@ export const ioChecks: readonly Check[] = [
       ioPack(
         engine,
         'io.bytes',
-        bytesPackModule(engine, 'output'),
+        engine.guests.bytes('output'),
         {},
         { outputSchema: OPEN, inputSchema: { type: 'object', required: ['hex'] } },
       ),
     ],
     async run(ctx) {
-      const bytes = await wat2wasm(bytesPackModule(ctx.engine, 'output'), 'bytes.wat');
+      const bytes = await wat2wasm(ctx.engine.guests.bytes('output'), 'bytes.wat');
       const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
-      const wrap = (v: string): string => (ctx.engine === 'extism' ? v : okEnvelope(v));
+      const wrap = (v: string): string => (ctx.engine.name === 'extism' ? v : okEnvelope(v));
       const errorText =
-        ctx.engine === 'extism'
+        ctx.engine.name === 'extism'
           ? '{"code":"R-UPSTREAM-X","message":"m"}'
           : '{"status":"error","error":{"code":"R-UPSTREAM-X","message":"m"}}';
       const outcomes = [
         await ctx.call('io.bytes', bytesInput(wrap('{"ok":1}'))),
         await ctx.call('io.bytes', { nothex: 1 }),
         await ctx.call('io.bytes', bytesInput('not json')),
-        ctx.engine === 'extism' ? undefined : await ctx.call('io.bytes', bytesInput(errorText)),
+        ctx.engine.name === 'extism' ? undefined : await ctx.call('io.bytes', bytesInput(errorText)),
         await ctx.call('io.unknown.tool', {}),
       ].filter((r) => r !== undefined);
       const statuses = new Set<string>();
@@ -1085,7 +1079,7 @@ export const ioChecks: readonly Check[] = [
         );
       }
       const need =
-        ctx.engine === 'extism'
+        ctx.engine.name === 'extism'
           ? ['success', 'invalid_request', 'terminal_error']
           : ['success', 'invalid_request', 'terminal_error', 'retryable_error'];
       for (const s of need) expect(statuses.has(s), `no ${s} among the outcomes`);

@@ -2,7 +2,7 @@
 // memory, globals, table edits, dropped segments or Extism variables (the next call of the same
 // tool, recycled instance or fresh), not what concurrent calls hold, not another tool's keys, and
 // not a run's output before (or unless) that run ends well.
-import { expect, expectOutcome, expectSuccess, type Check, type CheckContext, type Engine, type PackSpec } from '../check.js';
+import { expect, expectOutcome, expectSuccess, type Check, type CheckContext, type EngineAdapter, type PackSpec } from '../check.js';
 import { EXTISM_ECHO } from '../kit/canary.js';
 import { EMIT, KERNEL } from '../kit/extism-wat.js';
 import { echoModule, numberResultModule } from '../kit/guest-wat.js';
@@ -59,8 +59,8 @@ const EXTISM_PLANT = `(module ${KERNEL}
     (i32.const 0)))`;
 
 /** What a plant call found of earlier calls: its flags (0 when nothing). */
-function found(engine: Engine, output: Record<string, unknown>): { flags: number; ptr?: number } {
-  if (engine === 'extism') return { flags: Number(output.v) };
+function found(engine: EngineAdapter, output: Record<string, unknown>): { flags: number; ptr?: number } {
+  if (engine.name === 'extism') return { flags: Number(output.v) };
   const v = Number(output.value);
   return { flags: Math.floor(v / 1_000_000), ptr: v % 1_000_000 };
 }
@@ -75,8 +75,8 @@ function describeFlags(flags: number): string {
   return seen.length === 0 ? 'nothing' : seen.join(', ');
 }
 
-const plantPack = (engine: Engine, id: string, grow = false): PackSpec =>
-  engine === 'extism'
+const plantPack = (engine: EngineAdapter, id: string, grow = false): PackSpec =>
+  engine.name === 'extism'
     ? { id, module: EXTISM_PLANT, manifest: { abi: 'extism/v1', entrypoint: 'run' } }
     : { id, module: plantModule(grow), manifest: { limits: { ...DEFAULT_LIMITS } } };
 
@@ -111,9 +111,11 @@ export const isolationChecks: readonly Check[] = [
     expected:
       'each of 8 calls (each planting its own input in memory at 60,000, setting a mutable global, an Extism variable on extism, and growing memory on the second helix tool) finds nothing of the call before: flags 0, alloc giving the same input pointer every time',
     packs: (engine) =>
-      engine === 'extism' ? [plantPack(engine, 'iso.plant')] : [plantPack(engine, 'iso.plant'), plantPack(engine, 'iso.plant_grow', true)],
+      engine.name === 'extism'
+        ? [plantPack(engine, 'iso.plant')]
+        : [plantPack(engine, 'iso.plant'), plantPack(engine, 'iso.plant_grow', true)],
     async run(ctx) {
-      const tools = ctx.engine === 'extism' ? ['iso.plant'] : ['iso.plant', 'iso.plant_grow'];
+      const tools = ctx.engine.name === 'extism' ? ['iso.plant'] : ['iso.plant', 'iso.plant_grow'];
       for (const tool of tools) {
         const seen: Array<{ flags: number; ptr?: number }> = [];
         for (let i = 0; i < 8; i++) {
@@ -123,7 +125,7 @@ export const isolationChecks: readonly Check[] = [
           expect(f.flags === 0, `${tool} call ${i + 1} found ${describeFlags(f.flags)} of the call before`);
         }
         ctx.observe(tool, seen);
-        if (ctx.engine === 'helix')
+        if (ctx.engine.name === 'helix')
           expect(
             new Set(seen.map((s) => s.ptr)).size === 1,
             `${tool}: alloc gave different input pointers across calls: ${seen.map((s) => s.ptr).join(', ')}`,
@@ -196,7 +198,7 @@ export const isolationChecks: readonly Check[] = [
       '24 plant calls and 24 echo calls in flight together: every plant call finds nothing (flags 0), every echo answers exactly its own input',
     packs: (engine) => [
       plantPack(engine, 'iso.plant'),
-      engine === 'extism'
+      engine.name === 'extism'
         ? { id: 'iso.echo', module: EXTISM_ECHO, manifest: { abi: 'extism/v1', entrypoint: 'run' } }
         : { id: 'iso.echo', module: echoModule() },
     ],

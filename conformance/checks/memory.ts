@@ -7,7 +7,7 @@ import { MAX_MODULE_BYTES, MAX_MODULE_VARIANT_BYTES, MAX_MODULE_VARIANTS, MAX_TA
 import type { EngineStats } from '../../host/2-sandbox/engine/engine.js';
 import type { Host } from '../../host/5-host/host.js';
 import { decodeModule, instrumentModule } from '../../host/2-sandbox/wasm/index.js';
-import { expect, expectOutcome, expectSuccess, type Check, type CheckContext, type Engine, type PackSpec } from '../check.js';
+import { expect, expectOutcome, expectSuccess, type Check, type CheckContext, type EngineAdapter, type PackSpec } from '../check.js';
 import { checkDefaultPolicy } from '../runner.js';
 import { extismWat } from '../kit/extism-wat.js';
 import { abiPrelude, echoModule, numberResultModule } from '../kit/guest-wat.js';
@@ -69,8 +69,8 @@ function extismNumber(body: string, opts: { locals?: string; extra?: string; pag
 const GROW_I32 = '(block $b (loop $l (br_if $b (i32.eq (memory.grow (i32.const 1)) (i32.const -1))) (br $l))) (memory.size)';
 
 /** A tool, per engine, that grows its memory until refused and answers {"value": pages}. */
-function growProbe(engine: Engine, id: string, manifest: Record<string, unknown>, pages = 1): PackSpec {
-  return engine === 'extism'
+function growProbe(engine: EngineAdapter, id: string, manifest: Record<string, unknown>, pages = 1): PackSpec {
+  return engine.name === 'extism'
     ? { id, module: extismNumber(GROW_I32, { pages }), manifest: { ...EXTISM, ...manifest } }
     : { id, module: numberResultModule(`${GROW_I32} (i64.extend_i32_u)`, { pages, maxPages: 65536 }), manifest };
 }
@@ -129,7 +129,7 @@ export const memoryChecks: readonly Check[] = [
       'P-PRECOND-MANIFEST-INVALID at limits.maxMemoryPages: ABI-MEMORY-003 for memory 0 of 17 pages under a cap of 16; for memory 1 of 10 pages (20 with memory 0) under a cap of 16; and for 2000 pages under a manifest cap of 65536 that the policy ceiling (1024) lowers',
     packs: (engine) => {
       const cap16 = { limits: { ...DEFAULT_LIMITS, maxMemoryPages: 16 } };
-      if (engine === 'extism') {
+      if (engine.name === 'extism') {
         return [
           { id: 'memory.big_start', module: extismWat('(i32.const 0)', { pages: 17 }), manifest: { ...EXTISM, ...cap16 } },
           {
@@ -218,7 +218,7 @@ export const memoryChecks: readonly Check[] = [
     packs: (engine) => {
       const limits = { ...DEFAULT_LIMITS, maxMemoryPages: 64 };
       const trapper =
-        engine === 'extism'
+        engine.name === 'extism'
           ? {
               id: 'memory.grow_trap',
               module: extismWat('(loop $l (br_if $l (i32.ne (memory.grow (i32.const 1)) (i32.const -1)))) unreachable'),
@@ -271,7 +271,7 @@ export const memoryChecks: readonly Check[] = [
     expected:
       'three memories of 1 page, none with a maximum, under a cap of 16: the instrumented module gives them maxima that add up to 16 (a lone memory could take the whole cap), and the host refuses the module at load with ABI-MODULE-001 (the engine refuses a second memory) rather than serving it',
     packs: (engine) => [
-      engine === 'extism'
+      engine.name === 'extism'
         ? {
             id: 'memory.three',
             module: extismWat('(i32.const 0)', { extra: '(memory $b 1) (memory $c 1)' }),
@@ -285,7 +285,7 @@ export const memoryChecks: readonly Check[] = [
     ],
     async run(ctx) {
       const source =
-        ctx.engine === 'extism'
+        ctx.engine.name === 'extism'
           ? extismWat('(i32.const 0)', { extra: '(memory $b 1) (memory $c 1)' })
           : `(module ${abiPrelude()} (memory $b 1) (memory $c 1) (func (export "execute") (param i32 i32) (result i64) (i64.const 0)))`;
       const rewritten = decodeModule(instrumentModule(await wat2wasm(source), { maxMemoryPages: 16 }).bytes).memories.filter(
@@ -317,13 +317,13 @@ export const memoryChecks: readonly Check[] = [
     engines: ['helix', 'extism'],
     expected: `a valid module padded past MAX_MODULE_BYTES (${MAX_MODULE_BYTES}) by a custom section is refused at load (P-PRECOND-MANIFEST-INVALID, ABI-ALLOC-005 naming its size and the bound) within seconds, as the only violation`,
     async packs(engine) {
-      const small = await wat2wasm(engine === 'extism' ? extismWat('(i32.const 0)') : echoModule());
+      const small = await wat2wasm(engine.name === 'extism' ? extismWat('(i32.const 0)') : echoModule());
       const payload = MAX_MODULE_BYTES - small.length;
       const custom = [0, ...leb(payload + 2), 1, 0x78];
       const huge = new Uint8Array(small.length + custom.length + payload);
       huge.set(small);
       huge.set(custom, small.length);
-      return [{ id: 'memory.huge', module: huge, manifest: engine === 'extism' ? EXTISM : {} }];
+      return [{ id: 'memory.huge', module: huge, manifest: engine.name === 'extism' ? EXTISM : {} }];
     },
     async run(ctx) {
       await ctx.pluginsDir();
@@ -356,7 +356,7 @@ export const memoryChecks: readonly Check[] = [
     packs: (engine) => {
       const segment = `(data (i32.const 0) "${'A'.repeat(4 * 2 ** 20)}")`;
       return [
-        engine === 'extism'
+        engine.name === 'extism'
           ? { id: 'memory.segment', module: extismWat('(i32.const 0)', { extra: segment }), manifest: EXTISM }
           : {
               id: 'memory.segment',
@@ -365,7 +365,7 @@ export const memoryChecks: readonly Check[] = [
       ];
     },
     async run(ctx) {
-      if (ctx.engine === 'extism') {
+      if (ctx.engine.name === 'extism') {
         const lines = await refusedWith(ctx);
         expectLine(lines, 'for the segment past memory', /memory_segment/, /ABI-EXTISM-001/, /cannot be instantiated/);
         return;
@@ -389,10 +389,10 @@ export const memoryChecks: readonly Check[] = [
     packs: (engine) => {
       const tables = (n: number, size: number): string => Array.from({ length: n }, () => `(table ${size} funcref)`).join(' ');
       const mod = (extra: string): string =>
-        engine === 'extism'
+        engine.name === 'extism'
           ? extismWat('(i32.const 0)', { extra })
           : `(module ${abiPrelude()} ${extra} (func (export "execute") (param i32 i32) (result i64) (i64.const 0)))`;
-      const manifest = engine === 'extism' ? EXTISM : {};
+      const manifest = engine.name === 'extism' ? EXTISM : {};
       return [
         { id: 'memory.tables3', module: mod(tables(3, 10_000_000)), manifest },
         { id: 'memory.tables_pair', module: mod(tables(2, 600_000)), manifest },
@@ -432,7 +432,7 @@ export const memoryChecks: readonly Check[] = [
       const tables = '(table 0 funcref) (table 0 10 funcref) (table 0 funcref)';
       const locals = '(local $d i32) (local $sum i32)';
       return [
-        engine === 'extism'
+        engine.name === 'extism'
           ? {
               id: 'memory.tables_grow',
               module: extismNumber(growTables(3), { locals, extra: tables }),
@@ -452,7 +452,7 @@ export const memoryChecks: readonly Check[] = [
       ctx.observe('elements', out.value);
       // The same rewrite the host applied: table 1 keeps its declared maximum of 10.
       const source =
-        ctx.engine === 'extism'
+        ctx.engine.name === 'extism'
           ? extismNumber(growTables(3), {
               locals: '(local $d i32) (local $sum i32)',
               extra: '(table 0 funcref) (table 0 10 funcref) (table 0 funcref)',
@@ -476,7 +476,7 @@ export const memoryChecks: readonly Check[] = [
     expected:
       'P-PRECOND-MANIFEST-INVALID: ABI-MODULE-001 naming "1000001 types, more than the engine\'s limit of 1000000", the same for functions (1000001), globals (1000001) and exports (100001), a function declaring 50001 locals, and a module within every limit whose 100,001 mutable globals would give its instrumented form more than 100,000 exports; the count modules are a few bytes, the refusal takes milliseconds and the host grows by little',
     packs: (engine) => {
-      const manifest = engine === 'extism' ? EXTISM : {};
+      const manifest = engine.name === 'extism' ? EXTISM : {};
       const voidType = section(1, [1, 0x60, 0, 0]);
       const oneFunc = section(3, [1, 0]);
       const body = [1, ...leb(50_001), 0x7f, 0x0b];
@@ -494,7 +494,7 @@ export const memoryChecks: readonly Check[] = [
         {
           id: 'memory.instrumented_exports',
           module:
-            engine === 'extism'
+            engine.name === 'extism'
               ? extismWat('(i32.const 0)', { extra: MANY_GLOBALS })
               : `(module ${abiPrelude()} ${MANY_GLOBALS} (func (export "execute") (param i32 i32) (result i64) (i64.const 0)))`,
           manifest,
@@ -546,7 +546,7 @@ export const memoryChecks: readonly Check[] = [
       }
       const host = await ctx.host();
       const stats = await census(ctx);
-      const workers = ctx.engine === 'extism' ? (stats.extism?.workers ?? []) : stats.workers;
+      const workers = ctx.engine.name === 'extism' ? (stats.extism?.workers ?? []) : stats.workers;
       ctx.observe('variants', {
         kept: stats.variants.keys.length,
         bytes: stats.variants.bytes,
@@ -585,7 +585,7 @@ export const memoryChecks: readonly Check[] = [
     expected:
       'after 24 calls of a 64-page echo module under distinct caps (4 to 27 MiB), every idle worker keeps at most one recyclable instance of the module, and each call answered its own input',
     packs: (engine) =>
-      engine === 'extism'
+      engine.name === 'extism'
         ? [
             {
               id: 'memory.echo64',
@@ -604,10 +604,10 @@ export const memoryChecks: readonly Check[] = [
       for (let i = 0; i < 24; i++) {
         const r = await ctx.call('memory.echo64', { i }, { request: { constraints: { memory_mb_limit: 4 + i } } });
         const out = expectSuccess(r);
-        expect(ctx.engine === 'extism' ? out.value === 7 : out.i === i, `call ${i} answered ${JSON.stringify(out)}`);
+        expect(ctx.engine.name === 'extism' ? out.value === 7 : out.i === i, `call ${i} answered ${JSON.stringify(out)}`);
       }
       const stats = await census(ctx);
-      const workers = ctx.engine === 'extism' ? (stats.extism?.workers ?? []) : stats.workers;
+      const workers = ctx.engine.name === 'extism' ? (stats.extism?.workers ?? []) : stats.workers;
       const host = await ctx.host();
       const digest = host.tools().find((t) => t.id === 'memory.echo64')!.moduleDigest!;
       const kept = workers.map((w) => w.instances.filter((k) => k.startsWith(`${digest}:`)).length);

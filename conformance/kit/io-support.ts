@@ -5,22 +5,21 @@ import { readJournal } from '../../host/4-calls/broker/journal.js';
 import { hostStore } from '../../host/5-host/host.js';
 import { getRun } from '../../host/4-calls/runs/run-store.js';
 import { readAudit } from '../../host/3-store/audit.js';
-import { CheckFailure, expect, expectOutcome, type CheckContext, type Engine, type PackSpec } from '../check.js';
+import { CheckFailure, expect, expectOutcome, type CheckContext, type EngineAdapter, type PackSpec } from '../check.js';
 import { DEFAULT_LIMITS } from './toolpack.js';
 
 /** Limits of the io and decisions toolpacks unless told: the kit's defaults and 10 capability calls. */
 export const IO_LIMITS = { ...DEFAULT_LIMITS, maxCapabilityCalls: 10 } as const;
 
-/** A toolpack for `engine`: an extism/v1 plugin (entry `run`) on extism, else helix/v1. */
+/** A toolpack for `engine` under the io limits (and `manifest`): an extism/v1 plugin (entry `run`) on extism, else helix/v1. */
 export function ioPack(
-  engine: Engine,
+  engine: EngineAdapter,
   id: string,
   module: string | Uint8Array,
   manifest: Record<string, unknown> = {},
   rest: Partial<PackSpec> = {},
 ): PackSpec {
-  const base = engine === 'extism' ? { abi: 'extism/v1', entrypoint: 'run' } : {};
-  return { id, module, ...rest, manifest: { limits: IO_LIMITS, ...base, ...manifest } };
+  return { id, module, ...rest, manifest: { limits: IO_LIMITS, ...engine.manifest, ...manifest } };
 }
 
 /** The run record of a response, from the check's own store. */
