@@ -11,7 +11,7 @@ import { identityChecks } from './identity.js';
 import { ioChecks } from './io.js';
 import { isolationChecks } from './isolation.js';
 import { mcpChecks } from './mcp.js';
-import { memoryChecks } from './memory.js';
+import { memoryChecks } from './memory/index.js';
 import { moduleChecks } from './module/index.js';
 import { privilegedChecks } from './privileged.js';
 import { secretChecks } from './secrets.js';
