@@ -8,7 +8,7 @@ import { decisionChecks } from './decisions.js';
 import { fileChecks } from './files.js';
 import { fuzzChecks } from './fuzz.js';
 import { identityChecks } from './identity.js';
-import { ioChecks } from './io.js';
+import { ioChecks } from './io/index.js';
 import { isolationChecks } from './isolation.js';
 import { mcpChecks } from './mcp.js';
 import { memoryChecks } from './memory/index.js';
