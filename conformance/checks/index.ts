@@ -4,7 +4,7 @@ import type { Check } from '../check.js';
 import { artifactChecks } from './artifacts.js';
 import { capabilityChecks } from './capabilities.js';
 import { cpuChecks } from './cpu/index.js';
-import { decisionChecks } from './decisions.js';
+import { decisionChecks } from './decisions/index.js';
 import { fileChecks } from './files.js';
 import { fuzzChecks } from './fuzz.js';
 import { identityChecks } from './identity.js';
