@@ -2,7 +2,7 @@
 // a file of their own; coverage.ts holds them to abi/ABI.md.
 import type { Check } from '../check.js';
 import { artifactChecks } from './artifacts.js';
-import { capabilityChecks } from './capabilities.js';
+import { capabilityChecks } from './capabilities/index.js';
 import { cpuChecks } from './cpu/index.js';
 import { decisionChecks } from './decisions/index.js';
 import { fileChecks } from './files.js';
