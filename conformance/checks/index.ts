@@ -9,7 +9,7 @@ import { fileChecks } from './files.js';
 import { fuzzChecks } from './fuzz.js';
 import { identityChecks } from './identity.js';
 import { ioChecks } from './io/index.js';
-import { isolationChecks } from './isolation.js';
+import { isolationChecks } from './isolation/index.js';
 import { mcpChecks } from './mcp.js';
 import { memoryChecks } from './memory/index.js';
 import { moduleChecks } from './module/index.js';
