@@ -7,7 +7,7 @@ import { cpuChecks } from './cpu/index.js';
 import { decisionChecks } from './decisions/index.js';
 import { fileChecks } from './files.js';
 import { fuzzChecks } from './fuzz.js';
-import { identityChecks } from './identity.js';
+import { identityChecks } from './identity/index.js';
 import { ioChecks } from './io/index.js';
 import { isolationChecks } from './isolation/index.js';
 import { mcpChecks } from './mcp.js';
