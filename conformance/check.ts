@@ -9,7 +9,7 @@ import type { Host } from '../host/5-host/host.js';
 import type { Engine, EngineAdapter } from './engines/adapter.js';
 import type { PackSpec } from './kit/toolpack.js';
 
-export { ENGINES, type Engine, type EngineAdapter } from './engines/adapter.js';
+export { ENGINES, type Engine, type EngineAdapter, type GuestAbi } from './engines/adapter.js';
 export { CheckFailure, codeOf, expect, expectOutcome, expectSuccess } from './expect.js';
 export type { PackSpec } from './kit/toolpack.js';
 

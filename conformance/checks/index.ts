@@ -6,7 +6,7 @@ import { capabilityChecks } from './capabilities/index.js';
 import { cpuChecks } from './cpu/index.js';
 import { decisionChecks } from './decisions/index.js';
 import { fileChecks } from './files.js';
-import { fuzzChecks } from './fuzz.js';
+import { fuzzChecks } from './fuzz/index.js';
 import { identityChecks } from './identity/index.js';
 import { ioChecks } from './io/index.js';
 import { isolationChecks } from './isolation/index.js';
