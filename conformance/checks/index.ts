@@ -1,11 +1,11 @@
 // Every conformance check, by category, in the report's order. Each category's checks live in
 // a file of their own; coverage.ts holds them to abi/ABI.md.
 import type { Check } from '../check.js';
-import { artifactChecks } from './artifacts.js';
+import { artifactChecks } from './artifacts/index.js';
 import { capabilityChecks } from './capabilities/index.js';
 import { cpuChecks } from './cpu/index.js';
 import { decisionChecks } from './decisions/index.js';
-import { fileChecks } from './files.js';
+import { fileChecks } from './files/index.js';
 import { fuzzChecks } from './fuzz/index.js';
 import { identityChecks } from './identity/index.js';
 import { ioChecks } from './io/index.js';
