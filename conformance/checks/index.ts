@@ -14,7 +14,7 @@ import { mcpChecks } from './mcp.js';
 import { memoryChecks } from './memory/index.js';
 import { moduleChecks } from './module/index.js';
 import { privilegedChecks } from './privileged.js';
-import { secretChecks } from './secrets.js';
+import { secretChecks } from './secrets/index.js';
 import { storeChecks } from './store.js';
 
 /** All checks. */
