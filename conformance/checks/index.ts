@@ -10,7 +10,7 @@ import { fuzzChecks } from './fuzz/index.js';
 import { identityChecks } from './identity/index.js';
 import { ioChecks } from './io/index.js';
 import { isolationChecks } from './isolation/index.js';
-import { mcpChecks } from './mcp.js';
+import { mcpChecks } from './mcp/index.js';
 import { memoryChecks } from './memory/index.js';
 import { moduleChecks } from './module/index.js';
 import { privilegedChecks } from './privileged.js';
