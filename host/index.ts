@@ -15,7 +15,7 @@ export type {
   VerifyReport,
 } from './5-host/host-records.js';
 export type { CheckedCall, Collected, CollectOptions, HostJobs, Job, JobCall, JobCollector, Result } from './5-host/host-jobs.js';
-export { bundledPluginsDir } from './1-base/paths.js';
+export { bundledPluginsDir, bundledToolpacksDir } from './1-base/paths.js';
 export { HelixError, isHelixError, type HelixErrorOptions } from '../abi/index.js';
 export type { ArtifactRecord, RequestEnvelopeInput, ResponseEnvelope, RunEvent, RunRecord, RunStatus, WireError } from '../abi/index.js';
 export {
