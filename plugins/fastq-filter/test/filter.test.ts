@@ -52,7 +52,7 @@ function parseFastq(text: string): Read[] {
 function errorProbabilityMean(quality: string): number {
   if (quality.length === 0) return 0;
   let sum = 0;
-  for (const c of quality) sum += Math.pow(10, (c.charCodeAt(0) - 33) / -10);
+  for (const c of quality) sum += 10 ** ((c.charCodeAt(0) - 33) / -10);
   return -10 * Math.log10(sum / quality.length);
 }
 

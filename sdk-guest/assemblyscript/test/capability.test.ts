@@ -1,7 +1,7 @@
 // The SDK's capability binding against a stand-in host that implements helix_v1.capability_call.
 
 import { beforeAll, describe, expect, it } from 'vitest';
-import { callTool, compileProgram, instantiate, okOutput, readText, ToolExports } from './harness.js';
+import { callTool, compileProgram, instantiate, okOutput, readText, type ToolExports } from './harness.js';
 
 let module: WebAssembly.Module;
 
