@@ -169,7 +169,9 @@ async function compile(packDir: string): Promise<Map<string, Uint8Array>> {
   let diagnostics = '';
   const decoder = new TextDecoder();
   const stderr: AscOutputStream = {
-    write: (chunk) => void (diagnostics += typeof chunk === 'string' ? chunk : decoder.decode(chunk)),
+    write: (chunk) => {
+      diagnostics += typeof chunk === 'string' ? chunk : decoder.decode(chunk);
+    },
   };
   // A pack outside the repository finds @helix/sdk-as through Helix's own copy (sdk-path.ts).
   const sdkModules = bundledSdkModulesDir();
