@@ -72,7 +72,7 @@ export async function callCommand(toolId: string, opts: CallCommandOptions): Pro
     refuse(`The input is not valid JSON: ${(err as Error).message}`, 'Pass a JSON object, e.g. --input \'{"sequence":"ACGT"}\'.');
     return;
   }
-  let host;
+  let host: Host;
   try {
     host = await createHost({ pluginsDir: opts.plugins, policyFile: opts.policy, home: opts.home });
   } catch (err) {

@@ -6,7 +6,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { buildToolpack, findToolpackDirs, MANIFEST_SUFFIX, ToolpackBuildError } from '../host/6-faces/toolchain/build-toolpack.js';
 import { CCompileError, type CToolchainPart } from '../host/6-faces/toolchain/compile-c.js';
-import { moduleDigest, readManifestFields } from '../host/6-faces/toolchain/manifest-digest.js';
+import { type ManifestBuildFields, moduleDigest, readManifestFields } from '../host/6-faces/toolchain/manifest-digest.js';
 
 /** Folders searched for toolpacks, relative to the repository root. */
 export const TOOLPACK_ROOTS = ['plugins', 'bench/fixtures'];
@@ -84,7 +84,7 @@ type ShippedModule = { module: string; matches: true } | { module: string; match
 async function shippedModule(dir: string): Promise<ShippedModule> {
   const manifestName = (await readdir(dir)).find((entry) => entry.endsWith(MANIFEST_SUFFIX));
   if (manifestName === undefined) return { module: 'its module', matches: false, problem: 'has no manifest' };
-  let fields;
+  let fields: ManifestBuildFields;
   try {
     fields = readManifestFields(await readFile(path.join(dir, manifestName), 'utf8'), manifestName);
   } catch {
