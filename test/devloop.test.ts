@@ -262,8 +262,11 @@ describe('helix test', () => {
 describe("the guide's streaming example", () => {
   const guide = readFileSync(path.join(packageRoot(), 'sdk-guest', 'GUIDE.md'), 'utf8');
   const section = guide.slice(guide.indexOf('## 8. Streaming artifacts'), guide.indexOf('## 9.'));
-  const block = (lang: string, text = section) =>
-    text.slice(text.indexOf('```' + lang + '\n') + lang.length + 4, text.indexOf('\n```', text.indexOf('```' + lang + '\n')) + 1);
+  const FENCE = '```';
+  const block = (lang: string, text = section) => {
+    const opening = text.indexOf(`${FENCE}${lang}\n`);
+    return text.slice(opening + lang.length + 4, text.indexOf(`\n${FENCE}`, opening) + 1);
+  };
   const dir = path.join(work.dir, 'streaming', 'fasta-lengths');
   const fasta = '>chr1 first\r\nACGTACGTAC\r\nGGT\r\n>chr2\n\n>chr3\nNNNN';
   const lengths = 'chr1 first\t13\nchr2\t0\nchr3\t4\n';

@@ -105,6 +105,7 @@ describe('continues', () => {
   it('runs a fixture after the one it names, in its store, and names a replay', async () => {
     const dir = packWith({
       first: { input: COUNT, expect: { output: { count: 1 } } },
+      // biome-ignore lint/suspicious/noThenProperty: a fixture named then (then.json) in a map of fixtures, never awaited
       then: { continues: 'first', input: { ...COUNT, note: 'then' }, expect: { output: { count: 2 } } },
       // The same input as `first`, in its store: the recorded run answers.
       'then-again': { continues: 'then.json', input: COUNT, expect: { output: { count: 1 } } },
@@ -150,6 +151,7 @@ describe('continues', () => {
 describe('--only', () => {
   const fixtures = {
     first: { input: COUNT, expect: { output: { count: 1 } } },
+    // biome-ignore lint/suspicious/noThenProperty: a fixture named then (then.json) in a map of fixtures, never awaited
     then: { continues: 'first', input: { ...COUNT, note: 'then' }, expect: { output: { count: 2 } } },
     apart: { input: { ...COUNT, note: 'apart' }, expect: { output: { count: 1 } } },
     other: { input: { ...COUNT, note: 'other' }, expect: { output: { count: 1 } } },

@@ -80,7 +80,7 @@ describe('helix serve over raw stdio: broken frames (ABI-MCP-001 .. ABI-MCP-007)
     srv = await start();
   }, 180_000);
   afterAll(async () => {
-    srv?.s.child.stdin!.end();
+    srv?.s.child.stdin?.end();
     await srv?.s.exited;
   });
 

@@ -6,7 +6,6 @@ import { cp, mkdtemp, readdir, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PolicySchema } from '../../../abi/index.js';
 import { buildToolpack } from '../../../host/6-faces/toolchain/build-toolpack.js';
@@ -88,7 +87,10 @@ function reference(text: string, lineWidth = 0): { fasta: string; records: numbe
 
 /** Random FASTA: several records of random widths, mixed case, N runs, IUPAC codes, blank lines, CRLF. */
 function randomFasta(seed: number, records: number): string {
-  const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+  const rand = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
   const codes = 'ACGTACGTACGTacgtacgtRYKMBDHVSWNryswkmbdhvn-.Uu';
   const eol = rand(2) === 0 ? '\n' : '\r\n';
   let out = '';

@@ -49,7 +49,10 @@ function randomFasta(
   options: { eol?: string; minLength?: number; maxLength?: number; codes?: string } = {},
 ): string {
   // The high bits of a linear congruential generator: its low bits repeat with short periods.
-  const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), Math.floor((seed / 2 ** 31) * n));
+  const rand = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return Math.floor((seed / 2 ** 31) * n);
+  };
   // Mostly plain bases, so seqkit's alphabet guess (first 10,000 bases) sees DNA.
   const { eol = '\n', minLength = 3, maxLength = 3000, codes = SELF_COMPLEMENTARY } = options;
   let out = '';
@@ -112,7 +115,10 @@ describe('seq.translate against seqkit translate -x', () => {
   it('translates FASTQ records as seqkit does', async () => {
     let seed = 5;
     // The high bits of a linear congruential generator: its low bits repeat with short periods.
-    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), Math.floor((seed / 2 ** 31) * n));
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return Math.floor((seed / 2 ** 31) * n);
+    };
     let text = '';
     for (let r = 0; r < 30; r++) {
       const sequence = Array.from({ length: 3 + rand(150) }, () => 'ACGTN'[rand(5)]).join('');
@@ -253,7 +259,10 @@ describe('seq.translate limits', () => {
     // 12 Mi bases on 60-column lines and on one line: past the 8 Mi a record may hold.
     const rand = (() => {
       let seed = 9;
-      return (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), Math.floor((seed / 2 ** 31) * n));
+      return (n: number) => {
+        seed = (seed * 1103515245 + 12345) % 2 ** 31;
+        return Math.floor((seed / 2 ** 31) * n);
+      };
     })();
     const sequence = Array.from({ length: 12 * 1024 * 1024 + 2 }, () => 'ACGTACGTacgtNRY-'[rand(16)]).join('');
     const wrapped = `>chrBig assembled\n${sequence.match(/.{1,60}/g)!.join('\n')}\n>tail\nATGAAATAG\n`;

@@ -125,7 +125,10 @@ interface VcfOptions {
 
 /** A random VCF with every allele shape the classifier distinguishes, sorted by chromosome. */
 function randomVcf({ records, samples = 3, chromosomes = 5, eol = '\n', seed = 1 }: VcfOptions): string {
-  const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+  const rand = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
   const base = () => 'ACGTacgtN'[rand(rand(4) === 0 ? 9 : 4)]!;
   const bases = (n: number) => Array.from({ length: n }, base).join('');
   const out: string[] = ['##fileformat=VCFv4.3', '##source=helix-test', '##INFO=<ID=DP,Number=1,Type=Integer,Description="Depth">'];
@@ -225,7 +228,7 @@ describe('vcf.summary against the JS reference', () => {
     const first = '##fileformat=VCFv4.2\n';
     const pad = (length: number) => `##pad=${'x'.repeat(length - 7)}\n`;
     const header = '#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\tFORMAT\tS1\tS2\n';
-    const headerCut = first + pad(piece - 1 - first.length) + header + 'chr1\t1\t.\tA\tG\t.\t.\t.\tGT\t0/1\t1/1\n';
+    const headerCut = `${first}${pad(piece - 1 - first.length)}${header}chr1\t1\t.\tA\tG\t.\t.\t.\tGT\t0/1\t1/1\n`;
     expect(headerCut.indexOf('#CHROM')).toBe(piece - 1);
     const records = 'chr1\t1\t.\tA\tG\t.\t.\t.\tGT\t0/1\t1/1\n'.repeat(100);
     const recordCut =

@@ -189,7 +189,10 @@ describe('ArtifactReader', () => {
     const id = sim.addArtifact('ACGTACG\r\nTT\r\n');
     expect((await probe(sim, { mode: 'lines', id, piece_length: 8 })).lines).toEqual(['ACGTACG', 'TT']);
     let seed = 11;
-    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
     const alphabet = ['A', 'c', '\n', '\r\n', '\r', 'é', '😀', '中', ' ', ''];
     for (let round = 0; round < 30; round++) {
       const text = Array.from({ length: rand(60) }, () => alphabet[rand(alphabet.length)]).join('');
@@ -239,7 +242,7 @@ describe('ArtifactReader', () => {
 
   it('fails with I-REQ-TOO-LARGE, naming the line, when a line exceeds maxLineLength', async () => {
     const sim = new HostSim();
-    const id = sim.addArtifact('short\n' + 'y'.repeat(50) + '\nafter\n');
+    const id = sim.addArtifact(`short\n${'y'.repeat(50)}\nafter\n`);
     const out = await probe(sim, { mode: 'lines', id, piece_length: 16, max_line_length: 20 });
     expect(out).toMatchObject({ ok: false, code: 'I-REQ-TOO-LARGE', lines: ['short'], details: { line: 2, max_line_length: 20 } });
   });
@@ -278,7 +281,10 @@ describe('ArtifactReader', () => {
     // characters arrive escaped, each splitting the piece's plain runs.
     const alphabet = ['A', 'c', 'G', '\t', '"', '\\', '\u0001', '\u001f', '¢', 'ܜ', 'Ü', '中', '😀', ' ', '\r'];
     let seed = 5;
-    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
     const lines: string[] = [];
     for (let length = 0; length < 40; length++) lines.push(Array.from({ length }, () => alphabet[rand(alphabet.length)]).join(''));
     lines.push('x'.repeat(3000), `${'ACGT'.repeat(500)}\tend`);
@@ -319,7 +325,7 @@ describe('ArtifactReader', () => {
   it('two readers in turns each get their own lines, though each fetch rewrites the shared LF list', async () => {
     const sim = new HostSim();
     const a = Array.from({ length: 300 }, (_, i) => `a${i}\t${'x'.repeat(i % 23)}`).join('\n');
-    const b = Array.from({ length: 200 }, (_, i) => `b${i} ${'é'.repeat(i % 7)}`).join('\r\n') + '\r\n';
+    const b = `${Array.from({ length: 200 }, (_, i) => `b${i} ${'é'.repeat(i % 7)}`).join('\r\n')}\r\n`;
     for (const pieceLength of [16, 97, 1 << 20]) {
       const out = await probe(sim, { mode: 'two_readers', id: sim.addArtifact(a), other: sim.addArtifact(b), piece_length: pieceLength });
       expect({ pieceLength, lines: out.lines, other: out.other_lines }).toEqual({
@@ -418,7 +424,7 @@ describe('ArtifactWriter', () => {
   it('never splits a character between pieces and keeps control characters, quotes and backslashes as they are', async () => {
     const sim = new HostSim();
     // 1023 ASCII bytes, then characters of 2, 3 and 4 bytes across the 1024-byte boundary.
-    const text = 'a'.repeat(1023) + 'é中😀' + '\u0001\u001f"\\\t\r\n\b\f' + 'ü'.repeat(700);
+    const text = `${'a'.repeat(1023)}é中😀\u0001\u001f"\\\t\r\n\b\f${'ü'.repeat(700)}`;
     const out = await probe(sim, { mode: 'write', role: 'out', piece_bytes: 1024, chunks: [text] });
     expect(written(sim, out)).toBe(text);
     expect(sim.pieces.length).toBeGreaterThan(1);
@@ -483,7 +489,14 @@ describe('Http', () => {
 
   it('request sends method, url, headers and body, and returns status, headers and body', async () => {
     const seen: any[] = [];
-    const sim = new HostSim({ handlers: { 'http.request': (args) => (seen.push(args), response) } });
+    const sim = new HostSim({
+      handlers: {
+        'http.request': (args) => {
+          seen.push(args);
+          return response;
+        },
+      },
+    });
     const out = await probe(sim, {
       mode: 'http',
       method: 'POST',

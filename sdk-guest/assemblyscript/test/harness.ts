@@ -36,7 +36,12 @@ export async function compileProgramBytes(entry: string): Promise<Uint8Array> {
       if (name.endsWith('.wasm') && typeof contents !== 'string') binary = contents;
     },
     stdout: { write: () => true } as never,
-    stderr: { write: (text: string) => (stderr.push(String(text)), true) } as never,
+    stderr: {
+      write: (text: string) => {
+        stderr.push(String(text));
+        return true;
+      },
+    } as never,
   });
   if (result.error || !binary) throw new Error(`asc failed for ${entry}:\n${stderr.join('')}`);
   return binary;
