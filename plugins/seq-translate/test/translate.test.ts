@@ -71,11 +71,19 @@ function randomFasta(
   return out;
 }
 
+/** seq.translate's output (schemas/output.json). */
+interface TranslateOutput {
+  protein: string;
+  records: number;
+  translations: number;
+  residues: number;
+}
+
 async function translate(
   data: string | Uint8Array,
   options: Record<string, unknown> = {},
-): Promise<{ output: Record<string, any>; protein: string }> {
-  const output = await packs.ok(TOOL, { fasta: await packs.put(data), ...options });
+): Promise<{ output: TranslateOutput; protein: string }> {
+  const output = await packs.ok<TranslateOutput>(TOOL, { fasta: await packs.put(data), ...options });
   return { output, protein: (await packs.bytes(output.protein)).toString('utf8') };
 }
 
@@ -178,11 +186,11 @@ describe('seq.translate options beyond seqkit and its own rules', () => {
 
   it('labels the artifact and writes it as fasta under the protein role', async () => {
     const id = await packs.put('>a\nATG\n', 'my genes');
-    const output = await packs.ok(TOOL, { fasta: id });
+    const output = await packs.ok<TranslateOutput>(TOOL, { fasta: id });
     const response = await packs.call(TOOL, { fasta: id, label: 'mine' });
     const { getArtifact } = await import('../../../host/4-calls/artifacts/index.js');
     expect(getArtifact(hostStore(packs.host), output.protein)).toMatchObject({ type: 'fasta', label: 'translation of my genes' });
-    expect(getArtifact(hostStore(packs.host), (response.output as any).protein)).toMatchObject({ label: 'mine' });
+    expect(getArtifact(hostStore(packs.host), (response.output as TranslateOutput).protein)).toMatchObject({ label: 'mine' });
   });
 });
 
@@ -286,7 +294,7 @@ describe('seq.translate limits', () => {
     while (text.length <= ceiling) text += block;
     const response = await packs.call(TOOL, { fasta: await packs.put(text), frames: [1, -1], append_frame: true });
     expect(response.status).toBe('success');
-    const protein = (await packs.bytes((response.output as any).protein)).toString('utf8');
+    const protein = (await packs.bytes((response.output as TranslateOutput).protein)).toString('utf8');
     expect(protein === seqkit(text, ['-f', '1,-1', '-F'])).toBe(true);
     expect(response.metrics.memory_peak_pages).toBeLessThanOrEqual(manifest.limits.maxMemoryPages!);
     const perByte = response.metrics.fuel_used / text.length;

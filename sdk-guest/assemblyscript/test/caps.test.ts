@@ -3,7 +3,8 @@
 
 import { beforeAll, describe, expect, it } from 'vitest';
 import { callTool, compileProgram, okOutput } from './harness.js';
-import { HostSim, SimError, type HostSimOptions } from './host-sim.js';
+import { httpRequest } from '../../../capabilities/http.js';
+import { HostSim, type HostSimOptions, on, SimError } from './host-sim.js';
 
 let module: WebAssembly.Module;
 
@@ -11,9 +12,36 @@ beforeAll(async () => {
   module = await compileProgram('test/assembly/caps-probe.ts');
 }, 120_000);
 
+/**
+ * What caps-probe answers, as these tests read it: each mode fills its own fields (a failed
+ * capability call its code, message, hint and details), and a test reads those of the mode it ran.
+ */
+interface ProbeAnswer {
+  ok: boolean;
+  code: string;
+  message: string;
+  hint: string;
+  results: Array<{ ok: boolean; code?: string; details: { violations: string[] } }>;
+  put: unknown;
+  size: number;
+  sha256: string;
+  ids: string[];
+  lines: string[];
+  other_lines: string[];
+  line_number: number;
+  done: boolean;
+  parts: Array<[string, boolean]>;
+  pieces: number;
+  pieces_text: string[];
+  pieces_sent: number;
+  eof: boolean;
+  artifact_id: string;
+  decoded: string | null;
+}
+
 /** Runs one probe call against `sim` (a fresh instance each time). */
-async function probe(sim: HostSim, input: Record<string, unknown>): Promise<any> {
-  return okOutput(callTool(await sim.instantiate(module), input));
+async function probe(sim: HostSim, input: Record<string, unknown>): Promise<ProbeAnswer> {
+  return okOutput<ProbeAnswer>(callTool(await sim.instantiate(module), input));
 }
 
 /** The lines a reader should return: LF or CR LF ends a line, a CR at the very end too. */
@@ -89,7 +117,7 @@ describe('Log', () => {
     const out = await probe(sim, { mode: 'log', event: 'bad event!' });
     expect(out.results.slice(0, 3)).toEqual([{ ok: true }, { ok: true }, { ok: true }]);
     expect(out.results[3]).toMatchObject({ ok: false, code: 'I-REQ-CAPABILITY-ARGS' });
-    expect(out.results[3].details.violations[0]).toMatch(/^event: /);
+    expect(out.results[3]?.details.violations[0]).toMatch(/^event: /);
     expect(sim.logs).toHaveLength(3);
   });
 });
@@ -268,9 +296,9 @@ describe('ArtifactReader', () => {
     // next read (so no piece holds U+FFFD).
     for (const piece of out.pieces_text) expect(Buffer.byteLength(piece)).toBeLessThanOrEqual(7 + 3);
     expect(out.pieces_text.join('')).not.toContain('\ufffd');
-    const reads = sim.requests.filter((r) => r.name === 'artifact.read').map((r) => r.args.offset);
+    const reads = sim.requests.filter((r) => r.name === 'artifact.read').map((r) => r.args.offset as number);
     expect(reads[0]).toBe(0);
-    for (let i = 1; i < reads.length; i++) expect(reads[i]).toBeGreaterThan(reads[i - 1]);
+    for (let i = 1; i < reads.length; i++) expect(reads[i]).toBeGreaterThan(reads[i - 1]!);
     expect(reads.length).toBe(out.pieces);
   });
 
@@ -393,7 +421,7 @@ describe('Artifact.readBytes', () => {
 });
 
 describe('ArtifactWriter', () => {
-  function written(sim: HostSim, out: any): string {
+  function written(sim: HostSim, out: ProbeAnswer): string {
     return sim.artifactText(out.artifact_id);
   }
 
@@ -488,7 +516,7 @@ describe('Http', () => {
   };
 
   it('request sends method, url, headers and body, and returns status, headers and body', async () => {
-    const seen: any[] = [];
+    const seen: unknown[] = [];
     const sim = new HostSim({
       handlers: {
         'http.request': (args) => {
@@ -530,10 +558,10 @@ describe('Http', () => {
   it('decodes a base64 body and reports refusals as errors', async () => {
     const sim = new HostSim({
       handlers: {
-        'http.request': (args) => {
+        'http.request': on(httpRequest, (args) => {
           if (args.url.includes('private')) throw new SimError('A-AUTH-HTTP-PRIVATE-ADDRESS', 'The host is private.', { host: '10.0.0.1' });
           return { status: 200, headers: {}, body: Buffer.from([0, 1, 2, 255]).toString('base64'), body_encoding: 'base64', url: args.url };
-        },
+        }),
       },
     });
     expect(await probe(sim, { mode: 'http', method: 'GET', url: 'https://example.org:443/' })).toMatchObject({

@@ -34,10 +34,31 @@ afterAll(async () => {
 
 const probe = (input: Record<string, unknown>) => host.call({ tool_id: 'c.probe', input });
 const hex = (bytes: Uint8Array | string) => Buffer.from(bytes).toString('hex');
-async function output(input: Record<string, unknown>): Promise<any> {
+/** What c.probe answers, as these tests read it: each op fills its own fields. */
+interface ProbeAnswer {
+  ok?: boolean;
+  json: string;
+  double?: number;
+  numbers?: unknown[];
+  formatted?: string;
+  unix_ms: number;
+  unix_s?: number;
+  bad_event_code?: string;
+  lengths?: number[];
+}
+
+async function output(input: Record<string, unknown>): Promise<ProbeAnswer> {
   const r = await probe(input);
   expect(r.error, JSON.stringify(r.error)).toBeUndefined();
-  return r.output;
+  return r.output as ProbeAnswer;
+}
+
+/** The exports of a module built with the C SDK that the host calls. */
+interface CExports {
+  memory: WebAssembly.Memory;
+  alloc(len: number): number;
+  dealloc(ptr: number, len: number): void;
+  execute(ptr: number, len: number): bigint;
 }
 
 /** Calls the probe's `execute` straight in the engine, the way the host does, with raw input bytes. */
@@ -46,9 +67,10 @@ async function executeRaw(input: Uint8Array): Promise<unknown> {
   const trap = () => {
     throw new Error('capability_call is not offered here');
   };
-  const { exports } = (await WebAssembly.instantiate(new WebAssembly.Module(bytes), {
+  const instance = await WebAssembly.instantiate(new WebAssembly.Module(bytes), {
     helix_v1: { capability_call: trap, capability_call_bulk: trap },
-  })) as any;
+  });
+  const exports = instance.exports as unknown as CExports;
   const ptr = exports.alloc(input.length);
   new Uint8Array(exports.memory.buffer, ptr, input.length).set(input);
   const packed = BigInt.asUintN(64, exports.execute(ptr, input.length));
@@ -64,10 +86,10 @@ async function executeRaw(input: Uint8Array): Promise<unknown> {
  * double): the host refuses them in a call's input and output (ABI-JSON-003), so the SDK's
  * parser and writer are checked on them without it.
  */
-async function outputRaw(input: Record<string, unknown>): Promise<any> {
+async function outputRaw(input: Record<string, unknown>): Promise<ProbeAnswer> {
   const envelope = (await executeRaw(Buffer.from(JSON.stringify(input)))) as { status: string; output?: unknown };
   expect(envelope.status).toBe('ok');
-  return envelope.output;
+  return envelope.output as ProbeAnswer;
 }
 
 describe('helix_run (the execute glue), called directly', () => {
