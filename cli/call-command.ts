@@ -7,7 +7,7 @@ import { cutReportText, type ErrorCode, HelixError, scanJsonText } from '../abi/
 import { staleBuild } from '../host/6-faces/toolchain/source-stamp.js';
 import { jsonRefusal } from '../host/1-base/json-entry.js';
 import { createHost, type Host } from '../host/5-host/host.js';
-import type { WasmTool } from '../host/4-calls/tools/wasm-tool.js';
+import type { WasmTool } from '../host/5-host/toolpacks.js';
 import { errorResponse, ZERO_METRICS } from '../host/1-base/response.js';
 import { EXIT, exitCodeFor, printError, printJson } from './output.js';
 

@@ -8,7 +8,7 @@ import { createHost, type Host } from '../host/5-host/host.js';
 import { startupBanner } from '../host/6-faces/mcp/banner.js';
 import { createMcpServer, type HelixMcpServer } from '../host/6-faces/mcp/server.js';
 import { checkMaxMessageBytes } from '../host/6-faces/mcp/stdio-transport.js';
-import type { WasmTool } from '../host/4-calls/tools/wasm-tool.js';
+import type { WasmTool } from '../host/5-host/toolpacks.js';
 import { EXIT, printError } from './output.js';
 
 /** Options of `helix serve`. */

@@ -1,8 +1,7 @@
 // `helix validate`: load every toolpack (container toolpacks too), print each violation as `file: field: reason`.
-import { loadToolpacks } from '../host/4-calls/loader/load-toolpacks.js';
+import { loadToolpacks, loadPolicy } from '../host/5-host/toolpacks.js';
 import { formatViolation } from '../host/1-base/files/violation.js';
 import { bundledPluginsDir } from '../host/1-base/paths.js';
-import { loadPolicy } from '../host/4-calls/policy/load-policy.js';
 import { EXIT, printError } from './output.js';
 
 /** Options of `helix validate`. */

@@ -4,7 +4,7 @@
 import type { Policy } from '../abi/index.js';
 import { HelixError } from '../abi/index.js';
 import type { StoreRecords } from '../host/5-host/host-records.js';
-import { loadPolicy } from '../host/4-calls/policy/load-policy.js';
+import { loadPolicy } from '../host/5-host/toolpacks.js';
 import type { StoreUpkeep } from '../host/5-host/store-upkeep.js';
 import { EXIT, printError } from './output.js';
 

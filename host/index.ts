@@ -2,7 +2,6 @@
 // call tools, read its artifacts and runs, load and check toolpacks. Nothing here hands out the
 // store or the engine; the MCP server is the entry "./mcp", the whole ABI the entry "./abi".
 export { createHost, type Host, type HostOptions } from './5-host/host.js';
-export type { CallOptions } from './4-calls/call.js';
 export type {
   HostArtifacts,
   HostRuns,
@@ -17,10 +16,20 @@ export type {
 export { bundledPluginsDir } from './1-base/paths.js';
 export { HelixError, isHelixError, type HelixErrorOptions } from '../abi/index.js';
 export type { ArtifactRecord, RequestEnvelopeInput, ResponseEnvelope, RunEvent, RunRecord, RunStatus, WireError } from '../abi/index.js';
-export { loadToolpacks, loadToolpacksOrThrow, findManifests, type LoadedTool, type LoadResult } from './4-calls/loader/load-toolpacks.js';
+export {
+  findManifests,
+  type CallOptions,
+  type LoadedPolicy,
+  type LoadedTool,
+  type LoadResult,
+  loadPolicy,
+  loadToolpacks,
+  loadToolpacksOrThrow,
+  type Tool,
+  type ToolDescriptor,
+  type ToolOutcome,
+  type WasmTool,
+} from './5-host/toolpacks.js';
 export { formatViolation, type Violation } from './1-base/files/violation.js';
-export { loadPolicy, type LoadedPolicy } from './4-calls/policy/load-policy.js';
-export type { EngineOptions, EngineStats } from './2-sandbox/engine/engine.js';
+export type { EngineOptions, EngineStats } from './5-host/host.js';
 export type { EffectiveLimits } from '../abi/index.js';
-export type { Tool, ToolDescriptor, ToolOutcome } from './4-calls/tools/tool.js';
-export type { WasmTool } from './4-calls/tools/wasm-tool.js';

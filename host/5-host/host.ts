@@ -5,6 +5,8 @@
 import type { ResponseEnvelope } from '../../abi/index.js';
 import { performCall, type CallOptions } from '../4-calls/call.js';
 import { createEngine, type Engine, type EngineOptions, type EngineStats } from '../2-sandbox/engine/engine.js';
+
+export type { EngineOptions, EngineStats } from '../2-sandbox/engine/engine.js';
 import { HelixError } from '../../abi/index.js';
 import { canonicalJson } from '../1-base/hashing.js';
 import { hostArtifacts, hostRuns, type HostArtifacts, type HostRuns } from './host-records.js';

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { FIXTURE_FILE_MAX_BYTES } from '../../../abi/index.js';
 import { parseJsonText } from '../../1-base/files/documents.js';
-import type { LoadedTool } from '../../4-calls/loader/load-toolpacks.js';
+import type { LoadedTool } from '../../5-host/toolpacks.js';
 import { readPackFile, realDir, resolveInPack } from '../../1-base/files/pack-files.js';
 
 // A capability name as a guest sends it: dotted lowercase segments (`http.request`, `kv.put`).

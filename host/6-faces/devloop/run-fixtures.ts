@@ -14,7 +14,7 @@ import path from 'node:path';
 import { FIXTURE_DATA_MAX_BYTES, type ResponseEnvelope } from '../../../abi/index.js';
 import type { Host } from '../../5-host/host.js';
 import { readPackFile } from '../../1-base/files/pack-files.js';
-import type { WasmTool } from '../../4-calls/tools/wasm-tool.js';
+import type { WasmTool } from '../../5-host/toolpacks.js';
 import { fixtureFiles, packDirOf, readFixtureFile, type Fixture, type FixtureFile } from './fixture-file.js';
 import { forbiddenCalls, type RefusedCapability } from './refused-calls.js';
 

@@ -1,8 +1,8 @@
 // What `helix serve` tells a person on stderr at startup: what it loaded (tools, store, policy)
 // and the client configuration that starts this same server.
 import path from 'node:path';
-import { isToolAllowed, ungrantedCapabilities } from '../../4-calls/policy/rules.js';
 import type { Host } from '../../5-host/host.js';
+import { policyRefusal } from '../../5-host/toolpacks.js';
 import type { ExposedTool } from './tools.js';
 
 /** How this server was started, for the client snippet. */
@@ -41,10 +41,7 @@ function hints(t: ExposedTool): string {
 
 /** Why the policy would refuse every call of a tool, if it would. */
 function refusal(host: Host, t: ExposedTool): string | undefined {
-  const policy = host.policy.policy;
-  if (!isToolAllowed(policy, t.tool.id)) return 'refused by the policy';
-  const missing = ungrantedCapabilities(policy, t.tool.id, t.tool.capabilities);
-  return missing.length === 0 ? undefined : `policy does not grant ${missing.join(', ')}`;
+  return policyRefusal(host.policy.policy, t.tool.id, t.tool.capabilities);
 }
 
 /** The startup message: loaded tools, store, policy, and how to connect. */

@@ -12,7 +12,7 @@ import {
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestEnvelopeInput } from '../../../abi/index.js';
-import type { CallOptions } from '../../4-calls/call.js';
+import type { CallOptions } from '../../5-host/toolpacks.js';
 import type { Host } from '../../5-host/host.js';
 import { logNotification, mcpLevelOf, type LogLevelGate } from './logging.js';
 import { toolResult } from './results.js';

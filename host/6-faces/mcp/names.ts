@@ -2,7 +2,7 @@
 // dotted (`seq.gc_content`): the mapping is fixed and checked once at startup, fail-closed.
 import { createHash } from 'node:crypto';
 import { HelixError } from '../../../abi/index.js';
-import { BUILTIN_PREFIX } from '../../4-calls/tools/builtins.js';
+import { BUILTIN_PREFIX } from '../../5-host/toolpacks.js';
 
 /** What MCP allows as a tool name. */
 export const MCP_TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;

@@ -4,8 +4,7 @@
 import type { Tool as McpTool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { ResponseEnvelopeSchema } from '../../../abi/index.js';
-import type { JsonSchema } from '../../4-calls/loader/schema-bundle.js';
-import type { Tool } from '../../4-calls/tools/tool.js';
+import type { JsonSchema, Tool } from '../../5-host/toolpacks.js';
 import { mcpToolName, toolNameTable } from './names.js';
 
 /** One MCP tool and the Helix tool build behind it. */

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { MANIFEST_MAX_BYTES } from '../../../abi/index.js';
 import { parse as parseYaml } from 'yaml';
 import { readRegularFile, realDir, resolveInPack } from '../../1-base/files/pack-files.js';
-import { isContainerDocument } from '../../4-calls/loader/load-container.js';
+import { isContainerDocument } from '../../5-host/toolpacks.js';
 import { loadAsc, type AscOutputStream } from './asc-api.js';
 import { checkModule } from './check-module.js';
 import { C_SOURCE_DIR, CCompileError, compileC, findCSources } from './compile-c.js';

@@ -4,7 +4,7 @@
 import { type Dirent, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { sha256Digest } from '../../1-base/hashing.js';
-import type { LoadedTool } from '../../4-calls/loader/load-toolpacks.js';
+import type { LoadedTool } from '../../5-host/toolpacks.js';
 import { shown } from '../../1-base/files/pack-files.js';
 
 /** The format of the stamp file; a stamp of another version is treated as no stamp. */
