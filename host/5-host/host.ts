@@ -9,6 +9,7 @@ import { createEngine, type Engine, type EngineOptions, type EngineStats } from 
 export type { EngineOptions, EngineStats } from '../2-sandbox/engine/engine.js';
 import { HelixError } from '../../abi/index.js';
 import { canonicalJson } from '../1-base/hashing.js';
+import { hostJobs, type HostJobs } from './host-jobs.js';
 import { hostArtifacts, hostRuns, type HostArtifacts, type HostRuns } from './host-records.js';
 import { storeLoaderCache } from '../4-calls/loader/loader-cache.js';
 import type { LoadedContainer } from '../4-calls/loader/load-container.js';
@@ -64,6 +65,8 @@ export interface Host {
   readonly artifacts: HostArtifacts;
   /** The store's runs: get, list, show, events, refused calls, verify, RO-Crate export. */
   readonly runs: HostRuns;
+  /** Fan-out on the store: job bundles written, checked and run, their results collected (abi/ABI.md, "Fan-out"). */
+  readonly jobs: HostJobs;
   /** Runs found `running` from a dead process at startup, now marked interrupted. */
   readonly interrupted: readonly string[];
   /** The sweep of Docker leftovers begun at start, when the policy grants docker.run to some tool (ABI-DOCKER-007). */
@@ -160,6 +163,13 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     storePath: store.path,
     artifacts: hostArtifacts(store, policy.policy),
     runs: hostRuns(store),
+    jobs: hostJobs(store, {
+      policy,
+      pluginsDir,
+      home: store.home,
+      call: (request, callOptions) => host.call(request, callOptions),
+      tools: () => registry.list(),
+    }),
     interrupted,
     dockerSweep,
     tools: () => registry.list(),

@@ -44,7 +44,10 @@ export function nodeHome(
   let dir: string;
   try {
     if (home === undefined) dir = mkdtempSync(path.join(tmpdir(), 'helix-job-'));
-    else mkdirSync((dir = path.resolve(home)), { recursive: true });
+    else {
+      dir = path.resolve(home);
+      mkdirSync(dir, { recursive: true });
+    }
     dir = realpathSync(dir);
   } catch (err) {
     throw new HelixError('P-PRECOND-JOB-HOME', {
