@@ -73,7 +73,7 @@ export async function callCommand(toolId: string, opts: CallCommandOptions): Pro
     refuse(`The input is not valid JSON: ${(err as Error).message}`, 'Pass a JSON object, e.g. --input \'{"sequence":"ACGT"}\'.');
     return;
   }
-  let host;
+  let host: Host;
   try {
     host = await createHost({ toolpacksDir: opts.toolpacks, policyFile: opts.policy, home: opts.home });
   } catch (err) {

@@ -11,7 +11,9 @@ import { loadEveryToolpackOrThrow, loadToolpacks } from './load-toolpacks.js';
 
 const policy = PolicySchema.parse({ version: 1, tools: { allow: ['*'] }, ceilings: { timeoutMs: 60_000 } });
 const cleanups: Array<() => void> = [];
-afterEach(() => cleanups.splice(0).forEach((c) => c()));
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
+});
 
 const INPUT = {
   type: 'object',
