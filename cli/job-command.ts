@@ -1,11 +1,13 @@
 // `helix job bundle | submit | run | collect | cancel`: fan-out of tool calls to a node or a Slurm job array
 // (abi/ABI.md, "Fan-out"). bundle and submit write job bundles from the store (submit also hands
 // them to sbatch as one array); run executes one bundle on a node-local store; collect brings the
-// results back into the store. Every command prints JSON on stdout.
+// results back into the store. The store is reached through the Host's jobs (host.jobs) or, for
+// collect, a store home opened for it (openJobs). Every command prints JSON on stdout.
 import type { Command } from 'commander';
 import { HelixError, scanJsonText } from '../abi/index.js';
 import type { ArrayResources } from '../host/6-faces/fanout/array-slurm.js';
 import type { Host } from '../host/5-host/host.js';
+import type { JobCall } from '../host/5-host/host-jobs.js';
 import { callOptions, hostOptions, positiveInt } from './options.js';
 import { EXIT, exitCodeFor, printError, printJson } from './output.js';
 import { exitCodeOf } from './with-store.js';
@@ -17,7 +19,8 @@ interface MakeOptions {
   readonly versionRange: string;
   readonly timeoutMs?: number;
   readonly memoryMb?: number;
-  readonly plugins?: string;
+  /** --toolpacks (or its former name --plugins). */
+  readonly toolpacks?: string;
   readonly policy?: string;
   readonly home?: string;
 }
@@ -50,20 +53,12 @@ function inputOf(text: string): Record<string, unknown> {
 /** Opens a host over the submitting store for `body`, and closes it. */
 async function withHost(
   opts: MakeOptions,
-  body: (
-    host: Host,
-    call: {
-      tool_id: string;
-      tool_version: string;
-      input: Record<string, unknown>;
-      constraints: { timeout_ms?: number; memory_mb_limit?: number };
-    },
-  ) => Promise<void>,
+  body: (host: Host, call: JobCall & { readonly tool_version: string }) => Promise<void>,
   toolId: string,
 ): Promise<void> {
   const input = inputOf(opts.input);
   const { createHost } = await import('../host/5-host/host.js');
-  const host = await createHost({ pluginsDir: opts.plugins, policyFile: opts.policy, home: opts.home });
+  const host = await createHost({ toolpacksDir: opts.toolpacks, policyFile: opts.policy, home: opts.home });
   try {
     const constraints = {
       ...(opts.timeoutMs === undefined ? {} : { timeout_ms: opts.timeoutMs }),
@@ -95,8 +90,7 @@ export function registerJobCommands(program: Command): void {
       .argument('<tool>', 'tool id'),
   ).action((toolId: string, opts: MakeOptions) =>
     reporting(async () => {
-      const { writeJobBundle } = await import('../host/6-faces/fanout/write-job.js');
-      await withHost(opts, async (host, call) => printJson({ bundle: opts.dir, ...(await writeJobBundle(host, call, opts.dir)) }), toolId);
+      await withHost(opts, async (host, call) => printJson({ bundle: opts.dir, ...(await host.jobs.bundle(call, opts.dir)) }), toolId);
     }),
   );
   makeOptions(
@@ -168,16 +162,15 @@ export function registerJobCommands(program: Command): void {
         const { existsSync } = await import('node:fs');
         const path = await import('node:path');
         const { ARRAY_FILE, collectJobArray } = await import('../host/6-faces/fanout/job-array.js');
-        const { collectBundle } = await import('../host/6-faces/fanout/verify-result.js');
-        const { openStore, resolveHome } = await import('../host/3-store/open-store.js');
-        const store = openStore(resolveHome(opts.home));
+        const { openJobs } = await import('../host/5-host/host-jobs.js');
+        const jobs = openJobs(opts.home);
         try {
-          if (!existsSync(path.join(dir, ARRAY_FILE))) return printJson(await collectBundle(store, dir, opts.verify === true));
-          const collected = await collectJobArray(store, dir, opts.waitMs ?? 0, opts.verify === true);
+          if (!existsSync(path.join(dir, ARRAY_FILE))) return printJson(await jobs.collect(dir, { verify: opts.verify === true }));
+          const collected = await collectJobArray(jobs, dir, opts.waitMs ?? 0, opts.verify === true);
           printJson(collected);
           if (collected.elements.some((e) => 'error' in e)) process.exitCode = EXIT.failed;
         } finally {
-          await store.close();
+          await jobs.close();
         }
       }),
     );

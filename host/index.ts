@@ -1,6 +1,7 @@
 // The public API of the Helix host (package entry "."; README "Embedding Helix"): create a host,
-// call tools, read its artifacts and runs, load and check toolpacks. Nothing here hands out the
-// store or the engine; the MCP server is the entry "./mcp", the whole ABI the entry "./abi".
+// call tools, read its artifacts and runs, fan calls out as job bundles, load and check
+// toolpacks. Nothing here hands out the store or the engine; the MCP server is the entry "./mcp",
+// the whole ABI the entry "./abi".
 export { createHost, type Host, type HostOptions } from './5-host/host.js';
 export type {
   AuditEntry,
@@ -17,7 +18,8 @@ export type {
   RunCrateOptions,
   VerifyReport,
 } from './5-host/host-records.js';
-export { bundledPluginsDir } from './1-base/paths.js';
+export type { CheckedCall, Collected, CollectOptions, HostJobs, Job, JobCall, JobCollector, Result } from './5-host/host-jobs.js';
+export { bundledPluginsDir, bundledToolpacksDir } from './1-base/paths.js';
 export { HelixError, isHelixError, type HelixErrorOptions } from '../abi/index.js';
 export type { ArtifactRecord, RequestEnvelopeInput, ResponseEnvelope, RunEvent, RunRecord, RunStatus, WireError } from '../abi/index.js';
 export {

@@ -1,12 +1,13 @@
 // `npm run build:wasm`: builds every toolpack under plugins/ and bench/fixtures/, one line per
 // pack. A pack whose compiler is missing keeps its shipped module when that matches the manifest
-// digest, else is skipped; with --strict (the test command) a missing compiler fails the build.
+// digest, else is skipped; a compiler's warnings are printed under the pack's line. With --strict
+// (the test command) a missing compiler fails the build, and so does any warning.
 
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { buildToolpack, findToolpackDirs, MANIFEST_SUFFIX, ToolpackBuildError } from '../host/6-faces/toolchain/build-toolpack.js';
 import { CCompileError, type CToolchainPart } from '../host/6-faces/toolchain/compile-c.js';
-import { moduleDigest, readManifestFields } from '../host/6-faces/toolchain/manifest-digest.js';
+import { type ManifestBuildFields, moduleDigest, readManifestFields } from '../host/6-faces/toolchain/manifest-digest.js';
 
 /** Folders searched for toolpacks, relative to the repository root. */
 export const TOOLPACK_ROOTS = ['plugins', 'bench/fixtures'];
@@ -42,7 +43,15 @@ async function main(root: string, strict: boolean): Promise<number> {
       const built = await buildToolpack(dir);
       const size = (await stat(built.modulePath)).size;
       const state = built.changed ? 'digest updated' : 'unchanged';
-      out(`ok    ${name}: ${path.relative(root, built.modulePath)} ${size} bytes ${built.digest.slice(0, 19)}… (${state})`);
+      const what = `${path.relative(root, built.modulePath)} ${size} bytes ${built.digest.slice(0, 19)}… (${state})`;
+      if (built.warnings === '') {
+        out(`ok    ${name}: ${what}`);
+        continue;
+      }
+      if (strict) {
+        failures++;
+        err(`FAIL  ${name}: built, but the compiler warned, and --strict refuses a warning:\n${indent(built.warnings)}`);
+      } else err(`warn  ${name}: ${what}, with the compiler's warnings:\n${indent(built.warnings)}`);
     } catch (error) {
       const missing = missingToolchain(error);
       if (missing !== undefined && !strict) {
@@ -55,6 +64,14 @@ async function main(root: string, strict: boolean): Promise<number> {
   }
   if (failures > 0) err(`${failures} of ${dirs.length} toolpacks failed to build`);
   return failures > 0 ? 1 : 0;
+}
+
+/** The compiler's text, set in under the pack's line. */
+function indent(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => `      ${line}`)
+    .join('\n');
 }
 
 /** The part of the C toolchain a failed build could not run, if that is why it failed. */
@@ -84,7 +101,7 @@ type ShippedModule = { module: string; matches: true } | { module: string; match
 async function shippedModule(dir: string): Promise<ShippedModule> {
   const manifestName = (await readdir(dir)).find((entry) => entry.endsWith(MANIFEST_SUFFIX));
   if (manifestName === undefined) return { module: 'its module', matches: false, problem: 'has no manifest' };
-  let fields;
+  let fields: ManifestBuildFields;
   try {
     fields = readManifestFields(await readFile(path.join(dir, manifestName), 'utf8'), manifestName);
   } catch {

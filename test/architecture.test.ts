@@ -1,6 +1,7 @@
 // The shape of the house, as ARCHITECTURE.md draws it: every import runs down a floor or stays
 // in its own folder, and no files import each other in a circle. A new arrow that runs back up
 // fails here with the file, the line and the two floors.
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cycles, importEdges, sourceFiles, type ImportEdge } from './helpers/import-graph.js';
@@ -31,8 +32,10 @@ const FLOORS: readonly (readonly string[])[] = [
   ['host/4-calls/tools'],
   ['host/4-calls/registry.ts'],
   ['host/4-calls/call.ts'],
+  ['host/4-calls/jobs'],
   [
     'host/5-host/docker-leftovers.ts',
+    'host/5-host/host-jobs.ts',
     'host/5-host/host-records.ts',
     'host/5-host/inspection.ts',
     'host/5-host/store-upkeep.ts',
@@ -58,7 +61,14 @@ function roomOf(file: string): string {
  * host/1-base and the Host (host/5-host) only, so the store, the engine and the call pipeline are
  * reached through the Host's typed operations and never directly.
  */
-const ABOVE_THE_HOST = ['host/6-faces/mcp', 'host/6-faces/devloop', 'host/6-faces/toolchain', 'host/index.ts'];
+const ABOVE_THE_HOST = [
+  'host/6-faces/mcp',
+  'host/6-faces/devloop',
+  'host/6-faces/toolchain',
+  'host/6-faces/fanout',
+  'host/index.ts',
+  'cli',
+];
 
 /** Whether an import from a room above the Host reaches under it into host/ other than through the Host. */
 function bypassesTheHost(e: ImportEdge): boolean {
@@ -102,6 +112,30 @@ describe('the import graph', () => {
 
   it('has no import cycles', () => {
     expect(cycles(edges)).toEqual([]);
+  });
+});
+
+describe('fan-out and the store', () => {
+  it('names an import of the fan-out face or `helix job` that bypasses the Host, a type import too', () => {
+    const e = (from: string, to: string): ImportEdge => ({ from, to, line: 1 });
+    const planted = [
+      e('host/6-faces/fanout/job-array.ts', 'host/5-host/host-jobs.ts'),
+      e('host/6-faces/fanout/job-array.ts', 'host/1-base/files/bundle-files.ts'),
+      e('host/6-faces/fanout/job-array.ts', 'host/3-store/open-store.ts'),
+      e('cli/job-command.ts', 'host/4-calls/jobs/job-call.ts'),
+    ];
+    expect(planted.filter(bypassesTheHost).map((x) => x.to)).toEqual(['host/3-store/open-store.ts', 'host/4-calls/jobs/job-call.ts']);
+  });
+
+  it('has no production code of host/ or cli/ call hostStore(), which is for tests', () => {
+    const calls = files
+      .filter((f) => f.startsWith('host/') || f.startsWith('cli/'))
+      .flatMap((f) =>
+        readFileSync(path.join(ROOT, f), 'utf8')
+          .split('\n')
+          .flatMap((text, i) => (/\bhostStore\(/.test(text) && !text.startsWith('export function hostStore(') ? [`${f}:${i + 1}`] : [])),
+      );
+    expect(calls).toEqual([]);
   });
 });
 

@@ -35,7 +35,10 @@ const PROBE = [
 /** FASTQ reads of varied lengths, bases and qualities, deterministic. */
 function fastq(reads: number): string {
   let seed = 7;
-  const next = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+  const next = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
   const lines: string[] = [];
   for (let i = 0; i < reads; i++) {
     const len = 20 + next(130);

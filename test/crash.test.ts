@@ -26,7 +26,9 @@ const temp = (): string => {
   dirs.push(t);
   return t.dir;
 };
-afterAll(() => dirs.forEach((d) => d.cleanup()));
+afterAll(() => {
+  for (const d of dirs) d.cleanup();
+});
 
 /** Starts the CLI in a child process. */
 function helix(args: string[], cwd: string): ReturnType<typeof spawn> {

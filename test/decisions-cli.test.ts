@@ -3,7 +3,6 @@
 // 100,000 times ends with R-CAP-CALL-LIMIT, its journal holds the 101 calls up to the decision,
 // and a well-behaved call afterwards succeeds (the next CLI call; the same server process).
 import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { promisify } from 'node:util';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

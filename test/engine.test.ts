@@ -142,7 +142,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await host?.close();
   cleanup?.();
-  homes.forEach((h) => h.cleanup());
+  for (const h of homes) h.cleanup();
 });
 
 async function call(tool_id: string, input: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): Promise<ResponseEnvelope> {
@@ -317,7 +317,7 @@ describe('the engine', () => {
   it('refuses a malformed envelope, an unknown tool, and an oversized input before running anything', async () => {
     const env = ResponseEnvelopeSchema.parse(await host.call({ tool_id: 42, input: 'x', surprise: 1 }));
     expect(env.status).toBe('invalid_request');
-    expect((env.error?.details.violations as unknown[]).length).toBe(3);
+    expect(env.error?.details.violations).toHaveLength(3);
     expect((await call('t.nope')).error?.code).toBe('C-CONTRACT-TOOL-UNKNOWN');
     expect((await call('t.echo', {}, { fn: 'other' })).error?.code).toBe('C-CONTRACT-FN-UNKNOWN');
     const big = await call('t.echo', { s: 'x'.repeat(70_000) });

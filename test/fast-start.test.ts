@@ -14,7 +14,9 @@ import { pluginsDir, tempDir } from './helpers/toolpack.js';
 import { wat2wasm } from './helpers/wat.js';
 
 const cleanups: Array<() => void> = [];
-afterAll(() => cleanups.forEach((c) => c()));
+afterAll(() => {
+  for (const c of cleanups) c();
+});
 
 /** A valid guest of about `bytes` bytes: the echo module, many small functions, and a custom section. */
 async function largeModule(bytes: number): Promise<Uint8Array> {

@@ -15,7 +15,9 @@ import { wat2wasm } from './helpers/wat.js';
 const policy = PolicySchema.parse({ version: 1, tools: { allow: ['*'] } });
 const extism = (id: string, module: string): ToolpackSpec => ({ id, module, manifest: { abi: 'extism/v1', entrypoint: 'run' } });
 const cleanups: Array<() => void> = [];
-afterAll(() => cleanups.splice(0).forEach((c) => c()));
+afterAll(() => {
+  for (const c of cleanups.splice(0)) c();
+});
 
 /** The violation lines of loading `specs` alone. */
 async function refusals(specs: ToolpackSpec[]): Promise<string[]> {

@@ -5,9 +5,8 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collectResult } from '../host/6-faces/fanout/collect-result.js';
 import { submitJobArray } from '../host/6-faces/fanout/job-array.js';
-import { createHost, hostStore, type Host } from '../host/5-host/host.js';
+import { createHost, type Host } from '../host/5-host/host.js';
 import { echoModule } from './helpers/guest-wat.js';
 import { runCli } from './helpers/run-cli.js';
 import { pluginsDir } from './helpers/toolpack.js';
@@ -69,7 +68,7 @@ describe('a job array over one of two artifact inputs', () => {
         run_id: array.elements[2]!.run_id,
         output: { reads: reads[2], reference: reference.id },
       });
-      expect(await collectResult(hostStore(host), path.join(dir, '2'))).toMatchObject({ outcome: 'imported', status: 'succeeded' });
+      expect(await host.jobs.collect(path.join(dir, '2'))).toMatchObject({ outcome: 'imported', status: 'succeeded' });
       expect((await host.runs.verify(array.elements[2]!.run_id)).match).toBe(true);
     },
     RUN_BOUND_MS,

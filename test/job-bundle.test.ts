@@ -8,12 +8,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isHelixError } from '../abi/index.js';
-import { collectResult } from '../host/6-faces/fanout/collect-result.js';
 import { submitJobArray } from '../host/6-faces/fanout/job-array.js';
 import { networkFilesystem } from '../host/6-faces/fanout/node-home.js';
-import { importInputs } from '../host/6-faces/fanout/run-job.js';
-import { collectBundle } from '../host/6-faces/fanout/verify-result.js';
-import { writeJobBundle } from '../host/6-faces/fanout/write-job.js';
 import { createHost, hostStore, type Host } from '../host/5-host/host.js';
 import { readAudit } from '../host/3-store/audit.js';
 import { runCli as runCliWith } from './helpers/cli-process.js';
@@ -56,7 +52,7 @@ async function bundleAndRun(
   name: string,
 ): Promise<{ dir: string; runId: string; code: number | null; stdout: string; stderr: string }> {
   const dir = path.join(root, name);
-  const job = await writeJobBundle(host, { tool_id: tool, input }, dir);
+  const job = await host.jobs.bundle({ tool_id: tool, input }, dir);
   const run = await runCli(['job', 'run', dir], tmpdir());
   return { dir, runId: job.run_id, code: run.code, stdout: run.stdout, stderr: run.stderr };
 }
@@ -95,7 +91,7 @@ describe('a job bundle run on a store of its own and collected', () => {
       expect(node.run_id).toBe(job.runId);
       expect(host.runs.get(job.runId)).toBeUndefined();
 
-      const collected = await collectResult(hostStore(host), job.dir);
+      const collected = await host.jobs.collect(job.dir);
       expect(collected).toMatchObject({ run_id: job.runId, outcome: 'imported', status: 'succeeded' });
       const run = host.runs.get(job.runId)!;
       expect(run.status).toBe('succeeded');
@@ -132,7 +128,7 @@ describe('a job bundle run on a store of its own and collected', () => {
 
       // A second collect changes nothing.
       const before = snapshot(job.runId);
-      expect((await collectResult(hostStore(host), job.dir)).outcome).toBe('unchanged');
+      expect((await host.jobs.collect(job.dir)).outcome).toBe('unchanged');
       expect(snapshot(job.runId)).toBe(before);
     },
     RUN_BOUND_MS,
@@ -151,7 +147,7 @@ describe('a job bundle run on a store of its own and collected', () => {
       const before = snapshot(job.runId);
       const refusedWith = async (dir: string): Promise<string> => {
         try {
-          await collectResult(hostStore(host), dir);
+          await host.jobs.collect(dir);
           return 'collected';
         } catch (err) {
           return isHelixError(err) ? err.code : String(err);
@@ -189,7 +185,7 @@ describe('a job bundle run on a store of its own and collected', () => {
 
       expect(snapshot(job.runId)).toBe(before);
       expect(host.runs.get(job.runId)).toBeUndefined();
-      expect((await collectResult(hostStore(host), job.dir)).outcome).toBe('imported');
+      expect((await host.jobs.collect(job.dir)).outcome).toBe('imported');
     },
     RUN_BOUND_MS,
   );
@@ -212,7 +208,7 @@ describe('a result whose output value was changed', () => {
       writeFileSync(file, JSON.stringify(result));
 
       const before = snapshot(job.runId);
-      const refused = await collectBundle(hostStore(host), dir, true).then(
+      const refused = await host.jobs.collect(dir, { verify: true }).then(
         () => 'collected',
         (err: unknown) => (isHelixError(err) ? err.code : String(err)),
       );
@@ -221,12 +217,10 @@ describe('a result whose output value was changed', () => {
 
       const other = await createHost({ home: path.join(root, 'value-store') });
       try {
-        const refusedHere = await collectResult(hostStore(other), dir).catch((err: unknown) =>
-          isHelixError(err) ? err.code : String(err),
-        );
+        const refusedHere = await other.jobs.collect(dir).catch((err: unknown) => (isHelixError(err) ? err.code : String(err)));
         expect(refusedHere).toBe('P-PRECOND-ARTIFACT-NOT-FOUND');
-        await importInputs(hostStore(other), dir, [host.artifacts.get(fasta)]);
-        expect((await collectResult(hostStore(other), dir)).outcome).toBe('imported');
+        await other.jobs.importInputs(dir, [host.artifacts.get(fasta)]);
+        expect((await other.jobs.collect(dir)).outcome).toBe('imported');
         const report = await other.runs.verify(job.runId);
         expect(report.match).toBe(false);
         expect(report.checks.filter((c) => !c.ok).map((c) => c.check)).toEqual(['same output value']);
@@ -234,7 +228,7 @@ describe('a result whose output value was changed', () => {
       } finally {
         await other.close();
       }
-      expect((await collectBundle(hostStore(host), job.dir, true)).outcome).toBe('imported');
+      expect((await host.jobs.collect(job.dir, { verify: true })).outcome).toBe('imported');
       expect((await host.runs.verify(job.runId)).match).toBe(true);
     },
     RUN_BOUND_MS,
@@ -249,10 +243,10 @@ describe('a run that fails on the node, and an array element run by index', () =
       const job = await bundleAndRun('seq.stats', { sequences: text }, 'failing');
       expect(job.code).toBe(1);
       expect(JSON.parse(job.stdout)).toMatchObject({ status: 'terminal_error', error: { code: 'D-DATA-FORMAT' }, run_id: job.runId });
-      expect(await collectResult(hostStore(host), job.dir)).toMatchObject({ outcome: 'imported', status: 'failed' });
+      expect(await host.jobs.collect(job.dir)).toMatchObject({ outcome: 'imported', status: 'failed' });
       expect(host.runs.get(job.runId)).toMatchObject({ status: 'failed', result: { error: { code: 'D-DATA-FORMAT' } } });
       const before = snapshot(job.runId);
-      expect((await collectResult(hostStore(host), job.dir)).outcome).toBe('unchanged');
+      expect((await host.jobs.collect(job.dir)).outcome).toBe('unchanged');
       expect(snapshot(job.runId)).toBe(before);
     },
     RUN_BOUND_MS,
@@ -301,14 +295,14 @@ describe('a job refused on the node', () => {
     'refuses an input whose bytes were changed, and writes the refusal as the result',
     async () => {
       const dir = path.join(root, 'bad-input');
-      await writeJobBundle(host, { tool_id: 'seq.stats', input: { sequences: fasta } }, dir);
+      await host.jobs.bundle({ tool_id: 'seq.stats', input: { sequences: fasta } }, dir);
       const blobs = path.join(dir, 'blobs');
       const [blob] = readdirSync(blobs);
       writeFileSync(path.join(blobs, blob!), '>x\nACGT\n');
       const run = await runCli(['job', 'run', dir], tmpdir());
       expect(run.code).toBe(1);
       expect(run.stderr).toContain('D-DATA-BUNDLE-HASH');
-      const collected = await collectResult(hostStore(host), dir);
+      const collected = await host.jobs.collect(dir);
       expect(collected).toMatchObject({
         outcome: 'refused',
         status: null,
@@ -322,7 +316,7 @@ describe('a job refused on the node', () => {
     'refuses a job whose run id the node does not reproduce (C-CONTRACT-JOB-TOOL), running nothing',
     async () => {
       const dir = path.join(root, 'other-id');
-      await writeJobBundle(host, { tool_id: 'seq.stats', input: { sequences: fasta } }, dir);
+      await host.jobs.bundle({ tool_id: 'seq.stats', input: { sequences: fasta } }, dir);
       const file = path.join(dir, 'job.json');
       writeFileSync(file, readFileSync(file, 'utf8').replace(/"run_id": "run_[0-9a-f]+"/, `"run_id": "run_${'1'.repeat(32)}"`));
       const run = await runCli(['job', 'run', dir], tmpdir());
@@ -338,7 +332,7 @@ describe('a job refused on the node', () => {
     'refuses to open the submitting store as its own, or a home on a network filesystem',
     async () => {
       const dir = path.join(root, 'same-home');
-      await writeJobBundle(host, { tool_id: 'seq.stats', input: { sequences: fasta } }, dir);
+      await host.jobs.bundle({ tool_id: 'seq.stats', input: { sequences: fasta } }, dir);
       const run = await runCli(['job', 'run', dir, '--home', host.home], tmpdir());
       expect(run.code).toBe(1);
       expect(run.stderr).toContain('P-PRECOND-JOB-HOME');
@@ -369,6 +363,32 @@ describe('a job refused on the node', () => {
       expect(run.code).toBe(2);
       expect(run.stderr).toContain('I-REQ-JOB-BUNDLE');
       expect(run.stderr).toContain('job.json');
+    },
+    RUN_BOUND_MS,
+  );
+});
+
+describe('helix job collect on one bundle', () => {
+  it(
+    'collects it into the store --home names (with --verify), answers unchanged the second time, and exits 1 for a bundle not run yet',
+    async () => {
+      const input = { fasta, line_width: 30 };
+      const pending = path.join(root, 'cli-pending');
+      await host.jobs.bundle({ tool_id: 'seq.revcomp', input }, pending);
+      const missing = await runCli(['job', 'collect', pending, '--home', host.home], tmpdir());
+      expect(missing.code).toBe(1);
+      expect(missing.stderr).toContain('P-PRECOND-JOB-RESULT-MISSING');
+
+      const job = await bundleAndRun('seq.revcomp', input, 'cli-collect');
+      expect(job.code).toBe(0);
+      const first = await runCli(['job', 'collect', job.dir, '--home', host.home, '--verify'], tmpdir());
+      expect(first.stderr).toBe('');
+      expect(first.code).toBe(0);
+      expect(JSON.parse(first.stdout)).toMatchObject({ run_id: job.runId, outcome: 'imported', status: 'succeeded' });
+      expect(host.runs.get(job.runId)?.status).toBe('succeeded');
+      const second = await runCli(['job', 'collect', job.dir, '--home', host.home], tmpdir());
+      expect(second.code).toBe(0);
+      expect(JSON.parse(second.stdout)).toMatchObject({ run_id: job.runId, outcome: 'unchanged' });
     },
     RUN_BOUND_MS,
   );

@@ -183,6 +183,7 @@ describe('helix serve', () => {
   });
 
   it('answers both large integers a JavaScript client sends with I-REQ-JSON-NUMBER (ABI-JSON-003)', async () => {
+    // biome-ignore lint/correctness/noPrecisionLoss: 2^53 + 1 as a JavaScript client writes it; it leaves the client as 2^53
     for (const n of [9007199254740993, 9007199254740992]) {
       const r = await call('j-echo', { n });
       expect(r.structuredContent).toMatchObject({
@@ -220,7 +221,8 @@ describe('helix serve, raw JSON-RPC lines', () => {
   let id = 1;
   /** Writes one line and waits for the reply with its id. */
   async function request(line: (id: number) => string): Promise<{ result?: CallToolResult; error?: unknown }> {
-    const mine = (id += 1);
+    id += 1;
+    const mine = id;
     raw.child.stdin!.write(`${line(mine)}\n`);
     return eventually(
       () =>
@@ -248,7 +250,7 @@ describe('helix serve, raw JSON-RPC lines', () => {
     raw.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
   }, 60_000);
   afterAll(async () => {
-    raw?.child.stdin!.end();
+    raw?.child.stdin?.end();
     await raw?.exited;
   });
 

@@ -83,19 +83,20 @@ describe('helix serve startup', () => {
     expect(r.stderr).toMatch(/ceilings\.fuel/);
   });
 
-  it('prints what it loaded and a client configuration that starts the same server', async () => {
+  it('prints what it loaded and a client configuration that starts the same server (given --plugins, the former name of --toolpacks)', async () => {
     const s = serveRaw(['--plugins', good.dir, '--home', home.dir]);
     await s.waitForStderr(/^Ready\./m);
     const err = s.stderr();
     expect(err).toContain(`store:    ${path.join(home.dir, 'helix.mdb')}`);
     expect(err).toMatch(/policy: {3}sha256:[0-9a-f]{64} \(the bundled default policy\)/);
+    expect(err).toContain(`toolpacks: ${good.dir}`);
     expect(err).toMatch(/start-echo\s+start\.echo 1\.0\.0\s+\(read-only, idempotent\)/);
     expect(err).toMatch(/artifact_import\s+helix\.artifact_import 1\.0\.0/);
     const snippet = JSON.parse(err.slice(err.indexOf('\n{') + 1, err.indexOf('\n}\n') + 2)) as {
       mcpServers: { helix: { command: string; args: string[]; env: Record<string, string> } };
     };
     const cfg = snippet.mcpServers.helix;
-    expect(cfg).toEqual({ command: process.execPath, args: [CLI, 'serve', '--plugins', good.dir], env: { HELIX_HOME: home.dir } });
+    expect(cfg).toEqual({ command: process.execPath, args: [CLI, 'serve', '--toolpacks', good.dir], env: { HELIX_HOME: home.dir } });
     s.child.stdin!.end();
     expect(await s.exited).toBe(0);
     expect(s.stdout()).toBe('');

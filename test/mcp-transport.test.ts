@@ -7,7 +7,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { CallToolResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, type McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { echoModule } from './helpers/guest-wat.js';
 import { pluginsDir, tempDir } from './helpers/toolpack.js';
@@ -80,7 +80,7 @@ describe('helix serve over raw stdio: broken frames (ABI-MCP-001 .. ABI-MCP-007)
     srv = await start();
   }, 180_000);
   afterAll(async () => {
-    srv?.s.child.stdin!.end();
+    srv?.s.child.stdin?.end();
     await srv?.s.exited;
   });
 

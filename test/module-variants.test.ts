@@ -107,7 +107,7 @@ describe('helix/v1 variants (ABI-ALLOC-009, ABI-ALLOC-010)', () => {
 
   it('calls under distinct caps at once each run their own variant, and the bound holds once they end', async () => {
     const results = await Promise.all(Array.from({ length: 40 }, (_, i) => call('v.grow', i + 1, { round: 3 })));
-    results.forEach((r, i) => expect(r.output).toEqual({ value: (i + 1) * PAGES_PER_MB }));
+    for (const [i, r] of results.entries()) expect(r.output).toEqual({ value: (i + 1) * PAGES_PER_MB });
     expectBounded(await statsAfterCall());
   }, 300_000);
 

@@ -14,7 +14,9 @@ import { runCli as helix, type CliExit as Exit } from './helpers/run-cli.js';
 import { pluginsDir, tempDir } from './helpers/toolpack.js';
 
 const dirs: Array<{ dir: string; cleanup: () => void }> = [];
-afterAll(() => dirs.forEach((d) => d.cleanup()));
+afterAll(() => {
+  for (const d of dirs) d.cleanup();
+});
 let plugins: string;
 
 /** A store with two runs of t.echo and an imported artifact. */

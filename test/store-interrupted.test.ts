@@ -17,7 +17,9 @@ import { CLI, runCli as helix } from './helpers/run-cli.js';
 import { pluginsDir, tempDir } from './helpers/toolpack.js';
 
 const dirs: Array<{ dir: string; cleanup: () => void }> = [];
-afterAll(() => dirs.forEach((d) => d.cleanup()));
+afterAll(() => {
+  for (const d of dirs) d.cleanup();
+});
 let plugins: string;
 
 beforeAll(async () => {

@@ -17,7 +17,9 @@ import { CLI, runCli as helix } from './helpers/run-cli.js';
 import { pluginsDir, tempDir } from './helpers/toolpack.js';
 
 const dirs: Array<{ dir: string; cleanup: () => void }> = [];
-afterAll(() => dirs.forEach((d) => d.cleanup()));
+afterAll(() => {
+  for (const d of dirs) d.cleanup();
+});
 let plugins: string;
 
 beforeAll(async () => {
@@ -45,7 +47,7 @@ function commits(home: string): { lockRegion: number; newest: number } {
     readSync(fds[1], txnid, 0, 8, LOCK_TXNID_AT);
     return { lockRegion: Number(txnid.readBigUInt64LE(0)), newest: newestCommit(fds[0], pageSizeOf(fds[0])) };
   } finally {
-    fds.forEach((fd) => closeSync(fd));
+    for (const fd of fds) closeSync(fd);
   }
 }
 

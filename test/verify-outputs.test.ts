@@ -16,7 +16,9 @@ import { runCli } from './helpers/run-cli.js';
 import { pluginsDir, tempDir } from './helpers/toolpack.js';
 
 const dirs: Array<{ dir: string; cleanup: () => void }> = [];
-afterAll(() => dirs.forEach((d) => d.cleanup()));
+afterAll(() => {
+  for (const d of dirs) d.cleanup();
+});
 let plugins: string;
 const limits = { maxInputBytes: 100_000, maxOutputBytes: 100_000, fuel: 5e9, maxMemoryPages: 1024, maxCapabilityCalls: 100 };
 const write = (data: string, final = false) => ({ name: 'artifact.write', args: { role: 'report', data, ...(final ? { final } : {}) } });

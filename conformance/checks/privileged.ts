@@ -23,8 +23,6 @@ import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { isHelixError } from '../../abi/index.js';
 import { helixHostName, LABEL_HOST, LABEL_PID, LABEL_RUN } from '../../capabilities/docker-container.js';
 import { findJobs, runSlurmCommand } from '../../capabilities/slurm-commands.js';
-import { collectResult } from '../../host/6-faces/fanout/collect-result.js';
-import { writeJobBundle } from '../../host/6-faces/fanout/write-job.js';
 import { canonicalJson } from '../../host/1-base/hashing.js';
 import { hostStore, type Host } from '../../host/5-host/host.js';
 import { readAudit } from '../../host/3-store/audit.js';
@@ -1454,7 +1452,7 @@ async function bundle(
   const host = await ctx.host();
   const artifact = (await host.artifacts.importInline(text, { label: name, type: 'fasta' })).id;
   const dir = path.join(ctx.env.dir, name);
-  const job = await writeJobBundle(host, { tool_id: 'f.echo', input: { sequences: artifact } }, dir);
+  const job = await host.jobs.bundle({ tool_id: 'f.echo', input: { sequences: artifact } }, dir);
   return { host, dir, runId: job.run_id, artifact };
 }
 
@@ -1508,7 +1506,7 @@ const fanoutChecks: Check[] = [
         );
       }
       ctx.observe('refusals', seen);
-      const again = await refusedWith(writeJobBundle(host, { tool_id: 'f.echo', input: { sequences: artifact } }, dir));
+      const again = await refusedWith(host.jobs.bundle({ tool_id: 'f.echo', input: { sequences: artifact } }, dir));
       expect(again === 'I-REQ-TARGET-NOT-EMPTY', `a bundle written into a full directory: ${again}`);
     },
   },
@@ -1537,7 +1535,7 @@ const fanoutChecks: Check[] = [
       const seen: Record<string, string> = {};
       for (const [name, tool, input, fixed] of cases) {
         const dir = path.join(ctx.env.dir, `dry-${name}`);
-        const code = await refusedWith(writeJobBundle(host, { tool_id: tool, input }, dir));
+        const code = await refusedWith(host.jobs.bundle({ tool_id: tool, input }, dir));
         const want = fixed ?? (await ctx.call(tool, input)).error?.code ?? 'success';
         seen[name] = `${code} (a call here: ${want})`;
         expect(code === want, `${name}: the bundle was refused with ${code}, a call gets ${want}`);
@@ -1674,7 +1672,7 @@ const fanoutChecks: Check[] = [
         expect(existsSync(resultFile), `${name}: no result bundle holds the refusal`);
         const result = JSON.parse(readFileSync(resultFile, 'utf8')) as { run: unknown; journal: unknown[] };
         expect(result.run === null && result.journal.length === 0, `${name}: the refused job has a run in its result`);
-        const collected = await collectResult(hostStore(host), copy);
+        const collected = await host.jobs.collect(copy);
         expect(
           collected.outcome === 'refused' && collected.response?.error?.code === code,
           `${name}: collect answered ${JSON.stringify(collected).slice(0, 300)}`,
@@ -1734,7 +1732,7 @@ const fanoutChecks: Check[] = [
       for (const [name, damage, code] of cases) {
         const copy = copyOf(ctx, dir, `result-${name}`);
         damage(copy);
-        const got = await refusedWith(collectResult(hostStore(host), copy));
+        const got = await refusedWith(host.jobs.collect(copy));
         seen[name] = got;
         // A blob that is a link is both "not a regular file" (ABI-FANOUT-001, I-REQ-JOB-BUNDLE) and not a regular blob file (ABI-FANOUT-005, D-DATA-BUNDLE-HASH): either refusal holds the requirement.
         const accepted = name === 'blob-link' ? ['D-DATA-BUNDLE-HASH', 'I-REQ-JOB-BUNDLE'] : [code];
@@ -1742,12 +1740,12 @@ const fanoutChecks: Check[] = [
         expect(snapshot(host, runId) === before, `${name}: the refused collect wrote to the store`);
       }
       ctx.observe('refusals', seen);
-      const first = await collectResult(hostStore(host), dir);
+      const first = await host.jobs.collect(dir);
       expect(first.outcome === 'imported' && first.status === 'succeeded', `the genuine result: ${JSON.stringify(first).slice(0, 300)}`);
       const events = host.runs.events(runId).map((e) => e.kind);
       expect(events.at(-1) === 'collected', `the run's events: ${JSON.stringify(events)}`);
       const after = snapshot(host, runId);
-      const second = await collectResult(hostStore(host), dir);
+      const second = await host.jobs.collect(dir);
       expect(second.outcome === 'unchanged' && snapshot(host, runId) === after, `a second collect: ${second.outcome}`);
       const local = await ctx.call('f.echo', { sequences: artifact });
       expect(

@@ -103,8 +103,8 @@ export const call = (name: string, args: Record<string, unknown> = {}): { name: 
 /** A guest's raw capability answer. */
 export interface Answer {
   status: 'ok' | 'error';
-  capability_result?: { name: string; result: any };
-  error?: { code: string; message: string; details: any };
+  capability_result?: { name: string; result: Record<string, unknown> };
+  error?: { code: string; message: string; details: Record<string, unknown> };
 }
 
 /** A real host over the test toolpacks, the secret in an env source, and an upstream that echoes what it was sent. */

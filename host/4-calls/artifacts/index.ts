@@ -15,6 +15,7 @@ export {
 export { importFile, importStream, type StreamImport } from './import-file.js';
 export { exportArtifact, type ExportOptions } from './export-artifact.js';
 export { getArtifact, listArtifacts, snapshotBoundary, type ListOptions, type SnapshotBoundary } from './query.js';
+export { importRecordedArtifact, keepCollectedArtifact } from './recorded-artifacts.js';
 export { detectType, MEDIA_TYPES, HEAD_BYTES, type DetectedType } from './detect-type.js';
 export { PREVIEW_LINES, PREVIEW_BYTES } from './inspect-content.js';
 export { PREVIEW_RECORDS, type RecordSummary } from './record-scanner.js';

@@ -13,7 +13,9 @@ import { formatViolation } from '../../1-base/files/violation.js';
 const policy = PolicySchema.parse({ version: 1, tools: { allow: ['*'] } });
 const MARKER = 'OUTSIDE-MARKER-4c1e';
 const cleanups: Array<() => void> = [];
-afterEach(() => cleanups.splice(0).forEach((c) => c()));
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
+});
 
 /** A plugins directory beside `outside.json` (holding MARKER); returns paths and a loader. */
 async function world(spec: Partial<ToolpackSpec> = {}) {

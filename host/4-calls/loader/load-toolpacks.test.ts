@@ -9,7 +9,9 @@ import { formatViolation } from '../../1-base/files/violation.js';
 
 const policy = PolicySchema.parse({ version: 1, tools: { allow: ['*'] }, ceilings: { maxMemoryPages: 64 } });
 const cleanups: Array<() => void> = [];
-afterEach(() => cleanups.splice(0).forEach((c) => c()));
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
+});
 
 async function load(specs: Parameters<typeof pluginsDir>[0]) {
   const p = await pluginsDir(specs);

@@ -94,11 +94,15 @@ export async function loadToolpacks(dir: string, policy: Policy, options: LoadOp
 
 /** Loads like loadToolpacks, but throws P-PRECOND-MANIFEST-INVALID listing every violation (fail-closed). */
 export async function loadToolpacksOrThrow(dir: string, policy: Policy, options: LoadOptions = {}): Promise<LoadedTool[]> {
-  return (await loadPluginsOrThrow(dir, policy, options)).tools;
+  return (await loadEveryToolpackOrThrow(dir, policy, options)).tools;
 }
 
 /** Loads every toolpack of either kind like loadToolpacks, but throws P-PRECOND-MANIFEST-INVALID listing every violation (fail-closed). */
-export async function loadPluginsOrThrow(dir: string, policy: Policy, options: LoadOptions = {}): Promise<Omit<LoadResult, 'violations'>> {
+export async function loadEveryToolpackOrThrow(
+  dir: string,
+  policy: Policy,
+  options: LoadOptions = {},
+): Promise<Omit<LoadResult, 'violations'>> {
   const { tools, containers, violations } = await loadToolpacks(dir, policy, options);
   if (violations.length > 0) {
     throw new HelixError('P-PRECOND-MANIFEST-INVALID', {

@@ -36,7 +36,13 @@ function counted(store: Store): { cache: LoaderCache; puts: string[] } {
   const puts: string[] = [];
   return {
     puts,
-    cache: { ...real, putModule: (d, cap, inst, problem) => (puts.push(problem ?? 'new'), real.putModule(d, cap, inst, problem)) },
+    cache: {
+      ...real,
+      putModule: (d, cap, inst, problem) => {
+        puts.push(problem ?? 'new');
+        return real.putModule(d, cap, inst, problem);
+      },
+    },
   };
 }
 
@@ -135,7 +141,14 @@ describe('the load cache of checked schemas', () => {
     const a = await loadWith(dir, storeLoaderCache(store, Date.now));
     let asked = 0;
     const real = storeLoaderCache(store, Date.now);
-    const b = await loadWith(dir, { ...real, schemaChecked: (key) => (real.schemaChecked(key) ? (asked += 1) > 0 : false) });
+    const b = await loadWith(dir, {
+      ...real,
+      schemaChecked: (key) => {
+        if (!real.schemaChecked(key)) return false;
+        asked += 1;
+        return true;
+      },
+    });
     expect(asked).toBe(2);
     for (const value of [{ n: 3 }, { n: 0 }, {}, { n: 'x' }]) expect(b.validateInputRefs(value)).toEqual(a.validateInputRefs(value));
     expect(b.validateInput({ n: 0 })).toEqual([{ path: '/n', keyword: 'minimum', message: expect.stringContaining('(found 0)') }]);

@@ -12,7 +12,9 @@ import { formatViolation } from '../../1-base/files/violation.js';
 
 const policy = PolicySchema.parse({ version: 1, tools: { allow: ['*'] } });
 const cleanups: Array<() => void> = [];
-afterEach(() => cleanups.splice(0).forEach((c) => c()));
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
+});
 
 const TYPES = 'one of: array, boolean, integer, null, number, object, string';
 

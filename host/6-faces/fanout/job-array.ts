@@ -6,13 +6,10 @@ import path from 'node:path';
 import { z } from 'zod';
 import { HelixError, RUN_ID_PATTERN, isHelixError, type WireError } from '../../../abi/index.js';
 import { cancelJob, findJobs, jobStatus, submitBatch } from '../../../capabilities/slurm-commands.js';
+import { newDirectory, readBundleJson, writeBundleJson } from '../../1-base/files/bundle-files.js';
 import type { Host } from '../../5-host/host.js';
-import type { Store } from '../../3-store/open-store.js';
-import { readBundleJson, writeBundleJson } from './bundle-format.js';
-import type { Collected } from './collect-result.js';
+import type { Collected, JobCall, JobCollector } from '../../5-host/host-jobs.js';
 import { arrayJobName, arrayScript, elementStates, type ArrayResources } from './array-slurm.js';
-import { collectBundle } from './verify-result.js';
-import { checkJobCall, newDirectory, writeJobBundle, type JobCall } from './write-job.js';
 
 /** array.json: the elements of a fanned-out call. */
 export const ArraySchema = z.strictObject({
@@ -81,18 +78,15 @@ export async function submitJobArray(
   const jobName = options.submit === false ? null : arrayJobName(call.tool_id, target);
   const script =
     jobName === null ? undefined : arrayScript(host.policy.policy, call.tool_id, target, jobName, artifacts.length, options.resources);
-  for (const artifact_id of artifacts) await checkJobCall(host, { ...call, input: withArtifact(call.input, over, artifact_id) });
+  for (const artifact_id of artifacts) await host.jobs.check({ ...call, input: withArtifact(call.input, over, artifact_id) });
   newDirectory(target, 'job array');
   const elements: JobArray['elements'] = [];
   let version = call.tool_version ?? '*';
   for (const [index, artifact_id] of artifacts.entries()) {
     // Inputs the elements share (all but the one fanned over) are stored once, in element 0.
-    const job = await writeJobBundle(
-      host,
-      { ...call, input: withArtifact(call.input, over, artifact_id) },
-      path.join(target, String(index)),
-      [path.join(target, '0')],
-    );
+    const job = await host.jobs.bundle({ ...call, input: withArtifact(call.input, over, artifact_id) }, path.join(target, String(index)), {
+      linkFrom: [path.join(target, '0')],
+    });
     elements.push({ index, artifact_id, run_id: job.run_id });
     version = job.request.tool_version;
   }
@@ -142,12 +136,12 @@ async function waitForElements(jobId: string | null, timeoutMs: number): Promise
 }
 
 /**
- * Collects every element of the job array in `dir` into `store`, after waiting up to `waitMs` for
- * them to end (0: collect what is there), each verified first with `verify`. One element's
- * refusal does not stop the others.
+ * Collects every element of the job array in `dir` through `jobs` (a Host's, or a store home's),
+ * after waiting up to `waitMs` for them to end (0: collect what is there), each verified first
+ * with `verify`. One element's refusal does not stop the others.
  */
 export async function collectJobArray(
-  store: Store,
+  jobs: JobCollector,
   dir: string,
   waitMs = 0,
   verify = false,
@@ -160,7 +154,7 @@ export async function collectJobArray(
   for (const e of array.elements) {
     const base = { index: e.index, run_id: e.run_id, slurm_state: states.get(e.index) ?? null };
     try {
-      elements.push({ ...base, collected: await collectBundle(store, path.join(target, String(e.index)), verify) });
+      elements.push({ ...base, collected: await jobs.collect(path.join(target, String(e.index)), { verify }) });
     } catch (err) {
       if (!isHelixError(err)) throw err;
       elements.push({ ...base, error: err.toWire() });

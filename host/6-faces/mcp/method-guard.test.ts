@@ -3,7 +3,7 @@
 // one McpError prefix, task metadata ignored, and the server serving on after each.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { CallToolResultSchema, EmptyResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, EmptyResultSchema, type McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { echoModule } from '../../../test/helpers/guest-wat.js';
 import { pluginsDir, tempDir } from '../../../test/helpers/toolpack.js';

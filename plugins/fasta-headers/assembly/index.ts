@@ -5,7 +5,7 @@
 
 import { Host } from "@extism/as-pdk";
 import { JSONObject, JSONParser, JSONWriter, quote } from "@helix/sdk-as";
-import { callCapability, fail, failWithError } from "./helix-extism";
+import { callCapability, fail, failWithError } from "@helix/sdk-as/extism";
 
 /**
  * Bytes asked of artifact.read per call. A piece lives as the answer's bytes, its UTF-16

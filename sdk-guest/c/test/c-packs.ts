@@ -60,7 +60,10 @@ export async function startCHost(
   const plugins = path.join(root, 'plugins');
   for (const spec of specs) await buildToolpack(writeCPack(plugins, spec));
   let policyFile: string | undefined;
-  if (policyYaml !== undefined) writeFileSync((policyFile = path.join(root, 'policy.yaml')), policyYaml);
+  if (policyYaml !== undefined) {
+    policyFile = path.join(root, 'policy.yaml');
+    writeFileSync(policyFile, policyYaml);
+  }
   const host = await createHost({
     pluginsDir: plugins,
     home: path.join(root, 'home'),

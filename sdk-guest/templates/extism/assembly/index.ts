@@ -1,12 +1,12 @@
 // The tool's code, made by `helix new --lang extism` from the Extism template: an Extism plugin
 // (abi extism/v1, built with @extism/as-pdk) that reads a FASTA or FASTQ artifact in pieces,
 // counts its records and their total length, and writes each record's id and length as a TSV
-// artifact. Capabilities go through Helix's broker host function (assembly/helix-extism.ts);
+// artifact. Capabilities go through Helix's broker host function (`@helix/sdk-as/extism`);
 // JSON is @helix/sdk-as's. Replace `run` and `Counter` with your own work.
 
 import { Host } from "@extism/as-pdk";
 import { JSONObject, JSONParser, quote } from "@helix/sdk-as";
-import { callCapability, fail, failWithError } from "./helix-extism";
+import { callCapability, fail, failWithError } from "@helix/sdk-as/extism";
 
 // Bytes asked of artifact.read per call, and sent per artifact.write: a piece lives as the
 // answer's bytes, its text and the parsed copy at once, so a quarter of the 1 MiB maximum

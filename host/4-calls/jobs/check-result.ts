@@ -4,9 +4,10 @@
 // byte it names is in the bundle's list of blobs. The bytes themselves are checked as they are
 // stored (bundle-blobs.ts).
 import { HelixError, type ArtifactRecord, type RunRecord } from '../../../abi/index.js';
-import { runIdOf } from '../../4-calls/runs/identity.js';
+import { bundleError } from '../../1-base/files/bundle-files.js';
 import { brokenLink } from '../../3-store/journal.js';
-import { bundleError, type Job, type Result } from './bundle-format.js';
+import { runIdOf } from '../runs/identity.js';
+import type { Job, Result } from './bundle-format.js';
 
 /** A result's run, checked, with every blob to store (sha256 and size). */
 export interface CheckedResult {

@@ -1,22 +1,25 @@
 // The two directories fan-out moves between a submitting store and a node (abi/ABI.md, "Fan-out"):
 // a job bundle (what to call, under which policy, with the input artifacts' bytes and records) and
 // the result bundle `helix job run` writes into it (the run record, events, journal, audit, and the
-// output, log, input and module bytes). Their JSON schemas, file names and checked reads.
-import { renameSync, writeFileSync } from 'node:fs';
+// output, log, input and module bytes). Their JSON schemas, file names, and the job's files read
+// checked against the hashes job.json names.
 import path from 'node:path';
 import { z } from 'zod';
 import {
   ArtifactRecordSchema,
   HelixError,
   JournalEntrySchema,
+  PolicySchema,
   ResponseEnvelopeSchema,
   RUN_ID_PATTERN,
   RunEventSchema,
   RunRecordSchema,
   SHA256_PATTERN,
 } from '../../../abi/index.js';
-import { readRegularFile } from '../../1-base/files/pack-files.js';
+import { bundleError, readBundleJson, readBundleText } from '../../1-base/files/bundle-files.js';
+import { canonicalJson, sha256Digest } from '../../1-base/hashing.js';
 import { ModuleRecordSchema } from '../../3-store/records.js';
+import type { LoadedPolicy } from '../policy/load-policy.js';
 
 /** The format name a job bundle's job.json carries. */
 export const JOB_FORMAT = 'helix-job/1';
@@ -27,9 +30,6 @@ export const RESULT_FORMAT = 'helix-job-result/1';
 export const JOB_FILES = { job: 'job.json', params: 'params.json', policy: 'policy.json', blobs: 'blobs', result: 'result' } as const;
 /** Files of a result bundle, relative to its directory (`<job bundle>/result`). */
 export const RESULT_FILES = { result: 'result.json', blobs: 'blobs' } as const;
-
-/** The longest job.json or result.json read (a result's journal holds one entry per capability call). */
-export const BUNDLE_JSON_MAX_BYTES = 256 * 1024 * 1024;
 
 const Digest = z.string().regex(/^sha256:[0-9a-f]{64}$/);
 
@@ -86,43 +86,37 @@ export function blobFile(dir: string, sha256: string): string {
   return path.join(dir, JOB_FILES.blobs, sha256);
 }
 
-/** I-REQ-JOB-BUNDLE naming the file and what is wrong. */
-export function bundleError(file: string, problem: string, violations: readonly string[] = []): HelixError {
-  return new HelixError('I-REQ-JOB-BUNDLE', {
-    message: `The bundle file ${file} ${problem}.`,
-    details: { file, problem, ...(violations.length === 0 ? {} : { violations: [...violations] }) },
-  });
+/** The job.json of the bundle in `dir`, checked against its schema (I-REQ-JOB-BUNDLE naming the file). */
+export function readJob(dir: string): Job {
+  return readBundleJson(path.join(dir, JOB_FILES.job), JobSchema);
 }
 
-/** Reads a bundle's text file (a regular file, bounded); I-REQ-JOB-BUNDLE when it cannot be read. */
-export function readBundleText(file: string, maxBytes = BUNDLE_JSON_MAX_BYTES): string {
-  const read = readRegularFile(file, maxBytes);
-  if (!read.ok) throw bundleError(file, read.reason);
-  return read.bytes.toString('utf8');
+/** The job's text file `name`, which must hash to `digest` (D-DATA-BUNDLE-HASH otherwise). */
+export function readHashedText(dir: string, name: string, digest: string): string {
+  const file = path.join(dir, name);
+  const text = readBundleText(file);
+  const actual = sha256Digest(text);
+  if (actual !== digest)
+    throw new HelixError('D-DATA-BUNDLE-HASH', {
+      message: `The bundle file ${file} does not hash to ${digest}, which job.json names.`,
+      details: { file, expected: digest, actual },
+    });
+  return text;
 }
 
-/** Reads and parses a bundle's JSON file against `schema`; I-REQ-JOB-BUNDLE listing every violation. */
-export function readBundleJson<S extends z.ZodType>(file: string, schema: S): z.infer<S> {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readBundleText(file));
-  } catch (err) {
-    if (err instanceof HelixError) throw err;
-    throw bundleError(file, `is not JSON (${(err as Error).message})`);
-  }
-  const parsed = schema.safeParse(raw);
+/**
+ * The job's policy as loaded on the submitting host (its canonical text after expansion), after
+ * policy.json and params.json are checked against the hashes job.json names.
+ */
+export function readJobPolicy(dir: string, job: Job): LoadedPolicy {
+  const file = path.join(dir, JOB_FILES.policy);
+  const parsed = PolicySchema.safeParse(JSON.parse(readHashedText(dir, JOB_FILES.policy, job.policy_hash)));
   if (!parsed.success)
     throw bundleError(
       file,
-      'does not match the bundle format',
-      parsed.error.issues.map((i) => `${i.path.join('.') || '(file)'}: ${i.message}`),
+      'is not a policy',
+      parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`),
     );
-  return parsed.data;
-}
-
-/** Writes a bundle's JSON file by a rename from a partial file of this process, so readers find it whole or not at all. */
-export function writeBundleJson(file: string, value: unknown): void {
-  const partial = `${file}.${process.pid}.partial`;
-  writeFileSync(partial, `${JSON.stringify(value, null, 2)}\n`);
-  renameSync(partial, file);
+  readHashedText(dir, JOB_FILES.params, job.params_hash);
+  return { policy: parsed.data, source: file, hash: sha256Digest(canonicalJson(parsed.data)) };
 }

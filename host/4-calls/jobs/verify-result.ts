@@ -6,12 +6,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { HelixError } from '../../../abi/index.js';
-import { getRun } from '../../4-calls/runs/run-store.js';
-import { verifyRun, type VerifyReport } from '../../4-calls/runs/verify.js';
 import { openStore, type Store } from '../../3-store/open-store.js';
-import { JOB_FILES, JobSchema, readBundleJson } from './bundle-format.js';
+import { getRun } from '../runs/run-store.js';
+import { verifyRun, type VerifyReport } from '../runs/verify.js';
+import { importInputs } from './bundle-blobs.js';
+import { readJob } from './bundle-format.js';
 import { collectResult, type Collected } from './collect-result.js';
-import { importInputs } from './run-job.js';
 
 /**
  * Verifies the run of the result bundle in `bundleDir` on a scratch store; throws
@@ -20,7 +20,7 @@ import { importInputs } from './run-job.js';
  */
 async function verifyResult(bundleDir: string): Promise<VerifyReport | undefined> {
   const dir = path.resolve(bundleDir);
-  const job = readBundleJson(path.join(dir, JOB_FILES.job), JobSchema);
+  const job = readJob(dir);
   const home = mkdtempSync(path.join(tmpdir(), 'helix-verify-'));
   const store = openStore(home);
   try {

@@ -6,15 +6,16 @@ import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import type { ArtifactRecord, ResponseEnvelope } from '../../../abi/index.js';
-import { getRun, runEvents } from '../../4-calls/runs/run-store.js';
+import { writeBundleJson } from '../../1-base/files/bundle-files.js';
 import { readArtifactRecord } from '../../3-store/artifact-records.js';
 import { readAudit } from '../../3-store/audit.js';
 import { blobRecord } from '../../3-store/blobs.js';
 import { readJournal } from '../../3-store/journal.js';
 import { readModuleRecord } from '../../3-store/modules.js';
 import type { Store } from '../../3-store/open-store.js';
+import { getRun, runEvents } from '../runs/run-store.js';
 import { writeBlobFile } from './bundle-blobs.js';
-import { RESULT_FILES, RESULT_FORMAT, ResultSchema, writeBundleJson, type Result } from './bundle-format.js';
+import { RESULT_FILES, RESULT_FORMAT, ResultSchema, type Result } from './bundle-format.js';
 
 /**
  * Writes the result bundle of run `runId` into `dir` from the node's `store`, with the node's

@@ -1,15 +1,18 @@
 // Blob bytes in a bundle: written out of a store into `blobs/<sha256>` as they stream, and read
 // back into a store with their size and hash checked on the way, so a changed file is refused
-// (D-DATA-BUNDLE-HASH) before anything that names it is committed.
+// (D-DATA-BUNDLE-HASH) before anything that names it is committed; a job's input artifacts
+// imported from them with their records (ABI-FANOUT-003).
 import { createHash } from 'node:crypto';
 import { constants, createReadStream, createWriteStream, existsSync, linkSync, mkdirSync, renameSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { HelixError } from '../../../abi/index.js';
+import { HelixError, type ArtifactRecord } from '../../../abi/index.js';
+import { bundleError } from '../../1-base/files/bundle-files.js';
 import { readBlob, writeChunks, type WrittenBlob } from '../../3-store/blobs.js';
 import type { Store } from '../../3-store/open-store.js';
-import { blobFile, bundleError } from './bundle-format.js';
+import { importRecordedArtifact } from '../artifacts/index.js';
+import { blobFile } from './bundle-format.js';
 
 /**
  * Writes the store's blob `sha256` to `<dir>/blobs/<sha256>` (each chunk checked as it is read); a
@@ -50,7 +53,7 @@ function hashMismatch(file: string, expected: { sha256: string; size: number }, 
  */
 async function* checkedBlobFile(dir: string, sha256: string, size: number): AsyncGenerator<Uint8Array> {
   const file = blobFile(dir, sha256);
-  let handle;
+  let handle: FileHandle;
   try {
     handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (err) {
@@ -80,4 +83,14 @@ async function* checkedBlobFile(dir: string, sha256: string, size: number): Asyn
  */
 export function storeBlobFile(store: Store, dir: string, sha256: string, size: number): Promise<WrittenBlob> {
   return writeChunks(store, checkedBlobFile(dir, sha256, size), size, { ownedPieces: true });
+}
+
+/**
+ * Imports a job's input artifacts from the bundle in `dir` into `store`, with their records as the
+ * submitting store holds them, in creation order; an artifact the store holds with the same bytes
+ * is left as it is.
+ */
+export async function importInputs(store: Store, dir: string, inputs: readonly ArtifactRecord[]): Promise<void> {
+  const sorted = [...inputs].sort((a, b) => a.created_at - b.created_at);
+  for (const record of sorted) await importRecordedArtifact(store, record, () => storeBlobFile(store, dir, record.sha256, record.size));
 }
