@@ -15,7 +15,7 @@ import { memoryChecks } from './memory/index.js';
 import { moduleChecks } from './module/index.js';
 import { privilegedChecks } from './privileged.js';
 import { secretChecks } from './secrets/index.js';
-import { storeChecks } from './store.js';
+import { storeChecks } from './store/index.js';
 
 /** All checks. */
 export const CHECKS: readonly Check[] = [

@@ -64,10 +64,10 @@ export interface StoreDiagnostics {
   /** How many keys a database holds. */
   count(db: StoreDatabaseName): number;
   /**
-   * Puts `value` under `key` in a commit of its own: raw bytes as they are, a record or text in the
-   * database's encoding, undefined to remove the key. Returns what was there, for `restore`.
+   * Puts `value` under `key` in a commit of its own: raw bytes (a Buffer) as they are, any other
+   * value in the database's encoding, undefined to remove the key. Returns what was there, for `restore`.
    */
-  plant(db: StoreDatabaseName, key: Key, value: Buffer | object | string | undefined): Promise<Planted>;
+  plant(db: StoreDatabaseName, key: Key, value: unknown): Promise<Planted>;
   /** Puts back what `plant` returned, last planted first. */
   restore(planted: readonly Planted[]): Promise<void>;
   /** The chunk ids (sha256 of each) of a stored blob, in order; undefined when the blob is not stored. */
@@ -98,7 +98,7 @@ export function storeDiagnostics(store: Store): StoreDiagnostics {
     const b = database(db).getBinary(key);
     return b === undefined ? undefined : Buffer.from(b);
   };
-  const put = async (db: StoreDatabaseName, key: Key, value: Buffer | object | string | undefined): Promise<void> => {
+  const put = async (db: StoreDatabaseName, key: Key, value: unknown): Promise<void> => {
     if (value === undefined) await database(db).remove(key);
     else await database(db).put(key, Buffer.isBuffer(value) ? asBinary(value) : value);
   };
