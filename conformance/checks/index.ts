@@ -13,7 +13,7 @@ import { isolationChecks } from './isolation/index.js';
 import { mcpChecks } from './mcp/index.js';
 import { memoryChecks } from './memory/index.js';
 import { moduleChecks } from './module/index.js';
-import { privilegedChecks } from './privileged.js';
+import { privilegedChecks } from './privileged/index.js';
 import { secretChecks } from './secrets/index.js';
 import { storeChecks } from './store/index.js';
 
