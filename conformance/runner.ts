@@ -167,7 +167,9 @@ async function runOne(check: Check, engine: Engine, tmp: string): Promise<CheckR
     },
     pluginsDir: writePlugins,
     note: (text) => void notes.push(text),
-    observe: (key, value) => void (observations[key] = value),
+    observe: (key, value) => {
+      observations[key] = value;
+    },
     show: (source) => void sources.push(source),
     defer: (cleanup) => void cleanups.push(cleanup),
   };

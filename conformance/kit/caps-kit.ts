@@ -139,17 +139,7 @@ export function rawInput(calls: readonly RawCall[]): { h: string } {
 }
 
 /** One raw answer: its exact bytes, as text and parsed, and the buffer after a bulk call. */
-export interface RawAnswer {
-  readonly bytes: Buffer;
-  readonly text: string;
-  readonly json: {
-    status: string;
-    abi_version: number;
-    capability_result?: { name: string; result: any };
-    error?: { code: string; message: string; details: any; hint?: string };
-  };
-  readonly dump: Buffer;
-}
+export type RawAnswer = CallerAnswer;
 
 /** The raw answers in a successful response of the raw caller. */
 export function rawAnswers(r: ResponseEnvelope): RawAnswer[] {

@@ -72,7 +72,7 @@ export const manifestFuzzChecks: readonly Check[] = [
       'the host refuses to start with P-PRECOND-MANIFEST-INVALID; every one of the 40 manifest files (30 broken on purpose, 10 YAML texts edited until the schema refuses them) is named by a violation, the 30 with the field that was broken',
     async packs() {
       const { bytes } = await echo();
-      return (await brokenManifests()).map((c, i) =>
+      return (await brokenManifests()).map((c) =>
         rawManifestPack(c.file.replace(/_/, '.').replace('.tool.yaml', ''), c.file, bytes, c.text),
       );
     },

@@ -27,11 +27,15 @@ const INPUT = encoder.encode('{"n":1}');
 /** Runs a helix/v1 module in this process as the host does (alloc, input, execute, dealloc), metered when `fuel` is given. */
 async function runGuestHere(bytes: Uint8Array, fuel?: bigint): Promise<{ output?: unknown; trap?: string; used?: bigint }> {
   const { instance } = await WebAssembly.instantiate(bytes, {});
-  const x = instance.exports as Record<string, any>;
+  const x = instance.exports as Record<string, unknown> & {
+    alloc(len: number): number;
+    execute(ptr: number, len: number): bigint;
+    dealloc(ptr: number, len: number): void;
+  };
   if (fuel !== undefined) (x[FUEL_EXPORT] as WebAssembly.Global).value = fuel;
   try {
     const memory = x.memory as WebAssembly.Memory;
-    const inPtr = (x.alloc(INPUT.length) as number) >>> 0;
+    const inPtr = x.alloc(INPUT.length) >>> 0;
     new Uint8Array(memory.buffer).set(INPUT, inPtr);
     const packed = x.execute(inPtr, INPUT.length) as bigint;
     const ptr = Number(packed >> 32n);

@@ -25,5 +25,7 @@ export function showSample(ctx: CheckContext, label: string, lines: readonly str
 
 export const hex = (b: Uint8Array): string => {
   const t = decode(b);
-  return t !== undefined && !/[\u0000-\u001f]/.test(t) ? t : `hex ${Buffer.from(b).toString('hex')}`;
+  // Text without control characters is shown as it is; anything else as hex.
+  const printable = t !== undefined && [...t].every((c) => c.charCodeAt(0) >= 0x20);
+  return printable ? t : `hex ${Buffer.from(b).toString('hex')}`;
 };

@@ -77,7 +77,7 @@ export const builtinAndKeyChecks: readonly Check[] = [
         const r = await ctx.call(tool, input, { request: key });
         expectOutcome(r, 'invalid_request', 'I-REQ-IDEMPOTENCY-CONFLICT');
         expect(
-          (r.error?.details as { bound_run_id?: string }).bound_run_id === plain.run_id,
+          (r.error?.details as { bound_run_id?: string } | undefined)?.bound_run_id === plain.run_id,
           `${what}: details ${JSON.stringify(r.error?.details)}`,
         );
         expect(r.metrics.fuel_used === 0, `${what}: the conflicting call ran (fuel ${r.metrics.fuel_used})`);

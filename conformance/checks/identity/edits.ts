@@ -11,7 +11,20 @@ import type { Host } from '../../../host/5-host/host.js';
 import { echoModule } from '../../kit/guest-wat.js';
 import { DEFAULT_LIMITS, writeToolpack } from '../../kit/toolpack.js';
 import { checkDefaultPolicy } from '../../runner.js';
-import { callOn, capsOf, commonProps, limitsOf, ownPolicy, runEdits, withHost, type EditPack } from './shared.js';
+import {
+  callOn,
+  capsOf,
+  commonProps,
+  inSchemaOf,
+  limitsOf,
+  manifestOf,
+  ownPolicy,
+  packOf,
+  runEdits,
+  setting,
+  withHost,
+  type EditPack,
+} from './shared.js';
 
 export const editChecks: readonly Check[] = [
   {
@@ -76,16 +89,16 @@ export const editChecks: readonly Check[] = [
       'after each edit (fuel, maxMemoryPages, maxOutputBytes, maxInputBytes, maxCapabilityCalls, deterministic, an allow entry, the module bytes, maxLength and default in a schema file reached through a nested $ref) the same call on the same home answers replayed: false with a run_id never seen',
     async run(ctx) {
       const edits: ReadonlyArray<readonly [string, (p: EditPack) => void]> = [
-        ['limits.fuel', (p) => void (limitsOf(p).fuel = DEFAULT_LIMITS.fuel + 1)],
-        ['limits.maxMemoryPages', (p) => void (limitsOf(p).maxMemoryPages = 17)],
-        ['limits.maxOutputBytes', (p) => void (limitsOf(p).maxOutputBytes = DEFAULT_LIMITS.maxOutputBytes + 1)],
-        ['limits.maxInputBytes', (p) => void (limitsOf(p).maxInputBytes = DEFAULT_LIMITS.maxInputBytes + 1)],
-        ['limits.maxCapabilityCalls', (p) => void (limitsOf(p).maxCapabilityCalls = 50)],
-        ['deterministic', (p) => void (p.manifest.deterministic = 'idempotent')],
-        ['capabilities.allow', (p) => void (capsOf(p).allow = ['clock.now_unix', 'log.emit', 'kv.get'])],
-        ['module bytes (digest)', (p) => void (p.module = echoModule('(func $unused)'))],
-        ['nested schema maxLength', (p) => void (commonProps(p).maxLength = 99)],
-        ['nested schema default', (p) => void (commonProps(p).default = 'd')],
+        ['limits.fuel', setting(limitsOf, 'fuel', DEFAULT_LIMITS.fuel + 1)],
+        ['limits.maxMemoryPages', setting(limitsOf, 'maxMemoryPages', 17)],
+        ['limits.maxOutputBytes', setting(limitsOf, 'maxOutputBytes', DEFAULT_LIMITS.maxOutputBytes + 1)],
+        ['limits.maxInputBytes', setting(limitsOf, 'maxInputBytes', DEFAULT_LIMITS.maxInputBytes + 1)],
+        ['limits.maxCapabilityCalls', setting(limitsOf, 'maxCapabilityCalls', 50)],
+        ['deterministic', setting(manifestOf, 'deterministic', 'idempotent')],
+        ['capabilities.allow', setting(capsOf, 'allow', ['clock.now_unix', 'log.emit', 'kv.get'])],
+        ['module bytes (digest)', setting(packOf, 'module', echoModule('(func $unused)'))],
+        ['nested schema maxLength', setting(commonProps, 'maxLength', 99)],
+        ['nested schema default', setting(commonProps, 'default', 'd')],
       ];
       const { base, results } = await runEdits(ctx, edits);
       const seen = new Set([base.run_id]);
@@ -107,15 +120,15 @@ export const editChecks: readonly Check[] = [
       'after each edit (description, timeoutMs, the module file renamed with module: updated, title/description/$comment/examples in the schema files, the allow list reordered) the same call answers replayed: true with the first run_id and output',
     async run(ctx) {
       const edits: ReadonlyArray<readonly [string, (p: EditPack) => void]> = [
-        ['description', (p) => void (p.manifest.description = 'another description')],
-        ['timeoutMs', (p) => void (p.manifest.timeoutMs = 9000)],
-        ['module path', (p) => void (p.moduleName = 'renamed.wasm')],
-        ['schema title', (p) => void (p.inSchema.title = 'another title')],
+        ['description', setting(manifestOf, 'description', 'another description')],
+        ['timeoutMs', setting(manifestOf, 'timeoutMs', 9000)],
+        ['module path', setting(packOf, 'moduleName', 'renamed.wasm')],
+        ['schema title', setting(inSchemaOf, 'title', 'another title')],
         [
           'nested schema description, $comment, examples',
           (p) => void Object.assign(p.common, { description: 'edited', $comment: 'a comment', examples: ['x'] }),
         ],
-        ['allow order', (p) => void (capsOf(p).allow = ['log.emit', 'clock.now_unix'])],
+        ['allow order', setting(capsOf, 'allow', ['log.emit', 'clock.now_unix'])],
       ];
       const { base, results } = await runEdits(ctx, edits);
       for (const [what, r] of results) {

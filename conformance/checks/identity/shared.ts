@@ -106,3 +106,13 @@ export async function runEdits(
 export const limitsOf = (p: EditPack): Record<string, unknown> => p.manifest.limits as Record<string, unknown>;
 export const capsOf = (p: EditPack): Record<string, unknown> => p.manifest.capabilities as Record<string, unknown>;
 export const commonProps = (p: EditPack): Record<string, unknown> => p.common;
+export const manifestOf = (p: EditPack): Record<string, unknown> => p.manifest;
+export const inSchemaOf = (p: EditPack): Record<string, unknown> => p.inSchema;
+export const packOf = (p: EditPack): EditPack => p;
+
+/** The edit that sets `key` of the part `of` picks out of the pack to `value`. */
+export const setting =
+  <T extends object>(of: (p: EditPack) => T, key: string, value: unknown) =>
+  (p: EditPack): void => {
+    (of(p) as Record<string, unknown>)[key] = value;
+  };

@@ -229,9 +229,13 @@ export const jsonBoundChecks: readonly Check[] = [
       const plugins = await ctx.pluginsDir();
       const exec = promisify(execFile);
       let homes = 0;
+      const nextHome = (): string => {
+        homes += 1;
+        return path.join(ctx.env.dir, `cli-home-${homes}`);
+      };
       const helixCall = async (source: string[]): Promise<{ code: number; envelope: ResponseEnvelope }> => {
         // A home of its own per process, so the processes can run side by side.
-        const home = path.join(ctx.env.dir, `cli-home-${(homes += 1)}`);
+        const home = nextHome();
         const r = await exec(process.execPath, [cli, 'call', 'io.echo', '--plugins', plugins, '--home', home, '--compact', ...source], {
           maxBuffer: 64 << 20,
           timeout: 30_000,
@@ -312,11 +316,12 @@ export const jsonBoundChecks: readonly Check[] = [
         ['Date', { when: new Date(0) }, '/input/when'],
         ['Map', { m: new Map([[1, 2]]) }, '/input/m'],
         ['typed array', { t: new Uint8Array(4) }, '/input/t'],
+        // biome-ignore lint/suspicious/noSparseArray: the hole is the value the host must refuse
         ['hole', { list: [1, , 3] }, '/input/list/1'],
         ['symbol key', { [Symbol('s')]: 1 }, '/input'],
       ];
       for (const [label, input, pointer] of cases) {
-        let r;
+        let r: ResponseEnvelope;
         try {
           r = await ctx.call('io.echo', input);
         } catch (e) {

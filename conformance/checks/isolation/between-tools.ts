@@ -22,7 +22,7 @@ export const betweenToolChecks: readonly Check[] = [
       const [p, e] = await Promise.all([Promise.all(plants), Promise.all(echoes)]);
       const flags = p.map((r) => ctx.engine.guests.planted(expectSuccess(r)).flags);
       ctx.observe('plant_flags', flags);
-      flags.forEach((f, i) => expect(f === 0, `concurrent plant call ${i} found ${describeFlags(f)}`));
+      for (const [i, f] of flags.entries()) expect(f === 0, `concurrent plant call ${i} found ${describeFlags(f)}`);
       e.forEach((r, i) => {
         const out = expectSuccess(r);
         expect(

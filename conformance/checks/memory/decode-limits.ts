@@ -1,7 +1,7 @@
 // Memory checks of the decoder's limits: counts a module declares past the engine's (types,
 // functions, globals, exports, locals) are refused at the count, before any entry is read, and so
 // is a module whose instrumented form would pass them (ABI-ALLOC-006, ABI-MODULE-001).
-import { type Check } from '../../check.js';
+import type { Check } from '../../check.js';
 import { expectLine, refusedWith } from '../../kit/refusals.js';
 import { HEADER, leb, MANY_GLOBALS, section } from './shared.js';
 

@@ -126,10 +126,7 @@ export const loadCacheChecks: readonly Check[] = [
       }
       ctx.observe('refusal', refused);
       expect(
-        refused !== undefined &&
-          refused.startsWith('P-PRECOND-MANIFEST-INVALID') &&
-          refused.includes('env.exfiltrate') &&
-          refused.includes(rule),
+        refused?.startsWith('P-PRECOND-MANIFEST-INVALID') && refused.includes('env.exfiltrate') && refused.includes(rule),
         `the host over the cached home did not refuse the swapped module: ${refused ?? 'it started and served'}`,
       );
     },

@@ -35,8 +35,22 @@ export const fanoutBundleChecks: readonly Check[] = [
             ),
           'job.json',
         ],
-        ['directory', (d) => (rmSync(path.join(d, 'job.json')), mkdirSync(path.join(d, 'job.json'))), 'job.json'],
-        ['fifo', (d) => (rmSync(path.join(d, 'job.json')), execMkfifo(path.join(d, 'job.json'))), 'job.json'],
+        [
+          'directory',
+          (d) => {
+            rmSync(path.join(d, 'job.json'));
+            mkdirSync(path.join(d, 'job.json'));
+          },
+          'job.json',
+        ],
+        [
+          'fifo',
+          (d) => {
+            rmSync(path.join(d, 'job.json'));
+            execMkfifo(path.join(d, 'job.json'));
+          },
+          'job.json',
+        ],
         ['no-params', (d) => rmSync(path.join(d, 'params.json')), 'params.json'],
       ];
       const seen: Record<string, string> = {};

@@ -5,7 +5,7 @@ import { cpSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { isHelixError } from '../../../abi/index.js';
 import type { Host } from '../../../host/5-host/host.js';
-import { type CheckContext, type CheckEnv, type PolicyDocument } from '../../check.js';
+import type { CheckContext, CheckEnv, PolicyDocument } from '../../check.js';
 import { echoModule } from '../../kit/guest-wat.js';
 import { jobsDir, SLURM_CEILINGS } from './slurm-shared.js';
 import { policyWith } from './shared.js';

@@ -47,7 +47,10 @@ export function cancelAtEnd(ctx: CheckContext): (jobId: string) => string {
   ctx.defer(async () => {
     if (jobs.size > 0) await runSlurmCommand('scancel', [...jobs]).catch(() => undefined);
   });
-  return (jobId) => (jobs.add(jobId), jobId);
+  return (jobId) => {
+    jobs.add(jobId);
+    return jobId;
+  };
 }
 
 export const submit = (args: Record<string, unknown>) => args;

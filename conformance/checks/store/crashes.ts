@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { type RunRecord } from '../../../abi/index.js';
+import type { RunRecord } from '../../../abi/index.js';
 import { packageRoot } from '../../../host/1-base/paths.js';
 import { createHost } from '../../../host/5-host/host.js';
 import { newestCommitIn } from '../../../host/5-host/store-upkeep.js';

@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { type RunRecord } from '../../../abi/index.js';
+import type { RunRecord } from '../../../abi/index.js';
 import { newestCommitIn, STORE_MARKERS } from '../../../host/5-host/store-upkeep.js';
 import { expect, expectSuccess, type Check } from '../../check.js';
 import {

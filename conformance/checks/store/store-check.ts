@@ -3,7 +3,7 @@
 // writes nothing, even beside a live import (ABI-STORE-060..065).
 import { hostname } from 'node:os';
 import path from 'node:path';
-import { type JournalEntry } from '../../../abi/index.js';
+import type { JournalEntry } from '../../../abi/index.js';
 import { keyText, newestCommitIn, STORE_MARKERS } from '../../../host/5-host/store-upkeep.js';
 import { expect, type Check } from '../../check.js';
 import {

@@ -1,7 +1,7 @@
 // Store check of `helix verify` over tampered outputs: damaged output bytes, an output record moved
 // to other bytes, and an edited stored output value are each found (ABI-STORE-031..033).
 import path from 'node:path';
-import { type RunRecord } from '../../../abi/index.js';
+import type { RunRecord } from '../../../abi/index.js';
 import type { VerifyReport } from '../../../host/5-host/host-records.js';
 import { CheckFailure, expect, type Check } from '../../check.js';
 import { firstLine, helix, withDiagnostics, withRecords } from '../../kit/store-kit.js';
