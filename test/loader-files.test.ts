@@ -1,4 +1,4 @@
-// Issue 10, class 4, end to end: loading reads only what belongs to the toolpack. Each hostile
+// README "Security", the row of manifests reaching out of their toolpack, end to end: loading reads only what belongs to the toolpack. Each hostile
 // layout is refused through the built CLI (`helix validate` exit 1, `helix tools --json` exit 3)
 // and through `helix serve` (exit 3, nothing on stdout), naming the reference and the rule, and
 // never quoting the file it refused (ABI-FILE-001..009, -013).

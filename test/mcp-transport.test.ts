@@ -1,4 +1,4 @@
-// `helix serve` against a hostile client over real stdio (issue 10, class 8): raw lines no SDK
+// `helix serve` against a hostile client over real stdio (README "Security", the MCP stdin row): raw lines no SDK
 // client would send, the exact JSON-RPC replies to each, and the same process serving a real
 // call after every one. Also the message bound at its edge, and a client that stops reading.
 import { execFile } from 'node:child_process';

@@ -67,7 +67,7 @@ export async function loadToolpacks(dir: string, policy: Policy, options: LoadOp
     if (!statSync(root).isDirectory()) throw new Error('not a directory');
   } catch (err) {
     throw new HelixError('P-PRECOND-PLUGINS-DIR', {
-      message: `The plugins directory ${dir} cannot be read: ${(err as Error).message}`,
+      message: `The toolpacks directory ${dir} cannot be read: ${(err as Error).message}`,
       details: { dir },
     });
   }
