@@ -10,6 +10,7 @@ import { expectExit, expectNoLeak, MARKER, runHelix, swapper } from '../../kit/f
 import { checkDefaultPolicy } from '../../runner.js';
 import { counts, expectImportRefused, refusal, SECRET } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const importChecks: readonly Check[] = [
   {
     id: 'artifacts.import-outside-root',

@@ -10,6 +10,7 @@ import { expectExit, expectNoLeak, runHelix } from '../../kit/files-kit.js';
 import { echoModule } from '../../kit/guest-wat.js';
 import { bigContent, refusal } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const storedArtifactChecks: readonly Check[] = [
   {
     id: 'artifacts.tampered-chunk',

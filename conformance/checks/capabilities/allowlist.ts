@@ -24,6 +24,7 @@ const REFUSED_NAMES: ReadonlyArray<readonly [string, Record<string, unknown>, st
   ['x'.repeat(200), {}, 'a 200-character name (the longest the envelope allows)'],
 ];
 
+/** The checks of this file, in the report's order. */
 export const allowlistChecks: readonly Check[] = [
   {
     id: 'capabilities.forbidden-same-bytes',

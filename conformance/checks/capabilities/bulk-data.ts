@@ -6,6 +6,7 @@ import { expect, expectSuccess, type Check } from '../../check.js';
 import { RAW_BUFFER_BASE, rawAnswers, rawInput, SCRIPT_LIMITS, type RawCall } from '../../kit/caps-kit.js';
 import { MiB, raw, sha, stored } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const bulkDataChecks: readonly Check[] = [
   {
     id: 'capabilities.bulk-read-write-args',

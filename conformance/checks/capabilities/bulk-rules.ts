@@ -7,6 +7,7 @@ import { expect, expectOutcome, type Check } from '../../check.js';
 import { RAW_BUFFER_BASE, rawAnswers, rawCallerModule, rawInput, type RawCall } from '../../kit/caps-kit.js';
 import { capabilityAudit, MiB, raw, stored } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const bulkRuleChecks: readonly Check[] = [
   // ---- the bulk path --------------------------------------------------------------------------
   {

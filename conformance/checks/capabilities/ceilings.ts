@@ -8,6 +8,7 @@ import { CLOCK_CALL, raw, script } from './shared.js';
 const stormer = (engine: EngineAdapter): ReturnType<EngineAdapter['caller']['storm']> =>
   engine.caller.storm('cap.storm', ['clock.now_unix'], 5);
 
+/** The checks of this file, in the report's order. */
 export const ceilingChecks: readonly Check[] = [
   {
     id: 'capabilities.call-ceiling-storm',

@@ -5,6 +5,7 @@ import { expect, expectOutcome, type Check } from '../../check.js';
 import { RAW_LIMITS, rawAnswers, rawInput, sendRequests } from '../../kit/caps-kit.js';
 import { CLOCK_CALL, raw } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const requestChecks: readonly Check[] = [
   {
     id: 'capabilities.json-bounds-before-name',

@@ -6,6 +6,7 @@ import { expect, expectOutcome, expectSuccess, type Check } from '../../check.js
 import { numberResultModule, watString } from '../../kit/guest-wat.js';
 import { answersOf, call, script, stored } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const runChecks: readonly Check[] = [
   {
     id: 'capabilities.journal-chain-verify',

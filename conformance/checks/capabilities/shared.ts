@@ -10,6 +10,7 @@ import type { CheckContext, CheckEnv, PackSpec } from '../../check.js';
 import { RAW_LIMITS, rawCallerModule, SCRIPT_LIMITS } from '../../kit/caps-kit.js';
 import { checkDefaultPolicy } from '../../runner.js';
 
+/** Bytes in a MiB. */
 export const MiB = 1 << 20;
 
 /** One answer of the broker, as the script guest hands it back. */

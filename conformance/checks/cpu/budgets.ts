@@ -9,6 +9,7 @@ import { DEFAULT_LIMITS } from '../../kit/toolpack.js';
 import { checkDefaultPolicy } from '../../runner.js';
 import { ARTIFACT_INPUT, BASE, details, importArtifacts, pack, RATE, SPIN } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const budgetChecks: readonly Check[] = [
   {
     id: 'cpu.budget-per-input-mib',

@@ -5,6 +5,7 @@ import { MIB } from '../../../abi/index.js';
 import { expect, expectOutcome, expectSuccess, type Check } from '../../check.js';
 import { details, expectExhausted, FUEL, pack } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const costModelChecks: readonly Check[] = [
   {
     id: 'cpu.bulk-memory-scales',

@@ -6,6 +6,7 @@ import { expect, expectOutcome, type Check } from '../../check.js';
 import { DEFAULT_LIMITS } from '../../kit/toolpack.js';
 import { details, pack, show, SPIN } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const deadlineChecks: readonly Check[] = [
   {
     id: 'cpu.atomic-wait',

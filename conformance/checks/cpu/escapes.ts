@@ -5,6 +5,7 @@ import { expect, expectOutcome, expectSuccess, type Check } from '../../check.js
 import { DEFAULT_LIMITS } from '../../kit/toolpack.js';
 import { countedLoop, details, expectExhausted, FUEL, pack, SIMD_STEP, SIMD_UNIT, SPIN } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const escapeChecks: readonly Check[] = [
   {
     id: 'cpu.infinite-loop',

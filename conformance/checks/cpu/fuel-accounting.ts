@@ -4,6 +4,7 @@ import { expect, type Check } from '../../check.js';
 import { checkDefaultPolicy } from '../../runner.js';
 import { countedLoop, details, expectExhausted, expectFuel, LOOP_UNIT, pack, SPIN } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const fuelAccountingChecks: readonly Check[] = [
   {
     id: 'cpu.fuel-deterministic',

@@ -5,7 +5,9 @@ import { MIB, type ResponseEnvelope } from '../../../abi/index.js';
 import { expect, expectOutcome, expectSuccess, type CheckContext, type EngineAdapter, type PackSpec } from '../../check.js';
 import { DEFAULT_LIMITS } from '../../kit/toolpack.js';
 
+/** The budget of the checks that run until fuel runs out. */
 export const FUEL = 5_000_000;
+/** A loop that never ends. */
 export const SPIN = '(loop $l (br $l))';
 
 /** What a body's toolpack is made of, beyond the body. */
@@ -61,8 +63,11 @@ export const countedLoop = (n: number, extraBody = ''): string => `
       (nop) (drop (i32.const 7))
       ${extraBody}
       (br_if $l (i32.lt_u (local.get $i) (i32.const ${n}))))`;
+/** What one iteration of countedLoop costs: 9 charged instructions (ABI-FUEL-002). */
 export const LOOP_UNIT = 9;
+/** One i32x4 addition, added to a counted loop. */
 export const SIMD_STEP = '(local.set $v (i32x4.add (local.get $v) (v128.const i32x4 1 2 3 4)))';
+/** What one iteration of a counted loop with SIMD_STEP costs. */
 export const SIMD_UNIT = LOOP_UNIT + 4;
 
 /** An input schema with two artifact fields and an inline string. */

@@ -6,6 +6,7 @@ import { expect, expectOutcome, type Check } from '../../check.js';
 import { capabilityAuditOf, expectDetails, expectGuestFault, IO_LIMITS, ioPack, journalOf, runOf } from '../../kit/io-support.js';
 import { BOTH, CLOCK } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const caughtDecisionChecks: readonly Check[] = [
   {
     id: 'decisions.catch-call-ceiling',

@@ -14,6 +14,7 @@ import {
 import { capabilityAuditOf, expectGuestFault, ioPack, journalOf } from '../../kit/io-support.js';
 import { CLOCK } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const forbiddenCallChecks: readonly Check[] = [
   {
     id: 'decisions.call-from-start',

@@ -6,6 +6,7 @@ import { KERNEL_ERROR_CAUGHT } from '../../kit/io-guests.js';
 import { expectGuestFault, IO_LIMITS, ioPack, journalOf } from '../../kit/io-support.js';
 import { BOTH, CLOCK } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const uncatchableChecks: readonly Check[] = [
   {
     id: 'decisions.uncaught-own-exception',

@@ -9,6 +9,7 @@ import { echoModule } from '../../kit/guest-wat.js';
 import { writeToolpack } from '../../kit/toolpack.js';
 import { BOMB, DEFAULT_POLICY_TEXT, manifestOf, refusedHost } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const boundChecks: readonly Check[] = [
   {
     id: 'files.size-bounds',

@@ -9,6 +9,7 @@ import { echoModule } from '../../kit/guest-wat.js';
 import { writeToolpack } from '../../kit/toolpack.js';
 import { manifestOf } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const commandChecks: readonly Check[] = [
   {
     id: 'files.plugins-walk',

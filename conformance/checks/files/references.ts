@@ -13,6 +13,7 @@ import { echoModule } from '../../kit/guest-wat.js';
 import { writeToolpack } from '../../kit/toolpack.js';
 import { markEnvironment } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const referenceChecks: readonly Check[] = [
   {
     id: 'files.ref-traversal',

@@ -154,6 +154,7 @@ function requestPack(id: string, module: Uint8Array): PackSpec {
   };
 }
 
+/** The checks of this file, in the report's order. */
 export const envelopeFuzzChecks: readonly Check[] = [
   {
     id: 'fuzz.request-envelopes',

@@ -61,6 +61,7 @@ function rawManifestPack(id: string, file: string, module: Uint8Array, text: str
   return { id, module, extraFiles: { [file]: text } };
 }
 
+/** The checks of this file, in the report's order. */
 export const manifestFuzzChecks: readonly Check[] = [
   {
     id: 'fuzz.broken-manifests',

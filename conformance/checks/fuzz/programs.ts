@@ -83,6 +83,7 @@ const EXHAUSTED = 6;
 /** The first EXHAUSTED programs that run to the end. */
 const finishing = (cases: readonly ProgramCase[]): ProgramCase[] => cases.filter((c) => c.fuel !== undefined).slice(0, EXHAUSTED);
 
+/** The checks of this file, in the report's order. */
 export const programFuzzChecks: readonly Check[] = [
   {
     id: 'fuzz.instrumented-programs',

@@ -3,6 +3,7 @@
 import type { CheckContext } from '../../check.js';
 import { decode } from '../../kit/fuzz-oracles.js';
 
+/** UTF-8 bytes of a text. */
 export const encoder = new TextEncoder();
 
 /** Counts of a list of labels, for the evidence. */
@@ -23,6 +24,7 @@ export function showSample(ctx: CheckContext, label: string, lines: readonly str
   ctx.show({ label, lang: 'text', text: lines.join('\n') });
 }
 
+/** A case for the report: its text when it is printable UTF-8, else its hex. */
 export const hex = (b: Uint8Array): string => {
   const t = decode(b);
   // Text without control characters is shown as it is; anything else as hex.

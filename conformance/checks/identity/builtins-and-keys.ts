@@ -7,6 +7,7 @@ import { echoModule, numberResultModule } from '../../kit/guest-wat.js';
 import { writeToolpack } from '../../kit/toolpack.js';
 import { callOn, withHost } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const builtinAndKeyChecks: readonly Check[] = [
   {
     id: 'identity.builtin-no-contract',

@@ -26,6 +26,7 @@ import {
   type EditPack,
 } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const editChecks: readonly Check[] = [
   {
     id: 'identity.limits-and-policy',

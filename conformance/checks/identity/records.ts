@@ -4,6 +4,7 @@
 import { CheckFailure, expect, expectSuccess, type Check } from '../../check.js';
 import { expectExit, runHelix } from '../../kit/files-kit.js';
 
+/** The checks of this file, in the report's order. */
 export const recordChecks: readonly Check[] = [
   {
     id: 'identity.refused-calls-shown',

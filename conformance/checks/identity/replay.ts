@@ -6,6 +6,7 @@ import { expect, expectSuccess, type Check } from '../../check.js';
 import { expectExit, runHelix } from '../../kit/files-kit.js';
 import { RUN_ID } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const replayChecks: readonly Check[] = [
   {
     id: 'identity.replay-stateful-guest',

@@ -51,6 +51,7 @@ export interface EditPack {
   moduleName?: string;
   module?: string;
 }
+/** The edit pack as the edit checks start from it. */
 export const basePack = (): EditPack => ({
   manifest: { limits: { ...DEFAULT_LIMITS }, capabilities: { abiVersion: 1, allow: ['clock.now_unix', 'log.emit'] } },
   inSchema: { type: 'object', title: 'edit input', properties: { s: { $ref: 'common.json' } } },
@@ -103,6 +104,7 @@ export async function runEdits(
   return { base, results };
 }
 
+/** The parts of the edit pack an edit changes: the manifest's limits, its capabilities, the nested schema file, the manifest, the input schema, the pack itself. */
 export const limitsOf = (p: EditPack): Record<string, unknown> => p.manifest.limits as Record<string, unknown>;
 export const capsOf = (p: EditPack): Record<string, unknown> => p.manifest.capabilities as Record<string, unknown>;
 export const commonProps = (p: EditPack): Record<string, unknown> => p.common;

@@ -13,6 +13,7 @@ const packedResultModule = (packed: string): string =>
 /** A helix/v1 echo guest whose alloc answers `ret` (a WAT expression) instead of a place in memory. */
 const garbageAllocModule = (ret: string): string => echoModule().replace('(local $p i32)', `(local $p i32) (return ${ret})`);
 
+/** The checks of this file, in the report's order. */
 export const callProtocolChecks: readonly Check[] = [
   {
     id: 'io.packed-result-outside-memory',

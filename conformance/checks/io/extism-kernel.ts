@@ -71,6 +71,7 @@ async function referenceCall(
   }
 }
 
+/** The checks of this file, in the report's order. */
 export const extismKernelChecks: readonly Check[] = [
   {
     id: 'io.extism-kernel',

@@ -6,6 +6,7 @@ import { EXTISM_ECHO } from '../../kit/canary.js';
 import { extismWat } from '../../kit/extism-wat.js';
 import { expectDetails, expectGuestFault, IO_LIMITS, ioPack, runOf } from '../../kit/io-support.js';
 
+/** The checks of this file, in the report's order. */
 export const extismRunChecks: readonly Check[] = [
   {
     id: 'io.extism-input-over-kernel-memory',

@@ -13,6 +13,7 @@ import { aPointer, bytesInput, nestedArrays, nestedObjects } from '../../kit/io-
 import { capabilityAuditOf, expectGuestFault, expectRefused, IO_LIMITS, ioPack, journalOf } from '../../kit/io-support.js';
 import { BOTH, hasLoneSurrogate, OPEN } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const jsonBoundChecks: readonly Check[] = [
   {
     id: 'io.json-depth',

@@ -7,6 +7,7 @@ import { bytesInput, bytesOutputModule } from '../../kit/io-guests.js';
 import { expectDetails, expectGuestFault, ioPack } from '../../kit/io-support.js';
 import { BOTH, hasLoneSurrogate, OPEN } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const outputChecks: readonly Check[] = [
   {
     id: 'io.output-not-utf8-or-json',

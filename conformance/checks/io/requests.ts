@@ -8,6 +8,7 @@ import { expectRefused, ioPack } from '../../kit/io-support.js';
 import { wat2wasm } from '../../kit/wat.js';
 import { BOTH, numberModule, OPEN } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const requestChecks: readonly Check[] = [
   {
     id: 'io.response-envelope',

@@ -5,6 +5,7 @@ import { bytesInput } from '../../kit/io-guests.js';
 import { expectGuestFault, expectRefused, IO_LIMITS, ioPack } from '../../kit/io-support.js';
 import { BOTH, OPEN } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const sizeChecks: readonly Check[] = [
   {
     id: 'io.oversize-input',

@@ -7,6 +7,7 @@ import { expectGuestFault, IO_LIMITS, ioPack } from '../../kit/io-support.js';
 import { wat2wasm } from '../../kit/wat.js';
 import { BOTH, numberModule } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const trapChecks: readonly Check[] = [
   {
     id: 'io.trap-in-every-phase',

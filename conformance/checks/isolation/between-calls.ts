@@ -5,6 +5,7 @@ import { expect, expectSuccess, type Check } from '../../check.js';
 import { numberResultModule } from '../../kit/guest-wat.js';
 import { describeFlags, plantPack } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const betweenCallChecks: readonly Check[] = [
   {
     id: 'isolation.memory-and-globals-between-calls',

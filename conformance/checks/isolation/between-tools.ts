@@ -5,6 +5,7 @@ import { expect, expectOutcome, expectSuccess, type Check } from '../../check.js
 import { DEFAULT_LIMITS } from '../../kit/toolpack.js';
 import { answers, cap, describeFlags, plantPack, scriptPack, show } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const betweenToolChecks: readonly Check[] = [
   {
     id: 'isolation.concurrent-calls',

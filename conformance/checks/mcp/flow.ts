@@ -6,6 +6,7 @@ import { expect, type Check } from '../../check.js';
 import { runCli } from '../../kit/c-cpu-proc.js';
 import { CANARY, MiB, serve, show, SPIN_PACK } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const flowChecks: readonly Check[] = [
   {
     id: 'mcp.cancellation',

@@ -4,6 +4,7 @@
 import { expect, type Check } from '../../check.js';
 import { CANARY, expectError, MiB, peakRssMiB, refused, serve, show, stream } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const frameChecks: readonly Check[] = [
   {
     id: 'mcp.not-json-not-utf8',

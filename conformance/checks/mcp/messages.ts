@@ -3,6 +3,7 @@
 import { expect, type Check } from '../../check.js';
 import { CANARY, expectError, LEVELS, refused, serve, show } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const messageChecks: readonly Check[] = [
   {
     id: 'mcp.batch-and-invalid-messages',

@@ -5,6 +5,7 @@ import type { Check } from '../../check.js';
 import { expectLine, refusedWith } from '../../kit/refusals.js';
 import { HEADER, leb, MANY_GLOBALS, section } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const decodeLimitChecks: readonly Check[] = [
   {
     id: 'memory.decode-count-limits',

@@ -13,6 +13,7 @@ import { growProbe, PAGES_PER_MB } from './shared.js';
 /** Three memories of one page, none with a maximum. */
 const threeMemories = (engine: EngineAdapter): string => engine.guests.bare('', { extra: '(memory $b 1) (memory $c 1)' });
 
+/** The checks of this file, in the report's order. */
 export const linearMemoryChecks: readonly Check[] = [
   {
     id: 'memory.initial-over-cap',

@@ -9,6 +9,7 @@ import { expectLine, refusedWith } from '../../kit/refusals.js';
 import { wat2wasm } from '../../kit/wat.js';
 import { leb } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const moduleSizeChecks: readonly Check[] = [
   {
     id: 'memory.module-size-ceiling',

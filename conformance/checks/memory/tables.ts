@@ -16,6 +16,7 @@ const tableGrower = (engine: EngineAdapter): string =>
     extra: '(table 0 funcref) (table 0 10 funcref) (table 0 funcref)',
   });
 
+/** The checks of this file, in the report's order. */
 export const tableChecks: readonly Check[] = [
   {
     id: 'memory.declared-tables',

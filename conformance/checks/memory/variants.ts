@@ -6,6 +6,7 @@ import { expect, expectSuccess, type Check } from '../../check.js';
 import { DEFAULT_LIMITS } from '../../kit/toolpack.js';
 import { census, growProbe, ownKeys, PAGES_PER_MB } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const variantChecks: readonly Check[] = [
   {
     id: 'memory.variants-bounded',

@@ -6,6 +6,7 @@ import { abiPrelude, echoModule } from '../../kit/guest-wat.js';
 import { expectLine, refusedWith } from '../../kit/refusals.js';
 import { DEFAULT_LIMITS } from '../../kit/toolpack.js';
 
+/** The checks of this file, in the report's order. */
 export const exportChecks: readonly Check[] = [
   {
     id: 'module.missing-and-mistyped-exports',

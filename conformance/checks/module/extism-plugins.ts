@@ -8,6 +8,7 @@ import { expectLine, refusedWith } from '../../kit/refusals.js';
 /** The manifest fields of an extism/v1 toolpack. */
 const MANIFEST = { abi: 'extism/v1', entrypoint: 'run' } as const;
 
+/** The checks of this file, in the report's order. */
 export const extismPluginChecks: readonly Check[] = [
   {
     id: 'module.extism-forbidden-exports',

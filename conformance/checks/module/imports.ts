@@ -4,6 +4,7 @@ import { expect, type Check } from '../../check.js';
 import { abiPrelude } from '../../kit/guest-wat.js';
 import { expectLine, refusedWith } from '../../kit/refusals.js';
 
+/** The checks of this file, in the report's order. */
 export const importChecks: readonly Check[] = [
   {
     id: 'module.import-outside-abi',

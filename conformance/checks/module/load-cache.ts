@@ -35,6 +35,7 @@ function cli(args: readonly string[], timeoutMs = 30_000): Promise<{ code: numbe
   });
 }
 
+/** The checks of this file, in the report's order. */
 export const loadCacheChecks: readonly Check[] = [
   {
     id: 'module.stale-source-stamp',

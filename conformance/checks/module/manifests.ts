@@ -10,6 +10,7 @@ import { expectLine, refusedWith } from '../../kit/refusals.js';
 import { DEFAULT_LIMITS, writeToolpack } from '../../kit/toolpack.js';
 import { checkDefaultPolicy } from '../../runner.js';
 
+/** The checks of this file, in the report's order. */
 export const manifestChecks: readonly Check[] = [
   {
     id: 'module.duplicate-id-version',

@@ -8,6 +8,7 @@ import { expectLine, refusedWith } from '../../kit/refusals.js';
 import { DEFAULT_LIMITS, digestOf } from '../../kit/toolpack.js';
 import { wat2wasm } from '../../kit/wat.js';
 
+/** The checks of this file, in the report's order. */
 export const moduleByteChecks: readonly Check[] = [
   {
     id: 'module.not-webassembly',

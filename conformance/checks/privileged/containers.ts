@@ -22,6 +22,7 @@ const GREP_INPUT = {
   properties: { sequences: { type: 'string', 'x-helix-artifact': true }, pattern: { type: 'string' } },
 };
 
+/** The checks of this file, in the report's order. */
 export const containerChecks: readonly Check[] = [
   {
     id: 'privileged.container-manifest-refused',

@@ -15,6 +15,7 @@ import {
   script,
 } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const dockerRefusalChecks: readonly Check[] = [
   {
     id: 'privileged.docker-tag-in-policy',

@@ -27,6 +27,7 @@ const dockerRealPolicy = (env: CheckEnv): PolicyDocument =>
     },
   });
 
+/** The checks of this file, in the report's order. */
 export const dockerRunChecks: readonly Check[] = [
   {
     id: 'privileged.docker-confinement',

@@ -9,6 +9,7 @@ import { helixCli } from '../../kit/priv-kit.js';
 import { execMkfifo } from './shared.js';
 import { bundle, copyOf, fanPacks, fanPolicy, refusedWith } from './fanout-shared.js';
 
+/** The checks of this file, in the report's order. */
 export const fanoutBundleChecks: readonly Check[] = [
   {
     id: 'privileged.fanout-bundle-malformed',

@@ -10,6 +10,7 @@ import { echoModule } from '../../kit/guest-wat.js';
 import { jobsDir, SLURM_CEILINGS } from './slurm-shared.js';
 import { policyWith } from './shared.js';
 
+/** The input schema of the echo toolpacks of a job: a FASTA artifact. */
 export const FAN_INPUT = {
   type: 'object',
   additionalProperties: false,
@@ -17,6 +18,7 @@ export const FAN_INPUT = {
   properties: { sequences: { type: 'string', 'x-helix-artifact': true }, label: { type: 'string' } },
 };
 
+/** The toolpacks of the fan-out checks: echoes, one the cluster may not run, one wanting a secret, one wanting what the policy does not grant. */
 export const fanPacks = () => [
   { id: 'f.echo', module: echoModule(), inputSchema: FAN_INPUT },
   { id: 'f.noslurm', module: echoModule(), inputSchema: FAN_INPUT },
@@ -34,6 +36,7 @@ export const fanPacks = () => [
   },
 ];
 
+/** The policy of the fan-out checks: f.secret granted its secret, a Slurm work root and f.echo allowed to run on the cluster. */
 export function fanPolicy(env: CheckEnv): PolicyDocument {
   return policyWith(env, {
     grants: { 'f.secret': ['secrets.get.db_password'] },

@@ -13,6 +13,7 @@ import { wat2wasm } from '../../kit/wat.js';
 import { jobsDir } from './slurm-shared.js';
 import { bundle, copyOf, fanPacks, fanPolicy, fanPolicyFile, refusedWith, snapshot } from './fanout-shared.js';
 
+/** The checks of this file, in the report's order. */
 export const fanoutTamperingChecks: readonly Check[] = [
   {
     id: 'privileged.fanout-tampered-job',

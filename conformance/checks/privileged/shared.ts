@@ -12,7 +12,9 @@ import { checkDefaultPolicy } from '../../runner.js';
 
 /** An allowlisted image id no engine has. */
 export const ABSENT = `sha256:${'e'.repeat(64)}`;
+/** Another allowlisted image id no engine has. */
 export const ABSENT2 = `sha256:${'d'.repeat(64)}`;
+/** The grants every tool of the privileged checks gets. */
 export const DEFAULT_GRANTS = ['clock.*', 'log.*', 'kv.*', 'artifact.*'];
 
 /** The id of the checks' image, known once the docker probe answered (the runner awaits it before a check runs). */
@@ -20,6 +22,8 @@ let imageId = '';
 
 /** The checks' image id as the Docker probe answered it (empty before the probe). */
 export const currentImage = (): string => imageId;
+
+/** The checks' image id, once the Docker probe answered; a CheckFailure when Docker is not usable. */
 export async function image(): Promise<string> {
   const s = await serviceState('docker');
   if (!s.ok || s.imageId === undefined) throw new CheckFailure(`Docker is not usable: ${s.problem ?? 'no image id'}`);
@@ -68,6 +72,7 @@ export function expectCodes(answers: readonly Answer[], want: readonly string[],
   );
 }
 
+/** The policy of the docker.run refusal checks: docker.run granted to d.tool and d.noentry, images no engine has, low ceilings. */
 export const dockerRefusalPolicy = (env: CheckEnv): PolicyDocument =>
   policyWith(env, {
     grants: { '*': [...DEFAULT_GRANTS, 'docker.*'], 'd.tool': ['docker.run'], 'd.noentry': ['docker.run'] },
@@ -78,6 +83,7 @@ export const dockerRefusalPolicy = (env: CheckEnv): PolicyDocument =>
     },
   });
 
+/** The script guests of the docker.run refusal checks. */
 export const dockerRefusalPacks = () => [
   scriptPack('d.tool', ['docker.run']),
   scriptPack('d.noentry', ['docker.run']),
@@ -103,6 +109,7 @@ export function expectNothingRan(ctx: CheckContext, work: string, engineCalls: (
   expect(readdirSync(work).length === 0, `the refused calls left workspaces: ${readdirSync(work).join(', ')}`);
 }
 
+/** A shell command's argv in the checks' busybox image. */
 export const sh = (command: string) => ['/bin/busybox', 'sh', '-c', command];
 
 /** Makes a FIFO at `file`. */

@@ -7,6 +7,7 @@ import { answersOf, slurmShims, waitForJob, waitForJobEnd, type Answer } from '.
 import { script } from './shared.js';
 import { cancelAtEnd, firstJournalAnswer, realSlurmPolicy, slurmPacks, submit } from './slurm-shared.js';
 
+/** The checks of this file, in the report's order. */
 export const slurmJobChecks: readonly Check[] = [
   {
     id: 'privileged.slurm-jobs',

@@ -7,6 +7,7 @@ import { answersOf, slurmShims } from '../../kit/priv-kit.js';
 import { expectCodes, script } from './shared.js';
 import { jobsDir, slurmPacks, slurmPolicy, submit } from './slurm-shared.js';
 
+/** The checks of this file, in the report's order. */
 export const slurmRefusalChecks: readonly Check[] = [
   {
     id: 'privileged.slurm-refusals',

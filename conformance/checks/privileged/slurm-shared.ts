@@ -9,7 +9,9 @@ import { CheckFailure, type CheckContext, type CheckEnv, type PolicyDocument } f
 import { scriptPack, type Answer } from '../../kit/priv-kit.js';
 import { DEFAULT_GRANTS, policyWith } from './shared.js';
 
+/** The slurm.* capabilities. */
 export const SLURM = ['slurm.submit', 'slurm.status', 'slurm.cancel', 'slurm.collect'];
+/** The policy's Slurm ceilings in the Slurm checks. */
 export const SLURM_CEILINGS = { timeMinutes: 5, cpusPerTask: 1, memoryMiB: 256, outputBytes: 4096, arraySize: 2 };
 
 /** The check's Slurm work root (made now, its real path). */
@@ -19,6 +21,7 @@ export function jobsDir(env: CheckEnv, name = 'jobs'): string {
   return realpathSync(dir);
 }
 
+/** The policy of a Slurm check: the slurm.* grants, partitions, accounts and QOS, a work root, the tools allowed on the cluster and `slurm` fields over them. */
 export function slurmPolicy(env: CheckEnv, workRoot: string = jobsDir(env), slurm: Record<string, unknown> = {}): PolicyDocument {
   return policyWith(env, {
     grants: { '*': [...DEFAULT_GRANTS, 'slurm.*'], 's.tool': SLURM, 's.other': SLURM, 's.noentry': SLURM },
@@ -39,6 +42,7 @@ export function realSlurmPolicy(env: CheckEnv): PolicyDocument {
   return slurmPolicy(env, jobsDir(env), { accounts: [], tools: { 's.tool': {}, 's.other': {} } });
 }
 
+/** The script guests of the Slurm checks, each allowlisting the slurm.* capabilities. */
 export const slurmPacks = () => ['s.tool', 's.other', 's.noentry', 's.wild'].map((id) => scriptPack(id, [...SLURM, 'log.emit']));
 
 /** Cancels, when the check ends, every job the check's calls submitted. */
@@ -53,6 +57,7 @@ export function cancelAtEnd(ctx: CheckContext): (jobId: string) => string {
   };
 }
 
+/** The arguments of a slurm.submit call. */
 export const submit = (args: Record<string, unknown>) => args;
 
 /** The answer the run's first journaled capability call got (a failed run's output is not returned). */

@@ -8,6 +8,7 @@ import { expect, expectSuccess, type Check } from '../../check.js';
 import { formsInTree, MARKER, SECRET, SECRET_KEY_FILE, SECRET_NAME, startUpstream, type Hit } from '../../kit/caps-kit.js';
 import { answersOf, call, expectClean, expectMarker, guest, helix, paths, runRecords, scanHome, secretPolicy } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const keyAndExportChecks: readonly Check[] = [
   {
     id: 'secrets.keyed-hashes',

@@ -5,6 +5,7 @@ import { expect, expectOutcome, expectSuccess, type Check } from '../../check.js
 import { extismForwarder, MARKER, SECRET_NAME, TEMPLATES } from '../../kit/caps-kit.js';
 import { answersOf, call, expectClean, expectMarker, paths, runRecords, scanHome, secretPolicy } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const runRecordChecks: readonly Check[] = [
   {
     id: 'secrets.log-output-records',

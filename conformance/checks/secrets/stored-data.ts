@@ -7,6 +7,7 @@ import { expect, expectOutcome, expectSuccess, type Check } from '../../check.js
 import { MARKER, SECRET, SECRET_NAME, TEMPLATES } from '../../kit/caps-kit.js';
 import { answersOf, call, expectClean, paths, runRecords, scanHome, secretPolicy, writer } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const storedDataChecks: readonly Check[] = [
   {
     id: 'secrets.kv-refused',

@@ -7,6 +7,7 @@ import { expect, type Check } from '../../check.js';
 import { bigFile, firstLine, helix, storeCheck, storeFile } from '../../kit/store-kit.js';
 import { cliPolicy, MIB, packs, policy } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const chunkBatchChecks: readonly Check[] = [
   // ---------------------------------------------------------------- chunk batches (ABI-STORE-036)
   {

@@ -14,6 +14,7 @@ import { helix, kill9, problemLines, storeCheck, withDiagnostics, withRecords } 
 import { foreverRun } from './setups.js';
 import { call, cliPolicy, packs, policy } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const crashChecks: readonly Check[] = [
   // ---------------------------------------------------------------- crashes (ABI-STORE-030, 034, 037)
   {

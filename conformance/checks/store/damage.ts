@@ -22,6 +22,7 @@ import {
 } from '../../kit/store-kit.js';
 import { cliPolicy, flip, packs, policy, seed } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const damageChecks: readonly Check[] = [
   // ---------------------------------------------------------------- damage (ABI-STORE-020..022)
   {

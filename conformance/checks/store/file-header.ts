@@ -10,6 +10,7 @@ import { expectCleanError, firstLine, helix, readAt, storeFile, u16, u32, u64 } 
 import { damagedCopy, expectRefusedEverywhere, soundFile } from './setups.js';
 import { packs, policy } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const fileHeaderChecks: readonly Check[] = [
   // ---------------------------------------------------------------- the file (ABI-STORE-010..013)
   {

@@ -25,6 +25,7 @@ import {
 import { foreverRun, killedImport, sleeper } from './setups.js';
 import { cliPolicy, expectProblem, MIB, NEVER_COLLECTED, packs, policy, seed, sha256, sha256File } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const gcChecks: readonly Check[] = [
   // ---------------------------------------------------------------- gc (ABI-STORE-050..057)
   {

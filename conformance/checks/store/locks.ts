@@ -11,6 +11,7 @@ import { helix, problemLines, startHelix, storeCheck, until } from '../../kit/st
 import { deadPid, sleeper } from './setups.js';
 import { call, packs, policy } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const lockChecks: readonly Check[] = [
   {
     id: 'store.stale-lock-region',

@@ -26,6 +26,7 @@ import {
 import { foreverRun } from './setups.js';
 import { call, cliPolicy, packs, policy, sha256File } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const processChecks: readonly Check[] = [
   // ---------------------------------------------------------------- concurrency (ABI-STORE-001..007)
   {

@@ -13,7 +13,9 @@ import { echoModule, numberResultModule } from '../../kit/guest-wat.js';
 import { helix, problemLines, storeCheck, withDiagnostics, writeCheckPolicy, type CliExit } from '../../kit/store-kit.js';
 import { DEFAULT_LIMITS } from '../../kit/toolpack.js';
 
+/** Bytes in a MiB. */
 export const MIB = 1 << 20;
+/** The script guest's limits in the store checks. */
 export const SCRIPT_LIMITS = {
   ...DEFAULT_LIMITS,
   maxInputBytes: 100_000,
@@ -77,6 +79,7 @@ export const PACKS: readonly PackSpec[] = [
   },
 ];
 
+/** The toolpacks of every store check. */
 export const packs = (): readonly PackSpec[] => PACKS;
 /** The check's default policy, but s.denied is not allowed (a blocked run leaves an audit record). */
 export const policy = (_e: unknown, env: { dir: string; importRoot: string }): Record<string, unknown> => ({
@@ -87,6 +90,7 @@ export const policy = (_e: unknown, env: { dir: string; importRoot: string }): R
   paths: { importRoots: [env.importRoot], exportRoots: [path.join(env.dir, 'export')] },
 });
 
+/** A capability call the script guest makes. */
 export const call = (name: string, args: Record<string, unknown>) => ({ name, args });
 
 /** The policy file the check's CLI processes use (the check's own policy, written out). */
@@ -160,6 +164,7 @@ export async function seed(ctx: CheckContext, home: string): Promise<Seeded> {
   }
 }
 
+/** sha256 hex of bytes or text, and of a file. */
 export const sha256 = (bytes: Buffer | string): string => createHash('sha256').update(bytes).digest('hex');
 export const sha256File = (file: string): string => sha256(readFileSync(file));
 
@@ -219,6 +224,7 @@ export function expectProblem(report: CheckReport, code: string, database: strin
     expect(message.test(found.message), `${code} ${database} ${key}: message "${found.message}" does not match ${message}`);
 }
 
+/** A copy of `bytes` with the lowest bit of the byte at `at` flipped. */
 export const flip = (bytes: Buffer, at: number): Buffer => {
   const b = Buffer.from(bytes);
   b[at] = b[at]! ^ 0x01;

@@ -21,6 +21,7 @@ import {
 } from '../../kit/store-kit.js';
 import { cliPolicy, expectProblem, flip, MIB, packs, plantedCheck, policy, seed } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const storeCheckChecks: readonly Check[] = [
   // ---------------------------------------------------------------- store check (ABI-STORE-060..065)
   {

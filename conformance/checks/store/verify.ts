@@ -7,6 +7,7 @@ import { CheckFailure, expect, type Check } from '../../check.js';
 import { firstLine, helix, withDiagnostics, withRecords } from '../../kit/store-kit.js';
 import { flip, packs, policy, seed } from './shared.js';
 
+/** The checks of this file, in the report's order. */
 export const verifyChecks: readonly Check[] = [
   // ---------------------------------------------------------------- verify (ABI-STORE-031..033)
   {
