@@ -83,7 +83,7 @@ export interface EngineGuests {
   number(expr: string, o?: ModuleOptions): string;
   /** Answers `value` (JSON text), whatever its input. */
   answering(value: string): string;
-  /** Answers `bytes` bytes of its zeroed memory: an output far past any maxOutputBytes a check sets, and no JSON. */
+  /** Answers `bytes` bytes of its memory, whatever they hold: an output past any maxOutputBytes a check sets, and no JSON. */
   oversized(bytes: number): string;
   /** Outputs (`output`), sets as its error (`error`, extism/v1), or sends as a capability request (`request`) the bytes its input carries (kit/io-guests.ts bytesInput). */
   bytes(mode: 'output' | 'error' | 'request'): string;
@@ -161,7 +161,7 @@ export interface EngineAdapter {
   readonly setsErrors: boolean;
   /** Whether a check can compute a module's exact fuel in its own process (helix/v1: the kit runs the instrumented module as the host does). */
   readonly fuelKnownHere: boolean;
-  /** The maxCapabilityCalls the storm checks set: each extism/v1 call also crosses the Extism kernel, so fewer. */
+  /** The maxCapabilityCalls decisions.catch-call-ceiling sets on this engine (its expected text names both: 20 on helix/v1, 10 on extism/v1). */
   readonly stormCeiling: number;
   /** The engine's idle workers in a census (EngineStats): the helix/v1 lanes', or the Extism runtime's. */
   workers(stats: EngineStats): EngineStats['workers'];
