@@ -37,6 +37,7 @@ const FLOORS: readonly (readonly string[])[] = [
     'host/5-host/docker-leftovers.ts',
     'host/5-host/host-jobs.ts',
     'host/5-host/host-records.ts',
+    'host/5-host/inspection.ts',
     'host/5-host/store-upkeep.ts',
     'host/5-host/toolpacks.ts',
   ],
@@ -75,6 +76,22 @@ function bypassesTheHost(e: ImportEdge): boolean {
   return !['host/1-base/', 'host/5-host/', 'host/6-faces/'].some((p) => e.to.startsWith(p)) && e.to !== 'host/index.ts';
 }
 
+/**
+ * What conformance/ may import from host/: it ships in dist/, so it holds to the Host as the faces
+ * do, with two more rooms a reviewer needs: host/2-sandbox/wasm/index.ts (the decoder and the
+ * instrumenter, as a library to read modules) and host/1-base. The store's white-box checks go
+ * through its one diagnostic face, reached as host.diagnostics or openDiagnostics (host/5-host);
+ * host/3-store/raw-access.ts is for tests alone.
+ */
+const CONFORMANCE_MAY_IMPORT = ['host/index.ts', 'host/2-sandbox/wasm/index.ts'];
+const CONFORMANCE_MAY_IMPORT_UNDER = ['host/1-base/', 'host/5-host/', 'host/6-faces/'];
+
+/** Whether an import from conformance/ reaches host/ other than through the rooms it may use. */
+function conformanceBypassesTheHost(e: ImportEdge): boolean {
+  if (roomOf(e.from) !== 'conformance' || !e.to.startsWith('host/')) return false;
+  return !CONFORMANCE_MAY_IMPORT.includes(e.to) && !CONFORMANCE_MAY_IMPORT_UNDER.some((p) => e.to.startsWith(p));
+}
+
 function floorOf(room: string): number {
   const floor = FLOORS.findIndex((rooms) => rooms.includes(room));
   if (floor < 0) throw new Error(`${room} is on no floor: add it to FLOORS here and to ARCHITECTURE.md`);
@@ -111,6 +128,43 @@ describe('the import graph', () => {
 
   it('has no import cycles', () => {
     expect(cycles(edges)).toEqual([]);
+  });
+});
+
+describe('the conformance suite and the store', () => {
+  it('lets conformance/ reach host/ only through the Host, its faces, host/1-base and the wasm library', () => {
+    const shown = edges.filter(conformanceBypassesTheHost).map((e) => `${e.from}:${e.line} -> ${e.to}`);
+    expect(shown).toEqual([]);
+  });
+
+  it('names a conformance import of raw-access, the store, the call pipeline or the engine, a type import too', () => {
+    const e = (to: string): ImportEdge => ({ from: 'conformance/checks/store/damage.ts', to, line: 1 });
+    const planted = [
+      e('host/3-store/raw-access.ts'),
+      e('host/3-store/diagnostics.ts'),
+      e('host/4-calls/runs/verify.ts'),
+      e('host/2-sandbox/engine/extism.ts'),
+      e('host/2-sandbox/wasm/index.ts'),
+      e('host/5-host/store-upkeep.ts'),
+      e('host/index.ts'),
+    ];
+    expect(planted.filter(conformanceBypassesTheHost).map((x) => x.to)).toEqual([
+      'host/3-store/raw-access.ts',
+      'host/3-store/diagnostics.ts',
+      'host/4-calls/runs/verify.ts',
+      'host/2-sandbox/engine/extism.ts',
+    ]);
+  });
+
+  it('has no code of conformance/ call hostStore(), which is for tests', () => {
+    const calls = files
+      .filter((f) => f.startsWith('conformance/'))
+      .flatMap((f) =>
+        readFileSync(path.join(ROOT, f), 'utf8')
+          .split('\n')
+          .flatMap((text, i) => (/\bhostStore\(/.test(text) ? [`${f}:${i + 1}`] : [])),
+      );
+    expect(calls).toEqual([]);
   });
 });
 

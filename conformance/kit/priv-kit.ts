@@ -44,7 +44,9 @@ export function scriptPack(id: string, allow: readonly string[], manifest: Recor
 /** A capability answer as script.ts hands it back. */
 export interface Answer {
   status: 'ok' | 'error';
+  // biome-ignore lint/suspicious/noExplicitAny: a capability's result is whatever that capability answers
   capability_result?: { name: string; result: any };
+  // biome-ignore lint/suspicious/noExplicitAny: error details differ by code
   error?: { code: string; message: string; details: any };
 }
 
@@ -206,7 +208,7 @@ export async function waitForJobEnd(jobId: string, boundMs = 90_000): Promise<Sl
   const bound = Date.now() + boundMs;
   for (;;) {
     const status = await jobStatus(jobId);
-    if (status !== undefined && status.state.terminal && status.tasks.every((t) => t.exitCode !== null)) return status;
+    if (status?.state.terminal && status.tasks.every((t) => t.exitCode !== null)) return status;
     if (Date.now() > bound) throw new CheckFailure(`Slurm job ${jobId} did not end within ${boundMs / 1000} s: ${JSON.stringify(status)}`);
     await new Promise((r) => setTimeout(r, 300));
   }

@@ -10,7 +10,16 @@ export type { EngineOptions, EngineStats } from '../2-sandbox/engine/engine.js';
 import { HelixError } from '../../abi/index.js';
 import { canonicalJson } from '../1-base/hashing.js';
 import { hostJobs, type HostJobs } from './host-jobs.js';
-import { hostArtifacts, hostRuns, type HostArtifacts, type HostRuns } from './host-records.js';
+import {
+  hostArtifacts,
+  hostAudit,
+  hostModules,
+  hostRuns,
+  type HostArtifacts,
+  type HostAudit,
+  type HostModules,
+  type HostRuns,
+} from './host-records.js';
 import { storeLoaderCache } from '../4-calls/loader/loader-cache.js';
 import type { LoadedContainer } from '../4-calls/loader/load-container.js';
 import { loadEveryToolpackOrThrow, type LoadedTool } from '../4-calls/loader/load-toolpacks.js';
@@ -22,6 +31,7 @@ import { RunCoordinator } from '../4-calls/runs/coordinator.js';
 import { recoverInterrupted } from '../4-calls/runs/run-store.js';
 import { recordModules } from '../3-store/modules.js';
 import { sweepDockerLeftovers, type DockerSweep } from './docker-leftovers.js';
+import { storeDiagnostics, type StoreDiagnostics } from '../3-store/diagnostics.js';
 import { openStore, resolveHome, type Store } from '../3-store/open-store.js';
 import { builtinTools } from '../4-calls/tools/builtins.js';
 import type { Tool } from '../4-calls/tools/tool.js';
@@ -68,8 +78,18 @@ export interface Host {
   readonly storePath: string;
   /** The store's artifacts: get, list, read, import, export. */
   readonly artifacts: HostArtifacts;
-  /** The store's runs: get, list, show, events, refused calls, verify, RO-Crate export. */
+  /** The store's runs: get, list, show, events, journal, refused calls, verify, RO-Crate export. */
   readonly runs: HostRuns;
+  /** The store's audit trail. */
+  readonly audit: HostAudit;
+  /** What the store records of the modules it has loaded. */
+  readonly modules: HostModules;
+  /**
+   * The store's diagnostic face (host/3-store/diagnostics.ts), for security reviewers' checks and
+   * repair tools: records as stored, planted damage, gc in process. It bypasses the typed
+   * operations on purpose; nothing that serves calls needs it.
+   */
+  readonly diagnostics: StoreDiagnostics;
   /** Fan-out on the store: job bundles written, checked and run, their results collected (abi/ABI.md, "Fan-out"). */
   readonly jobs: HostJobs;
   /** Runs found `running` from a dead process at startup, now marked interrupted. */
@@ -169,6 +189,9 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     storePath: store.path,
     artifacts: hostArtifacts(store, policy.policy),
     runs: hostRuns(store),
+    audit: hostAudit(store),
+    modules: hostModules(store),
+    diagnostics: storeDiagnostics(store),
     jobs: hostJobs(store, {
       policy,
       toolpacksDir,
