@@ -115,8 +115,8 @@ export interface CheckContext {
   refusedStart(): Promise<{ code: string; message: string; hint?: string; details: Record<string, unknown> }>;
   /** One call through host.call, recorded as evidence. */
   call(tool: string, input?: unknown, options?: { signal?: AbortSignal; request?: Record<string, unknown> }): Promise<ResponseEnvelope>;
-  /** The plugins directory the host loads. */
-  pluginsDir(): Promise<string>;
+  /** The toolpacks directory the host loads. */
+  toolpacksDir(): Promise<string>;
   /** A line of evidence. */
   note(text: string): void;
   /** A named observation (a size, a count, a code). */

@@ -95,7 +95,7 @@ async function runOne(check: Check, engine: Engine, tmp: string): Promise<CheckR
   const memory = peakSampler();
   const started = performance.now();
 
-  const writePlugins = (): Promise<string> =>
+  const writeToolpacks = (): Promise<string> =>
     (plugins ??= (async () => {
       const root = path.join(dir, 'plugins');
       mkdirSync(root);
@@ -131,9 +131,9 @@ async function runOne(check: Check, engine: Engine, tmp: string): Promise<CheckR
   };
 
   const startHost = async (): Promise<Host> => {
-    const pluginsDir = await writePlugins();
+    const toolpacksDir = await writeToolpacks();
     return createHost({
-      pluginsDir,
+      toolpacksDir,
       policyFile: policyFile(),
       home: path.join(dir, 'home'),
       warn: (line) => notes.push(`host warning: ${line}`),
@@ -165,7 +165,7 @@ async function runOne(check: Check, engine: Engine, tmp: string): Promise<CheckR
       calls.push(callEvidence(tool, r, performance.now() - t0));
       return r;
     },
-    pluginsDir: writePlugins,
+    toolpacksDir: writeToolpacks,
     note: (text) => void notes.push(text),
     observe: (key, value) => {
       observations[key] = value;
@@ -244,7 +244,7 @@ async function survive(
       mkdirSync(root, { recursive: true });
       await writeToolpack(root, adapterFor(engine).canary());
       extra = target = await createHost({
-        pluginsDir: root,
+        toolpacksDir: root,
         policy: loadPolicy(undefined),
         home: path.join(dir, 'home'),
         warn: () => undefined,

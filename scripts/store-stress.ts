@@ -122,7 +122,7 @@ function workOf(i: number, files: readonly string[], home: string, policy: strin
     const sequence = 'ACGT'.repeat(1 + (i % 3));
     return {
       work: `call ${sequence}`,
-      args: ['call', 'seq.gc_content', '--plugins', gcPlugins, '--home', home, '--input', JSON.stringify({ sequence })],
+      args: ['call', 'seq.gc_content', '--toolpacks', gcPlugins, '--home', home, '--input', JSON.stringify({ sequence })],
     };
   }
   return i % 8 === 3

@@ -16,7 +16,7 @@ import { getRun } from '../host/4-calls/runs/run-store.js';
 import { readAudit } from '../host/3-store/audit.js';
 import { rawDatabases } from '../host/3-store/raw-access.js';
 import { compileGuest } from './helpers/as-guest.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir } from './helpers/toolpack.js';
 
 const SECRET = 'hunter2-s3cr3t-VALUE-7f3a9';
 const ALL = ['clock.now_unix', 'log.emit', 'kv.get', 'kv.put', 'kv.delete', 'kv.list', 'artifact.stat', 'artifact.read', 'artifact.list'];
@@ -35,7 +35,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const script = await compileGuest('script.ts');
-  plugins = await pluginsDir([
+  plugins = await toolpacksDir([
     { id: 'b.script', module: script, manifest: { limits, capabilities: { abiVersion: 1, allow: [...ALL, 'secrets.get.db_password'] } } },
     { id: 'b.other', module: script, manifest: { limits, capabilities: { abiVersion: 1, allow: ['kv.get'] } } },
     {
@@ -77,7 +77,7 @@ beforeAll(async () => {
     ].join('\n'),
   );
   process.env.HELIX_TEST_DB_PASSWORD = SECRET;
-  host = await createHost({ pluginsDir: plugins.dir, policyFile, home: home.dir });
+  host = await createHost({ toolpacksDir: plugins.dir, policyFile, home: home.dir });
 }, 120_000);
 afterAll(async () => {
   await host?.close();

@@ -17,7 +17,7 @@ import { rawDatabases } from '../host/3-store/raw-access.js';
 import { getArtifact } from '../host/4-calls/artifacts/index.js';
 import { compileGuest } from './helpers/as-guest.js';
 import { bulkCallModule, rawBulkInput } from './helpers/bulk-wat.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir } from './helpers/toolpack.js';
 import { wat2wasm } from './helpers/wat.js';
 
 const MiB = 1 << 20;
@@ -30,7 +30,7 @@ beforeAll(async () => {
   const copy = await compileGuest('bulk-copy.ts');
   const raw = await wat2wasm(bulkCallModule(), 'bulk-call.wat');
   const bulk2 = { abiVersion: 2 as const, allow: ['artifact.read', 'artifact.write'] };
-  plugins = await pluginsDir([
+  plugins = await toolpacksDir([
     {
       id: 'bulk.copy',
       module: copy,
@@ -45,7 +45,7 @@ beforeAll(async () => {
   ]);
   const policyFile = path.join(plugins.dir, 'policy.yaml');
   writeFileSync(policyFile, ['version: 1', 'tools: { allow: ["*"] }', 'grants:', '  "*": ["clock.*", "artifact.*"]', ''].join('\n'));
-  host = await createHost({ pluginsDir: plugins.dir, policyFile, home: home.dir });
+  host = await createHost({ toolpacksDir: plugins.dir, policyFile, home: home.dir });
 }, 120_000);
 afterAll(async () => {
   await host?.close();

@@ -1,4 +1,4 @@
-// Every bundled toolpack's fixtures, through the real host: the bundled plugins do what their
+// Every bundled toolpack's fixtures, through the real host: the bundled toolpacks do what their
 // fixtures say, from the built modules.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runFixtures } from '../host/6-faces/devloop/run-fixtures.js';

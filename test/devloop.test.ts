@@ -135,7 +135,7 @@ describe('the guide, followed literally', () => {
     const imported = await helix(['artifact', 'import', 'new.fa'], pack);
     expect(imported.code, imported.stderr).toBe(0);
     const id = (JSON.parse(imported.stdout) as { id: string }).id;
-    const r = await helix(['call', 'hello.tool', '--plugins', '.', '--input', JSON.stringify({ sequences: id })], pack);
+    const r = await helix(['call', 'hello.tool', '--toolpacks', '.', '--input', JSON.stringify({ sequences: id })], pack);
     expect(r.code, r.stdout).toBe(0);
     const response = ResponseEnvelopeSchema.parse(JSON.parse(r.stdout));
     expect(response.output).toMatchObject({ format: 'FASTA', records: 2, total_length: 11 });
@@ -145,7 +145,7 @@ describe('the guide, followed literally', () => {
   it('helix call reports a file that is neither FASTA nor FASTQ with its line', async () => {
     const imported = await helix(['artifact', 'import', '--text', '\nACGT\n'], pack);
     const id = (JSON.parse(imported.stdout) as { id: string }).id;
-    const r = await helix(['call', 'hello.tool', '--plugins', '.', '--input', JSON.stringify({ sequences: id })], pack);
+    const r = await helix(['call', 'hello.tool', '--toolpacks', '.', '--input', JSON.stringify({ sequences: id })], pack);
     expect(r.code).toBe(1);
     const response = ResponseEnvelopeSchema.parse(JSON.parse(r.stdout));
     expect(response.error).toMatchObject({ code: 'D-DATA-FORMAT', details: { line: 2 } });
@@ -343,7 +343,7 @@ describe("the guide's streaming example", () => {
     const imported = await helix(['artifact', 'import', 'data/small.fa'], dir);
     expect(imported.code, imported.stderr).toBe(0);
     const id = (JSON.parse(imported.stdout) as { id: string }).id;
-    const called = await helix(['call', 'fasta.lengths', '--plugins', '.', '--input', JSON.stringify({ fasta: id })], dir);
+    const called = await helix(['call', 'fasta.lengths', '--toolpacks', '.', '--input', JSON.stringify({ fasta: id })], dir);
     expect(called.code, called.stdout).toBe(0);
     const output = ResponseEnvelopeSchema.parse(JSON.parse(called.stdout)).output as { lengths: string; records: number };
     expect(output.records).toBe(3);

@@ -22,7 +22,7 @@ import {
   CALL_BOUND_MS,
   GUEST_LIMITS as limits,
 } from './helpers/docker-services.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir } from './helpers/toolpack.js';
 
 const FASTA = '>a\nACGTACGTGG\n>b\nGGCC\n';
 const home = tempDir('helix-home-');
@@ -44,7 +44,7 @@ beforeAll(async () => {
     { role: 'stdout_log', type: 'text' },
     { role: 'stderr_log', type: 'text' },
   ];
-  plugins = await pluginsDir([
+  plugins = await toolpacksDir([
     { id: 'd.outputs', module: script, manifest: { timeoutMs: CALL_BOUND_MS, limits, capabilities: allow, declaredOutputs } },
     {
       id: 'd.plain',
@@ -65,7 +65,7 @@ beforeAll(async () => {
       '\n',
     ),
   );
-  host = await createHost({ pluginsDir: plugins.dir, policyFile, home: home.dir });
+  host = await createHost({ toolpacksDir: plugins.dir, policyFile, home: home.dir });
   fasta = (await host.artifacts.importInline(FASTA, { label: 'reads.fa' })).id;
 }, UP_BOUND_MS + 120_000);
 afterAll(async () => {

@@ -5,7 +5,7 @@ import { ResponseEnvelopeSchema, type ResponseEnvelope } from '../abi/index.js';
 import { createHost, type Host } from '../host/index.js';
 import { loadPolicy } from '../host/4-calls/policy/load-policy.js';
 import { abiPrelude, echoModule, fixedOutputModule, numberResultModule, watString } from './helpers/guest-wat.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir } from './helpers/toolpack.js';
 
 const LOOP_FOREVER = `(loop $l (br $l)) (i64.const 0)`;
 /** Counts down from the input's byte length times 1000: fuel grows with input size. */
@@ -50,7 +50,7 @@ function newHome(): string {
 }
 
 beforeAll(async () => {
-  const p = await pluginsDir([
+  const p = await toolpacksDir([
     { id: 't.echo', module: echoModule() },
     {
       id: 't.loop',
@@ -136,7 +136,7 @@ beforeAll(async () => {
   ]);
   cleanup = p.cleanup;
   plugins = p.dir;
-  host = await createHost({ pluginsDir: p.dir, policy: loadPolicy(undefined), home: newHome(), engine: { maxThreads: 2 } });
+  host = await createHost({ toolpacksDir: p.dir, policy: loadPolicy(undefined), home: newHome(), engine: { maxThreads: 2 } });
 });
 
 afterAll(async () => {
@@ -199,7 +199,7 @@ describe('the engine', () => {
   it('reports the same fuel_used for the same call, and more fuel for more work', async () => {
     const a = await call('t.burn', { pad: 'xx' });
     // The same call again in this store would replay; run it in a second host with its own store.
-    const other = await createHost({ pluginsDir: plugins, policy: loadPolicy(undefined), home: newHome(), engine: { maxThreads: 1 } });
+    const other = await createHost({ toolpacksDir: plugins, policy: loadPolicy(undefined), home: newHome(), engine: { maxThreads: 1 } });
     const b = ResponseEnvelopeSchema.parse(await other.call({ tool_id: 't.burn', input: { pad: 'xx' } }));
     await other.close();
     const c = await call('t.burn', { pad: 'xxxx' });

@@ -35,7 +35,7 @@ afterAll(() => root.cleanup());
 
 type Loaded = { ok: true; tools: number; containers: number } | { ok: false; violations: string[] };
 
-/** Loads a plugins directory holding one toolpack whose manifest is `text`: what the loader made of it. */
+/** Loads a toolpacks directory holding one toolpack whose manifest is `text`: what the loader made of it. */
 async function load(text: string): Promise<Loaded> {
   cases += 1;
   const plugins = path.join(root.dir, `case-${cases}`);

@@ -12,7 +12,7 @@ import { getRun } from '../host/4-calls/runs/run-store.js';
 import { openStore } from '../host/3-store/open-store.js';
 import { bytesInput } from './helpers/bytes-guest-wat.js';
 import { aPointer, capabilityRequest, jsonToolpacks, nestedArrays, nestedObjects, okEnvelope } from './helpers/json-tools.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir } from './helpers/toolpack.js';
 import { CLI, eventually, serveRaw, serveWithClient, type RawServe, type Served } from './fixtures/mcp/serve.js';
 
 const exec = promisify(execFile);
@@ -20,7 +20,7 @@ const work = tempDir('helix-json-cli-');
 let plugins: { dir: string; cleanup: () => void };
 
 beforeAll(async () => {
-  plugins = await pluginsDir(jsonToolpacks());
+  plugins = await toolpacksDir(jsonToolpacks());
 }, 120_000);
 afterAll(() => {
   plugins?.cleanup();
@@ -53,7 +53,7 @@ describe('helix call', () => {
       writeFileSync(name, input);
       source = ['--input-file', name];
     }
-    const result = await exec(process.execPath, [CLI, 'call', tool, '--plugins', plugins.dir, '--home', home, '--compact', ...source], {
+    const result = await exec(process.execPath, [CLI, 'call', tool, '--toolpacks', plugins.dir, '--home', home, '--compact', ...source], {
       maxBuffer: 64 << 20,
     }).then(
       (r) => ({ code: 0, ...r }),
@@ -112,7 +112,7 @@ describe('helix call', () => {
       CLI,
       'call',
       'j.echo',
-      '--plugins',
+      '--toolpacks',
       plugins.dir,
       '--home',
       home,
@@ -158,7 +158,7 @@ describe('helix serve', () => {
   let served: Served;
   const hostile: string[] = [];
   beforeAll(async () => {
-    served = await serveWithClient(['--plugins', plugins.dir, '--home', home], { cwd: work.dir });
+    served = await serveWithClient(['--toolpacks', plugins.dir, '--home', home], { cwd: work.dir });
   }, 60_000);
   afterAll(async () => {
     await served?.close();
@@ -238,7 +238,7 @@ describe('helix serve, raw JSON-RPC lines', () => {
   const toolsCall = (args: string) => (n: number) =>
     `{"jsonrpc":"2.0","id":${n},"method":"tools/call","params":{"name":"j-echo","arguments":${args}}}`;
   beforeAll(async () => {
-    raw = serveRaw(['--plugins', plugins.dir, '--home', path.join(work.dir, 'raw-home')], { cwd: work.dir });
+    raw = serveRaw(['--toolpacks', plugins.dir, '--home', path.join(work.dir, 'raw-home')], { cwd: work.dir });
     await request((n) =>
       JSON.stringify({
         jsonrpc: '2.0',

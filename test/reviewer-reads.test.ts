@@ -8,7 +8,7 @@ import { createHost, type Host } from '../host/index.js';
 import { openDiagnostics, ownerOf, STORE_MARKERS } from '../host/5-host/store-upkeep.js';
 import { stormGuest } from '../conformance/kit/io-guests.js';
 import { echoModule } from './helpers/guest-wat.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir } from './helpers/toolpack.js';
 
 const home = tempDir('helix-reviewer-reads-');
 let plugins: { dir: string; cleanup: () => void };
@@ -17,7 +17,7 @@ let calls: ResponseEnvelope;
 let echo: ResponseEnvelope;
 
 beforeAll(async () => {
-  plugins = await pluginsDir([
+  plugins = await toolpacksDir([
     { id: 't.calls', module: stormGuest(3), manifest: { capabilities: { abiVersion: 1, allow: ['clock.now_unix'] } } },
     { id: 't.echo', module: echoModule() },
   ]);

@@ -14,7 +14,7 @@ import { newestCommit, pageSizeOf } from '../host/3-store/header.js';
 import { serveWithClient } from './fixtures/mcp/serve.js';
 import { echoModule } from './helpers/guest-wat.js';
 import { CLI, runCli as helix } from './helpers/run-cli.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir } from './helpers/toolpack.js';
 
 const dirs: Array<{ dir: string; cleanup: () => void }> = [];
 afterAll(() => {
@@ -23,7 +23,7 @@ afterAll(() => {
 let plugins: string;
 
 beforeAll(async () => {
-  const p = await pluginsDir([{ id: 'k.echo', module: echoModule() }]);
+  const p = await toolpacksDir([{ id: 'k.echo', module: echoModule() }]);
   dirs.push(p);
   plugins = p.dir;
 }, 120_000);
@@ -56,7 +56,7 @@ describe('a store opened while another process commits', () => {
     expect(spawnSync('gdb', ['--version']).status, 'gdb is installed by scripts/test-setup.sh').toBe(0);
     const home = tempDir('helix-open-race-');
     dirs.push(home);
-    const served = await serveWithClient(['--plugins', plugins, '--home', home.dir]);
+    const served = await serveWithClient(['--toolpacks', plugins, '--home', home.dir]);
     const runIds: string[] = [];
     const call = async (n: number): Promise<void> => {
       const r = await served.client.callTool({ name: 'k-echo', arguments: { n } });

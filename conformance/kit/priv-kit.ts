@@ -126,14 +126,14 @@ export function slurmShims(ctx: CheckContext, sbatchExit = 1): { calls: () => Ar
   };
 }
 
-/** Writes a container toolpack `id` into the check's plugins directory (call before the host starts). */
+/** Writes a container toolpack `id` into the check's toolpacks directory (call before the host starts). */
 export async function writeContainerPack(
   ctx: CheckContext,
   id: string,
   manifest: Record<string, unknown>,
   inputSchema: unknown = { type: 'object' },
 ): Promise<Record<string, unknown>> {
-  const dir = path.join(await ctx.pluginsDir(), `container-${id}`);
+  const dir = path.join(await ctx.toolpacksDir(), `container-${id}`);
   mkdirSync(dir, { recursive: true });
   cpSync(path.join(packageRoot(), 'plugins', 'seqkit-stats', 'schemas'), path.join(dir, 'schemas'), { recursive: true });
   const full = {

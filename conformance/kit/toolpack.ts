@@ -40,7 +40,7 @@ export interface ToolpackSpec {
 export interface PackSpec extends ToolpackSpec {
   /** AssemblyScript guest under conformance/assembly (instead of `module`'s WAT). */
   readonly guest?: string;
-  /** Where the pack's directory goes: default the check's plugins directory. */
+  /** Further files written into the pack's directory, by name. */
   readonly extraFiles?: Readonly<Record<string, string | Uint8Array>>;
 }
 
@@ -86,8 +86,8 @@ export async function writeToolpack(root: string, spec: ToolpackSpec): Promise<{
   return { manifestPath, bytes };
 }
 
-/** Writes several toolpacks into a new temporary plugins directory. */
-export async function pluginsDir(specs: readonly ToolpackSpec[]): Promise<{ dir: string; cleanup: () => void }> {
+/** Writes several toolpacks into a new temporary toolpacks directory. */
+export async function toolpacksDir(specs: readonly ToolpackSpec[]): Promise<{ dir: string; cleanup: () => void }> {
   const t = tempDir();
   for (const s of specs) await writeToolpack(t.dir, s);
   return t;

@@ -51,7 +51,7 @@ export async function startPackHost(packs: readonly string[]): Promise<PackHost>
     });
     await buildToolpack(copy);
   }
-  const host = await createHost({ home: path.join(root, 'home'), pluginsDir: path.join(root, 'plugins') });
+  const host = await createHost({ home: path.join(root, 'home'), toolpacksDir: path.join(root, 'plugins') });
   const tool = (id: string): WasmTool => {
     const found = host.tools().find((t): t is WasmTool => t.kind === 'wasm' && t.id === id);
     if (found === undefined) throw new Error(`toolpack ${id} is not loaded`);

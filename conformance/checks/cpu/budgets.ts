@@ -127,7 +127,7 @@ export const budgetChecks: readonly Check[] = [
       );
       const cli = await runCli(
         ctx,
-        ['tools', '--json', '--plugins', await ctx.pluginsDir(), '--policy', path.join(ctx.env.dir, 'policy.yaml')],
+        ['tools', '--json', '--toolpacks', await ctx.toolpacksDir(), '--policy', path.join(ctx.env.dir, 'policy.yaml')],
         path.join(ctx.env.dir, 'cli-home'),
       );
       expect(cli.code === 0, `helix tools --json exited ${cli.code}: ${cli.stderr.slice(-500)}`);

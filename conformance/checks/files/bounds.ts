@@ -50,7 +50,7 @@ export const boundChecks: readonly Check[] = [
       },
     ],
     async run(ctx) {
-      const plugins = await ctx.pluginsDir();
+      const plugins = await ctx.toolpacksDir();
       const bigManifest = manifestOf(plugins, 'p1', 'files.big_manifest');
       appendFileSync(bigManifest, `# ${MARKER}\n`);
       truncateSync(bigManifest, 50 * 1024 * 1024);
@@ -105,7 +105,7 @@ export const boundChecks: readonly Check[] = [
       },
     ],
     async run(ctx) {
-      const plugins = await ctx.pluginsDir();
+      const plugins = await ctx.toolpacksDir();
       appendFileSync(manifestOf(plugins, 'p1', 'files.deep_manifest'), `x-deep: ${'['.repeat(100_000)}${']'.repeat(100_000)}\n`);
       const refusal = await ctx.refusedStart();
       const lines = expectViolations(refusal, 'P-PRECOND-MANIFEST-INVALID', [
@@ -148,7 +148,7 @@ export const boundChecks: readonly Check[] = [
       },
     ],
     async run(ctx) {
-      const plugins = await ctx.pluginsDir();
+      const plugins = await ctx.toolpacksDir();
       appendFileSync(manifestOf(plugins, 'p1', 'files.bomb'), `${BOMB}\n`);
       ctx.show({ label: 'alias bomb appended to the manifest and the policy', lang: 'yaml', text: BOMB });
       const t0 = performance.now();

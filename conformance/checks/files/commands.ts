@@ -22,7 +22,7 @@ export const commandChecks: readonly Check[] = [
       'P-PRECOND-MANIFEST-INVALID naming a symlinked *.tool.yaml, a FIFO *.tool.yaml and a directory *.tool.yaml ("must be a regular file") and a directory 17+ levels deep (ABI-FILE-010), within 10 s; with those removed the host starts, serves files.walk, and never loads the toolpack behind a directory link pointing outside (nor loops on a link to .)',
     packs: () => [{ id: 'files.walk', dirName: 'pack', module: echoModule() }],
     async run(ctx) {
-      const plugins = await ctx.pluginsDir();
+      const plugins = await ctx.toolpacksDir();
       const manifest = manifestOf(plugins, 'pack', 'files.walk');
       await writeToolpack(path.join(ctx.env.dir, 'elsewhere'), { id: 'files.elsewhere', module: echoModule() });
       symlinkSync(path.join(ctx.env.dir, 'elsewhere'), path.join(plugins, 'escape'));
@@ -46,7 +46,7 @@ export const commandChecks: readonly Check[] = [
         /linked\.tool\.yaml: -: a manifest must be a regular file, and this is a symbolic link/,
         /pipe\.tool\.yaml: -: a manifest must be a regular file, and this is a FIFO/,
         /dir\.tool\.yaml: -: a manifest must be a regular file, and this is a directory/,
-        /d15: -: directories nested more than 16 levels below the plugins directory are not searched \(ABI-FILE-010\)/,
+        /d15: -: directories nested more than 16 levels below the toolpacks directory are not searched \(ABI-FILE-010\)/,
       ]);
       expect(!lines.some((l) => l.includes('elsewhere') || l.includes('loop')), `the walk went through a link: ${JSON.stringify(lines)}`);
       ctx.observe('violations', lines);
@@ -183,9 +183,9 @@ export const commandChecks: readonly Check[] = [
       writeFileSync(path.join(pack, 'big.json'), `{"title":"${MARKER}","description":"${'q'.repeat(1_200_000)}"}`);
       const env = { ...process.env, HELIX_CONFORMANCE_ENV_MARKER: ENV_MARKER, HELIX_HOME: path.join(ctx.env.dir, 'cli-home') };
       const [validate, tools, call] = await Promise.all([
-        runHelix(['validate', '--plugins', plugins], { cwd: ctx.env.dir, env }),
-        runHelix(['tools', '--json', '--plugins', plugins], { cwd: ctx.env.dir, env }),
-        runHelix(['call', 'files.cli', '--input', '{}', '--plugins', plugins], { cwd: ctx.env.dir, env }),
+        runHelix(['validate', '--toolpacks', plugins], { cwd: ctx.env.dir, env }),
+        runHelix(['tools', '--json', '--toolpacks', plugins], { cwd: ctx.env.dir, env }),
+        runHelix(['call', 'files.cli', '--input', '{}', '--toolpacks', plugins], { cwd: ctx.env.dir, env }),
       ]);
       const refs = [
         /\$ref \.\.\/\.\.\/outside\.json leaves the toolpack directory.*\(ABI-FILE-001\)/,

@@ -78,7 +78,7 @@ export const referenceChecks: readonly Check[] = [
     async run(ctx) {
       markEnvironment(ctx);
       const outside = outsideFile(ctx);
-      const plugins = await ctx.pluginsDir();
+      const plugins = await ctx.toolpacksDir();
       const pack = path.join(plugins, 'pack');
       symlinkSync(outside, path.join(pack, 'schemas', 'link.json'));
       symlinkSync(ctx.env.dir, path.join(pack, 'up'));
@@ -118,7 +118,7 @@ export const referenceChecks: readonly Check[] = [
       { id: 'files.fifo_module', dirName: 'pack2', module: echoModule(), manifest: { module: 'mod.wasm' } },
     ],
     async run(ctx) {
-      const plugins = await ctx.pluginsDir();
+      const plugins = await ctx.toolpacksDir();
       const pack = path.join(plugins, 'pack');
       execFileSync('mkfifo', [path.join(pack, 'pipe.json')]);
       execFileSync('mkfifo', [path.join(plugins, 'pack2', 'mod.wasm')]);

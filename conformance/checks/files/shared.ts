@@ -25,7 +25,7 @@ export async function refusedHost(
   const t0 = performance.now();
   try {
     const h = await createHost({
-      pluginsDir: plugins,
+      toolpacksDir: plugins,
       home: path.join(ctx.env.dir, `home-${path.basename(plugins)}`),
       warn: () => undefined,
       ...(policyFile === undefined ? {} : { policyFile }),

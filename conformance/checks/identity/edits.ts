@@ -64,7 +64,7 @@ export const editChecks: readonly Check[] = [
       for (const [i, [what, policyDoc, same]] of variants.entries()) {
         const r = await withHost(
           ctx,
-          host.pluginsDir,
+          host.toolpacksDir,
           path.join(ctx.env.dir, `home-${i}`),
           ownPolicy(ctx, `policy-${i}.yaml`, policyDoc),
           (h) => callOn(h, 'identity.echo', input),
@@ -183,7 +183,7 @@ export const editChecks: readonly Check[] = [
     abi: ['ABI-RUNID-008'],
     engines: ['helix'],
     expected:
-      'a copy of the pack four directories deeper under another plugins directory, loaded by a second host (another home, the same policy text), gives the same params.tool.contract_digest and the same run_id for the same call',
+      'a copy of the pack four directories deeper under another toolpacks directory, loaded by a second host (another home, the same policy text), gives the same params.tool.contract_digest and the same run_id for the same call',
     packs: () => [
       {
         id: 'identity.moved',
@@ -203,7 +203,7 @@ export const editChecks: readonly Check[] = [
         (h.runs.show(id).params as { tool?: { contract_digest?: unknown } }).tool?.contract_digest;
       const d1 = digest(host, r.run_id!);
       const elsewhere = path.join(ctx.env.dir, 'x', 'y', 'z', 'other-plugins');
-      cpSync(path.join(host.pluginsDir, 'identity.moved'), path.join(elsewhere, 'renamed-dir'), { recursive: true });
+      cpSync(path.join(host.toolpacksDir, 'identity.moved'), path.join(elsewhere, 'renamed-dir'), { recursive: true });
       const [r2, d2] = await withHost(
         ctx,
         elsewhere,

@@ -37,8 +37,8 @@ export const replayChecks: readonly Check[] = [
         [
           'call',
           'identity.counter',
-          '--plugins',
-          host.pluginsDir,
+          '--toolpacks',
+          host.toolpacksDir,
           '--policy',
           path.join(ctx.env.dir, 'policy.yaml'),
           '--home',

@@ -28,7 +28,7 @@ export async function withHost<T>(
   policy: LoadedPolicy,
   body: (h: Host) => Promise<T>,
 ): Promise<T> {
-  const h = await createHost({ pluginsDir: plugins, home, policy, warn: (l) => ctx.note(`host warning: ${l}`) });
+  const h = await createHost({ toolpacksDir: plugins, home, policy, warn: (l) => ctx.note(`host warning: ${l}`) });
   try {
     return await body(h);
   } finally {

@@ -227,7 +227,7 @@ export const jsonBoundChecks: readonly Check[] = [
     packs: () => [{ id: 'io.echo', module: echoModule() }],
     async run(ctx) {
       const cli = path.join(packageRoot(), 'dist', 'cli', 'main.js');
-      const plugins = await ctx.pluginsDir();
+      const plugins = await ctx.toolpacksDir();
       const exec = promisify(execFile);
       let homes = 0;
       const nextHome = (): string => {
@@ -237,7 +237,7 @@ export const jsonBoundChecks: readonly Check[] = [
       const helixCall = async (source: string[]): Promise<{ code: number; envelope: ResponseEnvelope }> => {
         // A home of its own per process, so the processes can run side by side.
         const home = nextHome();
-        const r = await exec(process.execPath, [cli, 'call', 'io.echo', '--plugins', plugins, '--home', home, '--compact', ...source], {
+        const r = await exec(process.execPath, [cli, 'call', 'io.echo', '--toolpacks', plugins, '--home', home, '--compact', ...source], {
           maxBuffer: 64 << 20,
           timeout: 30_000,
         }).then(

@@ -25,7 +25,7 @@ export async function serve(ctx: CheckContext, extra: readonly string[] = []): P
   const policy = path.join(ctx.env.dir, 'serve.policy.yaml');
   writeFileSync(policy, stringify(checkDefaultPolicy(ctx.env)));
   const t0 = performance.now();
-  const srv = await startServer(ctx, { plugins: await ctx.pluginsDir(), policy, home: path.join(ctx.env.dir, 'serve-home'), extra });
+  const srv = await startServer(ctx, { toolpacks: await ctx.toolpacksDir(), policy, home: path.join(ctx.env.dir, 'serve-home'), extra });
   ctx.observe('server_start_ms', Math.round(performance.now() - t0));
   return srv;
 }

@@ -28,13 +28,13 @@ export const moduleSizeChecks: readonly Check[] = [
       return [{ id: 'memory.huge', module: huge, manifest: { ...engine.manifest } }];
     },
     async run(ctx) {
-      await ctx.pluginsDir();
+      await ctx.toolpacksDir();
       const before = process.memoryUsage().rss;
       const t0 = performance.now();
       const lines = await refusedWith(ctx);
       const ms = performance.now() - t0;
       ctx.observe('refusal_ms', Math.round(ms));
-      const size = statSync(path.join(await ctx.pluginsDir(), 'memory.huge', 'tool.wasm')).size;
+      const size = statSync(path.join(await ctx.toolpacksDir(), 'memory.huge', 'tool.wasm')).size;
       ctx.observe('module_bytes', size);
       expectLine(
         lines,

@@ -47,7 +47,7 @@ export const loadCacheChecks: readonly Check[] = [
       'helix call (a child process) succeeds and prints on stderr one warning naming src/tool.c as changed and the helix build command; before the edit, nothing',
     packs: () => [{ id: 'module.stamped', module: echoModule(), extraFiles: { 'src/tool.c': 'int main(void) { return 0; }\n' } }],
     async run(ctx) {
-      const plugins = await ctx.pluginsDir();
+      const plugins = await ctx.toolpacksDir();
       const packDir = path.join(plugins, 'module.stamped');
       const modulePath = path.join(packDir, 'tool.wasm');
       const digest = digestOf(readFileSync(modulePath));
@@ -57,7 +57,7 @@ export const loadCacheChecks: readonly Check[] = [
       const args = [
         'call',
         'module.stamped',
-        '--plugins',
+        '--toolpacks',
         plugins,
         '--policy',
         policy,
@@ -90,12 +90,12 @@ export const loadCacheChecks: readonly Check[] = [
       'a first host over the good module starts and serves (the load cache now knows it); the module is replaced by one importing env.exfiltrate and the manifest digest updated: a host over the same home refuses to start with P-PRECOND-MANIFEST-INVALID naming the import',
     packs: (engine) => [{ id: 'module.swap', module: engine.guests.echo(), manifest: { ...engine.manifest } }],
     async run(ctx) {
-      const plugins = await ctx.pluginsDir();
+      const plugins = await ctx.toolpacksDir();
       const policyFile = path.join(ctx.env.dir, 'swap-policy.json');
       writeFileSync(policyFile, JSON.stringify(checkDefaultPolicy(ctx.env)));
       const home = path.join(ctx.env.dir, 'home-swap');
       const startAndCall = async (): Promise<string> => {
-        const h = await createHost({ pluginsDir: plugins, policyFile, home });
+        const h = await createHost({ toolpacksDir: plugins, policyFile, home });
         try {
           const r = await h.call({ tool_id: 'module.swap', input: { at: performance.now() } });
           return r.status;
@@ -142,11 +142,11 @@ export const loadCacheChecks: readonly Check[] = [
       "a first host caches the echo module's instrumented bytes in its home; the cached bytes are replaced by a hostile module's (the entry's seal and recorded digest left as they were); a second host over the same home answers the echo's output, not the hostile {\"pwned\":true}, and the audit trail records store.load_cache_rebuilt for the entry",
     packs: (engine) => [{ id: 'module.cached', module: engine.guests.echo(), manifest: { ...engine.manifest } }],
     async run(ctx) {
-      const plugins = await ctx.pluginsDir();
+      const plugins = await ctx.toolpacksDir();
       const policyFile = path.join(ctx.env.dir, 'cache-policy.json');
       writeFileSync(policyFile, JSON.stringify(checkDefaultPolicy(ctx.env)));
       const home = path.join(ctx.env.dir, 'home-cache');
-      const first = await createHost({ pluginsDir: plugins, policyFile, home });
+      const first = await createHost({ toolpacksDir: plugins, policyFile, home });
       let key: string;
       try {
         const r = await first.call({ tool_id: 'module.cached', input: { round: 1 } });
@@ -164,7 +164,7 @@ export const loadCacheChecks: readonly Check[] = [
       } finally {
         await first.close();
       }
-      const second = await createHost({ pluginsDir: plugins, policyFile, home });
+      const second = await createHost({ toolpacksDir: plugins, policyFile, home });
       try {
         const r = await second.call({ tool_id: 'module.cached', input: { round: 2 } });
         ctx.observe('second_output', r.output);

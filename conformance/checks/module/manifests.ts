@@ -19,7 +19,7 @@ export const manifestChecks: readonly Check[] = [
     abi: ['ABI-LOAD-004', 'ABI-LOAD-001'],
     engines: ['helix'],
     expected:
-      'a plugins directory holding module.twin@1.0.0 twice is refused (P-PRECOND-MANIFEST-INVALID naming both files); with 1.0.0 and 2.0.0 the host serves, tool_version "^1" gets 1.0.0 and "^2" gets 2.0.0',
+      'a toolpacks directory holding module.twin@1.0.0 twice is refused (P-PRECOND-MANIFEST-INVALID naming both files); with 1.0.0 and 2.0.0 the host serves, tool_version "^1" gets 1.0.0 and "^2" gets 2.0.0',
     packs: () => [
       { id: 'module.twin', module: fixedAnswer('one') },
       { id: 'module.twin', module: fixedAnswer('evil'), dirName: 'module.twin.copy' },
@@ -32,7 +32,7 @@ export const manifestChecks: readonly Check[] = [
         /duplicate tool module\.twin@1\.0\.0/,
         /also defined in .*module\.twin(\.copy)?\/module_twin\.tool\.yaml/,
       );
-      // Two versions of the same id: a separate host over its own plugins directory.
+      // Two versions of the same id: a separate host over its own toolpacks directory.
       const root = path.join(ctx.env.dir, 'versions');
       mkdirSync(root);
       await writeToolpack(root, { id: 'module.twin', module: fixedAnswer('one') });
@@ -44,7 +44,7 @@ export const manifestChecks: readonly Check[] = [
       });
       const policyFile = path.join(ctx.env.dir, 'versions-policy.json');
       writeFileSync(policyFile, JSON.stringify(checkDefaultPolicy(ctx.env)));
-      const host = await createHost({ pluginsDir: root, policyFile, home: path.join(ctx.env.dir, 'home-versions') });
+      const host = await createHost({ toolpacksDir: root, policyFile, home: path.join(ctx.env.dir, 'home-versions') });
       ctx.defer(() => host.close());
       const one = await host.call({ tool_id: 'module.twin', tool_version: '^1', input: {} });
       const latest = await host.call({ tool_id: 'module.twin', tool_version: '^2', input: {} });

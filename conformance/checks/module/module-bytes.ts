@@ -53,7 +53,7 @@ export const moduleByteChecks: readonly Check[] = [
     },
     async run(ctx) {
       const lines = await refusedWith(ctx);
-      const dir = path.join(await ctx.pluginsDir(), 'module.swapped');
+      const dir = path.join(await ctx.toolpacksDir(), 'module.swapped');
       const real = digestOf(readFileSync(path.join(dir, 'tool.wasm')));
       expectLine(lines, 'at digest naming both digests', /digest: D-DATA-DIGEST-MISMATCH/, new RegExp(real.replace(':', '.')));
       ctx.observe('module_digest', real);

@@ -23,7 +23,7 @@ export const fanoutTamperingChecks: readonly Check[] = [
     abi: ['ABI-FANOUT-004', 'ABI-FANOUT-006'],
     engines: ['helix'],
     expected:
-      'params.json, policy.json or an input blob changed is D-DATA-BUNDLE-HASH; a forged run id, or the plugins dir holding another module build, is C-CONTRACT-JOB-TOOL; each exits 1 and writes a result holding the refusal and no run; collecting it reports refused and writes nothing',
+      'params.json, policy.json or an input blob changed is D-DATA-BUNDLE-HASH; a forged run id, or the toolpacks dir holding another module build, is C-CONTRACT-JOB-TOOL; each exits 1 and writes a result holding the refusal and no run; collecting it reports refused and writes nothing',
     policy: (_e, env) => fanPolicy(env),
     packs: fanPacks,
     async run(ctx) {
@@ -189,11 +189,11 @@ export const fanoutTamperingChecks: readonly Check[] = [
       for (const n of [1, 2, 3])
         ids.push((await host.artifacts.importInline(`>s${n}\n${'ACGT'.repeat(n)}\n`, { label: `s${n}`, type: 'fasta' })).id);
       const policy = fanPolicyFile(ctx.env);
-      const plugins = await ctx.pluginsDir();
+      const plugins = await ctx.toolpacksDir();
       const work = jobsDir(ctx.env);
       const submitCli = (tool: string, dir: string, args: readonly string[]) =>
         helixCli(
-          ['job', 'submit', tool, '--input', '{}', '--dir', dir, '--home', host.home, '--plugins', plugins, '--policy', policy, ...args],
+          ['job', 'submit', tool, '--input', '{}', '--dir', dir, '--home', host.home, '--toolpacks', plugins, '--policy', policy, ...args],
           { env: { ...process.env } },
         );
       const over = ['--over', '/sequences'];
@@ -249,7 +249,7 @@ export const fanoutTamperingChecks: readonly Check[] = [
       for (const n of [1, 2])
         ids.push((await host.artifacts.importInline(`>s${n}\n${'ACGT'.repeat(n)}\n`, { label: `s${n}`, type: 'fasta' })).id);
       const policy = fanPolicyFile(ctx.env);
-      const plugins = await ctx.pluginsDir();
+      const plugins = await ctx.toolpacksDir();
       const dir = path.join(jobsDir(ctx.env), 'array');
       const submitted = await helixCli([
         'job',
@@ -265,7 +265,7 @@ export const fanoutTamperingChecks: readonly Check[] = [
         dir,
         '--home',
         host.home,
-        '--plugins',
+        '--toolpacks',
         plugins,
         '--policy',
         policy,

@@ -68,7 +68,7 @@ export const crashChecks: readonly Check[] = [
       );
       await withDiagnostics(home, (store) => store.restore(saved));
       const host = await createHost({
-        pluginsDir: await ctx.pluginsDir(),
+        toolpacksDir: await ctx.toolpacksDir(),
         policy: loadPolicy(cliPolicy(ctx)),
         home,
         warn: () => undefined,
@@ -143,10 +143,10 @@ export const crashChecks: readonly Check[] = [
       const home = path.join(ctx.env.dir, 'early');
       const script = `const [hostJs, plugins, home, policyFile] = process.argv.slice(1);
 const { createHost } = await import(hostJs);
-const host = await createHost({ pluginsDir: plugins, policyFile, home, warn: () => {} });
+const host = await createHost({ toolpacksDir: plugins, policyFile, home, warn: () => {} });
 host.call({ tool_id: 's.forever', input: {} }, { onRunStarted: (id) => { const t0 = performance.now(); setTimeout(() => process.stdout.write(id + ' ' + Math.round(performance.now() - t0) + '\\n', () => process.kill(process.pid, 'SIGKILL')), 50); } });`;
       const hostJs = pathToFileURL(path.join(packageRoot(), 'dist', 'host', '5-host', 'host.js')).href;
-      const child = spawn(process.execPath, ['--input-type=module', '-e', script, hostJs, await ctx.pluginsDir(), home, cliPolicy(ctx)], {
+      const child = spawn(process.execPath, ['--input-type=module', '-e', script, hostJs, await ctx.toolpacksDir(), home, cliPolicy(ctx)], {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       ctx.defer(() => kill9(child));

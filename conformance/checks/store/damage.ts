@@ -66,8 +66,8 @@ export const damageChecks: readonly Check[] = [
       const cli = await helix([
         'call',
         's.echo',
-        '--plugins',
-        await ctx.pluginsDir(),
+        '--toolpacks',
+        await ctx.toolpacksDir(),
         '--home',
         home,
         '--policy',
@@ -148,7 +148,7 @@ export const damageChecks: readonly Check[] = [
       );
       ctx.observe('export of flipped chunk', firstLine(exported.stderr));
       const reader = await createHost({
-        pluginsDir: await ctx.pluginsDir(),
+        toolpacksDir: await ctx.toolpacksDir(),
         policy: loadPolicy(cliPolicy(ctx)),
         home: s.home,
         warn: () => undefined,
@@ -209,7 +209,7 @@ export const damageChecks: readonly Check[] = [
     async run(ctx) {
       const home = path.join(ctx.env.dir, 'home');
       const first = await createHost({
-        pluginsDir: await ctx.pluginsDir(),
+        toolpacksDir: await ctx.toolpacksDir(),
         policy: loadPolicy(cliPolicy(ctx)),
         home,
         warn: () => undefined,

@@ -311,7 +311,7 @@ export const gcChecks: readonly Check[] = [
       const before = sha256File(storeFile(home));
       for (const args of [
         ['runs', 'list', '--home', home],
-        ['call', 's.echo', '--plugins', await ctx.pluginsDir(), '--home', home, '--policy', cliPolicy(ctx), '--input', '{}'],
+        ['call', 's.echo', '--toolpacks', await ctx.toolpacksDir(), '--home', home, '--policy', cliPolicy(ctx), '--input', '{}'],
       ]) {
         const r = await helix(args);
         expect(r.code === 1 || r.code === 3, `helix ${args[0]} beside a compaction exited ${r.code}`);

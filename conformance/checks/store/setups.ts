@@ -44,7 +44,7 @@ export async function foreverRun(
 ): Promise<{ proc: ReturnType<typeof startHelix>; runId: string; ms: number }> {
   const t0 = Date.now();
   const proc = startHelix(
-    ['call', tool, '--plugins', await ctx.pluginsDir(), '--home', home, '--policy', cliPolicy(ctx), '--input', JSON.stringify(input)],
+    ['call', tool, '--toolpacks', await ctx.toolpacksDir(), '--home', home, '--policy', cliPolicy(ctx), '--input', JSON.stringify(input)],
     { timeoutMs: 120_000 },
   );
   ctx.defer(() => kill9(proc.child));
@@ -104,7 +104,7 @@ export async function expectRefusedEverywhere(
     ['runs', 'list', '--home', home],
     ['store', 'check', '--home', home],
     ...(withCall
-      ? [['call', 's.echo', '--plugins', await ctx.pluginsDir(), '--home', home, '--policy', cliPolicy(ctx), '--input', '{"n":1}']]
+      ? [['call', 's.echo', '--toolpacks', await ctx.toolpacksDir(), '--home', home, '--policy', cliPolicy(ctx), '--input', '{"n":1}']]
       : []),
   ];
   let first = '';

@@ -115,7 +115,12 @@ export interface Seeded {
  * 2.5 MB (three chunks) twice and a small text.
  */
 export async function seed(ctx: CheckContext, home: string): Promise<Seeded> {
-  const host = await createHost({ pluginsDir: await ctx.pluginsDir(), policy: loadPolicy(cliPolicy(ctx)), home, warn: () => undefined });
+  const host = await createHost({
+    toolpacksDir: await ctx.toolpacksDir(),
+    policy: loadPolicy(cliPolicy(ctx)),
+    home,
+    warn: () => undefined,
+  });
   try {
     const chunksOf = (sha: string): string[] => [...host.diagnostics.chunksOf(sha)!];
     const a = await host.artifacts.importInline(randomBytes(2_500_000), { label: 'three chunks', maxBytes: 1 << 30 });

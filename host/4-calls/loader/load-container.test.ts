@@ -28,7 +28,7 @@ const INPUT = {
   },
 };
 
-/** A plugins directory holding one container toolpack per manifest (fields over a valid default). */
+/** A toolpacks directory holding one container toolpack per manifest (fields over a valid default). */
 function plugins(manifests: Array<Record<string, unknown>>): string {
   const t = tempDir();
   cleanups.push(t.cleanup);

@@ -44,7 +44,7 @@ export interface LoadedTool {
   readonly module: CheckedModule;
 }
 
-/** Everything found under a plugins directory: WebAssembly toolpacks, container toolpacks, violations. */
+/** Everything found under a toolpacks directory: WebAssembly toolpacks, container toolpacks, violations. */
 export interface LoadResult {
   readonly tools: LoadedTool[];
   readonly containers: LoadedContainer[];

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PolicySchema } from '../../../abi/index.js';
 import { echoModule } from '../../../test/helpers/guest-wat.js';
-import { pluginsDir, tempDir } from '../../../test/helpers/toolpack.js';
+import { toolpacksDir, tempDir } from '../../../test/helpers/toolpack.js';
 import { readAudit } from '../../3-store/audit.js';
 import { writeLoadCache } from '../../3-store/load-cache.js';
 import { openStore, type Store } from '../../3-store/open-store.js';
@@ -23,7 +23,7 @@ afterEach(async () => {
 const INPUT = { type: 'object', properties: { n: { type: 'integer', minimum: 1 } }, required: ['n'] };
 
 async function setup(inputSchema: unknown = INPUT): Promise<{ dir: string; store: Store }> {
-  const plugins = await pluginsDir([{ id: 'cache.echo', module: echoModule(), inputSchema }]);
+  const plugins = await toolpacksDir([{ id: 'cache.echo', module: echoModule(), inputSchema }]);
   const home = tempDir();
   const store = openStore(home.dir);
   cleanups.push(plugins.cleanup, home.cleanup, () => store.close());

@@ -42,8 +42,8 @@ function instantiate(template: string, target: string, tokens: Record<string, st
   }
 }
 
-async function withHost<T>(pluginsDir: string, run: (host: Host) => Promise<T>): Promise<T> {
-  const host = await createHost({ pluginsDir, home: path.join(path.dirname(pluginsDir), `home-${Date.now()}`) });
+async function withHost<T>(toolpacksDir: string, run: (host: Host) => Promise<T>): Promise<T> {
+  const host = await createHost({ toolpacksDir, home: path.join(path.dirname(toolpacksDir), `home-${Date.now()}`) });
   try {
     return await run(host);
   } finally {

@@ -25,7 +25,7 @@ beforeAll(async () => {
   await buildToolpack(writeCPack(plugins, { id: 'c.seq', program: 'seq.c' }));
   // The AssemblyScript reader, as the bundled seq.stats uses it (built by npm run build).
   cpSync(path.join(REPO, 'plugins', 'seq-stats'), path.join(plugins, 'seq-stats'), { recursive: true });
-  host = await createHost({ pluginsDir: plugins, home: path.join(root, 'home') });
+  host = await createHost({ toolpacksDir: plugins, home: path.join(root, 'home') });
 }, 120_000);
 
 afterAll(async () => {
