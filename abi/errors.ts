@@ -262,8 +262,8 @@ export const ERROR_CODES = {
     hint: 'Fix the fields listed in details.violations; see abi/schemas/policy.json.',
   },
   'P-PRECOND-PLUGINS-DIR': {
-    message: 'The plugins directory cannot be read.',
-    hint: 'Pass an existing directory with --plugins, or omit it to use the bundled plugins.',
+    message: 'The toolpacks directory cannot be read.',
+    hint: 'Pass an existing directory with --toolpacks, or omit it to use the bundled toolpacks.',
   },
   'P-PRECOND-STORE': {
     message: 'The store cannot be opened.',

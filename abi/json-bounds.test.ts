@@ -138,6 +138,7 @@ describe('values that are not JSON data (ABI-JSON-005)', () => {
       [{ v: new Proxy([], {}) }, '/v', /^a Proxy/],
       [{ v: accessor }, '/v/g', /^a getter or setter/],
       [{ v: hidden }, '/v/h', /^a non-enumerable property/],
+      // biome-ignore lint/suspicious/noSparseArray: the hole is the value under test
       [{ v: [0, , 2] }, '/v/1', /^a hole in an array/],
       [{ v: named }, '/v', /^an array with named properties/],
       [cyclic, '/me/0', /^a cycle back to the root/],

@@ -6,6 +6,7 @@ import { z } from 'zod';
 /** A partition, account or QOS name as it may appear in a job script: no quoting ever needed. */
 export const SLURM_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$/;
 /** An absolute path a job script may name: plain characters only, no `..` segment (checked apart). */
+// biome-ignore lint/complexity/noUselessEscapeInRegex: abi/schemas/policy.json is generated from this pattern and stays byte for byte as published
 export const SLURM_PATH = /^\/[A-Za-z0-9_.\/-]{0,1023}$/;
 const EXACT_TOOL_ID = /^[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)*$/;
 const name = z.string().regex(SLURM_NAME, 'must be a Slurm name: letters, digits, _ . - (at most 64, not starting with . or -)');

@@ -51,7 +51,7 @@ export interface ColdStartFigures {
 
 async function measure(plugins: string, home: string, n: number): Promise<ColdStartFigures> {
   const t0 = performance.now();
-  const host = await createHost({ pluginsDir: plugins, policy: loadPolicy(undefined), home });
+  const host = await createHost({ toolpacksDir: plugins, policy: loadPolicy(undefined), home });
   const r = await host.call({ tool_id: COLD_TOOL, input: { n } });
   const startMs = performance.now() - t0;
   await host.close();

@@ -43,7 +43,7 @@ export async function measureRecordedCall(options: RecordedCallOptions = {}): Pr
   const inFlight = options.inFlight ?? 64;
   const home = options.home ?? mkdtempSync(path.join(options.tempRoot ?? tmpdir(), 'helix-bench-recorded-'));
   const host: Host = await createHost({
-    pluginsDir: path.join(packageRoot(), 'bench', 'fixtures', 'echo'),
+    toolpacksDir: path.join(packageRoot(), 'bench', 'fixtures', 'echo'),
     policy: loadPolicy(undefined),
     home,
   });

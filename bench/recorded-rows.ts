@@ -20,7 +20,7 @@ const INPUT = { sequence: 'GATTACA'.repeat(8), id: 'read-0001', tags: ['bench', 
 /** Latency (µs) of host.call and of MCP tools/call on one host, alternated in blocks, every call a new run. */
 async function measureMcp(calls: number): Promise<{ host: number; mcp: number }> {
   const home = mkdtempSync(path.join(tmpdir(), 'helix-bench-mcp-'));
-  const host = await createHost({ pluginsDir: fixtureDir('echo'), policy: loadPolicy(undefined), home });
+  const host = await createHost({ toolpacksDir: fixtureDir('echo'), policy: loadPolicy(undefined), home });
   const mcp = createMcpServer(host);
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   const client = new Client({ name: 'bench', version: '1' });

@@ -1,4 +1,4 @@
-// `npm run bench`: every target of issue 13 against its baseline, measured in one run as ratios
+// `npm run bench`: every target of README "Performance" against its baseline, measured in one run as ratios
 // (medians of several), printed as a table and written to bench/results.json with the machine.
 // `--quick` (BENCH_QUICK=1): tiny sizes and counts, checking only that every row gives a figure;
 // `--big` (BENCH_BIG=1): also the 4 GB rows, which take minutes.

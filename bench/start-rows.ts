@@ -13,7 +13,7 @@ import { median } from './stats.js';
 
 const TRIVIAL = { tool: 'seq.gc_content', input: { sequence: 'GATTACA' } };
 
-/** Replayed `helix call` (bundled plugins) and `helix --help`, alternated: wall median, target 300 ms. */
+/** Replayed `helix call` (bundled toolpacks) and `helix --help`, alternated: wall median, target 300 ms. */
 async function replayRows(config: BenchConfig): Promise<Row[]> {
   const home = mkdtempSync(path.join(tmpdir(), 'helix-bench-replay-'));
   const args = ['call', TRIVIAL.tool, '--home', home, '--compact', '--input', JSON.stringify(TRIVIAL.input)];
@@ -33,7 +33,7 @@ async function replayRows(config: BenchConfig): Promise<Row[]> {
     return [
       makeRow({
         id: 'start.replay',
-        name: `helix call ${TRIVIAL.tool} replayed (bundled plugins), process start to exit`,
+        name: `helix call ${TRIVIAL.tool} replayed (bundled toolpacks), process start to exit`,
         unit: 'ms',
         figure: median(replay),
         baseline: { name: 'node dist/cli/main.js --help', figure: median(help) },

@@ -3,7 +3,7 @@
 // guest's buffer or out of it (abi/ABI.md, "The bulk path", ABI-BULK-001 to -006).
 import { z } from 'zod';
 import { BULK_MAX_PIECE } from '../abi/index.js';
-import { ArtifactId, OutputRole, WriteMeta, WriteResult } from './artifact.js';
+import { ArtifactId, OutputRole, WriteMeta, type WriteResult } from './artifact.js';
 import type { CapabilityContext } from './types.js';
 
 /** The arguments of a bulk `artifact.read`: no `encoding`, `length` at most the buffer's room. */

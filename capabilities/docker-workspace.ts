@@ -5,7 +5,7 @@
 // gone, without following a link, and only regular files within the size cap; the directory is
 // removed afterwards whatever happened.
 import { constants, type Stats } from 'node:fs';
-import { chmod, chown, lstat, mkdir, mkdtemp, open, readdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, type FileHandle, lstat, mkdir, mkdtemp, open, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type Docker from 'dockerode';
@@ -152,7 +152,7 @@ export class Workspace {
     const missing: string[] = [];
     const cap = plan.limits.maxOutputFileBytes;
     for (const o of plan.outputs) {
-      let file;
+      let file: FileHandle;
       try {
         // O_NOFOLLOW: a link is refused, not followed; O_NONBLOCK: a FIFO cannot hold the host.
         file = await open(path.join(outDir, o.file), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);

@@ -14,7 +14,7 @@ import type { CapabilityDefinition } from './types.js';
 export type * from './types.js';
 
 /** Every capability this host serves, by name. */
-export const CAPABILITIES: ReadonlyMap<string, CapabilityDefinition<any, any>> = new Map(
+export const CAPABILITIES: ReadonlyMap<string, CapabilityDefinition> = new Map(
   (
     [
       clockNowUnix,
@@ -34,13 +34,13 @@ export const CAPABILITIES: ReadonlyMap<string, CapabilityDefinition<any, any>> =
       slurmStatus,
       slurmCancel,
       slurmCollect,
-    ] as Array<CapabilityDefinition<any, any>>
+    ] satisfies CapabilityDefinition[]
   ).map((c) => [c.name, c]),
 );
 
 /** What an allowlist entry names: a capability, and for scoped ones the scope. */
 export interface AllowEntry {
-  readonly capability: CapabilityDefinition<any, any>;
+  readonly capability: CapabilityDefinition;
   readonly scope: string | undefined;
 }
 

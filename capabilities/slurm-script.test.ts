@@ -1,7 +1,7 @@
 // The Slurm job script: values quoted, directives from the policy's allowlists and ceilings, and
 // every injection attempt refused with its code before any command runs.
 import { describe, expect, it } from 'vitest';
-import { HelixError, PolicySlurmSchema, type PolicySlurm } from '../abi/index.js';
+import { type HelixError, PolicySlurmSchema, type PolicySlurm } from '../abi/index.js';
 import { renderBatchScript, shQuote, type SlurmJobSpec } from './slurm-script.js';
 import { combineStates, mapSlurmState } from './slurm-states.js';
 import { refusalOf } from '../test/helpers/refusal.js';

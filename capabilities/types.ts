@@ -120,9 +120,11 @@ export interface CapabilityDefinition<A = unknown, R = unknown> {
   readonly privileged: boolean;
   /**
    * For scoped capabilities, the scope a call needs: the allowlist must hold `<name>.<scope>`
-   * (`secrets.get.db_password`) and the bare name grants nothing.
+   * (`secrets.get.db_password`) and the bare name grants nothing. A method, not a function
+   * property, so that a definition with its own argument type still fits the registry's
+   * CapabilityDefinition (the broker parses the arguments with `args` before either is called).
    */
-  readonly scopeOf?: (args: A) => string;
+  scopeOf?(args: A): string;
   /**
    * How the journal keeps the result: `value` in full; `digest` only its hash, for results an
    * immutable source re-supplies (artifact bytes); `redacted` nothing (secrets).

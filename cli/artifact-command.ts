@@ -1,6 +1,6 @@
 // `helix artifact import|export|list|show`: the artifact layer on the command line. Records go
 // to stdout as JSON (list also as a table), errors to stderr with their taxonomy code.
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { ArtifactRecord } from '../abi/index.js';
 import { HelixError } from '../abi/index.js';
 import { printJson } from './output.js';

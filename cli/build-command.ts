@@ -1,5 +1,5 @@
 // `helix build [DIR]`: compiles the toolpack in DIR, or every toolpack under it, with the same
-// build as the bundled plugins (host/6-faces/toolchain/build-toolpack.ts), pins each module's digest into
+// build as the bundled toolpacks (host/6-faces/toolchain/build-toolpack.ts), pins each module's digest into
 // its manifest and prints one line per pack: module path, size, digest.
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';

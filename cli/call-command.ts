@@ -15,7 +15,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Options of `helix call`. */
 export interface CallCommandOptions {
-  readonly plugins?: string;
+  /** --toolpacks (or its former name --plugins). */
+  readonly toolpacks?: string;
   readonly policy?: string;
   readonly input?: string;
   readonly inputFile?: string;
@@ -72,9 +73,9 @@ export async function callCommand(toolId: string, opts: CallCommandOptions): Pro
     refuse(`The input is not valid JSON: ${(err as Error).message}`, 'Pass a JSON object, e.g. --input \'{"sequence":"ACGT"}\'.');
     return;
   }
-  let host;
+  let host: Host;
   try {
-    host = await createHost({ pluginsDir: opts.plugins, policyFile: opts.policy, home: opts.home });
+    host = await createHost({ toolpacksDir: opts.toolpacks, policyFile: opts.policy, home: opts.home });
   } catch (err) {
     printError(err);
     process.exitCode = EXIT.startup;

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { ENGINES, type Engine } from '../conformance/check.js';
 import { renderHtml } from '../conformance/report-html.js';
 import type { CheckResult } from '../conformance/runner.js';
+import type { Report } from '../conformance/report.js';
 import { runSuite, UnknownSelector } from '../conformance/suite.js';
 import { EXIT } from './output.js';
 
@@ -34,7 +35,7 @@ export async function conformanceCommand(opts: ConformanceOptions = {}): Promise
     .flatMap((o) => o.split(','))
     .map((o) => o.trim())
     .filter((o) => o !== '');
-  let report;
+  let report: Report;
   try {
     report = await runSuite({ ...(engines.length === 0 ? {} : { engines: engines as Engine[] }), only, onResult: printLine });
   } catch (e) {

@@ -19,7 +19,8 @@ interface MakeOptions {
   readonly versionRange: string;
   readonly timeoutMs?: number;
   readonly memoryMb?: number;
-  readonly plugins?: string;
+  /** --toolpacks (or its former name --plugins). */
+  readonly toolpacks?: string;
   readonly policy?: string;
   readonly home?: string;
 }
@@ -57,7 +58,7 @@ async function withHost(
 ): Promise<void> {
   const input = inputOf(opts.input);
   const { createHost } = await import('../host/5-host/host.js');
-  const host = await createHost({ pluginsDir: opts.plugins, policyFile: opts.policy, home: opts.home });
+  const host = await createHost({ toolpacksDir: opts.toolpacks, policyFile: opts.policy, home: opts.home });
   try {
     const constraints = {
       ...(opts.timeoutMs === undefined ? {} : { timeout_ms: opts.timeoutMs }),

@@ -160,7 +160,7 @@ function printNextSteps(created: CreatedToolpack): void {
   out('  helix test         # run fixtures/*.json through the real host');
   const example = exampleCall(created.dir);
   if (example?.data !== undefined) out(`  helix artifact import ${example.data}    # prints the artifact id`);
-  out(`  helix call ${created.id} --plugins .${example === undefined ? " --input '{...}'" : ` --input '${example.input}'`}`);
+  out(`  helix call ${created.id} --toolpacks .${example === undefined ? " --input '{...}'" : ` --input '${example.input}'`}`);
 }
 
 /** The input of the first success fixture, with a data file in it replaced by `art_...`. */

@@ -12,11 +12,22 @@ export function positiveInt(name: string): (value: string) => number {
   };
 }
 
-/** Options every command that loads toolpacks shares. */
+/**
+ * Options every command that loads toolpacks shares. `--plugins`, the flag's former name, is still
+ * read (not shown in the help): it sets `toolpacks` when `--toolpacks` is not given.
+ */
 export function hostOptions(cmd: Command): Command {
   return cmd
-    .addOption(new Option('--plugins <dir>', 'directory searched for *.tool.yaml (default: the bundled plugins/)'))
-    .addOption(new Option('--policy <file>', 'policy file (default: the bundled default policy)'));
+    .addOption(new Option('--toolpacks <dir>', 'directory searched for *.tool.yaml (default: the bundled toolpacks)'))
+    .addOption(new Option('--plugins <dir>', 'the former name of --toolpacks').hideHelp())
+    .addOption(new Option('--policy <file>', 'policy file (default: the bundled default policy)'))
+    .hook('preAction', (command) => {
+      const { toolpacks, plugins } = command.opts<{ toolpacks?: string; plugins?: string }>();
+      if (plugins === undefined) return;
+      if (toolpacks !== undefined && toolpacks !== plugins)
+        command.error('error: give the toolpacks directory once: --toolpacks (or its former name --plugins), not both');
+      command.setOptionValue('toolpacks', plugins);
+    });
 }
 
 /** Options of the commands that make calls: the tool's version and the call's limits. */

@@ -13,7 +13,8 @@ import { EXIT, printError } from './output.js';
 
 /** Options of `helix serve`. */
 export interface ServeOptions {
-  readonly plugins?: string;
+  /** --toolpacks (or its former name --plugins). */
+  readonly toolpacks?: string;
   readonly policy?: string;
   readonly home?: string;
   readonly progressIntervalMs?: number;
@@ -75,7 +76,7 @@ async function start(opts: ServeOptions): Promise<{ host: Host; mcp: HelixMcpSer
   let host: Host;
   try {
     host = await createHost({
-      pluginsDir: opts.plugins,
+      toolpacksDir: opts.toolpacks,
       policyFile: opts.policy,
       home: opts.home,
       progressIntervalMs: opts.progressIntervalMs,
@@ -112,7 +113,7 @@ export async function serveCommand(opts: ServeOptions): Promise<void> {
   process.stderr.write(
     startupBanner(host, mcp.tools, {
       cliPath,
-      plugins: opts.plugins,
+      toolpacks: opts.toolpacks,
       policy: opts.policy,
       extraArgs,
       maxMessageBytes: mcp.maxMessageBytes,

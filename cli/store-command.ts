@@ -58,9 +58,10 @@ async function gcCommand(opts: GcOptions): Promise<void> {
   let failure: unknown;
   if (opts.compact) {
     // The store is closed again here: compaction needs every process out, this one included.
-    compaction = await (await import('../host/5-host/store-upkeep.js'))
-      .compactHome(opts.home)
-      .catch((err: unknown) => ((failure = err), undefined));
+    compaction = await (await import('../host/5-host/store-upkeep.js')).compactHome(opts.home).catch((err: unknown) => {
+      failure = err;
+      return undefined;
+    });
   }
   if (opts.json) printJson({ ...report, ...(compaction === undefined ? {} : { compaction }) });
   else process.stdout.write(gcText(report, compaction));

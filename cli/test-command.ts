@@ -39,7 +39,7 @@ export async function runTests(dir: string, opts: TestOptions = {}): Promise<num
   let suite: FixtureSuite;
   try {
     suite = await openFixtureSuite({
-      pluginsDir: dir,
+      toolpacksDir: dir,
       ...(opts.policy === undefined ? {} : { policyFile: opts.policy }),
       ...(opts.home === undefined ? {} : { keepUnder: opts.home }),
     });

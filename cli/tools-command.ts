@@ -1,13 +1,14 @@
 // `helix tools`: the callable tools (toolpacks, the container toolpacks the policy offers, and
 // built-ins), as a table or as JSON with schemas and effective limits. Loads and checks toolpacks
 // like the host, without a store.
-import { bundledPluginsDir } from '../host/1-base/paths.js';
+import { bundledToolpacksDir } from '../host/1-base/paths.js';
 import { listTools, loadEveryToolpackOrThrow, loadPolicy, type ToolListing } from '../host/5-host/toolpacks.js';
 import { EXIT, printError, printJson } from './output.js';
 
 /** Options of `helix tools`. */
 export interface ToolsOptions {
-  readonly plugins?: string;
+  /** --toolpacks (or its former name --plugins). */
+  readonly toolpacks?: string;
   readonly policy?: string;
   readonly json?: boolean;
 }
@@ -17,7 +18,7 @@ export async function toolsCommand(opts: ToolsOptions): Promise<void> {
   let rows: ToolListing[];
   try {
     const policy = loadPolicy(opts.policy);
-    rows = listTools(await loadEveryToolpackOrThrow(opts.plugins ?? bundledPluginsDir(), policy.policy), policy.policy);
+    rows = listTools(await loadEveryToolpackOrThrow(opts.toolpacks ?? bundledToolpacksDir(), policy.policy), policy.policy);
   } catch (err) {
     printError(err);
     process.exitCode = EXIT.startup;

@@ -1,12 +1,13 @@
 // `helix validate`: load every toolpack (container toolpacks too), print each violation as `file: field: reason`.
 import { loadToolpacks, loadPolicy } from '../host/5-host/toolpacks.js';
 import { formatViolation } from '../host/1-base/files/violation.js';
-import { bundledPluginsDir } from '../host/1-base/paths.js';
+import { bundledToolpacksDir } from '../host/1-base/paths.js';
 import { EXIT, printError } from './output.js';
 
 /** Options of `helix validate`. */
 export interface ValidateOptions {
-  readonly plugins?: string;
+  /** --toolpacks (or its former name --plugins). */
+  readonly toolpacks?: string;
   readonly policy?: string;
 }
 
@@ -14,7 +15,7 @@ export interface ValidateOptions {
 export async function validateCommand(opts: ValidateOptions): Promise<void> {
   try {
     const policy = loadPolicy(opts.policy);
-    const dir = opts.plugins ?? bundledPluginsDir();
+    const dir = opts.toolpacks ?? bundledToolpacksDir();
     const { tools, containers, violations } = await loadToolpacks(dir, policy.policy);
     if (violations.length > 0) {
       for (const v of violations) process.stderr.write(`${formatViolation(v)}\n`);

@@ -2,7 +2,7 @@
 // set re-listed after every event so new folders are watched too (the same on every platform
 // Node runs on), and a fingerprint of the files (size and modification time) to tell a real
 // change from an event about nothing, or about what the build itself wrote.
-import { readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
+import { type Dirent, readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
 
 /** Size and mtime of every watched file, by path relative to the root. */
@@ -16,7 +16,7 @@ const skipped = (name: string): boolean => name.startsWith('.') || SKIPPED.has(n
 function directories(root: string): string[] {
   const dirs = [root];
   for (let i = 0; i < dirs.length; i++) {
-    let entries;
+    let entries: Dirent[];
     try {
       entries = readdirSync(dirs[i]!, { withFileTypes: true });
     } catch {
@@ -31,7 +31,7 @@ function directories(root: string): string[] {
 export function fingerprint(root: string): Fingerprint {
   const prints: Fingerprint = new Map();
   for (const dir of directories(root)) {
-    let entries;
+    let entries: Dirent[];
     try {
       entries = readdirSync(dir, { withFileTypes: true });
     } catch {

@@ -2,19 +2,16 @@
 // on, the toolpacks it loads (their sources go into the report), the outcome it expects in
 // words, and a body that drives the real host and fails with a CheckFailure when the host does
 // not hold the requirement. The runner (runner.ts) measures every check and proves after each
-// one that the same host still serves a well-behaved call.
+// one that the same host still serves a well-behaved call. A check takes its engine as a parameter:
+// the engine's adapter (engines/), which holds everything that differs between engines.
 import type { ResponseEnvelope } from '../abi/index.js';
 import type { Host } from '../host/5-host/host.js';
-import type { ToolpackSpec } from './kit/toolpack.js';
+import type { Engine, EngineAdapter } from './engines/adapter.js';
+import type { PackSpec } from './kit/toolpack.js';
 
-/**
- * The engines a check can run on: `helix` runs helix/v1 modules on Helix's own metered engine,
- * `extism` runs extism/v1 plugins on the engine's Extism kernel, `container` covers the work
- * Helix hands to a real outside engine (container toolpacks and `docker.run` on Docker, the
- * `slurm.*` capabilities on a Slurm cluster).
- */
-export const ENGINES = ['helix', 'extism', 'container'] as const;
-export type Engine = (typeof ENGINES)[number];
+export { ENGINES, type Engine, type EngineAdapter, type GuestAbi } from './engines/adapter.js';
+export { CheckFailure, codeOf, expect, expectOutcome, expectSuccess } from './expect.js';
+export type { PackSpec } from './kit/toolpack.js';
 
 /** The report's sections, in this order. */
 export const CATEGORIES = [
@@ -81,18 +78,10 @@ export interface Check {
   readonly expected: string;
   readonly services?: readonly Service[];
   /** The toolpacks the check's host loads on an engine, besides the canary. */
-  packs?(engine: Engine): readonly PackSpec[] | Promise<readonly PackSpec[]>;
+  packs?(engine: EngineAdapter): readonly PackSpec[] | Promise<readonly PackSpec[]>;
   /** The policy of the check's host (default: the bundled default policy). */
-  policy?(engine: Engine, env: CheckEnv): PolicyDocument;
+  policy?(engine: EngineAdapter, env: CheckEnv): PolicyDocument;
   run(ctx: CheckContext): Promise<void>;
-}
-
-/** A toolpack a check loads: the kit's spec, with the text of the module for the report. */
-export interface PackSpec extends ToolpackSpec {
-  /** AssemblyScript guest under conformance/assembly (instead of `module`'s WAT). */
-  readonly guest?: string;
-  /** Where the pack's directory goes: default the check's plugins directory. */
-  readonly extraFiles?: Readonly<Record<string, string | Uint8Array>>;
 }
 
 /** What a check's policy may refer to. */
@@ -117,7 +106,8 @@ export interface CallEvidence {
 
 /** The host a check runs against, and what the check can do with it. */
 export interface CheckContext {
-  readonly engine: Engine;
+  /** The engine the check runs on, and what differs on it. */
+  readonly engine: EngineAdapter;
   readonly env: CheckEnv;
   /** The started host over the check's packs, the canary and its policy (started on first use). */
   host(): Promise<Host>;
@@ -125,8 +115,8 @@ export interface CheckContext {
   refusedStart(): Promise<{ code: string; message: string; hint?: string; details: Record<string, unknown> }>;
   /** One call through host.call, recorded as evidence. */
   call(tool: string, input?: unknown, options?: { signal?: AbortSignal; request?: Record<string, unknown> }): Promise<ResponseEnvelope>;
-  /** The plugins directory the host loads. */
-  pluginsDir(): Promise<string>;
+  /** The toolpacks directory the host loads. */
+  toolpacksDir(): Promise<string>;
   /** A line of evidence. */
   note(text: string): void;
   /** A named observation (a size, a count, a code). */
@@ -135,33 +125,4 @@ export interface CheckContext {
   show(source: Source): void;
   /** Runs when the check ends, pass or fail (before the host closes). */
   defer(cleanup: () => Promise<void> | void): void;
-}
-
-/** A check's verdict against the host: the requirement does not hold. */
-export class CheckFailure extends Error {
-  override readonly name = 'CheckFailure';
-}
-
-/** Fails the check with `message` unless `condition`. */
-export function expect(condition: unknown, message: string): asserts condition {
-  if (!condition) throw new CheckFailure(message);
-}
-
-/** The error code of a response, or undefined for success. */
-export function codeOf(r: ResponseEnvelope): string | undefined {
-  return r.error?.code;
-}
-
-/** Fails unless the response has `status` (and `code`, when given). */
-export function expectOutcome(r: ResponseEnvelope, status: ResponseEnvelope['status'], code?: string): void {
-  const got = `${r.status}${r.error === null || r.error === undefined ? '' : ` ${r.error.code}: ${r.error.message}`}`;
-  if (r.status !== status || (code !== undefined && r.error?.code !== code)) {
-    throw new CheckFailure(`expected ${status}${code === undefined ? '' : ` ${code}`}, got ${got}`);
-  }
-}
-
-/** Fails unless the call succeeded; returns its output. */
-export function expectSuccess(r: ResponseEnvelope): Record<string, unknown> {
-  expectOutcome(r, 'success');
-  return (r.output ?? {}) as Record<string, unknown>;
 }

@@ -8,11 +8,11 @@ import path from 'node:path';
 import { stringify } from 'yaml';
 import { isHelixError, ResponseEnvelopeSchema, type ResponseEnvelope } from '../abi/index.js';
 import { createHost, type Host } from '../host/5-host/host.js';
-import { defaultPolicyDocument } from '../host/4-calls/policy/default-policy.js';
-import { loadPolicy } from '../host/4-calls/policy/load-policy.js';
+import { defaultPolicyDocument, loadPolicy } from '../host/5-host/toolpacks.js';
 import { CheckFailure, type CallEvidence, type Check, type CheckContext, type CheckEnv, type Engine, type Source } from './check.js';
+import { adapterFor } from './engines/index.js';
 import { compileGuest, guestSourcePath } from './kit/as-guest.js';
-import { canaryPack, CANARY_ID } from './kit/canary.js';
+import { CANARY_ID } from './kit/canary.js';
 import { writeToolpack, type ToolpackSpec } from './kit/toolpack.js';
 import { serviceState } from './outside-engines.js';
 
@@ -78,6 +78,7 @@ export function checkDefaultPolicy(env: CheckEnv): Record<string, unknown> {
 }
 
 async function runOne(check: Check, engine: Engine, tmp: string): Promise<CheckResult> {
+  const adapter = adapterFor(engine);
   const dir = mkdtempSync(path.join(tmp, `helix-conformance-${check.id.replace(/[^a-z0-9-]/gi, '_')}-`));
   const env: CheckEnv = { dir, importRoot: path.join(dir, 'import') };
   mkdirSync(env.importRoot);
@@ -94,11 +95,11 @@ async function runOne(check: Check, engine: Engine, tmp: string): Promise<CheckR
   const memory = peakSampler();
   const started = performance.now();
 
-  const writePlugins = (): Promise<string> =>
+  const writeToolpacks = (): Promise<string> =>
     (plugins ??= (async () => {
       const root = path.join(dir, 'plugins');
       mkdirSync(root);
-      const packs = [...((await check.packs?.(engine)) ?? []), { ...canaryPack(engine), dirName: '_canary' }];
+      const packs = [...((await check.packs?.(adapter)) ?? []), { ...adapter.canary(), dirName: '_canary' }];
       for (const pack of packs) {
         let spec: ToolpackSpec = pack;
         if ('guest' in pack && typeof pack.guest === 'string') {
@@ -122,7 +123,7 @@ async function runOne(check: Check, engine: Engine, tmp: string): Promise<CheckR
 
   const policyFile = (): string => {
     const file = path.join(dir, 'policy.yaml');
-    const doc = check.policy?.(engine, env) ?? checkDefaultPolicy(env);
+    const doc = check.policy?.(adapter, env) ?? checkDefaultPolicy(env);
     const text = stringify(doc);
     writeFileSync(file, text);
     if (check.policy !== undefined && !sources.some((s) => s.label === 'policy')) sources.push({ label: 'policy', lang: 'yaml', text });
@@ -130,9 +131,9 @@ async function runOne(check: Check, engine: Engine, tmp: string): Promise<CheckR
   };
 
   const startHost = async (): Promise<Host> => {
-    const pluginsDir = await writePlugins();
+    const toolpacksDir = await writeToolpacks();
     return createHost({
-      pluginsDir,
+      toolpacksDir,
       policyFile: policyFile(),
       home: path.join(dir, 'home'),
       warn: (line) => notes.push(`host warning: ${line}`),
@@ -140,7 +141,7 @@ async function runOne(check: Check, engine: Engine, tmp: string): Promise<CheckR
   };
 
   const ctx: CheckContext = {
-    engine,
+    engine: adapter,
     env,
     host: () => (starting ??= startHost().then((h) => (host = h))),
     async refusedStart() {
@@ -164,9 +165,11 @@ async function runOne(check: Check, engine: Engine, tmp: string): Promise<CheckR
       calls.push(callEvidence(tool, r, performance.now() - t0));
       return r;
     },
-    pluginsDir: writePlugins,
+    toolpacksDir: writeToolpacks,
     note: (text) => void notes.push(text),
-    observe: (key, value) => void (observations[key] = value),
+    observe: (key, value) => {
+      observations[key] = value;
+    },
     show: (source) => void sources.push(source),
     defer: (cleanup) => void cleanups.push(cleanup),
   };
@@ -239,9 +242,9 @@ async function survive(
     if (target === undefined) {
       const root = path.join(dir, 'plugins-canary');
       mkdirSync(root, { recursive: true });
-      await writeToolpack(root, canaryPack(engine));
+      await writeToolpack(root, adapterFor(engine).canary());
       extra = target = await createHost({
-        pluginsDir: root,
+        toolpacksDir: root,
         policy: loadPolicy(undefined),
         home: path.join(dir, 'home'),
         warn: () => undefined,

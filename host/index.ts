@@ -4,8 +4,12 @@
 // the whole ABI the entry "./abi".
 export { createHost, type Host, type HostOptions } from './5-host/host.js';
 export type {
+  AuditEntry,
   HostArtifacts,
+  HostAudit,
+  HostModules,
   HostRuns,
+  ModuleRecord,
   RunShow,
   ExportOptions,
   ListOptions,
@@ -15,7 +19,7 @@ export type {
   VerifyReport,
 } from './5-host/host-records.js';
 export type { CheckedCall, Collected, CollectOptions, HostJobs, Job, JobCall, JobCollector, Result } from './5-host/host-jobs.js';
-export { bundledPluginsDir } from './1-base/paths.js';
+export { bundledPluginsDir, bundledToolpacksDir } from './1-base/paths.js';
 export { HelixError, isHelixError, type HelixErrorOptions } from '../abi/index.js';
 export type { ArtifactRecord, RequestEnvelopeInput, ResponseEnvelope, RunEvent, RunRecord, RunStatus, WireError } from '../abi/index.js';
 export {
@@ -34,4 +38,5 @@ export {
 } from './5-host/toolpacks.js';
 export { formatViolation, type Violation } from './1-base/files/violation.js';
 export type { EngineOptions, EngineStats } from './5-host/host.js';
+export type { StoreDiagnostics } from './5-host/store-upkeep.js';
 export type { EffectiveLimits } from '../abi/index.js';

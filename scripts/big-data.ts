@@ -1,4 +1,4 @@
-// Real-size data through the real CLI (issue 13): generates a FASTQ of any size deterministically
+// Real-size data through the real CLI (README "Bundled toolpacks"): generates a FASTQ of any size deterministically
 // and streaming, imports it, runs seq.stats, fastq.filter and seq.kmer_count on it with the
 // bundled manifests and the embedded default policy, compares every figure with what the
 // generator wrote, and deletes everything. test/big-data.test.ts runs it at 4 GiB;

@@ -1,14 +1,15 @@
 // `npm run build:wasm`: builds every toolpack under plugins/ and bench/fixtures/, one line per
 // pack. A pack whose compiler is missing keeps its shipped module when that matches the manifest
-// digest, else is skipped; with --strict (the test command) a missing compiler fails the build.
-// With --changed (the fast test tier) a pack whose inputs are those of its last build here is
-// not compiled again (build-inputs.ts).
+// digest, else is skipped; a compiler's warnings are printed under the pack's line. With --strict
+// (the test command) a missing compiler fails the build, and so does any warning. With --changed
+// (the fast test tier) a pack whose inputs are those of its last build here is not compiled
+// again (build-inputs.ts).
 
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { buildToolpack, findToolpackDirs, MANIFEST_SUFFIX, ToolpackBuildError } from '../host/6-faces/toolchain/build-toolpack.js';
 import { CCompileError, type CToolchainPart } from '../host/6-faces/toolchain/compile-c.js';
-import { moduleDigest, readManifestFields } from '../host/6-faces/toolchain/manifest-digest.js';
+import { type ManifestBuildFields, moduleDigest, readManifestFields } from '../host/6-faces/toolchain/manifest-digest.js';
 import { BuildRecord, packInputs, sharedInputs } from './build-inputs.js';
 
 /** Folders searched for toolpacks, relative to the repository root. */
@@ -54,9 +55,18 @@ async function main(root: string, strict: boolean, changed: boolean): Promise<nu
       const built = await buildToolpack(dir);
       const size = (await stat(built.modulePath)).size;
       const state = built.changed ? 'digest updated' : 'unchanged';
-      out(`ok    ${name}: ${path.relative(root, built.modulePath)} ${size} bytes ${built.digest.slice(0, 19)}… (${state})`);
-      // A rewritten manifest is an input of the next build: it is noted once a build leaves it as it is.
-      if (record !== undefined && !built.changed) record.note(name, inputs?.digest, built.digest);
+      const what = `${path.relative(root, built.modulePath)} ${size} bytes ${built.digest.slice(0, 19)}… (${state})`;
+      if (built.warnings === '') {
+        out(`ok    ${name}: ${what}`);
+        // A rewritten manifest is an input of the next build: it is noted once a build leaves it as it
+        // is. A build that warned is never noted, so its warnings show on every build.
+        if (record !== undefined && !built.changed) record.note(name, inputs?.digest, built.digest);
+        continue;
+      }
+      if (strict) {
+        failures++;
+        err(`FAIL  ${name}: built, but the compiler warned, and --strict refuses a warning:\n${indent(built.warnings)}`);
+      } else err(`warn  ${name}: ${what}, with the compiler's warnings:\n${indent(built.warnings)}`);
     } catch (error) {
       const missing = missingToolchain(error);
       if (missing !== undefined && !strict) {
@@ -88,6 +98,14 @@ async function currentInputs(
   }
 }
 
+/** The compiler's text, set in under the pack's line. */
+function indent(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => `      ${line}`)
+    .join('\n');
+}
+
 /** The part of the C toolchain a failed build could not run, if that is why it failed. */
 function missingToolchain(error: unknown): CToolchainPart | undefined {
   if (!(error instanceof ToolpackBuildError) || !(error.cause instanceof CCompileError)) return undefined;
@@ -115,7 +133,7 @@ type ShippedModule = { module: string; matches: true } | { module: string; match
 async function shippedModule(dir: string): Promise<ShippedModule> {
   const manifestName = (await readdir(dir)).find((entry) => entry.endsWith(MANIFEST_SUFFIX));
   if (manifestName === undefined) return { module: 'its module', matches: false, problem: 'has no manifest' };
-  let fields;
+  let fields: ManifestBuildFields;
   try {
     fields = readManifestFields(await readFile(path.join(dir, manifestName), 'utf8'), manifestName);
   } catch {

@@ -122,7 +122,7 @@ function workOf(i: number, files: readonly string[], home: string, policy: strin
     const sequence = 'ACGT'.repeat(1 + (i % 3));
     return {
       work: `call ${sequence}`,
-      args: ['call', 'seq.gc_content', '--plugins', gcPlugins, '--home', home, '--input', JSON.stringify({ sequence })],
+      args: ['call', 'seq.gc_content', '--toolpacks', gcPlugins, '--home', home, '--input', JSON.stringify({ sequence })],
     };
   }
   return i % 8 === 3
@@ -237,7 +237,7 @@ export async function runStress(options: StressOptions): Promise<StressReport> {
   for (let trial = 1; trial <= options.trials; trial++) {
     const home = path.join(root, `trial-${trial}`);
     const cwds = Array.from({ length: options.processes }, (_, i) => path.join(home, 'cwd', String(i)));
-    cwds.forEach((d) => mkdirSync(d, { recursive: true }));
+    for (const d of cwds) mkdirSync(d, { recursive: true });
     const ended = await Promise.all(
       cwds.map((cwd, i) => {
         const { work, args } = workOf(i, files, home, policy);

@@ -1,6 +1,7 @@
 // The shape of the house, as ARCHITECTURE.md draws it: every import runs down a floor or stays
-// in its own folder, and no files import each other in a circle. A new arrow that runs back up
-// fails here with the file, the line and the two floors.
+// in its own room, no files import each other in a circle, the rooms above the Host reach below
+// it only through the Host, and the store's seams stay inside the store. A new arrow that breaks
+// one of them fails here with the file and the line.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -37,6 +38,7 @@ const FLOORS: readonly (readonly string[])[] = [
     'host/5-host/docker-leftovers.ts',
     'host/5-host/host-jobs.ts',
     'host/5-host/host-records.ts',
+    'host/5-host/inspection.ts',
     'host/5-host/store-upkeep.ts',
     'host/5-host/toolpacks.ts',
   ],
@@ -56,23 +58,38 @@ function roomOf(file: string): string {
 }
 
 /**
- * The rooms above the Host (the faces, the command line, the package's API): below them they see
- * host/1-base and the Host (host/5-host) only, so the store, the engine and the call pipeline are
- * reached through the Host's typed operations and never directly.
+ * The rooms above the Host: the faces, the package's API, the conformance suite (it ships in
+ * dist/) and the command line. Of host/ they see host/1-base, the Host (host/5-host), the faces
+ * and the package's API only, so the store, the engine and the call pipeline are reached through
+ * the Host's typed operations and never directly. The suite may also read modules with the
+ * decoder and instrumenter (host/2-sandbox/wasm/index.ts, a library); its white-box store
+ * checks go through the store's one diagnostic face, reached as host.diagnostics or
+ * openDiagnostics (host/5-host).
  */
-const ABOVE_THE_HOST = [
-  'host/6-faces/mcp',
-  'host/6-faces/devloop',
-  'host/6-faces/toolchain',
-  'host/6-faces/fanout',
-  'host/index.ts',
-  'cli',
-];
+const ABOVE_THE_HOST: Readonly<Record<string, readonly string[]>> = {
+  'host/6-faces/mcp': [],
+  'host/6-faces/devloop': [],
+  'host/6-faces/toolchain': [],
+  'host/6-faces/fanout': [],
+  'host/index.ts': [],
+  conformance: ['host/2-sandbox/wasm/index.ts'],
+  cli: [],
+};
 
 /** Whether an import from a room above the Host reaches under it into host/ other than through the Host. */
 function bypassesTheHost(e: ImportEdge): boolean {
-  if (!ABOVE_THE_HOST.includes(roomOf(e.from)) || !e.to.startsWith('host/')) return false;
-  return !['host/1-base/', 'host/5-host/', 'host/6-faces/'].some((p) => e.to.startsWith(p)) && e.to !== 'host/index.ts';
+  const extra = ABOVE_THE_HOST[roomOf(e.from)];
+  if (extra === undefined || !e.to.startsWith('host/')) return false;
+  if (e.to === 'host/index.ts' || extra.includes(e.to)) return false;
+  return !['host/1-base/', 'host/5-host/', 'host/6-faces/'].some((p) => e.to.startsWith(p));
+}
+
+/** The seams of the store that only host/3-store may import: its raw LMDB handle, and the raw access tests plant damage with. */
+const STORE_SEAMS = ['host/3-store/handle.ts', 'host/3-store/raw-access.ts'];
+
+/** Whether an import reaches a seam of the store from outside host/3-store. */
+function reachesStoreSeam(e: ImportEdge): boolean {
+  return STORE_SEAMS.includes(e.to) && roomOf(e.from) !== 'host/3-store';
 }
 
 function floorOf(room: string): number {
@@ -83,6 +100,8 @@ function floorOf(room: string): number {
 
 const files = sourceFiles(ROOT, ['abi', 'capabilities', 'host', 'conformance', 'cli']);
 const edges = importEdges(ROOT, files);
+/** Production code that is not on a floor: the benchmark and the scripts, held to the store's seams too. */
+const tools = sourceFiles(ROOT, ['bench', 'scripts']);
 
 describe('the import graph', () => {
   it('reads the whole house: every file is on a floor and every import names a file', () => {
@@ -114,27 +133,59 @@ describe('the import graph', () => {
   });
 });
 
-describe('fan-out and the store', () => {
-  it('names an import of the fan-out face or `helix job` that bypasses the Host, a type import too', () => {
-    const e = (from: string, to: string): ImportEdge => ({ from, to, line: 1 });
-    const planted = [
-      e('host/6-faces/fanout/job-array.ts', 'host/5-host/host-jobs.ts'),
-      e('host/6-faces/fanout/job-array.ts', 'host/1-base/files/bundle-files.ts'),
-      e('host/6-faces/fanout/job-array.ts', 'host/3-store/open-store.ts'),
-      e('cli/job-command.ts', 'host/4-calls/jobs/job-call.ts'),
-    ];
-    expect(planted.filter(bypassesTheHost).map((x) => x.to)).toEqual(['host/3-store/open-store.ts', 'host/4-calls/jobs/job-call.ts']);
+describe('the store boundary', () => {
+  it("keeps the store's handle and raw access inside host/3-store (production code; tests may plant damage)", () => {
+    const shown = [...edges, ...importEdges(ROOT, tools)].filter(reachesStoreSeam).map((e) => `${e.from}:${e.line} -> ${e.to}`);
+    expect(shown).toEqual([]);
   });
 
-  it('has no production code of host/ or cli/ call hostStore(), which is for tests', () => {
-    const calls = files
-      .filter((f) => f.startsWith('host/') || f.startsWith('cli/'))
-      .flatMap((f) =>
-        readFileSync(path.join(ROOT, f), 'utf8')
-          .split('\n')
-          .flatMap((text, i) => (/\bhostStore\(/.test(text) && !text.startsWith('export function hostStore(') ? [`${f}:${i + 1}`] : [])),
-      );
+  it('has no production code call hostStore(), which is for tests', () => {
+    const calls = [...files, ...tools].flatMap((f) =>
+      readFileSync(path.join(ROOT, f), 'utf8')
+        .split('\n')
+        .flatMap((text, i) => (/\bhostStore\(/.test(text) && !text.startsWith('export function hostStore(') ? [`${f}:${i + 1}`] : [])),
+    );
     expect(calls).toEqual([]);
+  });
+});
+
+describe('the rules themselves', () => {
+  it("name an import that bypasses the Host from each kind of room above it, a type import too, and let the Host's faces through", () => {
+    const e = (from: string, to: string): ImportEdge => ({ from, to, line: 1 });
+    const planted = [
+      e('conformance/checks/store/damage.ts', 'host/3-store/raw-access.ts'),
+      e('conformance/checks/store/damage.ts', 'host/3-store/diagnostics.ts'),
+      e('conformance/checks/store/damage.ts', 'host/4-calls/runs/verify.ts'),
+      e('conformance/checks/store/damage.ts', 'host/2-sandbox/engine/extism.ts'),
+      e('conformance/checks/store/damage.ts', 'host/2-sandbox/wasm/index.ts'),
+      e('conformance/checks/store/damage.ts', 'host/5-host/store-upkeep.ts'),
+      e('host/6-faces/fanout/job-array.ts', 'host/3-store/open-store.ts'),
+      e('host/6-faces/fanout/job-array.ts', 'host/2-sandbox/wasm/index.ts'),
+      e('host/6-faces/fanout/job-array.ts', 'host/5-host/host-jobs.ts'),
+      e('host/6-faces/mcp/tools.ts', 'host/1-base/files/bundle-files.ts'),
+      e('cli/job-command.ts', 'host/4-calls/jobs/job-call.ts'),
+      e('cli/main.ts', 'host/index.ts'),
+      e('host/5-host/host.ts', 'host/3-store/open-store.ts'),
+    ];
+    expect(planted.filter(bypassesTheHost).map((x) => `${x.from} -> ${x.to}`)).toEqual([
+      'conformance/checks/store/damage.ts -> host/3-store/raw-access.ts',
+      'conformance/checks/store/damage.ts -> host/3-store/diagnostics.ts',
+      'conformance/checks/store/damage.ts -> host/4-calls/runs/verify.ts',
+      'conformance/checks/store/damage.ts -> host/2-sandbox/engine/extism.ts',
+      'host/6-faces/fanout/job-array.ts -> host/3-store/open-store.ts',
+      'host/6-faces/fanout/job-array.ts -> host/2-sandbox/wasm/index.ts',
+      'cli/job-command.ts -> host/4-calls/jobs/job-call.ts',
+    ]);
+  });
+
+  it("name an import of the store's seams from outside the store, and let the store use its own", () => {
+    const e = (from: string, to: string): ImportEdge => ({ from, to, line: 1 });
+    const planted = [
+      e('host/4-calls/runs/run-store.ts', 'host/3-store/raw-access.ts'),
+      e('bench/run.ts', 'host/3-store/handle.ts'),
+      e('host/3-store/blobs.ts', 'host/3-store/handle.ts'),
+    ];
+    expect(planted.filter(reachesStoreSeam).map((x) => x.from)).toEqual(['host/4-calls/runs/run-store.ts', 'bench/run.ts']);
   });
 });
 

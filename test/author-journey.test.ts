@@ -71,7 +71,7 @@ describe("the guide's first tool, followed literally outside the repository", ()
       'helix build',
       'helix test',
       'helix artifact import data/',
-      'helix call hello.tool --plugins .',
+      'helix call hello.tool --toolpacks .',
     ];
     expect(commands.length).toBe(expected.length);
     for (const [i, prefix] of expected.entries()) expect(commands[i]).toMatch(new RegExp(`^${prefix.replace(/\./g, '\\.')}`));

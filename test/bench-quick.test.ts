@@ -6,6 +6,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { Results } from '../bench/rows.js';
 import { generateFastq, parseSize } from '../scripts/fastq-generator.js';
 import { packageRoot } from '../host/1-base/paths.js';
 import { tempDir } from './helpers/toolpack.js';
@@ -63,7 +64,7 @@ describe('npm run bench -- --quick', () => {
       run.stderr,
     ).toEqual([]);
     expect(run.code, run.stderr).toBe(0);
-    const results = JSON.parse(readFileSync(out, 'utf8')) as Record<string, any>;
+    const results = JSON.parse(readFileSync(out, 'utf8')) as Results;
     expect(results.mode).toBe('quick');
     expect(results.only).toBeNull();
     expect(results.load_average).toEqual({
@@ -78,7 +79,7 @@ describe('npm run bench -- --quick', () => {
       platform: `${process.platform} ${process.arch}`,
       date: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
     });
-    expect(results.rows.map((r: { id: string }) => r.id)).toEqual(QUICK_ROWS);
+    expect(results.rows.map((r) => r.id)).toEqual(QUICK_ROWS);
     for (const row of results.rows) {
       const where = `row ${row.id}`;
       expect(row.error, where).toBeUndefined();
@@ -89,7 +90,7 @@ describe('npm run bench -- --quick', () => {
       if (row.baseline !== null) {
         expect(typeof row.baseline.name, where).toBe('string');
         expect(finite(row.baseline.figure), where).toBe(true);
-        expect(row.ratio, where).toBeCloseTo(row.figure / row.baseline.figure, 6);
+        expect(row.ratio, where).toBeCloseTo(row.figure! / row.baseline.figure!, 6);
       } else expect(row.ratio, where).toBeNull();
       if (row.target !== null) {
         expect(['ratio', 'figure'], where).toContain(row.target.of);

@@ -1,4 +1,4 @@
-// The 4 GB test (issue 13): a FASTQ of 4 GiB, generated deterministically and streamed to disk,
+// The 4 GB test (README "Bundled toolpacks", data of real size): a FASTQ of 4 GiB, generated deterministically and streamed to disk,
 // goes through the real CLI (import, seq.stats, fastq.filter, seq.kmer_count) under the bundled
 // manifests and the embedded default policy (scripts/big-data.ts); every figure must be what the
 // generator wrote, each process's peak anonymous memory must stay far below the file (the mapped

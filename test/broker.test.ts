@@ -16,7 +16,7 @@ import { getRun } from '../host/4-calls/runs/run-store.js';
 import { readAudit } from '../host/3-store/audit.js';
 import { rawDatabases } from '../host/3-store/raw-access.js';
 import { compileGuest } from './helpers/as-guest.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir } from './helpers/toolpack.js';
 
 const SECRET = 'hunter2-s3cr3t-VALUE-7f3a9';
 const ALL = ['clock.now_unix', 'log.emit', 'kv.get', 'kv.put', 'kv.delete', 'kv.list', 'artifact.stat', 'artifact.read', 'artifact.list'];
@@ -35,7 +35,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const script = await compileGuest('script.ts');
-  plugins = await pluginsDir([
+  plugins = await toolpacksDir([
     { id: 'b.script', module: script, manifest: { limits, capabilities: { abiVersion: 1, allow: [...ALL, 'secrets.get.db_password'] } } },
     { id: 'b.other', module: script, manifest: { limits, capabilities: { abiVersion: 1, allow: ['kv.get'] } } },
     {
@@ -77,7 +77,7 @@ beforeAll(async () => {
     ].join('\n'),
   );
   process.env.HELIX_TEST_DB_PASSWORD = SECRET;
-  host = await createHost({ pluginsDir: plugins.dir, policyFile, home: home.dir });
+  host = await createHost({ toolpacksDir: plugins.dir, policyFile, home: home.dir });
 }, 120_000);
 afterAll(async () => {
   await host?.close();
@@ -89,8 +89,8 @@ afterAll(async () => {
 
 interface Answer {
   status: 'ok' | 'error';
-  capability_result?: { name: string; result: any };
-  error?: { code: string; message: string; details: any };
+  capability_result?: { name: string; result: Record<string, unknown> };
+  error?: { code: string; message: string; details: Record<string, unknown> };
 }
 
 async function script(tool: string, input: Record<string, unknown>): Promise<ResponseEnvelope & { answers: Answer[] }> {
@@ -125,7 +125,7 @@ describe('the broker', () => {
   it("lists every violation of a capability call's arguments", async () => {
     const r = await script('b.script', { calls: [call('kv.put', { key: '', surprise: 1 })] });
     expect(r.answers[0]!.error!.code).toBe('I-REQ-CAPABILITY-ARGS');
-    expect(r.answers[0]!.error!.details.violations.length).toBeGreaterThanOrEqual(3);
+    expect((r.answers[0]!.error!.details.violations as unknown[]).length).toBeGreaterThanOrEqual(3);
   });
 
   it('stops a capability storm at the per-run call ceiling', async () => {
@@ -186,7 +186,7 @@ describe('the broker', () => {
     expect(results[1]).toMatchObject({ data: 'ACGTACGT', next_offset: 12, eof: false });
     expect(results[2]).toMatchObject({ data: text.slice(0, 10), eof: false });
     expect(results[3]).toMatchObject({ data: text.slice(10), eof: true });
-    expect(Buffer.from(results[4].data, 'base64').toString()).toBe('>r1\n');
+    expect(Buffer.from((results[4] as { data: string }).data, 'base64').toString()).toBe('>r1\n');
     expect(getRun(hostStore(host), r.run_id!)!.inputs).toEqual([]);
   });
 
@@ -199,7 +199,7 @@ describe('the broker', () => {
       ],
     });
     expect(r.status).toBe('success');
-    const sealed = r.answers[1]!.capability_result!.result;
+    const sealed = r.answers[1]!.capability_result!.result as { artifact_id: string; sha256: string };
     expect(sealed).toMatchObject({ role: 'report', bytes: 14, artifact_id: expect.stringMatching(/^art_/) });
     expect(r.answers[2]!.error!.code).toBe('C-CONTRACT-OUTPUT-ROLE');
     const run = getRun(hostStore(host), r.run_id!)!;

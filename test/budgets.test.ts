@@ -10,7 +10,7 @@ import { createHost, type Host } from '../host/index.js';
 import { stormGuest } from './helpers/catching-guests.js';
 import { fixedOutputModule, numberResultModule } from './helpers/guest-wat.js';
 import { runCli } from './helpers/run-cli.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir } from './helpers/toolpack.js';
 
 const BASE = 1_000_000;
 const RATE = 2_000_000;
@@ -49,7 +49,7 @@ const call = async (
 const fuelLimit = (r: ResponseEnvelope): unknown => (r.error?.details as { fuel_limit?: unknown } | undefined)?.fuel_limit;
 
 beforeAll(async () => {
-  plugins = await pluginsDir([
+  plugins = await toolpacksDir([
     { id: 'b.spin', module: numberResultModule(SPIN), manifest: { timeoutMs: 60_000, limits }, inputSchema: INPUT },
     { id: 'b.ok', module: fixedOutputModule('{"status":"ok","output":{}}'), manifest: { limits }, inputSchema: INPUT },
     {
@@ -68,12 +68,12 @@ beforeAll(async () => {
       inputSchema: INPUT,
     },
   ]);
-  host = await createHost({ pluginsDir: plugins.dir, home: home.dir });
+  host = await createHost({ toolpacksDir: plugins.dir, home: home.dir });
   // An operator's policy whose ceiling grows by less than b.spin's rate: 3 MiB need 7,000,000 and
   // may have 2,000,000 + 3 x 1,000,000 = 5,000,000.
   const policyFile = path.join(strictHome.dir, 'strict.policy.yaml');
   writeFileSync(policyFile, "version: 1\ntools: { allow: ['*'] }\nceilings: { fuel: 2000000, perInputMiB: { fuel: 1000000 } }\n");
-  strict = await createHost({ pluginsDir: plugins.dir, home: strictHome.dir, policyFile });
+  strict = await createHost({ toolpacksDir: plugins.dir, home: strictHome.dir, policyFile });
   const mib = Buffer.alloc(MIB, 0x41);
   ids.one = (await host.artifacts.importInline(mib, { label: 'one MiB' })).id;
   ids.oneAgain = (await host.artifacts.importInline(mib, { label: 'the same bytes again' })).id;
@@ -156,7 +156,7 @@ describe('budgets per MiB of input', () => {
   });
 
   it('show the rates in `helix tools --json`', async () => {
-    const out = await runCli(['tools', '--json', '--plugins', plugins.dir], home.dir);
+    const out = await runCli(['tools', '--json', '--toolpacks', plugins.dir], home.dir);
     expect(out.code).toBe(0);
     const rows = JSON.parse(out.stdout) as Array<{ id: string; limits: Record<string, unknown> }>;
     expect(rows.find((t) => t.id === 'b.spin')?.limits).toMatchObject({

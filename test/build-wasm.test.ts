@@ -1,10 +1,11 @@
 // The built `build:wasm` script on a copy of the bundled C pack: without clang the install keeps
 // the shipped module when it matches the manifest digest and skips a pack it cannot build, each
-// with one line and exit 0; `--strict` (the test command's build) fails instead; `--changed` (the
+// with one line and exit 0; `--strict` (the test command's build) fails instead. A compiler's
+// warning (clang's, asc's) is printed under its pack, and `--strict` refuses it. `--changed` (the
 // fast test tier's build) compiles a pack again only when what its build reads changed.
 
 import { spawnSync } from 'node:child_process';
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -12,6 +13,7 @@ import { packageRoot } from '../host/1-base/paths.js';
 
 const SCRIPT = path.join(packageRoot(), 'dist', 'scripts', 'build-wasm.js');
 const GC_SKEW = path.join(packageRoot(), 'plugins', 'seq-gc-skew');
+const ECHO = path.join(packageRoot(), 'bench', 'fixtures', 'echo');
 
 let root: string | undefined;
 
@@ -89,6 +91,63 @@ describe('build:wasm with clang', () => {
     expect(result.stderr).toMatch(/^FAIL {2}plugins\/seq-gc-skew: .*compile failed:[\s\S]*undeclared_name/m);
     expect(result.stdout).not.toContain('kept');
     expect(result.status).toBe(1);
+  }, 120_000);
+});
+
+describe('build:wasm and compiler warnings', () => {
+  /** A root with the C pack and the AssemblyScript echo pack, each with one line its compiler warns about. */
+  async function warningRoot(): Promise<string> {
+    root = await mkdtemp(path.join(tmpdir(), 'helix-build-wasm-'));
+    // The AssemblyScript pack resolves @helix/sdk-as and asconfig's `extends` through node_modules.
+    await symlink(path.join(packageRoot(), 'node_modules'), path.join(root, 'node_modules'), 'dir');
+    const skew = path.join(root, 'plugins', 'seq-gc-skew');
+    await cp(GC_SKEW, skew, { recursive: true });
+    const cSource = path.join(skew, 'src/gc_skew.c');
+    await writeFile(cSource, `${await readFile(cSource, 'utf8')}\nint toy(void) { int unused_local = 3; return 0; }\n`);
+    const echo = path.join(root, 'plugins', 'echo');
+    await cp(ECHO, echo, { recursive: true, filter: (source) => path.basename(source) !== 'build' });
+    const asSource = path.join(echo, 'assembly/index.ts');
+    const text = await readFile(asSource, 'utf8');
+    await writeFile(
+      asSource,
+      text.replace(
+        '  return packPointer(out, size);',
+        '  let n: i32 = 0;\n  n += out;\n  store<u8>(out, <u8>n);\n  return packPointer(out, size);',
+      ),
+    );
+    return root;
+  }
+
+  it('prints each warning under its pack and succeeds; with --strict the same warnings fail the build', async () => {
+    const dir = await warningRoot();
+    const clang = process.env.HELIX_CLANG || 'clang';
+    const lenient = buildWasm(dir, [], clang);
+    expect(lenient.stdout).toBe('');
+    expect(lenient.stderr).toMatch(
+      /^warn {2}plugins\/echo: plugins\/echo\/build\/echo\.wasm \d+ bytes .*, with the compiler's warnings:\n {6}WARNING AS201: /m,
+    );
+    expect(lenient.stderr).toMatch(
+      /^warn {2}plugins\/seq-gc-skew: .*, with the compiler's warnings:\n {6}src\/gc_skew\.c:\d+:\d+: warning: unused variable 'unused_local'/m,
+    );
+    expect(lenient.status).toBe(0);
+    const strict = buildWasm(dir, ['--strict'], clang);
+    expect(strict.stderr).toMatch(
+      /^FAIL {2}plugins\/echo: built, but the compiler warned, and --strict refuses a warning:\n {6}WARNING AS201: /m,
+    );
+    expect(strict.stderr).toMatch(
+      /^FAIL {2}plugins\/seq-gc-skew: built, but the compiler warned, and --strict refuses a warning:\n.*unused variable/m,
+    );
+    expect(strict.stderr).toContain('2 of 2 toolpacks failed to build');
+    expect(strict.status).toBe(1);
+  }, 240_000);
+
+  it('passes --strict on the packs as shipped, with no warning printed', async () => {
+    const dir = await makeRoot();
+    await rm(path.join(dir, 'bench'), { recursive: true });
+    const result = buildWasm(dir, ['--strict'], process.env.HELIX_CLANG || 'clang');
+    expect(result.stdout).toMatch(/^ok {4}plugins\/seq-gc-skew: /);
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
   }, 120_000);
 });
 

@@ -1,4 +1,4 @@
-// Every bundled toolpack's fixtures, through the real host: the bundled plugins do what their
+// Every bundled toolpack's fixtures, through the real host: the bundled toolpacks do what their
 // fixtures say, from the built modules.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runFixtures } from '../host/6-faces/devloop/run-fixtures.js';
@@ -17,11 +17,6 @@ afterAll(async () => {
 
 const toolpacks = (): WasmTool[] => host.tools().filter((t): t is WasmTool => t.kind === 'wasm');
 
-interface Fixture {
-  readonly input: Record<string, unknown>;
-  readonly expect: { readonly output?: unknown; readonly error_code?: string };
-}
-
 describe('bundled toolpacks', () => {
   it('load, and each declares fixtures', () => {
     expect(toolpacks().length).toBeGreaterThan(0);
@@ -36,7 +31,10 @@ describe('bundled toolpacks', () => {
 
   it('seq.gc_content agrees with a direct count on random sequences', async () => {
     let seed = 7;
-    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const rand = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
     for (let n = 0; n < 20; n++) {
       const seq = Array.from({ length: 1 + Math.floor(rand() * 500) }, () => 'ACGTNacgtn \n'[Math.floor(rand() * 12)]).join('');
       const bases = seq.replace(/\s/g, '').toUpperCase();

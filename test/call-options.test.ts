@@ -9,7 +9,7 @@ import { createHost, type Host } from '../host/index.js';
 import { getRun } from '../host/4-calls/runs/run-store.js';
 import { compileGuest } from './helpers/as-guest.js';
 import { numberResultModule } from './helpers/guest-wat.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir } from './helpers/toolpack.js';
 
 const SLOW = `(local.set $v (i64.const 400000000))
   (block $b (loop $l (br_if $b (i64.eqz (local.get $v))) (local.set $v (i64.sub (local.get $v) (i64.const 1))) (br $l)))
@@ -22,7 +22,7 @@ const home = tempDir('helix-home-');
 
 beforeAll(async () => {
   const script = await compileGuest('script.ts');
-  plugins = await pluginsDir([
+  plugins = await toolpacksDir([
     {
       id: 'o.slow',
       module: numberResultModule(SLOW),
@@ -45,7 +45,7 @@ beforeAll(async () => {
     },
   ]);
   // The default policy takes the working directory as its import root: import from under it.
-  host = await createHost({ pluginsDir: plugins.dir, home: home.dir, progressIntervalMs: 50 });
+  host = await createHost({ toolpacksDir: plugins.dir, home: home.dir, progressIntervalMs: 50 });
 }, 120_000);
 afterAll(async () => {
   await host?.close();

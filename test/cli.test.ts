@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResponseEnvelopeSchema } from '../abi/index.js';
 import { packageRoot } from '../host/1-base/paths.js';
 import { echoModule, numberResultModule } from './helpers/guest-wat.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir } from './helpers/toolpack.js';
 
 const run = promisify(execFile);
 const cli = path.join(packageRoot(), 'dist', 'cli', 'main.js');
@@ -31,7 +31,7 @@ async function helix(args: string[]): Promise<{ code: number; stdout: string; st
 let bad: { dir: string; cleanup: () => void };
 let good: { dir: string; cleanup: () => void };
 beforeAll(async () => {
-  good = await pluginsDir([
+  good = await toolpacksDir([
     { id: 'cli.echo', module: echoModule() },
     {
       id: 'cli.burn',
@@ -39,7 +39,7 @@ beforeAll(async () => {
       manifest: { timeoutMs: 200, limits: { maxInputBytes: 100, maxOutputBytes: 100, fuel: 5000 } },
     },
   ]);
-  bad = await pluginsDir([
+  bad = await toolpacksDir([
     { id: 'cli.bad_one', module: echoModule(), manifest: { version: 'one' } },
     { id: 'cli.bad_two', module: echoModule(), manifest: { digest: `sha256:${'0'.repeat(64)}`, timeoutMs: -1 } },
   ]);
@@ -50,14 +50,14 @@ afterAll(() => {
 });
 
 describe('helix validate', () => {
-  it('exits 0 on the bundled plugins', async () => {
+  it('exits 0 on the bundled toolpacks', async () => {
     const r = await helix(['validate']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^ok: \d+ toolpacks? valid/);
   });
 
   it('exits 1 and lists every violation on stderr as file: field: reason', async () => {
-    const r = await helix(['validate', '--plugins', bad.dir]);
+    const r = await helix(['validate', '--toolpacks', bad.dir]);
     expect(r.code).toBe(1);
     const lines = r.stderr.trim().split('\n');
     expect(lines.some((l) => /cli_bad_one\.tool\.yaml:\d+: version: /.test(l))).toBe(true);
@@ -80,7 +80,7 @@ describe('helix call', () => {
     const t = tempDir();
     const file = path.join(t.dir, 'in.json');
     writeFileSync(file, '{"x": [1, 2]}');
-    const r = await helix(['call', 'cli.echo', '--plugins', good.dir, '--input-file', file, '--compact']);
+    const r = await helix(['call', 'cli.echo', '--toolpacks', good.dir, '--input-file', file, '--compact']);
     t.cleanup();
     expect(r.code).toBe(0);
     expect(r.stdout.trim().split('\n')).toHaveLength(1);
@@ -88,25 +88,25 @@ describe('helix call', () => {
   });
 
   it('exits 1 with the fuel error when the tool runs out of fuel', async () => {
-    const r = await helix(['call', 'cli.burn', '--plugins', good.dir, '--input', '{}']);
+    const r = await helix(['call', 'cli.burn', '--toolpacks', good.dir, '--input', '{}']);
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stdout).error.code).toBe('S-TOOL-FUEL-EXHAUSTED');
   });
 
   it('exits 2 with an invalid_request envelope for input that is not JSON', async () => {
-    const r = await helix(['call', 'cli.echo', '--plugins', good.dir, '--input', '{sequence: ACGT}']);
+    const r = await helix(['call', 'cli.echo', '--toolpacks', good.dir, '--input', '{sequence: ACGT}']);
     expect(r.code).toBe(2);
     const env = ResponseEnvelopeSchema.parse(JSON.parse(r.stdout));
     expect(env.error?.code).toBe('I-REQ-JSON');
   });
 
   it('exits 2 when neither or both of --input and --input-file are given', async () => {
-    expect((await helix(['call', 'cli.echo', '--plugins', good.dir])).code).toBe(2);
-    expect((await helix(['call', 'cli.echo', '--plugins', good.dir, '--input', '{}', '--input-file', 'x.json'])).code).toBe(2);
+    expect((await helix(['call', 'cli.echo', '--toolpacks', good.dir])).code).toBe(2);
+    expect((await helix(['call', 'cli.echo', '--toolpacks', good.dir, '--input', '{}', '--input-file', 'x.json'])).code).toBe(2);
   });
 
   it('exits 3 and refuses to start when any toolpack is invalid (fail-closed)', async () => {
-    const r = await helix(['call', 'cli.bad_one', '--plugins', bad.dir, '--input', '{}']);
+    const r = await helix(['call', 'cli.bad_one', '--toolpacks', bad.dir, '--input', '{}']);
     expect(r.code).toBe(3);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/P-PRECOND-MANIFEST-INVALID/);
@@ -114,7 +114,7 @@ describe('helix call', () => {
   });
 
   it('exits 2 on a bad option value, naming the option', async () => {
-    const r = await helix(['call', 'cli.echo', '--plugins', good.dir, '--input', '{}', '--timeout-ms', 'soon']);
+    const r = await helix(['call', 'cli.echo', '--toolpacks', good.dir, '--input', '{}', '--timeout-ms', 'soon']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/--timeout-ms must be a positive integer/);
   });
@@ -122,14 +122,27 @@ describe('helix call', () => {
 
 describe('helix tools', () => {
   it('lists the loaded tools, and as JSON with schemas and effective limits', async () => {
-    const table = await helix(['tools', '--plugins', good.dir]);
+    const table = await helix(['tools', '--toolpacks', good.dir]);
     expect(table.code).toBe(0);
     expect(table.stdout).toMatch(/cli\.echo\s+1\.0\.0\s+wasm\s+pure/);
     expect(table.stdout).toMatch(/helix\.artifact_list\s+1\.0\.0\s+builtin/);
-    const json = await helix(['tools', '--plugins', good.dir, '--json']);
+    const json = await helix(['tools', '--toolpacks', good.dir, '--json']);
     const tools = JSON.parse(json.stdout) as Array<{ id: string; limits: { fuel: number }; inputSchema: unknown }>;
     expect(tools.map((t) => t.id).filter((id) => id.startsWith('cli.'))).toEqual(['cli.burn', 'cli.echo']);
     expect(tools[0]!.limits.fuel).toBe(5000);
+  });
+
+  it('takes --plugins, the former name of --toolpacks, unlisted in the help, and refuses the two naming different directories', async () => {
+    const byNew = await helix(['tools', '--toolpacks', good.dir, '--json']);
+    const byOld = await helix(['tools', '--plugins', good.dir, '--json']);
+    expect(byOld.code).toBe(0);
+    expect(byOld.stdout).toBe(byNew.stdout);
+    const both = await helix(['tools', '--toolpacks', good.dir, '--plugins', bad.dir]);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/--toolpacks \(or its former name --plugins\), not both/);
+    const help = await helix(['tools', '--help']);
+    expect(help.stdout).toMatch(/--toolpacks <dir>/);
+    expect(help.stdout).not.toMatch(/--plugins/);
   });
 });
 

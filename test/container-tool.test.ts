@@ -35,7 +35,10 @@ const PROBE = [
 /** FASTQ reads of varied lengths, bases and qualities, deterministic. */
 function fastq(reads: number): string {
   let seed = 7;
-  const next = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+  const next = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
   const lines: string[] = [];
   for (let i = 0; i < reads; i++) {
     const len = 20 + next(130);
@@ -46,7 +49,7 @@ function fastq(reads: number): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** A container toolpack written into the test's plugins directory. */
+/** A container toolpack written into the test's toolpacks directory. */
 function containerPack(
   id: string,
   manifest: Record<string, unknown>,
@@ -142,7 +145,7 @@ beforeAll(async () => {
       },
     }),
   );
-  host = await createHost({ pluginsDir: plugins.dir, policyFile, home: home.dir });
+  host = await createHost({ toolpacksDir: plugins.dir, policyFile, home: home.dir });
 }, UP_BOUND_MS + 120_000);
 afterAll(async () => {
   await host?.close();
@@ -188,7 +191,7 @@ describe('container toolpacks', () => {
       moduleDigest: null,
     });
     const bare = tempDir('helix-home-');
-    const defaults = await createHost({ pluginsDir: plugins.dir, home: bare.dir });
+    const defaults = await createHost({ toolpacksDir: plugins.dir, home: bare.dir });
     try {
       expect(ids(defaults)).not.toContain('seqkit.stats');
       expect(ids(defaults)).toContain('seq.stats');
@@ -304,7 +307,7 @@ describe('container toolpacks', () => {
       const called = await runCli([
         'call',
         'seqkit.stats',
-        '--plugins',
+        '--toolpacks',
         plugins.dir,
         '--policy',
         policyFile,
@@ -321,7 +324,7 @@ describe('container toolpacks', () => {
         provenance: { tool_id: 'seqkit.stats', digest: null },
         output: { rows: [{ num_seqs: 4, sum_len: 33 }] },
       });
-      const listed = await runCli(['tools', '--plugins', plugins.dir, '--policy', policyFile, '--json']);
+      const listed = await runCli(['tools', '--toolpacks', plugins.dir, '--policy', policyFile, '--json']);
       expect(
         (JSON.parse(listed.stdout) as Array<{ id: string; kind: string; digest: string }>).find((t) => t.id === 'seqkit.stats'),
       ).toMatchObject({ kind: 'container', digest: image });
@@ -346,7 +349,7 @@ describe('container toolpacks', () => {
     'is an MCP tool like any other: listed with its schemas, called, its run in _meta',
     async () => {
       const mcpHome = tempDir('helix-home-');
-      const served = await serveInMemory({ pluginsDir: plugins.dir, policyFile, home: mcpHome.dir });
+      const served = await serveInMemory({ toolpacksDir: plugins.dir, policyFile, home: mcpHome.dir });
       try {
         const { tools } = await served.client.listTools();
         const listed = tools.find((t) => t.name === 'seqkit-stats')!;

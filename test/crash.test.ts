@@ -17,7 +17,7 @@ import { openStore } from '../host/3-store/open-store.js';
 import { rawDatabases } from '../host/3-store/raw-access.js';
 import { readActiveRuns } from '../host/3-store/runs.js';
 import { echoModule, numberResultModule } from './helpers/guest-wat.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir } from './helpers/toolpack.js';
 
 const cli = path.join(packageRoot(), 'dist', 'cli', 'main.js');
 const dirs: Array<{ dir: string; cleanup: () => void }> = [];
@@ -26,7 +26,9 @@ const temp = (): string => {
   dirs.push(t);
   return t.dir;
 };
-afterAll(() => dirs.forEach((d) => d.cleanup()));
+afterAll(() => {
+  for (const d of dirs) d.cleanup();
+});
 
 /** Starts the CLI in a child process. */
 function helix(args: string[], cwd: string): ReturnType<typeof spawn> {
@@ -50,7 +52,7 @@ function kill9(child: ReturnType<typeof spawn>): Promise<void> {
 
 let plugins: { dir: string; cleanup: () => void };
 beforeAll(async () => {
-  plugins = await pluginsDir([
+  plugins = await toolpacksDir([
     { id: 'c.echo', module: echoModule() },
     {
       id: 'c.forever',
@@ -94,12 +96,12 @@ describe('kill -9', () => {
 
   it('mid-run leaves the run to be marked interrupted at the next start; completed runs stay', async () => {
     const home = temp();
-    const before = await createHost({ pluginsDir: plugins.dir, home });
+    const before = await createHost({ toolpacksDir: plugins.dir, home });
     const done = await before.call({ tool_id: 'c.echo', input: { kept: true } });
     await before.close();
     expect(done.status).toBe('success');
 
-    const child = helix(['call', 'c.forever', '--plugins', plugins.dir, '--home', home, '--input', '{}'], packageRoot());
+    const child = helix(['call', 'c.forever', '--toolpacks', plugins.dir, '--home', home, '--input', '{}'], packageRoot());
     let runId: string | undefined;
     const watch = openStore(home);
     try {
@@ -113,7 +115,7 @@ describe('kill -9', () => {
       await watch.close();
     }
 
-    const after = await createHost({ pluginsDir: plugins.dir, home });
+    const after = await createHost({ toolpacksDir: plugins.dir, home });
     try {
       expect(after.interrupted).toEqual([runId]);
       expect(getRun(hostStore(after), runId!)).toMatchObject({ status: 'interrupted', owner: null });
@@ -132,7 +134,7 @@ describe('kill -9', () => {
     writeFileSync(
       script,
       `import { createHost } from ${JSON.stringify(pathToFileURL(path.join(packageRoot(), 'dist', 'host', 'index.js')).href)};
-const host = await createHost({ pluginsDir: ${JSON.stringify(plugins.dir)}, home: ${JSON.stringify(home)} });
+const host = await createHost({ toolpacksDir: ${JSON.stringify(plugins.dir)}, home: ${JSON.stringify(home)} });
 let n = 0;
 await Promise.all(Array.from({ length: 16 }, async () => {
   for (;;) {

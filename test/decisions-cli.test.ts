@@ -3,7 +3,6 @@
 // 100,000 times ends with R-CAP-CALL-LIMIT, its journal holds the 101 calls up to the decision,
 // and a well-behaved call afterwards succeeds (the next CLI call; the same server process).
 import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { promisify } from 'node:util';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,14 +11,14 @@ import { packageRoot } from '../host/1-base/paths.js';
 import { CLI, serveWithClient, type Served } from './fixtures/mcp/serve.js';
 import { stormGuest } from './helpers/catching-guests.js';
 import { echoModule } from './helpers/guest-wat.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir } from './helpers/toolpack.js';
 
 const run = promisify(execFile);
 const limits = { maxInputBytes: 65_536, maxOutputBytes: 65_536, fuel: 10_000_000_000, maxMemoryPages: 16, maxCapabilityCalls: 100 };
 
 let plugins: { dir: string; cleanup: () => void };
 beforeAll(async () => {
-  plugins = await pluginsDir([
+  plugins = await toolpacksDir([
     {
       id: 'f.storm',
       module: stormGuest(100_000),
@@ -48,7 +47,7 @@ describe('helix call', () => {
   }
 
   it('ends a guest that catches the call ceiling with R-CAP-CALL-LIMIT, exit 1, 101 calls journaled; the next call succeeds', async () => {
-    const r = await helix(['call', 'f.storm', '--plugins', plugins.dir, '--input', '{}']);
+    const r = await helix(['call', 'f.storm', '--toolpacks', plugins.dir, '--input', '{}']);
     expect(r.code).toBe(1);
     const envelope = ResponseEnvelopeSchema.parse(JSON.parse(r.stdout));
     expect(envelope.status).toBe('terminal_error');
@@ -57,7 +56,7 @@ describe('helix call', () => {
     const shown = await helix(['runs', 'show', envelope.run_id!]);
     expect(shown.code).toBe(0);
     expect(JSON.parse(shown.stdout)).toMatchObject({ status: 'failed', journal: { entries: 101 } });
-    const echo = await helix(['call', 'f.echo', '--plugins', plugins.dir, '--input', '{"after":"storm"}']);
+    const echo = await helix(['call', 'f.echo', '--toolpacks', plugins.dir, '--input', '{"after":"storm"}']);
     expect(echo.code).toBe(0);
     expect(JSON.parse(echo.stdout)).toMatchObject({ status: 'success', output: { after: 'storm' } });
   }, 120_000);
@@ -68,7 +67,7 @@ describe('helix serve', () => {
   const work = tempDir('helix-work-');
   let served: Served;
   beforeAll(async () => {
-    served = await serveWithClient(['--plugins', plugins.dir, '--home', home.dir], { cwd: work.dir });
+    served = await serveWithClient(['--toolpacks', plugins.dir, '--home', home.dir], { cwd: work.dir });
   }, 60_000);
   afterAll(async () => {
     await served?.close();

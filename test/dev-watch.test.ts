@@ -26,19 +26,19 @@ it('helix dev builds and tests, rebuilds on a source change, re-runs on a fixtur
     const first = await cycle('the first result');
     expect(first).toMatch(/^──── \d\d:\d\d:\d\d start ─+$/m);
     expect(first).toMatch(/^built \.: build\/counter-tool\.wasm \d+ bytes$/m);
-    expect(first).toMatch(/^ok    counter\.tool first\.json \(fuel \d+\)$/m);
+    expect(first).toMatch(/^ok {4}counter\.tool first\.json \(fuel \d+\)$/m);
     expect(first).toContain('1 passed, 0 failed (1 fixtures, 1 toolpack)');
 
     writeFileSync(source, original.replace('n += 1;', 'n += 2;'));
     const broken = await cycle('the rebuild after the edit');
     expect(broken).toMatch(/^──── \d\d:\d\d:\d\d assembly\/index\.ts changed ─+$/m);
     expect(broken).toMatch(/^built \.: build\/counter-tool\.wasm \d+ bytes \(digest written\)$/m);
-    expect(broken).toMatch(/^FAIL  counter\.tool first\.json: \/count: expected 1, got 2 \(fuel \d+\)$/m);
+    expect(broken).toMatch(/^FAIL {2}counter\.tool first\.json: \/count: expected 1, got 2 \(fuel \d+\)$/m);
     expect(broken).toContain('0 passed, 1 failed');
 
     writeFileSync(source, original.replace('n += 1;', 'n += ;'));
     const uncompilable = await cycle('the compile error');
-    expect(uncompilable).toMatch(/^FAIL  build \.: /m);
+    expect(uncompilable).toMatch(/^FAIL {2}build \.: /m);
     expect(uncompilable).toContain('assembly/index.ts');
     expect(uncompilable).toContain('build failed: the fixtures did not run; fix the source and save');
     expect(uncompilable).not.toContain('passed');
@@ -46,14 +46,14 @@ it('helix dev builds and tests, rebuilds on a source change, re-runs on a fixtur
     writeFileSync(source, original);
     const fixed = await cycle('the rebuild after the fix');
     expect(fixed).toMatch(/^built \.: /m);
-    expect(fixed).toMatch(/^ok    counter\.tool first\.json \(fuel \d+\)$/m);
+    expect(fixed).toMatch(/^ok {4}counter\.tool first\.json \(fuel \d+\)$/m);
 
     // A fixture is not a source: the fixtures run again, nothing is built.
     writeFixtures(dir, { first: { input: { op: 'count' }, expect: { output: { count: 7 } } } });
     const refixtured = await cycle('the run after the fixture change');
     expect(refixtured).toMatch(/^──── \d\d:\d\d:\d\d fixtures\/first\.json changed ─+$/m);
     expect(refixtured).not.toMatch(/^built /m);
-    expect(refixtured).toMatch(/^FAIL  counter\.tool first\.json: \/count: expected 7, got 1/m);
+    expect(refixtured).toMatch(/^FAIL {2}counter\.tool first\.json: \/count: expected 7, got 1/m);
 
     expect(await dev.interrupt()).toBe(0);
     expect(dev.rest()).toEqual({ stdout: 'stopped\n', stderr: '' });

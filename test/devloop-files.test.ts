@@ -42,18 +42,18 @@ describe("helix test reads only the pack's own fixture and data files", () => {
     const lines = r.stdout.trim().split('\n');
     expect(lines).toEqual([
       expect.stringMatching(
-        /^FAIL  loop\.echo a-pipe\.json: the fixture file is a FIFO \(named pipe\), not a regular file \(ABI-FILE-003\)$/,
+        /^FAIL {2}loop\.echo a-pipe\.json: the fixture file is a FIFO \(named pipe\), not a regular file \(ABI-FILE-003\)$/,
       ),
       expect.stringMatching(
-        /^FAIL  loop\.echo b-linked\.json: the fixture file resolves through a symbolic link to a place outside the toolpack directory .*\(ABI-FILE-002\)$/,
+        /^FAIL {2}loop\.echo b-linked\.json: the fixture file resolves through a symbolic link to a place outside the toolpack directory .*\(ABI-FILE-002\)$/,
       ),
       expect.stringMatching(
-        /^FAIL  loop\.echo c-data\.json: fixture data path data\/\.\.\/\.\.\/outside\.txt leaves the toolpack directory .*\(ABI-FILE-001\)$/,
+        /^FAIL {2}loop\.echo c-data\.json: fixture data path data\/\.\.\/\.\.\/outside\.txt leaves the toolpack directory .*\(ABI-FILE-001\)$/,
       ),
       expect.stringMatching(
-        /^FAIL  loop\.echo d-data-link\.json: fixture data path data\/\.\.\/data-link\.txt resolves through a symbolic link/,
+        /^FAIL {2}loop\.echo d-data-link\.json: fixture data path data\/\.\.\/data-link\.txt resolves through a symbolic link/,
       ),
-      expect.stringMatching(/^ok    loop\.echo e-good\.json/),
+      expect.stringMatching(/^ok {4}loop\.echo e-good\.json/),
       '1 passed, 4 failed (5 fixtures, 1 toolpack)',
     ]);
     expect(r.stdout + r.stderr).not.toContain(MARKER);

@@ -135,7 +135,7 @@ describe('the guide, followed literally', () => {
     const imported = await helix(['artifact', 'import', 'new.fa'], pack);
     expect(imported.code, imported.stderr).toBe(0);
     const id = (JSON.parse(imported.stdout) as { id: string }).id;
-    const r = await helix(['call', 'hello.tool', '--plugins', '.', '--input', JSON.stringify({ sequences: id })], pack);
+    const r = await helix(['call', 'hello.tool', '--toolpacks', '.', '--input', JSON.stringify({ sequences: id })], pack);
     expect(r.code, r.stdout).toBe(0);
     const response = ResponseEnvelopeSchema.parse(JSON.parse(r.stdout));
     expect(response.output).toMatchObject({ format: 'FASTA', records: 2, total_length: 11 });
@@ -145,7 +145,7 @@ describe('the guide, followed literally', () => {
   it('helix call reports a file that is neither FASTA nor FASTQ with its line', async () => {
     const imported = await helix(['artifact', 'import', '--text', '\nACGT\n'], pack);
     const id = (JSON.parse(imported.stdout) as { id: string }).id;
-    const r = await helix(['call', 'hello.tool', '--plugins', '.', '--input', JSON.stringify({ sequences: id })], pack);
+    const r = await helix(['call', 'hello.tool', '--toolpacks', '.', '--input', JSON.stringify({ sequences: id })], pack);
     expect(r.code).toBe(1);
     const response = ResponseEnvelopeSchema.parse(JSON.parse(r.stdout));
     expect(response.error).toMatchObject({ code: 'D-DATA-FORMAT', details: { line: 2 } });
@@ -162,8 +162,8 @@ describe('helix test', () => {
     );
     const r = await helix(['test', dir]);
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/^FAIL  hello\.tool wrong-count\.json: \/records: expected 5, got 4 \(fuel \d+\)$/m);
-    expect(r.stdout).toMatch(/^ok    hello\.tool fasta\.json/m);
+    expect(r.stdout).toMatch(/^FAIL {2}hello\.tool wrong-count\.json: \/records: expected 5, got 4 \(fuel \d+\)$/m);
+    expect(r.stdout).toMatch(/^ok {4}hello\.tool fasta\.json/m);
     expect(r.stdout).toMatch(/ 1 failed \(\d+ fixtures, 1 toolpack\)/);
   });
 
@@ -208,7 +208,7 @@ describe('helix test', () => {
     expect(empty.code).toBe(1);
     expect(empty.stdout).toContain('FAIL  hello.tool: no *.json fixtures in fixtures/');
     const manifestFile = path.join(dir, 'hello-tool.tool.yaml');
-    writeFileSync(manifestFile, readFileSync(manifestFile, 'utf8').replace(/^health:\n  fixtures: fixtures\n/m, ''));
+    writeFileSync(manifestFile, readFileSync(manifestFile, 'utf8').replace(/^health:\n {2}fixtures: fixtures\n/m, ''));
     const undeclared = await helix(['test', dir]);
     expect(undeclared.code).toBe(1);
     expect(undeclared.stdout).toContain('FAIL  hello.tool: no fixtures: set health.fixtures in the manifest');
@@ -262,8 +262,11 @@ describe('helix test', () => {
 describe("the guide's streaming example", () => {
   const guide = readFileSync(path.join(packageRoot(), 'sdk-guest', 'GUIDE.md'), 'utf8');
   const section = guide.slice(guide.indexOf('## 8. Streaming artifacts'), guide.indexOf('## 9.'));
-  const block = (lang: string, text = section) =>
-    text.slice(text.indexOf('```' + lang + '\n') + lang.length + 4, text.indexOf('\n```', text.indexOf('```' + lang + '\n')) + 1);
+  const FENCE = '```';
+  const block = (lang: string, text = section) => {
+    const opening = text.indexOf(`${FENCE}${lang}\n`);
+    return text.slice(opening + lang.length + 4, text.indexOf(`\n${FENCE}`, opening) + 1);
+  };
   const dir = path.join(work.dir, 'streaming', 'fasta-lengths');
   const fasta = '>chr1 first\r\nACGTACGTAC\r\nGGT\r\n>chr2\n\n>chr3\nNNNN';
   const lengths = 'chr1 first\t13\nchr2\t0\nchr3\t4\n';
@@ -340,7 +343,7 @@ describe("the guide's streaming example", () => {
     const imported = await helix(['artifact', 'import', 'data/small.fa'], dir);
     expect(imported.code, imported.stderr).toBe(0);
     const id = (JSON.parse(imported.stdout) as { id: string }).id;
-    const called = await helix(['call', 'fasta.lengths', '--plugins', '.', '--input', JSON.stringify({ fasta: id })], dir);
+    const called = await helix(['call', 'fasta.lengths', '--toolpacks', '.', '--input', JSON.stringify({ fasta: id })], dir);
     expect(called.code, called.stdout).toBe(0);
     const output = ResponseEnvelopeSchema.parse(JSON.parse(called.stdout)).output as { lengths: string; records: number };
     expect(output.records).toBe(3);
@@ -423,7 +426,7 @@ describe('helix build', () => {
     writeFileSync(source, readFileSync(source, 'utf8').replace('let records: i64 = 0;', 'let records: i64 = "zero";'));
     const r = await helix(['build', dir]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/^FAIL  .*broken: .*compile failed:/m);
+    expect(r.stderr).toMatch(/^FAIL {2}.*broken: .*compile failed:/m);
     expect(r.stderr).toMatch(/TS2322: Type '~lib\/string\/String' is not assignable to type 'i64'/);
     expect(r.stderr).toContain('1 of 1 toolpack failed to build');
     expect(manifestOf(dir).digest).toBe(digest);

@@ -13,7 +13,7 @@ import { getRun } from '../host/4-calls/runs/run-store.js';
 import { readAudit } from '../host/3-store/audit.js';
 import { compileGuest } from './helpers/as-guest.js';
 import { type Answer, UP_BOUND_MS, upDocker, CALL_BOUND_MS, GUEST_LIMITS as limits } from './helpers/docker-services.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir } from './helpers/toolpack.js';
 
 const home = tempDir('helix-home-');
 let host: Host;
@@ -24,7 +24,7 @@ beforeAll(async () => {
   image = await upDocker();
   const script = await compileGuest('script.ts');
   const allow = { abiVersion: 1, allow: ['docker.run'] };
-  plugins = await pluginsDir([
+  plugins = await toolpacksDir([
     { id: 'd.granted', module: script, manifest: { timeoutMs: CALL_BOUND_MS, limits, capabilities: allow } },
     { id: 'd.wildcard', module: script, manifest: { timeoutMs: CALL_BOUND_MS, limits, capabilities: allow } },
   ]);
@@ -34,7 +34,7 @@ beforeAll(async () => {
     policyFile,
     ['version: 1', 'tools: { allow: ["*"] }', 'grants:', '  "*": ["docker.*"]', '  d.granted: ["docker.run"]', ...docker, ''].join('\n'),
   );
-  host = await createHost({ pluginsDir: plugins.dir, policyFile, home: home.dir });
+  host = await createHost({ toolpacksDir: plugins.dir, policyFile, home: home.dir });
 }, UP_BOUND_MS + 120_000);
 afterAll(async () => {
   await host?.close();

@@ -13,7 +13,7 @@ import { createHost, type Host } from '../host/index.js';
 import { compileGuest } from './helpers/as-guest.js';
 import { call, formsIn, formsInTree, MARKER, SECRET, type Answer } from './helpers/secret-kit.js';
 import { upDocker, UP_BOUND_MS, CALL_BOUND_MS, GUEST_LIMITS as limits } from './helpers/docker-services.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir } from './helpers/toolpack.js';
 
 const ENV_SOURCE = 'HELIX_TEST_DOCKER_SECRET';
 const home = tempDir('helix-docker-secret-home-');
@@ -23,7 +23,7 @@ let image: string;
 
 beforeAll(async () => {
   image = await upDocker();
-  plugins = await pluginsDir([
+  plugins = await toolpacksDir([
     {
       id: 'd.secret',
       module: await compileGuest('secret-paths.ts'),
@@ -48,7 +48,7 @@ beforeAll(async () => {
     ].join('\n'),
   );
   process.env[ENV_SOURCE] = SECRET;
-  host = await createHost({ pluginsDir: plugins.dir, policyFile, home: home.dir });
+  host = await createHost({ toolpacksDir: plugins.dir, policyFile, home: home.dir });
 }, UP_BOUND_MS + 120_000);
 afterAll(async () => {
   await host?.close();
@@ -92,7 +92,7 @@ describe('a secret in a container environment', () => {
   it(
     'is refused when the policy does not let the tool set the variable',
     async () => {
-      host = await createHost({ pluginsDir: plugins.dir, policyFile: path.join(plugins.dir, 'policy.yaml'), home: home.dir });
+      host = await createHost({ toolpacksDir: plugins.dir, policyFile: path.join(plugins.dir, 'policy.yaml'), home: home.dir });
       const r = ResponseEnvelopeSchema.parse(
         await host.call({
           tool_id: 'd.secret',

@@ -8,6 +8,7 @@ import { readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResponseEnvelopeSchema } from '../abi/index.js';
+import type { DockerRunResult } from '../capabilities/docker-run.js';
 import { hostStore } from '../host/5-host/host.js';
 import { createHost, type Host } from '../host/index.js';
 import { getRun } from '../host/4-calls/runs/run-store.js';
@@ -21,7 +22,7 @@ import {
   CALL_BOUND_MS,
   GUEST_LIMITS as limits,
 } from './helpers/docker-services.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir } from './helpers/toolpack.js';
 
 const FASTA = '>a\nACGTACGTGG\n>b\nGGCC\n';
 const home = tempDir('helix-home-');
@@ -43,7 +44,7 @@ beforeAll(async () => {
     { role: 'stdout_log', type: 'text' },
     { role: 'stderr_log', type: 'text' },
   ];
-  plugins = await pluginsDir([
+  plugins = await toolpacksDir([
     { id: 'd.outputs', module: script, manifest: { timeoutMs: CALL_BOUND_MS, limits, capabilities: allow, declaredOutputs } },
     {
       id: 'd.plain',
@@ -64,7 +65,7 @@ beforeAll(async () => {
       '\n',
     ),
   );
-  host = await createHost({ pluginsDir: plugins.dir, policyFile, home: home.dir });
+  host = await createHost({ toolpacksDir: plugins.dir, policyFile, home: home.dir });
   fasta = (await host.artifacts.importInline(FASTA, { label: 'reads.fa' })).id;
 }, UP_BOUND_MS + 120_000);
 afterAll(async () => {
@@ -112,14 +113,14 @@ describe('docker.run workspace', () => {
         },
       ]);
       expect(created).toBe(1);
-      const result = answers[0]!.capability_result!.result;
+      const result = answers[0]!.capability_result!.result as DockerRunResult;
       expect(result).toMatchObject({
         exit_code: 0,
         stderr: 'to-stderr\n',
         missing_outputs: [],
         outputs: [{ file: 'stats.tsv', role: 'stats' }],
       });
-      const stats = (await host.artifacts.readBytes(result.outputs[0].artifact_id, 1 << 20)).toString();
+      const stats = (await host.artifacts.readBytes(result.outputs[0]!.artifact_id, 1 << 20)).toString();
       expect(stats.split('\n')[1]!.split('\t').slice(0, 5)).toEqual(['in/reads.fa', 'FASTA', 'DNA', '2', '14']);
       // meta/call.json tells the container what it was given, by path and content hash.
       const meta = JSON.parse(result.stdout);
@@ -129,14 +130,14 @@ describe('docker.run workspace', () => {
         inputs: [{ name: 'reads.fa', path: '/work/in/reads.fa', artifact_id: fasta, size: FASTA.length }],
         outputs: [{ file: 'stats.tsv', path: '/work/out/stats.tsv', role: 'stats' }],
       });
-      expect((await host.artifacts.readBytes(result.stdout_log.artifact_id, 1 << 20)).toString()).toBe(result.stdout);
-      expect((await host.artifacts.readBytes(result.stderr_log.artifact_id, 1 << 20)).toString()).toBe('to-stderr\n');
+      expect((await host.artifacts.readBytes(result.stdout_log!.artifact_id, 1 << 20)).toString()).toBe(result.stdout);
+      expect((await host.artifacts.readBytes(result.stderr_log!.artifact_id, 1 << 20)).toString()).toBe('to-stderr\n');
       const run = getRun(hostStore(host), runId)!;
       expect(run.outputs.map((o) => [o.role, o.artifact_id]).sort()).toEqual(
         [
-          ['stats', result.outputs[0].artifact_id],
-          ['stderr_log', result.stderr_log.artifact_id],
-          ['stdout_log', result.stdout_log.artifact_id],
+          ['stats', result.outputs[0]!.artifact_id],
+          ['stderr_log', result.stderr_log!.artifact_id],
+          ['stdout_log', result.stdout_log!.artifact_id],
         ].sort(),
       );
       expect(readdirSync(work.dir)).toEqual([]);
@@ -156,7 +157,7 @@ describe('docker.run workspace', () => {
       const probe =
         'for p in /work/in/x /work/meta/x /work/x /x; do touch $p 2>/dev/null && echo "$p=written" || echo "$p=refused"; done; echo hi > /work/out/ok && ls -n /work/out/ok | awk "{print \\$3}"; ls -ln in/reads.fa | cut -c1-10';
       const { answers } = await script('d.plain', [{ ...sh(probe), inputs: [{ name: 'reads.fa', artifact_id: fasta }] }]);
-      expect(answers[0]!.capability_result!.result.stdout.split('\n')).toEqual([
+      expect((answers[0]!.capability_result!.result as DockerRunResult).stdout.split('\n')).toEqual([
         '/work/in/x=refused',
         '/work/meta/x=refused',
         '/work/x=refused',
@@ -217,10 +218,10 @@ describe('docker.run workspace', () => {
           logs: { stdout: 'stdout_log', stderr: 'stderr_log' },
         },
       ]);
-      const result = answers[0]!.capability_result!.result;
+      const result = answers[0]!.capability_result!.result as DockerRunResult;
       expect(result.stdout_log).toMatchObject({ role: 'stdout_log', size: 1000, truncated: true });
       expect(result.stdout).toHaveLength(3000);
-      expect((await host.artifacts.readBytes(result.stdout_log.artifact_id, 1 << 20)).toString()).toBe(
+      expect((await host.artifacts.readBytes(result.stdout_log!.artifact_id, 1 << 20)).toString()).toBe(
         'helix\n'.repeat(500).slice(0, 1000),
       );
     },

@@ -5,7 +5,7 @@ import { ResponseEnvelopeSchema, type ResponseEnvelope } from '../abi/index.js';
 import { createHost, type Host } from '../host/index.js';
 import { loadPolicy } from '../host/4-calls/policy/load-policy.js';
 import { abiPrelude, echoModule, fixedOutputModule, numberResultModule, watString } from './helpers/guest-wat.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir } from './helpers/toolpack.js';
 
 const LOOP_FOREVER = `(loop $l (br $l)) (i64.const 0)`;
 /** Counts down from the input's byte length times 1000: fuel grows with input size. */
@@ -50,7 +50,7 @@ function newHome(): string {
 }
 
 beforeAll(async () => {
-  const p = await pluginsDir([
+  const p = await toolpacksDir([
     { id: 't.echo', module: echoModule() },
     {
       id: 't.loop',
@@ -136,13 +136,13 @@ beforeAll(async () => {
   ]);
   cleanup = p.cleanup;
   plugins = p.dir;
-  host = await createHost({ pluginsDir: p.dir, policy: loadPolicy(undefined), home: newHome(), engine: { maxThreads: 2 } });
+  host = await createHost({ toolpacksDir: p.dir, policy: loadPolicy(undefined), home: newHome(), engine: { maxThreads: 2 } });
 });
 
 afterAll(async () => {
   await host?.close();
   cleanup?.();
-  homes.forEach((h) => h.cleanup());
+  for (const h of homes) h.cleanup();
 });
 
 async function call(tool_id: string, input: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): Promise<ResponseEnvelope> {
@@ -199,7 +199,7 @@ describe('the engine', () => {
   it('reports the same fuel_used for the same call, and more fuel for more work', async () => {
     const a = await call('t.burn', { pad: 'xx' });
     // The same call again in this store would replay; run it in a second host with its own store.
-    const other = await createHost({ pluginsDir: plugins, policy: loadPolicy(undefined), home: newHome(), engine: { maxThreads: 1 } });
+    const other = await createHost({ toolpacksDir: plugins, policy: loadPolicy(undefined), home: newHome(), engine: { maxThreads: 1 } });
     const b = ResponseEnvelopeSchema.parse(await other.call({ tool_id: 't.burn', input: { pad: 'xx' } }));
     await other.close();
     const c = await call('t.burn', { pad: 'xxxx' });
@@ -317,7 +317,7 @@ describe('the engine', () => {
   it('refuses a malformed envelope, an unknown tool, and an oversized input before running anything', async () => {
     const env = ResponseEnvelopeSchema.parse(await host.call({ tool_id: 42, input: 'x', surprise: 1 }));
     expect(env.status).toBe('invalid_request');
-    expect((env.error?.details.violations as unknown[]).length).toBe(3);
+    expect(env.error?.details.violations).toHaveLength(3);
     expect((await call('t.nope')).error?.code).toBe('C-CONTRACT-TOOL-UNKNOWN');
     expect((await call('t.echo', {}, { fn: 'other' })).error?.code).toBe('C-CONTRACT-FN-UNKNOWN');
     const big = await call('t.echo', { s: 'x'.repeat(70_000) });

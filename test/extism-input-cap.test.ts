@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHost, type Host } from '../host/index.js';
 import { extismWat } from './helpers/extism-wat.js';
-import { DEFAULT_LIMITS, pluginsDir, tempDir } from './helpers/toolpack.js';
+import { DEFAULT_LIMITS, toolpacksDir, tempDir } from './helpers/toolpack.js';
 
 // Outputs {"n":<input length % 10>}: it reads the input length, so it needs the input placed.
 const LENGTH = extismWat(
@@ -19,14 +19,14 @@ let plugins: { dir: string; cleanup: () => void };
 let host: Host;
 
 beforeAll(async () => {
-  plugins = await pluginsDir([
+  plugins = await toolpacksDir([
     {
       id: 'x.length',
       module: LENGTH,
       manifest: { abi: 'extism/v1', entrypoint: 'run', limits: { ...DEFAULT_LIMITS, maxInputBytes: 4_000_000, maxMemoryPages: 16 } },
     },
   ]);
-  host = await createHost({ pluginsDir: plugins.dir, home: home.dir });
+  host = await createHost({ toolpacksDir: plugins.dir, home: home.dir });
 }, 60_000);
 afterAll(async () => {
   await host?.close();

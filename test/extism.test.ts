@@ -24,7 +24,7 @@ import { packageRoot } from '../host/1-base/paths.js';
 import { compileGuest } from './helpers/as-guest.js';
 import { EXTISM_COUNTER, extismWat } from './helpers/extism-wat.js';
 import { extismForwarder } from '../conformance/kit/caps-kit.js';
-import { pluginsDir, tempDir, writeToolpack, type ToolpackSpec } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir, writeToolpack, type ToolpackSpec } from './helpers/toolpack.js';
 
 const forwarder = extismForwarder;
 
@@ -64,7 +64,7 @@ let plugins: { dir: string; cleanup: () => void };
 let host: Host;
 
 beforeAll(async () => {
-  plugins = await pluginsDir([
+  plugins = await toolpacksDir([
     extism('x.forward', forwarder(1), { capabilities: { abiVersion: 1, allow: ['clock.now_unix', 'kv.get'] } }),
     extism('x.forward_twice', forwarder(2), {
       limits: { ...limits, maxCapabilityCalls: 1 },
@@ -93,7 +93,7 @@ beforeAll(async () => {
     },
   ]);
   cpSync(path.join(packageRoot(), 'plugins', 'fasta-headers'), path.join(plugins.dir, 'fasta-headers'), { recursive: true });
-  host = await createHost({ pluginsDir: plugins.dir, home: home.dir });
+  host = await createHost({ toolpacksDir: plugins.dir, home: home.dir });
 }, 120_000);
 afterAll(async () => {
   await host?.close();

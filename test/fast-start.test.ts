@@ -10,11 +10,13 @@ import { writeLoadCache } from '../host/3-store/load-cache.js';
 import { openStore } from '../host/3-store/open-store.js';
 import { runCli } from './helpers/cli-process.js';
 import { echoModule } from './helpers/guest-wat.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir } from './helpers/toolpack.js';
 import { wat2wasm } from './helpers/wat.js';
 
 const cleanups: Array<() => void> = [];
-afterAll(() => cleanups.forEach((c) => c()));
+afterAll(() => {
+  for (const c of cleanups) c();
+});
 
 /** A valid guest of about `bytes` bytes: the echo module, many small functions, and a custom section. */
 async function largeModule(bytes: number): Promise<Uint8Array> {
@@ -42,7 +44,7 @@ function leb(n: number): Buffer {
 
 describe('helix call with a load cache', () => {
   it('calls one tool while another toolpack holds a 1 MB module, cold and then from the cache, and the large one too', async () => {
-    const plugins = await pluginsDir([
+    const plugins = await toolpacksDir([
       // A worker starts inside the first call's deadline: generous, for a loaded machine.
       { id: 'fast.echo', module: echoModule(), manifest: { timeoutMs: 60_000 } },
       { id: 'fast.large', module: await largeModule(1024 * 1024), manifest: { timeoutMs: 60_000 } },
@@ -50,7 +52,7 @@ describe('helix call with a load cache', () => {
     const home = tempDir();
     cleanups.push(plugins.cleanup, home.cleanup);
     const call = (tool: string, input: string) =>
-      runCli(['call', tool, '--plugins', plugins.dir, '--home', home.dir, '--input', input, '--compact']);
+      runCli(['call', tool, '--toolpacks', plugins.dir, '--home', home.dir, '--input', input, '--compact']);
     for (const [input, replayed] of [
       ['{"n":1}', false],
       ['{"n":2}', false],
@@ -72,10 +74,10 @@ describe('helix call with a load cache', () => {
   }, 300_000);
 
   it('refuses at its first call, before any of it runs, a cached module the engine will not compile (P-PRECOND-MODULE-REFUSED)', async () => {
-    const plugins = await pluginsDir([{ id: 'fast.refused', module: echoModule() }]);
+    const plugins = await toolpacksDir([{ id: 'fast.refused', module: echoModule() }]);
     const home = tempDir();
     cleanups.push(plugins.cleanup, home.cleanup);
-    const first = await createHost({ pluginsDir: plugins.dir, home: home.dir });
+    const first = await createHost({ toolpacksDir: plugins.dir, home: home.dir });
     const tool = first.tools().find((t) => t.id === 'fast.refused')!;
     const cap = tool.limits.maxMemoryPages;
     await first.close();
@@ -112,7 +114,7 @@ describe('helix call with a load cache', () => {
       Date.now(),
     );
     await store.close();
-    const host = await createHost({ pluginsDir: plugins.dir, home: home.dir });
+    const host = await createHost({ toolpacksDir: plugins.dir, home: home.dir });
     try {
       const r = await host.call({ call_id: 'c1', tool_id: 'fast.refused', tool_version: '*', input: {}, constraints: {}, dry_run: false });
       expect(r).toMatchObject({

@@ -56,8 +56,8 @@ describe('helix test runs each fixture on a fresh store', () => {
       second: { input: { ...COUNT, note: 'b' }, expect: { output: { count: 1 } } },
     });
     const r = await runCli(['test', dir]);
-    expect(r.stdout).toMatch(/^ok    counter\.tool first\.json \(fuel \d+\)$/m);
-    expect(r.stdout).toMatch(/^ok    counter\.tool second\.json \(fuel \d+\)$/m);
+    expect(r.stdout).toMatch(/^ok {4}counter\.tool first\.json \(fuel \d+\)$/m);
+    expect(r.stdout).toMatch(/^ok {4}counter\.tool second\.json \(fuel \d+\)$/m);
     expect(r.code, r.stdout + r.stderr).toBe(0);
   }, 120_000);
 
@@ -82,7 +82,7 @@ describe('helix test runs each fixture on a fresh store', () => {
       // The second time replaces the kept store: the call executes again, nothing is replayed.
       const r = await runCli(['test', dir, '--home', keep]);
       expect(r.code, r.stdout + r.stderr).toBe(0);
-      expect(r.stdout).toMatch(/^ok    counter\.tool first\.json \(fuel \d+\)$/m);
+      expect(r.stdout).toMatch(/^ok {4}counter\.tool first\.json \(fuel \d+\)$/m);
     }
     const runs = await runCli(['runs', 'list', '--home', path.join(keep, 'counter.tool', 'first')]);
     expect(runs.code, runs.stderr).toBe(0);
@@ -105,6 +105,7 @@ describe('continues', () => {
   it('runs a fixture after the one it names, in its store, and names a replay', async () => {
     const dir = packWith({
       first: { input: COUNT, expect: { output: { count: 1 } } },
+      // biome-ignore lint/suspicious/noThenProperty: a fixture named then (then.json) in a map of fixtures, never awaited
       then: { continues: 'first', input: { ...COUNT, note: 'then' }, expect: { output: { count: 2 } } },
       // The same input as `first`, in its store: the recorded run answers.
       'then-again': { continues: 'then.json', input: COUNT, expect: { output: { count: 1 } } },
@@ -113,7 +114,7 @@ describe('continues', () => {
     const r = await runCli(['test', dir]);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(order(r.stdout)).toEqual(['apart.json', 'first.json', 'then.json', 'then-again.json']);
-    const firstRun = /^ok    counter\.tool then-again\.json \(replayed (run_[0-9a-f]{32}), fuel 0\)$/m.exec(r.stdout)?.[1];
+    const firstRun = /^ok {4}counter\.tool then-again\.json \(replayed (run_[0-9a-f]{32}), fuel 0\)$/m.exec(r.stdout)?.[1];
     expect(firstRun, r.stdout).toBeDefined();
     const json = byName((await runCli(['test', dir, '--json'])).stdout);
     expect(json.get('then-again.json')).toMatchObject({ ok: true, replayed: true, run_id: json.get('first.json')!.run_id, fuel_used: 0 });
@@ -142,7 +143,7 @@ describe('continues', () => {
       'FAIL  counter.tool pong.json: continues ping.json, and the chain leads back to it: pong.json -> ping.json -> pong.json is a cycle',
     );
     expect(r.stdout).toContain('FAIL  counter.tool self.json: continues itself; name the fixture it runs after');
-    expect(r.stdout).toMatch(/^ok    counter\.tool ok\.json \(fuel \d+\)$/m);
+    expect(r.stdout).toMatch(/^ok {4}counter\.tool ok\.json \(fuel \d+\)$/m);
     expect(r.stdout).toContain('1 passed, 5 failed (6 fixtures, 1 toolpack)');
   }, 120_000);
 });
@@ -150,6 +151,7 @@ describe('continues', () => {
 describe('--only', () => {
   const fixtures = {
     first: { input: COUNT, expect: { output: { count: 1 } } },
+    // biome-ignore lint/suspicious/noThenProperty: a fixture named then (then.json) in a map of fixtures, never awaited
     then: { continues: 'first', input: { ...COUNT, note: 'then' }, expect: { output: { count: 2 } } },
     apart: { input: { ...COUNT, note: 'apart' }, expect: { output: { count: 1 } } },
     other: { input: { ...COUNT, note: 'other' }, expect: { output: { count: 1 } } },
@@ -181,7 +183,7 @@ describe('a forbidden answer', () => {
     const r = await runCli(['test', dir]);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(
-      /^FAIL  counter\.tool fetch\.json: the code called http\.request \(not in the manifest allowlist\) and was answered forbidden \(A-AUTH-FORBIDDEN\): list it in the manifest's capabilities\.allow, or expect the refusal with "forbidden": \["http\.request"\] in the fixture's expect \(fuel \d+\)$/m,
+      /^FAIL {2}counter\.tool fetch\.json: the code called http\.request \(not in the manifest allowlist\) and was answered forbidden \(A-AUTH-FORBIDDEN\): list it in the manifest's capabilities\.allow, or expect the refusal with "forbidden": \["http\.request"\] in the fixture's expect \(fuel \d+\)$/m,
     );
     const json = byName((await runCli(['test', dir, '--json'])).stdout);
     expect(json.get('fetch.json')).toMatchObject({
@@ -199,9 +201,9 @@ describe('a forbidden answer', () => {
     });
     const r = await runCli(['test', dir]);
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/^ok    counter\.tool fetch\.json \(fuel \d+\)$/m);
+    expect(r.stdout).toMatch(/^ok {4}counter\.tool fetch\.json \(fuel \d+\)$/m);
     expect(r.stdout).toMatch(
-      /^FAIL  counter\.tool not-refused\.json: expected a forbidden answer to http\.request, but the run received none \(fuel \d+\)$/m,
+      /^FAIL {2}counter\.tool not-refused\.json: expected a forbidden answer to http\.request, but the run received none \(fuel \d+\)$/m,
     );
     expect(r.stdout).toContain(
       'FAIL  counter.tool bad-name.json: not a valid fixture: expect.forbidden.0: must be a capability name such as "http.request"',

@@ -16,7 +16,7 @@ import { argNames, randomArgs } from '../conformance/kit/fuzz-envelopes.js';
 import { rand } from '../conformance/kit/fuzz-random.js';
 import { bytesInput, bytesRequestModule } from './helpers/bytes-guest-wat.js';
 import { fuzzRuns } from './helpers/json-arbitraries.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir } from './helpers/toolpack.js';
 
 const RUNS = fuzzRuns(200);
 const seeds = fc.integer({ min: 0, max: 0x7fffffff });
@@ -44,7 +44,7 @@ let host: Host;
 
 beforeAll(async () => {
   const limits = { maxInputBytes: 1_000_000, maxOutputBytes: 1_000_000, fuel: 1_000_000_000, maxMemoryPages: 64, maxCapabilityCalls: 4 };
-  plugins = await pluginsDir([
+  plugins = await toolpacksDir([
     {
       id: 'a.req',
       module: bytesRequestModule(),
@@ -69,7 +69,7 @@ beforeAll(async () => {
     ].join('\n'),
   );
   process.env.HELIX_FUZZ_DB_PASSWORD = 'fuzz-secret-value-0123456789';
-  host = await createHost({ pluginsDir: plugins.dir, policyFile, home: home.dir });
+  host = await createHost({ toolpacksDir: plugins.dir, policyFile, home: home.dir });
 }, 120_000);
 afterAll(async () => {
   await host?.close();

@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ContainerManifestSchema, isHelixError, ToolManifestSchema } from '../abi/index.js';
-import { loadPluginsOrThrow } from '../host/4-calls/loader/load-toolpacks.js';
+import { loadEveryToolpackOrThrow } from '../host/4-calls/loader/load-toolpacks.js';
 import { loadPolicy } from '../host/4-calls/policy/load-policy.js';
 import { breakManifest, manifestText, mutateManifest, mutateText, validManifest } from '../conformance/kit/fuzz-manifests.js';
 import { rand } from '../conformance/kit/fuzz-random.js';
@@ -35,7 +35,7 @@ afterAll(() => root.cleanup());
 
 type Loaded = { ok: true; tools: number; containers: number } | { ok: false; violations: string[] };
 
-/** Loads a plugins directory holding one toolpack whose manifest is `text`: what the loader made of it. */
+/** Loads a toolpacks directory holding one toolpack whose manifest is `text`: what the loader made of it. */
 async function load(text: string): Promise<Loaded> {
   cases += 1;
   const plugins = path.join(root.dir, `case-${cases}`);
@@ -44,7 +44,7 @@ async function load(text: string): Promise<Loaded> {
   writeFileSync(path.join(pack, 'tool.wasm'), module);
   writeFileSync(path.join(pack, 'fuzz.tool.yaml'), text);
   try {
-    const { tools, containers } = await loadPluginsOrThrow(plugins, policy);
+    const { tools, containers } = await loadEveryToolpackOrThrow(plugins, policy);
     return { ok: true, tools: tools.length, containers: containers.length };
   } catch (e) {
     // Anything but the loader's own refusal fails the property, with the case that caused it.

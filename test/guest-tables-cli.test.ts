@@ -12,7 +12,7 @@ import { MAX_TABLE_ELEMENTS } from '../abi/index.js';
 import { packageRoot } from '../host/1-base/paths.js';
 import { echoModule } from './helpers/guest-wat.js';
 import { bigTablesModule, growTablesModule } from './helpers/table-guests.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir } from './helpers/toolpack.js';
 import { CLI, serveRaw, serveWithClient } from './fixtures/mcp/serve.js';
 
 const run = promisify(execFile);
@@ -21,11 +21,11 @@ const home = tempDir('helix-home-');
 let good: { dir: string; cleanup: () => void };
 let bad: { dir: string; cleanup: () => void };
 beforeAll(async () => {
-  good = await pluginsDir([
+  good = await toolpacksDir([
     { id: 'cli.grow3', module: growTablesModule(3) },
     { id: 'cli.echo', module: echoModule() },
   ]);
-  bad = await pluginsDir([
+  bad = await toolpacksDir([
     { id: 'cli.tables3', module: bigTablesModule(3) },
     { id: 'cli.tables6', module: bigTablesModule(6) },
   ]);
@@ -61,7 +61,7 @@ const refusal = (id: string) =>
 
 describe('helix validate and helix call on tables past the ceiling', () => {
   it('helix validate lists the three- and six-table modules as violations and exits 1 (ABI-ALLOC-002)', async () => {
-    const r = await helix(['validate', '--plugins', bad.dir]);
+    const r = await helix(['validate', '--toolpacks', bad.dir]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(refusal('cli_tables3'));
     expect(r.stderr).toMatch(refusal('cli_tables6'));
@@ -69,7 +69,7 @@ describe('helix validate and helix call on tables past the ceiling', () => {
   });
 
   it('helix call refuses to start on them with exit 3, in bounded memory (ABI-ALLOC-002)', async () => {
-    const r = await helix(['call', 'cli.tables3', '--plugins', bad.dir, '--input', '{}']);
+    const r = await helix(['call', 'cli.tables3', '--toolpacks', bad.dir, '--input', '{}']);
     console.log(`helix call on 3 + 6 tables of 10M: exit ${r.code}, peak rss ${r.rssMib} MiB`);
     expect(r.code).toBe(3);
     expect(r.stdout).toBe('');
@@ -78,9 +78,9 @@ describe('helix validate and helix call on tables past the ceiling', () => {
   });
 
   it('helix call on a guest growing three tables without a maximum stops at the ceiling, and the peak memory stays bounded (ABI-ALLOC-001, ABI-ALLOC-003)', async () => {
-    const base = await helix(['call', 'cli.echo', '--plugins', good.dir, '--input', '{"n":1}']);
+    const base = await helix(['call', 'cli.echo', '--toolpacks', good.dir, '--input', '{"n":1}']);
     expect(base.code).toBe(0);
-    const r = await helix(['call', 'cli.grow3', '--plugins', good.dir, '--input', '{}']);
+    const r = await helix(['call', 'cli.grow3', '--toolpacks', good.dir, '--input', '{}']);
     console.log(
       `helix call: echo peak rss ${base.rssMib} MiB; guest growing 3 tables peak rss ${r.rssMib} MiB (+${r.rssMib - base.rssMib})`,
     );
@@ -94,7 +94,7 @@ describe('helix validate and helix call on tables past the ceiling', () => {
 
 describe('helix serve on tables past the ceiling', () => {
   it('helix serve refuses to start with exit 3, the violation on stderr and nothing on stdout (ABI-ALLOC-002)', async () => {
-    const s = serveRaw(['--plugins', bad.dir, '--home', home.dir]);
+    const s = serveRaw(['--toolpacks', bad.dir, '--home', home.dir]);
     const code = await s.exited;
     expect(code).toBe(3);
     expect(s.stdout()).toBe('');
@@ -103,7 +103,7 @@ describe('helix serve on tables past the ceiling', () => {
   });
 
   it('helix serve runs a guest growing its tables to the ceiling, then serves the next call (ABI-ALLOC-003)', async () => {
-    const served = await serveWithClient(['--plugins', good.dir, '--home', home.dir]);
+    const served = await serveWithClient(['--toolpacks', good.dir, '--home', home.dir]);
     try {
       const grown = (await served.client.callTool({ name: 'cli-grow3', arguments: {} })) as CallToolResult;
       expect(grown.isError).toBeFalsy();

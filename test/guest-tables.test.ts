@@ -8,18 +8,20 @@ import { loadToolpacks } from '../host/4-calls/loader/load-toolpacks.js';
 import { formatViolation } from '../host/1-base/files/violation.js';
 import { echoModule } from './helpers/guest-wat.js';
 import { bigTablesModule, extismTablesPlugin, growTablesModule } from './helpers/table-guests.js';
-import { pluginsDir, tempDir, type ToolpackSpec } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir, type ToolpackSpec } from './helpers/toolpack.js';
 import { leb } from './helpers/wasm.js';
 import { wat2wasm } from './helpers/wat.js';
 
 const policy = PolicySchema.parse({ version: 1, tools: { allow: ['*'] } });
 const extism = (id: string, module: string): ToolpackSpec => ({ id, module, manifest: { abi: 'extism/v1', entrypoint: 'run' } });
 const cleanups: Array<() => void> = [];
-afterAll(() => cleanups.splice(0).forEach((c) => c()));
+afterAll(() => {
+  for (const c of cleanups.splice(0)) c();
+});
 
 /** The violation lines of loading `specs` alone. */
 async function refusals(specs: ToolpackSpec[]): Promise<string[]> {
-  const dir = await pluginsDir(specs);
+  const dir = await toolpacksDir(specs);
   cleanups.push(dir.cleanup);
   const { tools, violations } = await loadToolpacks(dir.dir, policy);
   // Ids only: a failure message quoting a loaded tool would print its module bytes.
@@ -74,13 +76,13 @@ describe('a call whose guest grows its tables', () => {
   const home = tempDir('helix-home-');
   let host: Host;
   beforeAll(async () => {
-    const dir = await pluginsDir([
+    const dir = await toolpacksDir([
       { id: 't.grow3', module: growTablesModule(3) },
       { id: 't.echo', module: echoModule() },
       extism('x.grow2', extismTablesPlugin(2)),
     ]);
     cleanups.push(dir.cleanup, home.cleanup);
-    host = await createHost({ pluginsDir: dir.dir, home: home.dir });
+    host = await createHost({ toolpacksDir: dir.dir, home: home.dir });
   }, 120_000);
   afterAll(async () => host?.close());
 

@@ -21,7 +21,7 @@ type File = keyof typeof FILES;
 /** `helix call fastq.filter` on the copied pack, from the author's directory. */
 async function call(): Promise<ResponseEnvelope> {
   const r = await runCli(
-    ['call', 'fastq.filter', '--plugins', path.join(root, 'plugins'), '--home', path.join(root, 'home'), '--input', input],
+    ['call', 'fastq.filter', '--toolpacks', path.join(root, 'plugins'), '--home', path.join(root, 'home'), '--input', input],
     root,
   );
   expect(r.stderr, 'helix call printed no error').not.toMatch(/helix: [A-Z]-/);

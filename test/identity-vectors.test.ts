@@ -32,7 +32,7 @@ const helix = (args: readonly string[]) =>
   runCli([...args, '--home', path.join(root, 'home'), '--policy', path.join(root, 'policy.yaml')], root);
 
 async function call(toolId: string, input: Record<string, unknown>, extra: readonly string[] = []): Promise<ResponseEnvelope> {
-  const r = await helix(['call', toolId, '--plugins', path.join(root, 'plugins'), '--input', JSON.stringify(input), ...extra]);
+  const r = await helix(['call', toolId, '--toolpacks', path.join(root, 'plugins'), '--input', JSON.stringify(input), ...extra]);
   expect(r.stderr, 'helix call printed no error').not.toMatch(/helix: [A-Z]-/);
   return ResponseEnvelopeSchema.parse(JSON.parse(r.stdout));
 }

@@ -147,7 +147,7 @@ describe('helix installed from a packed tarball outside the repository', () => {
         expect(ended(imported)).toEqual({ code: 0, stderr: '' });
         const id = (JSON.parse(imported.stdout) as { id: string }).id;
         const called = await helix(
-          ['call', `hello.${lang}`, '--plugins', '.', '--input', JSON.stringify({ sequences: id })],
+          ['call', `hello.${lang}`, '--toolpacks', '.', '--input', JSON.stringify({ sequences: id })],
           pack,
           langEnv,
         );

@@ -9,7 +9,7 @@ import { submitJobArray } from '../host/6-faces/fanout/job-array.js';
 import { createHost, type Host } from '../host/5-host/host.js';
 import { echoModule } from './helpers/guest-wat.js';
 import { runCli } from './helpers/run-cli.js';
-import { pluginsDir } from './helpers/toolpack.js';
+import { toolpacksDir } from './helpers/toolpack.js';
 
 // A node process loads the toolpack and compiles its module: seconds on a loaded machine.
 const RUN_BOUND_MS = 120_000;
@@ -28,8 +28,8 @@ let host: Host;
 
 beforeAll(async () => {
   root = mkdtempSync(path.join(tmpdir(), 'helix-job-array-'));
-  plugins = await pluginsDir([{ id: 'test.pair', module: echoModule(), inputSchema: PAIR_INPUT }]);
-  host = await createHost({ pluginsDir: plugins.dir, home: path.join(root, 'submit') });
+  plugins = await toolpacksDir([{ id: 'test.pair', module: echoModule(), inputSchema: PAIR_INPUT }]);
+  host = await createHost({ toolpacksDir: plugins.dir, home: path.join(root, 'submit') });
 }, RUN_BOUND_MS);
 
 afterAll(async () => {

@@ -12,7 +12,7 @@ import { getRun } from '../host/4-calls/runs/run-store.js';
 import { openStore } from '../host/3-store/open-store.js';
 import { bytesInput } from './helpers/bytes-guest-wat.js';
 import { aPointer, capabilityRequest, jsonToolpacks, nestedArrays, nestedObjects, okEnvelope } from './helpers/json-tools.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir } from './helpers/toolpack.js';
 import { CLI, eventually, serveRaw, serveWithClient, type RawServe, type Served } from './fixtures/mcp/serve.js';
 
 const exec = promisify(execFile);
@@ -20,7 +20,7 @@ const work = tempDir('helix-json-cli-');
 let plugins: { dir: string; cleanup: () => void };
 
 beforeAll(async () => {
-  plugins = await pluginsDir(jsonToolpacks());
+  plugins = await toolpacksDir(jsonToolpacks());
 }, 120_000);
 afterAll(() => {
   plugins?.cleanup();
@@ -53,7 +53,7 @@ describe('helix call', () => {
       writeFileSync(name, input);
       source = ['--input-file', name];
     }
-    const result = await exec(process.execPath, [CLI, 'call', tool, '--plugins', plugins.dir, '--home', home, '--compact', ...source], {
+    const result = await exec(process.execPath, [CLI, 'call', tool, '--toolpacks', plugins.dir, '--home', home, '--compact', ...source], {
       maxBuffer: 64 << 20,
     }).then(
       (r) => ({ code: 0, ...r }),
@@ -112,7 +112,7 @@ describe('helix call', () => {
       CLI,
       'call',
       'j.echo',
-      '--plugins',
+      '--toolpacks',
       plugins.dir,
       '--home',
       home,
@@ -158,7 +158,7 @@ describe('helix serve', () => {
   let served: Served;
   const hostile: string[] = [];
   beforeAll(async () => {
-    served = await serveWithClient(['--plugins', plugins.dir, '--home', home], { cwd: work.dir });
+    served = await serveWithClient(['--toolpacks', plugins.dir, '--home', home], { cwd: work.dir });
   }, 60_000);
   afterAll(async () => {
     await served?.close();
@@ -183,6 +183,7 @@ describe('helix serve', () => {
   });
 
   it('answers both large integers a JavaScript client sends with I-REQ-JSON-NUMBER (ABI-JSON-003)', async () => {
+    // biome-ignore lint/correctness/noPrecisionLoss: 2^53 + 1 as a JavaScript client writes it; it leaves the client as 2^53
     for (const n of [9007199254740993, 9007199254740992]) {
       const r = await call('j-echo', { n });
       expect(r.structuredContent).toMatchObject({
@@ -220,7 +221,8 @@ describe('helix serve, raw JSON-RPC lines', () => {
   let id = 1;
   /** Writes one line and waits for the reply with its id. */
   async function request(line: (id: number) => string): Promise<{ result?: CallToolResult; error?: unknown }> {
-    const mine = (id += 1);
+    id += 1;
+    const mine = id;
     raw.child.stdin!.write(`${line(mine)}\n`);
     return eventually(
       () =>
@@ -236,7 +238,7 @@ describe('helix serve, raw JSON-RPC lines', () => {
   const toolsCall = (args: string) => (n: number) =>
     `{"jsonrpc":"2.0","id":${n},"method":"tools/call","params":{"name":"j-echo","arguments":${args}}}`;
   beforeAll(async () => {
-    raw = serveRaw(['--plugins', plugins.dir, '--home', path.join(work.dir, 'raw-home')], { cwd: work.dir });
+    raw = serveRaw(['--toolpacks', plugins.dir, '--home', path.join(work.dir, 'raw-home')], { cwd: work.dir });
     await request((n) =>
       JSON.stringify({
         jsonrpc: '2.0',
@@ -248,7 +250,7 @@ describe('helix serve, raw JSON-RPC lines', () => {
     raw.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
   }, 60_000);
   afterAll(async () => {
-    raw?.child.stdin!.end();
+    raw?.child.stdin?.end();
     await raw?.exited;
   });
 

@@ -131,6 +131,7 @@ describe('a client input (ABI-JSON-001, -003, -005)', () => {
       [{ u: undefined }, '/input/u', /undefined/],
       [{ f: () => 1 }, '/input/f', /a function/],
       [{ when: new Date(0) }, '/input/when', /a Date/],
+      // biome-ignore lint/suspicious/noSparseArray: the hole is the value under test
       [{ list: [1, , 3] }, '/input/list/1', /a hole in an array/],
       [{ [Symbol('s')]: 1 }, '/input', /symbol-keyed/],
     ];

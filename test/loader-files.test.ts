@@ -1,4 +1,4 @@
-// Issue 10, class 4, end to end: loading reads only what belongs to the toolpack. Each hostile
+// README "Security", the row of manifests reaching out of their toolpack, end to end: loading reads only what belongs to the toolpack. Each hostile
 // layout is refused through the built CLI (`helix validate` exit 1, `helix tools --json` exit 3)
 // and through `helix serve` (exit 3, nothing on stdout), naming the reference and the rule, and
 // never quoting the file it refused (ABI-FILE-001..009, -013).
@@ -59,7 +59,7 @@ function expectNoLeak(text: string): void {
   }
 }
 
-/** A plugins directory holding one toolpack `pack/` built from `spec`, then changed by `arrange`. */
+/** A toolpacks directory holding one toolpack `pack/` built from `spec`, then changed by `arrange`. */
 async function plugins(name: string, spec: Partial<ToolpackSpec>, arrange?: (pack: string, manifest: string) => void): Promise<string> {
   const dir = path.join(root.dir, name, 'plugins');
   const { manifestPath } = await writeToolpack(dir, { id: 'files.tool', module: echoModule(), dirName: 'pack', ...spec });
@@ -136,9 +136,9 @@ describe('loading refuses what does not belong to the toolpack, through the CLI 
       const dir = await make();
       // Three separate processes, started together: the waits overlap.
       const [validate, tools, served] = await Promise.all([
-        helix(['validate', '--plugins', dir]),
-        helix(['tools', '--json', '--plugins', dir]),
-        serve(['--plugins', dir]),
+        helix(['validate', '--toolpacks', dir]),
+        helix(['tools', '--json', '--toolpacks', dir]),
+        serve(['--toolpacks', dir]),
       ]);
       expect(validate.code, validate.stderr).toBe(1);
       expect(validate.stderr).toMatch(violation);
@@ -166,13 +166,13 @@ describe('loading refuses what does not belong to the toolpack, through the CLI 
         const line = `# ${'x'.repeat(97)}\n`;
         appendFileSync(manifest, line.repeat((50 * 1024 * 1024) / line.length));
       });
-      const r = await helix(['validate', '--plugins', dir], { measure: true });
+      const r = await helix(['validate', '--toolpacks', dir], { measure: true });
       console.log(`helix validate on a 50 MB manifest: exit ${r.code}, peak RSS ${r.maxRssKb} KiB`);
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(
         /files_tool\.tool\.yaml: -: the manifest is 524\d{5} bytes, more than the bound of 1048576 bytes \(ABI-FILE-005\)/,
       );
-      const served = await serve(['--plugins', dir]);
+      const served = await serve(['--toolpacks', dir]);
       expect(served.code).toBe(3);
       expect(served.stdout).toBe('');
     },
@@ -186,8 +186,8 @@ describe('loading refuses what does not belong to the toolpack, through the CLI 
       writeFileSync(policy, `version: 1\ntools:\n  allow: ["*"]\n${BOMB}\n`);
       const dir = await plugins('policy-bomb', {});
       for (const r of [
-        await helix(['validate', '--plugins', dir, '--policy', policy]),
-        await serve(['--plugins', dir, '--policy', policy]),
+        await helix(['validate', '--toolpacks', dir, '--policy', policy]),
+        await serve(['--toolpacks', dir, '--policy', policy]),
       ]) {
         expect(r.code, r.stderr).toBe(3);
         expect(r.stdout).toBe('');
@@ -211,18 +211,18 @@ describe('loading refuses what does not belong to the toolpack, through the CLI 
         );
         symlinkSync('node.json', path.join(pack, 'schemas', 'same.json'));
       });
-      expect((await helix(['validate', '--plugins', dir])).code).toBe(0);
-      const tools = await helix(['tools', '--json', '--plugins', dir]);
+      expect((await helix(['validate', '--toolpacks', dir])).code).toBe(0);
+      const tools = await helix(['tools', '--json', '--toolpacks', dir]);
       expect(tools.code).toBe(0);
       const listed = (JSON.parse(tools.stdout) as Array<{ id: string; inputSchema: { $defs: Record<string, unknown> } }>).find(
         (t) => t.id === 'files.tool',
       );
       expect(Object.keys(listed!.inputSchema.$defs)).toEqual(['file_node']);
-      const call = await helix(['call', 'files.tool', '--input', JSON.stringify({ node: { v: 1, next: { v: 2 } } }), '--plugins', dir]);
+      const call = await helix(['call', 'files.tool', '--input', JSON.stringify({ node: { v: 1, next: { v: 2 } } }), '--toolpacks', dir]);
       expect(call.code, call.stderr).toBe(0);
       expect(readFileSync(path.join(dir, 'pack', 'schemas', 'node.json'), 'utf8')).toContain('same.json');
 
-      const served = await serveWithClient(['--plugins', dir, '--home', home.dir]);
+      const served = await serveWithClient(['--toolpacks', dir, '--home', home.dir]);
       try {
         const { tools: listedTools } = await served.client.listTools();
         expect(Object.keys((listedTools.find((t) => t.name === 'files-tool')!.inputSchema as unknown as { $defs: object }).$defs)).toEqual([

@@ -1,5 +1,5 @@
 // A second MCP client: the MCP Inspector's command-line mode (@modelcontextprotocol/inspector
-// 0.15.0, a devDependency) driving the built `helix serve` with the bundled plugins, offline.
+// 0.15.0, a devDependency) driving the built `helix serve` with the bundled toolpacks, offline.
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';

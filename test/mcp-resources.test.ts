@@ -1,4 +1,4 @@
-// Artifacts as MCP resources from the MCP server over a host with the bundled plugins (in this
+// Artifacts as MCP resources from the MCP server over a host with the bundled toolpacks (in this
 // process, the SDK's client over its in-memory pair): every page of a store of more than one page,
 // reads at the real bounds, and a tool's output artifact read back by its handle.
 import { randomBytes } from 'node:crypto';

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../abi/index.js';
 import { packageRoot } from '../host/1-base/paths.js';
 import { echoModule, numberResultModule } from './helpers/guest-wat.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir } from './helpers/toolpack.js';
 import { CLI, eventually, serveRaw } from './fixtures/mcp/serve.js';
 
 const run = promisify(execFile);
@@ -29,7 +29,7 @@ const home = tempDir('helix-mcp-start-');
 let good: { dir: string; cleanup: () => void };
 let bad: { dir: string; cleanup: () => void };
 beforeAll(async () => {
-  good = await pluginsDir([
+  good = await toolpacksDir([
     { id: 'start.echo', module: echoModule() },
     {
       id: 'start.spin',
@@ -37,7 +37,7 @@ beforeAll(async () => {
       manifest: { timeoutMs: 60_000, limits: { maxInputBytes: 100, maxOutputBytes: 100, fuel: 1e15 } },
     },
   ]);
-  bad = await pluginsDir([
+  bad = await toolpacksDir([
     { id: 'start.bad_one', module: echoModule(), manifest: { version: 'one' } },
     { id: 'start.bad_two', module: echoModule(), manifest: { digest: `sha256:${'0'.repeat(64)}` } },
   ]);
@@ -58,7 +58,7 @@ async function refusedStart(args: string[]): Promise<{ code: number | string; st
 
 describe('helix serve startup', () => {
   it('refuses invalid toolpacks with exit 3, every violation on stderr, and nothing on stdout', async () => {
-    const r = await refusedStart(['--plugins', bad.dir, '--home', home.dir]);
+    const r = await refusedStart(['--toolpacks', bad.dir, '--home', home.dir]);
     expect(r.code).toBe(3);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/^helix: P-PRECOND-MANIFEST-INVALID: 2 toolpack violations/);
@@ -66,8 +66,8 @@ describe('helix serve startup', () => {
     expect(r.stderr).toMatch(/start_bad_two\.tool\.yaml.*digest/);
   });
 
-  it('refuses a plugins directory that does not exist with exit 3', async () => {
-    const r = await refusedStart(['--plugins', path.join(home.dir, 'nowhere'), '--home', home.dir]);
+  it('refuses a toolpacks directory that does not exist with exit 3', async () => {
+    const r = await refusedStart(['--toolpacks', path.join(home.dir, 'nowhere'), '--home', home.dir]);
     expect(r.code).toBe(3);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/P-PRECOND-PLUGINS-DIR/);
@@ -76,26 +76,27 @@ describe('helix serve startup', () => {
   it('refuses an invalid policy with exit 3, naming the field', async () => {
     const policy = path.join(home.dir, 'bad.policy.yaml');
     writeFileSync(policy, 'version: 1\ntools:\n  allow: ["*"]\nceilings:\n  fuel: -5\n');
-    const r = await refusedStart(['--plugins', good.dir, '--policy', policy, '--home', home.dir]);
+    const r = await refusedStart(['--toolpacks', good.dir, '--policy', policy, '--home', home.dir]);
     expect(r.code).toBe(3);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/P-PRECOND-POLICY-INVALID/);
     expect(r.stderr).toMatch(/ceilings\.fuel/);
   });
 
-  it('prints what it loaded and a client configuration that starts the same server', async () => {
+  it('prints what it loaded and a client configuration that starts the same server (given --plugins, the former name of --toolpacks)', async () => {
     const s = serveRaw(['--plugins', good.dir, '--home', home.dir]);
     await s.waitForStderr(/^Ready\./m);
     const err = s.stderr();
     expect(err).toContain(`store:    ${path.join(home.dir, 'helix.mdb')}`);
     expect(err).toMatch(/policy: {3}sha256:[0-9a-f]{64} \(the bundled default policy\)/);
+    expect(err).toContain(`toolpacks: ${good.dir}`);
     expect(err).toMatch(/start-echo\s+start\.echo 1\.0\.0\s+\(read-only, idempotent\)/);
     expect(err).toMatch(/artifact_import\s+helix\.artifact_import 1\.0\.0/);
     const snippet = JSON.parse(err.slice(err.indexOf('\n{') + 1, err.indexOf('\n}\n') + 2)) as {
       mcpServers: { helix: { command: string; args: string[]; env: Record<string, string> } };
     };
     const cfg = snippet.mcpServers.helix;
-    expect(cfg).toEqual({ command: process.execPath, args: [CLI, 'serve', '--plugins', good.dir], env: { HELIX_HOME: home.dir } });
+    expect(cfg).toEqual({ command: process.execPath, args: [CLI, 'serve', '--toolpacks', good.dir], env: { HELIX_HOME: home.dir } });
     s.child.stdin!.end();
     expect(await s.exited).toBe(0);
     expect(s.stdout()).toBe('');
@@ -113,7 +114,7 @@ describe('helix serve startup', () => {
 
 describe('helix serve shutdown', () => {
   it('stops cleanly when stdin closes: exit 0 and the store closed for the next process', async () => {
-    const s = serveRaw(['--plugins', good.dir, '--home', home.dir]);
+    const s = serveRaw(['--toolpacks', good.dir, '--home', home.dir]);
     await s.waitForStderr(/^Ready\./m);
     s.child.stdin!.end();
     expect(await s.exited).toBe(0);
@@ -123,7 +124,7 @@ describe('helix serve shutdown', () => {
   });
 
   it('on SIGTERM cancels the call in flight, records its run as failed, exits 0, and wrote only protocol to stdout', async () => {
-    const s = serveRaw(['--plugins', good.dir, '--policy', POLICY, '--home', home.dir, '--progress-interval-ms', '50']);
+    const s = serveRaw(['--toolpacks', good.dir, '--policy', POLICY, '--home', home.dir, '--progress-interval-ms', '50']);
     s.send(INITIALIZE);
     await eventually(() => (s.stdout().includes('"id":1') ? true : undefined));
     s.send({ jsonrpc: '2.0', method: 'notifications/initialized' });

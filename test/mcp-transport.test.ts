@@ -1,4 +1,4 @@
-// `helix serve` against a hostile client over real stdio (issue 10, class 8): raw lines no SDK
+// `helix serve` against a hostile client over real stdio (README "Security", the MCP stdin row): raw lines no SDK
 // client would send, the exact JSON-RPC replies to each, and the same process serving a real
 // call after every one. Also the message bound at its edge, and a client that stops reading.
 import { execFile } from 'node:child_process';
@@ -7,10 +7,10 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { CallToolResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, type McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { echoModule } from './helpers/guest-wat.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir } from './helpers/toolpack.js';
 import { peakRssMiB, rawWire, type RawWire, type WireMessage } from './fixtures/mcp/raw-wire.js';
 import { CLI, eventually, serveRaw, type RawServe } from './fixtures/mcp/serve.js';
 
@@ -28,7 +28,7 @@ const home = tempDir('helix-mcp-wire-');
 const work = tempDir('helix-mcp-wire-work-');
 let plugins: { dir: string; cleanup: () => void };
 beforeAll(async () => {
-  plugins = await pluginsDir([{ id: 'wire.echo', module: echoModule() }]);
+  plugins = await toolpacksDir([{ id: 'wire.echo', module: echoModule() }]);
 });
 afterAll(() => {
   plugins?.cleanup();
@@ -40,7 +40,7 @@ afterAll(() => {
 async function start(
   extra: string[] = [],
 ): Promise<{ s: RawServe; w: RawWire; served: () => Promise<void>; request: (method: string, params?: unknown) => Promise<WireMessage> }> {
-  const s = serveRaw(['--plugins', plugins.dir, '--home', home.dir, ...extra], { cwd: work.dir });
+  const s = serveRaw(['--toolpacks', plugins.dir, '--home', home.dir, ...extra], { cwd: work.dir });
   await s.waitForStderr(/^Ready\./m, 120_000);
   const w = rawWire(s);
   w.line(JSON.stringify(INITIALIZE));
@@ -80,7 +80,7 @@ describe('helix serve over raw stdio: broken frames (ABI-MCP-001 .. ABI-MCP-007)
     srv = await start();
   }, 180_000);
   afterAll(async () => {
-    srv?.s.child.stdin!.end();
+    srv?.s.child.stdin?.end();
     await srv?.s.exited;
   });
 

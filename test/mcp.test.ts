@@ -18,7 +18,7 @@ import { loadPolicy } from '../host/4-calls/policy/load-policy.js';
 import { compileGuest } from './helpers/as-guest.js';
 import { abiPrelude, echoModule, fixedOutputModule, numberResultModule } from './helpers/guest-wat.js';
 import { serveInMemory, type MemoryServed } from './helpers/mcp-memory.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir } from './helpers/toolpack.js';
 import { CLI, eventually } from './fixtures/mcp/serve.js';
 
 const countdown = (n: string): string => `(local.set $v (i64.const ${n}))
@@ -46,7 +46,7 @@ const recording = (host: Host): Host => ({
 
 beforeAll(async () => {
   const script = await compileGuest('script.ts');
-  plugins = await pluginsDir([
+  plugins = await toolpacksDir([
     { id: 'mcp.echo', module: echoModule(), inputSchema: N_SCHEMA, outputSchema: N_SCHEMA },
     { id: 'mcp.trap', module: `(module ${abiPrelude()} (func (export "execute") (param i32 i32) (result i64) unreachable))` },
     {
@@ -77,7 +77,7 @@ beforeAll(async () => {
   ]);
   // As `helix serve --policy POLICY --progress-interval-ms 100` started in work.dir: its import roots are work.dir.
   const policy = loadPolicy(POLICY, { env: { ...process.env, PWD: work.dir } });
-  served = await serveInMemory({ pluginsDir: plugins.dir, policy, home: home.dir, progressIntervalMs: 100 }, { serve: recording });
+  served = await serveInMemory({ toolpacksDir: plugins.dir, policy, home: home.dir, progressIntervalMs: 100 }, { serve: recording });
 }, 120_000);
 afterAll(async () => {
   await served?.close();

@@ -11,7 +11,7 @@ import { loadPolicy } from '../host/4-calls/policy/load-policy.js';
 import { bigModule } from './helpers/big-module.js';
 import { extismWat } from './helpers/extism-wat.js';
 import { echoModule, numberResultModule } from './helpers/guest-wat.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir } from './helpers/toolpack.js';
 
 /** Grows memory a page at a time until refused and answers the page count: the cap it ran under. */
 const GROW_PROBE = `(block $b (loop $l (br_if $b (i32.eq (memory.grow (i32.const 1)) (i32.const -1))) (br $l)))
@@ -29,13 +29,13 @@ const home = tempDir('helix-home-');
 let plugins: { dir: string; cleanup: () => void };
 let host: Host;
 beforeAll(async () => {
-  plugins = await pluginsDir([
+  plugins = await toolpacksDir([
     { id: 'v.grow', module: numberResultModule(GROW_PROBE), manifest: { limits } },
     { id: 'v.echo', module: echoModule(), manifest: { limits } },
     { id: 'v.big', module: BIG, manifest: { limits } },
     { id: 'x.grow', module: EXTISM_GROW, manifest: { abi: 'extism/v1', entrypoint: 'run', limits } },
   ]);
-  host = await createHost({ pluginsDir: plugins.dir, home: home.dir, policy: loadPolicy(undefined), engine: { maxThreads: 2 } });
+  host = await createHost({ toolpacksDir: plugins.dir, home: home.dir, policy: loadPolicy(undefined), engine: { maxThreads: 2 } });
 }, 120_000);
 afterAll(async () => {
   await host?.close();
@@ -107,7 +107,7 @@ describe('helix/v1 variants (ABI-ALLOC-009, ABI-ALLOC-010)', () => {
 
   it('calls under distinct caps at once each run their own variant, and the bound holds once they end', async () => {
     const results = await Promise.all(Array.from({ length: 40 }, (_, i) => call('v.grow', i + 1, { round: 3 })));
-    results.forEach((r, i) => expect(r.output).toEqual({ value: (i + 1) * PAGES_PER_MB }));
+    for (const [i, r] of results.entries()) expect(r.output).toEqual({ value: (i + 1) * PAGES_PER_MB });
     expectBounded(await statsAfterCall());
   }, 300_000);
 

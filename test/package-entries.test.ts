@@ -32,6 +32,7 @@ describe('the package entries, imported by name', () => {
     expect(await namesOf('helix')).toEqual([
       'HelixError',
       'bundledPluginsDir',
+      'bundledToolpacksDir',
       'createHost',
       'findManifests',
       'formatViolation',

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createHost, type Host } from '../host/index.js';
 import { echoModule } from './helpers/guest-wat.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir } from './helpers/toolpack.js';
 
 /** 16 MiB of initial memory: a kept instance costs that, and as much again for its snapshot. */
 const PAGES = 256;
@@ -17,12 +17,12 @@ let plugins: { dir: string; cleanup: () => void };
 let host: Host;
 beforeAll(async () => {
   const module = echoModule().replace('(memory (export "memory") 1)', `(memory (export "memory") ${PAGES})`);
-  plugins = await pluginsDir([
+  plugins = await toolpacksDir([
     { id: 'r.echo', module, manifest: { limits: { maxInputBytes: 1024, maxOutputBytes: 1024, fuel: 1_000_000, maxMemoryPages: 65_536 } } },
   ]);
   const policyFile = path.join(home.dir, 'policy.yaml');
   writeFileSync(policyFile, 'version: 1\ntools:\n  allow: ["*"]\nceilings:\n  maxMemoryPages: 65536\n');
-  host = await createHost({ pluginsDir: plugins.dir, home: home.dir, policyFile });
+  host = await createHost({ toolpacksDir: plugins.dir, home: home.dir, policyFile });
 }, 60_000);
 afterAll(async () => {
   await host?.close();

@@ -5,12 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResponseEnvelopeSchema } from '../abi/index.js';
 import { bytesInput, bytesRequestModule } from './helpers/bytes-guest-wat.js';
 import { runCli } from './helpers/run-cli.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir } from './helpers/toolpack.js';
 
 let plugins: { dir: string; cleanup: () => void };
 const home = tempDir('helix-home-');
 beforeAll(async () => {
-  plugins = await pluginsDir([
+  plugins = await toolpacksDir([
     {
       id: 't.asker',
       module: bytesRequestModule(),
@@ -26,7 +26,7 @@ afterAll(() => {
 /** Calls t.asker so that it sends `request`, then `helix runs show`s the run. */
 async function askAndShow(request: string): Promise<{ shown: Record<string, unknown>; stderr: string }> {
   const called = await runCli(
-    ['call', 't.asker', '--plugins', plugins.dir, '--home', home.dir, '--input', JSON.stringify(bytesInput(request))],
+    ['call', 't.asker', '--toolpacks', plugins.dir, '--home', home.dir, '--input', JSON.stringify(bytesInput(request))],
     home.dir,
   );
   const envelope = ResponseEnvelopeSchema.parse(JSON.parse(called.stdout));

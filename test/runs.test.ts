@@ -15,7 +15,7 @@ import { readAudit } from '../host/3-store/audit.js';
 import { readModuleRecord } from '../host/3-store/modules.js';
 import { readActiveRuns } from '../host/3-store/runs.js';
 import { echoModule, numberResultModule } from './helpers/guest-wat.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir } from './helpers/toolpack.js';
 
 const run = promisify(execFile);
 const cli = path.join(packageRoot(), 'dist', 'cli', 'main.js');
@@ -37,7 +37,7 @@ const home = tempDir('helix-home-');
 const outputSchema = { type: 'object' };
 
 beforeAll(async () => {
-  plugins = await pluginsDir([
+  plugins = await toolpacksDir([
     { id: 'r.echo', module: echoModule() },
     {
       id: 'r.slow',
@@ -54,7 +54,7 @@ beforeAll(async () => {
     { id: 'r.trap', module: numberResultModule('(unreachable)'), outputSchema },
     { id: 'r.reads', module: echoModule(), inputSchema: readsSchema },
   ]);
-  host = await createHost({ pluginsDir: plugins.dir, home: home.dir, policy: loadPolicy(undefined) });
+  host = await createHost({ toolpacksDir: plugins.dir, home: home.dir, policy: loadPolicy(undefined) });
 });
 afterAll(async () => {
   await host?.close();
@@ -156,7 +156,7 @@ describe('runs', () => {
   it('records a call the policy refuses as a blocked run, with an audit record', async () => {
     const file = path.join(plugins.dir, 'deny.policy.yaml');
     writeFileSync(file, 'version: 1\ntools: { allow: ["r.echo"] }\n');
-    const denying = await createHost({ pluginsDir: plugins.dir, home: tempDir('helix-home-').dir, policyFile: file });
+    const denying = await createHost({ toolpacksDir: plugins.dir, home: tempDir('helix-home-').dir, policyFile: file });
     try {
       const r = ResponseEnvelopeSchema.parse(await denying.call({ tool_id: 'r.trap', input: {} }));
       expect(r.error?.code).toBe('A-AUTH-TOOL-DENIED');
@@ -175,7 +175,7 @@ describe('runs', () => {
       cli,
       'call',
       'r.slower',
-      '--plugins',
+      '--toolpacks',
       plugins.dir,
       '--home',
       home.dir,

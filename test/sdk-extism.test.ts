@@ -9,7 +9,7 @@ import { ResponseEnvelopeSchema, type ResponseEnvelope } from '../abi/index.js';
 import { createHost, type Host } from '../host/index.js';
 import { buildToolpack } from '../host/6-faces/toolchain/build-toolpack.js';
 import { importEdges, sourceFiles } from './helpers/import-graph.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir } from './helpers/toolpack.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 
@@ -66,11 +66,11 @@ beforeAll(async () => {
     limits: { maxInputBytes: 4096, maxOutputBytes: 4096, fuel: 100_000_000, maxMemoryPages: 16, maxCapabilityCalls: 4 },
     capabilities: { abiVersion: 1, allow },
   });
-  plugins = await pluginsDir([
+  plugins = await toolpacksDir([
     { id: 'x.stat', module, manifest: manifest(['artifact.stat']) },
     { id: 'x.stat_denied', module, manifest: manifest([]) },
   ]);
-  host = await createHost({ pluginsDir: plugins.dir, home: home.dir });
+  host = await createHost({ toolpacksDir: plugins.dir, home: home.dir });
 }, 180_000);
 
 afterAll(async () => {

@@ -15,7 +15,7 @@ import { compileGuest } from './helpers/as-guest.js';
 import { CLI, serveWithClient } from './fixtures/mcp/serve.js';
 import { startServer, type TestServer } from './helpers/http-test-kit.js';
 import { call, formsIn, formsInTree, MARKER, SECRET, SECRET_ENV, secretToolpacks, writeSecretPolicy } from './helpers/secret-kit.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir } from './helpers/toolpack.js';
 
 const run = promisify(execFile);
 const work = tempDir('helix-secret-cli-');
@@ -24,7 +24,7 @@ let upstream: TestServer;
 
 beforeAll(async () => {
   upstream = await startServer((_req, res) => res.end('ok'));
-  plugins = await pluginsDir(secretToolpacks(await compileGuest('secret-paths.ts'), upstream.origin));
+  plugins = await toolpacksDir(secretToolpacks(await compileGuest('secret-paths.ts'), upstream.origin));
 }, 120_000);
 afterAll(async () => {
   await upstream?.close();
@@ -52,7 +52,7 @@ describe('helix call, runs show, runs export and verify', () => {
     const home = path.join(work.dir, 'cli-home');
     const policy = path.join(work.dir, 'cli.policy.yaml');
     writeSecretPolicy(policy, upstream.origin, `{ env: ${SECRET_ENV} }`, '{ kv: redact, artifacts: redact }');
-    const host = ['--plugins', plugins.dir, '--policy', policy, '--home', home];
+    const host = ['--toolpacks', plugins.dir, '--policy', policy, '--home', home];
     const input = {
       secret: 'db_password',
       calls: [
@@ -99,7 +99,7 @@ describe('helix serve with a real MCP client', () => {
     writeFileSync(secretFile, `${SECRET}\n`, { mode: 0o600 });
     const policy = path.join(work.dir, 'serve.policy.yaml');
     writeSecretPolicy(policy, upstream.origin, `{ file: ${JSON.stringify(secretFile)} }`);
-    const served = await serveWithClient(['--plugins', plugins.dir, '--policy', policy, '--home', home]);
+    const served = await serveWithClient(['--toolpacks', plugins.dir, '--policy', policy, '--home', home]);
     const notes: unknown[] = [];
     served.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void notes.push(n.params));
     try {

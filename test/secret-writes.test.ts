@@ -1,4 +1,4 @@
-// Secrets stay secret (issue 10, class 7; ABI-SECRET-*) under the default rules: a real
+// Secrets stay secret (README "Security", the secrets row; ABI-SECRET-*) under the default rules: a real
 // AssemblyScript guest reads a secret from the policy (env source) and tries every write path
 // with the raw value and each covered encoding; what the store keeps never holds any form of it.
 import { readFileSync, statSync } from 'node:fs';

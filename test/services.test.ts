@@ -1,4 +1,4 @@
-// The real engines of issue 14, brought up through scripts/services.sh: dockerd answering through
+// The real engines of Docker and Slurm (README "Services for Docker and Slurm"), brought up through scripts/services.sh: dockerd answering through
 // dockerode, the locally imported seqkit image confined as Helix will run it, and a single-node
 // Slurm cluster whose jobs sacct reports (COMPLETED, FAILED with the job's exit code).
 
@@ -19,7 +19,7 @@ const UP_BOUND_MS = 20 * 60_000;
 // A trivial job: seconds on an idle node, far more on a shared, loaded machine.
 const JOB_BOUND_MS = 3 * 60_000;
 
-/** The flags Helix's docker.run applies to every container (issue 14), as dockerode's HostConfig. */
+/** The flags Helix's docker.run applies to every container (ABI-DOCKER-*), as dockerode's HostConfig. */
 const CONFINED: Docker.HostConfig = {
   NetworkMode: 'none',
   ReadonlyRootfs: true,

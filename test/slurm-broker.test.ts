@@ -7,6 +7,8 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResponseEnvelopeSchema } from '../abi/index.js';
+import type { SlurmCollectResult } from '../capabilities/slurm-jobs.js';
+import type { SlurmSubmitResult } from '../capabilities/slurm-submit.js';
 import { importInline } from '../host/4-calls/artifacts/index.js';
 import { hostStore } from '../host/5-host/host.js';
 import { readJournal } from '../host/3-store/journal.js';
@@ -46,7 +48,7 @@ describe('the slurm capabilities through the broker', () => {
         submit({ argv, inputs: [{ artifact_id: reads.id, name: 'reads.fa' }], outputs: [{ name: 'count.txt', type: 'text' }] }),
       ]);
       expect(a).toMatchObject({ status: 'ok', capability_result: { result: { source: 'submitted', job_name: `helix.${runId}.c1` } } });
-      jobId = a!.capability_result!.result.job_id;
+      jobId = (a!.capability_result!.result as SlurmSubmitResult).job_id;
       await waitForEnd(jobId);
       const {
         answers: [s],
@@ -65,7 +67,7 @@ describe('the slurm capabilities through the broker', () => {
     async () => {
       for (const echo of ['first collect', 'second collect'])
         collected.push((await answers('s.granted', [on('slurm.collect', jobId)], echo)).answers[0]!);
-      const [first, second] = collected.map((c) => c.capability_result?.result);
+      const [first, second] = collected.map((c) => c.capability_result?.result) as [SlurmCollectResult, SlurmCollectResult];
       expect(first).toMatchObject({
         job_id: jobId,
         state: 'completed',
@@ -74,10 +76,10 @@ describe('the slurm capabilities through the broker', () => {
       });
       expect(second).toEqual(first);
       const text = async (id: string) => (await h.host.artifacts.readBytes(id, 4096)).toString('utf8');
-      expect(await text(first.outputs[0].artifact_id)).toBe('2\n');
-      expect(await text(first.stdout.artifact_id)).toMatch(/^ran in \/.+\.c1\n$/);
-      expect(await text(first.stderr.artifact_id)).toBe('to-stderr\n');
-      expect(h.host.artifacts.get(first.outputs[0].artifact_id)).toMatchObject({
+      expect(await text(first.outputs[0]!.artifact_id!)).toBe('2\n');
+      expect(await text(first.stdout.artifact_id!)).toMatch(/^ran in \/.+\.c1\n$/);
+      expect(await text(first.stderr.artifact_id!)).toBe('to-stderr\n');
+      expect(h.host.artifacts.get(first.outputs[0]!.artifact_id!)).toMatchObject({
         type: 'text',
         source: { kind: 'import', path: expect.stringMatching(/\.c1\/out\/count\.txt$/) },
       });
@@ -108,10 +110,10 @@ describe('the slurm capabilities through the broker', () => {
     async () => {
       // The run fails after its submit (its guest makes calls past its limit), so a second call executes it again.
       const failing = { calls: [submit({ argv: ['/bin/sleep', '1'] })], storm: 'log.emit' };
-      const attempt = async (): Promise<{ runId: string; result: any }> => {
+      const attempt = async (): Promise<{ runId: string; result: SlurmSubmitResult }> => {
         const r = ResponseEnvelopeSchema.parse(await h.host.call({ tool_id: 's.granted', input: failing }));
         expect(r).toMatchObject({ status: 'terminal_error', error: { code: 'R-CAP-CALL-LIMIT' } });
-        return { runId: r.run_id!, result: readJournal(hostStore(h.host), r.run_id!)[0]!.result };
+        return { runId: r.run_id!, result: readJournal(hostStore(h.host), r.run_id!)[0]!.result as SlurmSubmitResult };
       };
       const one = await attempt();
       expect(one.result).toMatchObject({ source: 'submitted' });
@@ -202,7 +204,7 @@ describe('the slurm capabilities through the broker', () => {
         } = await answers('s.granted', [
           submit({ argv: ['/bin/sh', '-c', sh], outputs: name === 'log' ? [] : [{ name: 'r.txt' }], key: name }),
         ]);
-        jobs[name] = a!.capability_result!.result.job_id;
+        jobs[name] = (a!.capability_result!.result as SlurmSubmitResult).job_id;
       }
       const {
         answers: [busy],

@@ -32,7 +32,7 @@ describe.each(LANGS)('a $lang pack built, then edited', ({ lang, name, tool, sou
   const home = path.join(work.dir, `home-${lang}`);
   // The template's tool reads an artifact: its example file, imported once.
   let input = '';
-  const call = () => runCli(['call', tool, '--plugins', '.', '--home', home, '--input', input], dir);
+  const call = () => runCli(['call', tool, '--toolpacks', '.', '--home', home, '--input', input], dir);
 
   beforeAll(async () => {
     expect((await runCli(['new', name, '--lang', lang], work.dir)).code).toBe(0);
@@ -76,7 +76,7 @@ describe.each(LANGS)('a $lang pack built, then edited', ({ lang, name, tool, sou
     ]);
 
     // The MCP server logs the same line (stdin is closed at once, so it starts and stops).
-    const served = await runCli(['serve', '--plugins', '.', '--home', home], dir);
+    const served = await runCli(['serve', '--toolpacks', '.', '--home', home], dir);
     expect(served.stderr).toContain(`helix serve: stale: ${name}: ${source} changed since the last build; run \`helix build\``);
 
     expect((await runCli(['build'], dir)).code).toBe(0);

@@ -18,7 +18,7 @@ import { checkStore, type CheckReport } from '../host/3-store/check.js';
 import { openStore, type Store, type StoreDatabaseName } from '../host/3-store/open-store.js';
 import { rawDatabases } from '../host/3-store/raw-access.js';
 import { compileGuest } from './helpers/as-guest.js';
-import { ANY_OBJECT, pluginsDir, tempDir } from './helpers/toolpack.js';
+import { ANY_OBJECT, toolpacksDir, tempDir } from './helpers/toolpack.js';
 
 const cli = path.join(packageRoot(), 'dist', 'cli', 'main.js');
 const home = tempDir('helix-check-home-');
@@ -42,7 +42,7 @@ const limits = { maxInputBytes: 100_000, maxOutputBytes: 100_000, fuel: 5e9, max
 beforeAll(async () => {
   const script = await compileGuest('script.ts');
   const inputSchema = { ...ANY_OBJECT, properties: { input: { type: 'string', 'x-helix-artifact': true } } };
-  plugins = await pluginsDir([
+  plugins = await toolpacksDir([
     {
       id: 'c.script',
       module: script,
@@ -63,7 +63,7 @@ beforeAll(async () => {
       '\n',
     ),
   );
-  const host = await createHost({ pluginsDir: plugins.dir, policyFile, home: home.dir });
+  const host = await createHost({ toolpacksDir: plugins.dir, policyFile, home: home.dir });
   try {
     const record = await importInline(hostStore(host), randomBytes(2_500_000), { label: 'three chunks', maxBytes: 1 << 30 });
     big = { id: record.id, sha256: record.sha256, chunks: [...rawDatabases(hostStore(host)).blobs.get(record.sha256)!.chunks] };
@@ -264,7 +264,7 @@ describe('helix store check', () => {
 
     await withStore((store) => restore(store, saved));
     expect((await helix(['store', 'check', '--home', home.dir])).code).toBe(0);
-    const host = await createHost({ pluginsDir: plugins.dir, policyFile, home: home.dir });
+    const host = await createHost({ toolpacksDir: plugins.dir, policyFile, home: home.dir });
     try {
       expect((await host.call({ tool_id: 'c.script', input: { calls: [call('kv.get', { key: 'k' })] } })).status).toBe('success');
     } finally {

@@ -9,14 +9,14 @@ import { readAudit } from '../host/3-store/audit.js';
 import { newestCommitIn } from '../host/3-store/header.js';
 import { readModuleRecord } from '../host/3-store/modules.js';
 import { stormGuest } from './helpers/catching-guests.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir } from './helpers/toolpack.js';
 
 const CALLS = 40;
 const HOUR = 60 * 60 * 1000;
 let plugins: { dir: string; cleanup: () => void };
 
 beforeAll(async () => {
-  plugins = await pluginsDir([
+  plugins = await toolpacksDir([
     {
       id: 'c.storm',
       module: stormGuest(CALLS),
@@ -33,7 +33,7 @@ afterAll(() => plugins?.cleanup());
 describe('durable commits', () => {
   it(`records a run of ${CALLS} capability calls, its journal and its audit records in one commit (ABI-STORE-037)`, async () => {
     const home = tempDir('helix-commits-');
-    const host = await createHost({ pluginsDir: plugins.dir, home: home.dir, policy: loadPolicy(undefined) });
+    const host = await createHost({ toolpacksDir: plugins.dir, home: home.dir, policy: loadPolicy(undefined) });
     try {
       const file = host.storePath;
       // The first call of a module in a store also writes its load cache entry (ABI-LOAD-008).
@@ -58,7 +58,7 @@ describe('durable commits', () => {
     const home = tempDir('helix-commits-');
     const t0 = Date.now();
     const start = async (at: number): Promise<{ commits: number; lastLoaded: number | undefined }> => {
-      const host = await createHost({ pluginsDir: plugins.dir, home: home.dir, policy: loadPolicy(undefined), now: () => at });
+      const host = await createHost({ toolpacksDir: plugins.dir, home: home.dir, policy: loadPolicy(undefined), now: () => at });
       const file = host.storePath;
       const digest = host.tools().find((t) => t.id === 'c.storm')?.moduleDigest;
       const record = digest === undefined || digest === null ? undefined : readModuleRecord(hostStore(host), digest);

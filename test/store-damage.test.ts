@@ -11,17 +11,19 @@ import { serveWithClient } from './fixtures/mcp/serve.js';
 import { echoModule } from './helpers/guest-wat.js';
 import { damageBlob, damageHeader, damageRecord, looksRaw, storeFile } from './helpers/store-damage.js';
 import { runCli as helix, type CliExit as Exit } from './helpers/run-cli.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir } from './helpers/toolpack.js';
 
 const dirs: Array<{ dir: string; cleanup: () => void }> = [];
-afterAll(() => dirs.forEach((d) => d.cleanup()));
+afterAll(() => {
+  for (const d of dirs) d.cleanup();
+});
 let plugins: string;
 
 /** A store with two runs of t.echo and an imported artifact. */
 async function prepared(): Promise<{ home: string; runs: string[]; artifact: { id: string; sha256: string } }> {
   const t = tempDir('helix-damage-');
   dirs.push(t);
-  const host = await createHost({ pluginsDir: plugins, home: t.dir });
+  const host = await createHost({ toolpacksDir: plugins, home: t.dir });
   try {
     const runs: string[] = [];
     for (const n of [1, 2]) runs.push((await host.call({ tool_id: 't.echo', input: { n } })).run_id!);
@@ -43,7 +45,7 @@ function expectCleanError(r: Exit, code: string, exit: number): void {
 }
 
 beforeAll(async () => {
-  const p = await pluginsDir([{ id: 't.echo', module: echoModule() }]);
+  const p = await toolpacksDir([{ id: 't.echo', module: echoModule() }]);
   dirs.push(p);
   plugins = p.dir;
 }, 120_000);
@@ -72,7 +74,7 @@ describe('a damaged run record (ABI-STORE-020)', () => {
   it('makes a replaying helix call return exactly one envelope and exit 1; the next call succeeds', async () => {
     const { home, runs } = await prepared();
     await damageRecord(home, 'runs', runs[0]!);
-    const r = await helix(['call', 't.echo', '--plugins', plugins, '--home', home, '--input', '{"n":1}', '--compact']);
+    const r = await helix(['call', 't.echo', '--toolpacks', plugins, '--home', home, '--input', '{"n":1}', '--compact']);
     expect(r.signal).toBeNull();
     expect(r.code).toBe(1);
     const lines = r.stdout.trim().split('\n');
@@ -82,10 +84,10 @@ describe('a damaged run record (ABI-STORE-020)', () => {
       error: { code: 'D-DATA-RECORD-INVALID', details: { database: 'runs', key: runs[0] } },
     });
     expect(looksRaw(r.stderr)).toBe(false);
-    expect((await helix(['call', 't.echo', '--plugins', plugins, '--home', home, '--input', '{"n":3}', '--compact'])).code).toBe(0);
+    expect((await helix(['call', 't.echo', '--toolpacks', plugins, '--home', home, '--input', '{"n":3}', '--compact'])).code).toBe(0);
 
     // In one host: the damaged run is an envelope, and the host goes on serving.
-    const host = await createHost({ pluginsDir: plugins, home });
+    const host = await createHost({ toolpacksDir: plugins, home });
     try {
       expect(await host.call({ tool_id: 't.echo', input: { n: 1 } })).toMatchObject({
         status: 'terminal_error',
@@ -105,7 +107,7 @@ describe('a damaged run record (ABI-STORE-020)', () => {
     const { home, runs, artifact } = await prepared();
     await damageRecord(home, 'runs', runs[0]!);
     await damageRecord(home, 'artifacts', artifact.id);
-    const served = await serveWithClient(['--plugins', plugins, '--home', home]);
+    const served = await serveWithClient(['--toolpacks', plugins, '--home', home]);
     try {
       const got = await served.client.callTool({ name: 'run_get', arguments: { run_id: runs[0] } });
       expect(got.isError).toBe(true);
@@ -138,7 +140,7 @@ describe('a damaged artifact record or chunk (ABI-STORE-020, ABI-STORE-021)', ()
       );
       expect(r.stderr).toMatch(/\n {2}id: /);
     }
-    expect((await helix(['call', 't.echo', '--plugins', plugins, '--home', home, '--input', '{"n":5}'])).code).toBe(0);
+    expect((await helix(['call', 't.echo', '--toolpacks', plugins, '--home', home, '--input', '{"n":5}'])).code).toBe(0);
   }, 120_000);
 
   it('turns a damaged chunk into D-DATA-CHECKSUM on export', async () => {
@@ -160,8 +162,8 @@ describe('a damaged file header (ABI-STORE-010)', () => {
       ['runs', 'show', runs[0]!, '--home', home],
       ['artifact', 'list', '--home', home],
       ['verify', runs[0]!, '--home', home],
-      ['call', 't.echo', '--plugins', plugins, '--home', home, '--input', '{"n":1}'],
-      ['serve', '--plugins', plugins, '--home', home],
+      ['call', 't.echo', '--toolpacks', plugins, '--home', home, '--input', '{"n":1}'],
+      ['serve', '--toolpacks', plugins, '--home', home],
     ];
     for (const args of commands) {
       const r = await helix(args);

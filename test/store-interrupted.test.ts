@@ -14,14 +14,16 @@ import { serveWithClient } from './fixtures/mcp/serve.js';
 import { echoModule, numberResultModule } from './helpers/guest-wat.js';
 import { looksRaw } from './helpers/store-damage.js';
 import { CLI, runCli as helix } from './helpers/run-cli.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir } from './helpers/toolpack.js';
 
 const dirs: Array<{ dir: string; cleanup: () => void }> = [];
-afterAll(() => dirs.forEach((d) => d.cleanup()));
+afterAll(() => {
+  for (const d of dirs) d.cleanup();
+});
 let plugins: string;
 
 beforeAll(async () => {
-  const p = await pluginsDir([
+  const p = await toolpacksDir([
     { id: 'k.echo', module: echoModule() },
     {
       id: 'k.forever',
@@ -36,7 +38,7 @@ beforeAll(async () => {
 
 /** Starts `helix call k.forever` and returns the process once its run is recorded as running. */
 async function startForever(home: string): Promise<{ child: ChildProcess; runId: string }> {
-  const child = spawn(process.execPath, [CLI, 'call', 'k.forever', '--plugins', plugins, '--home', home, '--input', '{}'], {
+  const child = spawn(process.execPath, [CLI, 'call', 'k.forever', '--toolpacks', plugins, '--home', home, '--input', '{}'], {
     stdio: 'ignore',
   });
   const until = Date.now() + 120_000;
@@ -90,7 +92,7 @@ describe('a run whose process was killed', () => {
     const exported = await helix(['runs', 'export', runId, path.join(home.dir, 'crate'), '--no-data', '--home', home.dir]);
     expect(exported.code).toBe(0);
     expect(readFileSync(path.join(home.dir, 'crate', 'helix-chain.json'), 'utf8')).toContain('"status": "interrupted"');
-    const host = await createHost({ pluginsDir: plugins, home: home.dir });
+    const host = await createHost({ toolpacksDir: plugins, home: home.dir });
     try {
       expect(host.interrupted).toEqual([]);
       expect(runEvents(hostStore(host), runId).filter((e) => e.kind === 'interrupted')).toHaveLength(1);
@@ -103,7 +105,7 @@ describe('a run whose process was killed', () => {
   it('is interrupted in run_get over MCP, and the server serves the next call', async () => {
     const home = tempDir('helix-killed-mcp-');
     dirs.push(home);
-    const served = await serveWithClient(['--plugins', plugins, '--home', home.dir]);
+    const served = await serveWithClient(['--toolpacks', plugins, '--home', home.dir]);
     try {
       const { child, runId } = await startForever(home.dir);
       await kill9(child);

@@ -14,14 +14,16 @@ import { newestCommit, pageSizeOf } from '../host/3-store/header.js';
 import { serveWithClient } from './fixtures/mcp/serve.js';
 import { echoModule } from './helpers/guest-wat.js';
 import { CLI, runCli as helix } from './helpers/run-cli.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir } from './helpers/toolpack.js';
 
 const dirs: Array<{ dir: string; cleanup: () => void }> = [];
-afterAll(() => dirs.forEach((d) => d.cleanup()));
+afterAll(() => {
+  for (const d of dirs) d.cleanup();
+});
 let plugins: string;
 
 beforeAll(async () => {
-  const p = await pluginsDir([{ id: 'k.echo', module: echoModule() }]);
+  const p = await toolpacksDir([{ id: 'k.echo', module: echoModule() }]);
   dirs.push(p);
   plugins = p.dir;
 }, 120_000);
@@ -45,7 +47,7 @@ function commits(home: string): { lockRegion: number; newest: number } {
     readSync(fds[1], txnid, 0, 8, LOCK_TXNID_AT);
     return { lockRegion: Number(txnid.readBigUInt64LE(0)), newest: newestCommit(fds[0], pageSizeOf(fds[0])) };
   } finally {
-    fds.forEach((fd) => closeSync(fd));
+    for (const fd of fds) closeSync(fd);
   }
 }
 
@@ -54,7 +56,7 @@ describe('a store opened while another process commits', () => {
     expect(spawnSync('gdb', ['--version']).status, 'gdb is installed by scripts/test-setup.sh').toBe(0);
     const home = tempDir('helix-open-race-');
     dirs.push(home);
-    const served = await serveWithClient(['--plugins', plugins, '--home', home.dir]);
+    const served = await serveWithClient(['--toolpacks', plugins, '--home', home.dir]);
     const runIds: string[] = [];
     const call = async (n: number): Promise<void> => {
       const r = await served.client.callTool({ name: 'k-echo', arguments: { n } });

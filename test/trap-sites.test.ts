@@ -9,7 +9,7 @@ import { ResponseEnvelopeSchema, type ResponseEnvelope } from '../abi/index.js';
 import { createHost, type Host } from '../host/index.js';
 import { extismWat } from './helpers/extism-wat.js';
 import { runCli } from './helpers/run-cli.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir } from './helpers/toolpack.js';
 import { wat2wasm } from './helpers/wat.js';
 
 const work = tempDir('helix-traps-');
@@ -20,7 +20,7 @@ const lineOf = (source: string, marker: string) => source.split('\n').findIndex(
 
 async function call(dir: string, tool: string, input: unknown): Promise<ResponseEnvelope> {
   const r = await runCli(
-    ['call', tool, '--plugins', '.', '--home', path.join(dir, '.home'), '--input', JSON.stringify(input), '--compact'],
+    ['call', tool, '--toolpacks', '.', '--home', path.join(dir, '.home'), '--input', JSON.stringify(input), '--compact'],
     dir,
   );
   return ResponseEnvelopeSchema.parse(JSON.parse(r.stdout));
@@ -133,7 +133,7 @@ describe('an Extism plugin that traps', () => {
   let plugins: { dir: string; cleanup: () => void };
   let host: Host;
   beforeAll(async () => {
-    plugins = await pluginsDir([
+    plugins = await toolpacksDir([
       {
         id: 'x.named',
         module: await wat2wasm(source, 'named.wat', { names: true }),
@@ -142,7 +142,7 @@ describe('an Extism plugin that traps', () => {
       { id: 'x.unnamed', module: await wat2wasm(source, 'unnamed.wat'), manifest: { abi: 'extism/v1', entrypoint: 'run', limits } },
       { id: 'x.direct', module: await wat2wasm(direct, 'direct.wat'), manifest: { abi: 'extism/v1', entrypoint: 'run', limits } },
     ]);
-    host = await createHost({ pluginsDir: plugins.dir, home: home.dir });
+    host = await createHost({ toolpacksDir: plugins.dir, home: home.dir });
   }, 60_000);
   afterAll(async () => {
     await host?.close();

@@ -13,17 +13,19 @@ import { rawDatabases } from '../host/3-store/raw-access.js';
 import { compileGuest } from './helpers/as-guest.js';
 import { damageBlob } from './helpers/store-damage.js';
 import { runCli } from './helpers/run-cli.js';
-import { pluginsDir, tempDir } from './helpers/toolpack.js';
+import { toolpacksDir, tempDir } from './helpers/toolpack.js';
 
 const dirs: Array<{ dir: string; cleanup: () => void }> = [];
-afterAll(() => dirs.forEach((d) => d.cleanup()));
+afterAll(() => {
+  for (const d of dirs) d.cleanup();
+});
 let plugins: string;
 const limits = { maxInputBytes: 100_000, maxOutputBytes: 100_000, fuel: 5e9, maxMemoryPages: 1024, maxCapabilityCalls: 100 };
 const write = (data: string, final = false) => ({ name: 'artifact.write', args: { role: 'report', data, ...(final ? { final } : {}) } });
 
 beforeAll(async () => {
   const script = await compileGuest('script.ts');
-  const p = await pluginsDir([
+  const p = await toolpacksDir([
     {
       id: 'v.writer',
       module: script,
@@ -42,7 +44,7 @@ beforeAll(async () => {
 async function recorded(): Promise<{ home: string; run: RunRecord }> {
   const t = tempDir('helix-verify-');
   dirs.push(t);
-  const host = await createHost({ pluginsDir: plugins, home: t.dir });
+  const host = await createHost({ toolpacksDir: plugins, home: t.dir });
   try {
     const r = await host.call({ tool_id: 'v.writer', input: { calls: [write('line 1\n'), write('line 2\n', true)] } });
     expect(r.status).toBe('success');
@@ -87,7 +89,7 @@ describe('helix verify with damaged outputs', () => {
       }),
     );
 
-    const host = await createHost({ pluginsDir: plugins, home });
+    const host = await createHost({ toolpacksDir: plugins, home });
     try {
       expect((await verifyRun(hostStore(host), run.run_id)).match).toBe(false);
       expect(await host.call({ tool_id: 'helix.run_verify', input: { run_id: run.run_id } })).toMatchObject({

@@ -24,7 +24,9 @@ declare namespace WebAssembly {
   };
 
   /** A tag of the exception handling proposal. */
-  interface Tag {}
+  interface Tag {
+    readonly [Symbol.toStringTag]: 'WebAssembly.Tag';
+  }
 
   var Tag: {
     prototype: Tag;
@@ -75,7 +77,9 @@ declare namespace WebAssembly {
   };
 
   /** [MDN Reference](https://developer.mozilla.org/docs/WebAssembly/Reference/JavaScript_interface/Module) */
-  interface Module {}
+  interface Module {
+    readonly [Symbol.toStringTag]: 'WebAssembly.Module';
+  }
 
   var Module: {
     prototype: Module;
@@ -101,16 +105,16 @@ declare namespace WebAssembly {
     /** [MDN Reference](https://developer.mozilla.org/docs/WebAssembly/Reference/JavaScript_interface/Table/length) */
     readonly length: number;
     /** [MDN Reference](https://developer.mozilla.org/docs/WebAssembly/Reference/JavaScript_interface/Table/get) */
-    get(index: number): any;
+    get(index: number): unknown;
     /** [MDN Reference](https://developer.mozilla.org/docs/WebAssembly/Reference/JavaScript_interface/Table/grow) */
-    grow(delta: number, value?: any): number;
+    grow(delta: number, value?: unknown): number;
     /** [MDN Reference](https://developer.mozilla.org/docs/WebAssembly/Reference/JavaScript_interface/Table/set) */
-    set(index: number, value?: any): void;
+    set(index: number, value?: unknown): void;
   }
 
   var Table: {
     prototype: Table;
-    new (descriptor: TableDescriptor, value?: any): Table;
+    new (descriptor: TableDescriptor, value?: unknown): Table;
   };
 
   interface GlobalDescriptor<T extends ValueType = ValueType> {
@@ -142,8 +146,8 @@ declare namespace WebAssembly {
   }
 
   interface ValueTypeMap {
-    anyfunc: Function;
-    externref: any;
+    anyfunc: ExportedFunction;
+    externref: unknown;
     f32: number;
     f64: number;
     i32: number;
@@ -158,7 +162,9 @@ declare namespace WebAssembly {
 
   type ImportExportKind = 'function' | 'global' | 'memory' | 'table';
   type TableKind = 'anyfunc' | 'externref';
-  type ExportValue = Function | Global | Memory | Table;
+  /** An exported function: its parameters and result are known only to the caller that casts it. */
+  type ExportedFunction = (...args: never[]) => unknown;
+  type ExportValue = ExportedFunction | Global | Memory | Table;
   type Exports = Record<string, ExportValue>;
   type ImportValue = ExportValue | number;
   type Imports = Record<string, ModuleImports>;

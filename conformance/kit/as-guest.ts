@@ -32,7 +32,12 @@ async function compile(file: string): Promise<Uint8Array> {
       if (name.endsWith('.wasm') && typeof contents !== 'string') binary = contents;
     },
     stdout: { write: () => true } as never,
-    stderr: { write: (text: string) => (stderr.push(String(text)), true) } as never,
+    stderr: {
+      write: (text: string) => {
+        stderr.push(String(text));
+        return true;
+      },
+    } as never,
   });
   if (result.error || binary === undefined) throw new Error(`asc failed for ${file}:\n${stderr.join('')}`);
   return binary;

@@ -88,9 +88,9 @@ const INITIALIZE = { protocolVersion: '2025-11-25', capabilities: {}, clientInfo
  */
 export async function startServer(
   ctx: CheckContext,
-  opts: { plugins: string; policy: string; home: string; extra?: readonly string[]; readyMs?: number },
+  opts: { toolpacks: string; policy: string; home: string; extra?: readonly string[]; readyMs?: number },
 ): Promise<RawServer> {
-  const args = [cliPath(), 'serve', '--plugins', opts.plugins, '--policy', opts.policy, ...(opts.extra ?? [])];
+  const args = [cliPath(), 'serve', '--toolpacks', opts.toolpacks, '--policy', opts.policy, ...(opts.extra ?? [])];
   const child = spawn(process.execPath, args, {
     cwd: ctx.env.dir,
     env: { ...process.env, HELIX_HOME: opts.home },

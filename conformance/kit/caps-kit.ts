@@ -7,7 +7,8 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import path from 'node:path';
 import type { ResponseEnvelope } from '../../abi/index.js';
-import { CheckFailure } from '../check.js';
+import type { Call, CallerAnswer, CapabilityCaller } from '../engines/adapter.js';
+import { CheckFailure } from '../expect.js';
 import { extismWat } from './extism-wat.js';
 import { abiPrelude, watString } from './guest-wat.js';
 
@@ -138,17 +139,7 @@ export function rawInput(calls: readonly RawCall[]): { h: string } {
 }
 
 /** One raw answer: its exact bytes, as text and parsed, and the buffer after a bulk call. */
-export interface RawAnswer {
-  readonly bytes: Buffer;
-  readonly text: string;
-  readonly json: {
-    status: string;
-    abi_version: number;
-    capability_result?: { name: string; result: any };
-    error?: { code: string; message: string; details: any; hint?: string };
-  };
-  readonly dump: Buffer;
-}
+export type RawAnswer = CallerAnswer;
 
 /** The raw answers in a successful response of the raw caller. */
 export function rawAnswers(r: ResponseEnvelope): RawAnswer[] {
@@ -167,6 +158,32 @@ export function rawAnswers(r: ResponseEnvelope): RawAnswer[] {
   }
   return out;
 }
+
+/** Sends `requests` through `caller`'s tool `tool` (as many calls as it needs) and gathers every answer and response, in order. */
+export async function sendRequests(
+  call: Call,
+  caller: CapabilityCaller,
+  tool: string,
+  requests: readonly unknown[],
+): Promise<{ answers: CallerAnswer[]; responses: ResponseEnvelope[] }> {
+  const answers: CallerAnswer[] = [];
+  const responses: ResponseEnvelope[] = [];
+  for (let at = 0; at < requests.length; at += caller.perCall) {
+    const r = await call(tool, caller.input(requests.slice(at, at + caller.perCall)));
+    responses.push(r);
+    answers.push(...caller.answers(r));
+  }
+  return { answers, responses };
+}
+
+/** Roomy limits for the AssemblyScript script guest (conformance/assembly/script.ts). */
+export const SCRIPT_LIMITS = {
+  maxInputBytes: 4_000_000,
+  maxOutputBytes: 4_000_000,
+  fuel: 5e9,
+  maxMemoryPages: 1024,
+  maxCapabilityCalls: 1000,
+} as const;
 
 /** A limits object roomy enough for the raw caller. */
 export const RAW_LIMITS = {

@@ -64,14 +64,15 @@ export function mutateJson(r: Rand, value: Json): { value: Json; what: string } 
   walk(root, []);
   if (paths.length === 1) return { value: randomJson(r), what: 'replaced the whole value' };
   const at = r.pick(paths.slice(1));
-  const parent = at.slice(0, -1).reduce<any>((o, k) => o[k], root);
+  // The member's parent: an object or an array of the clone, reached by the path's keys.
+  const parent = at.slice(0, -1).reduce<Record<string, Json>>((o, k) => o[k] as Record<string, Json>, root as Record<string, Json>);
   const key = at[at.length - 1]!;
   const op = r.int(0, 2);
   if (op === 0) {
-    if (Array.isArray(parent)) parent.splice(Number(key), 1);
+    if (Array.isArray(parent)) (parent as Json[]).splice(Number(key), 1);
     else delete parent[key];
   } else if (op === 1) parent[key] = randomJson(r);
-  else if (Array.isArray(parent)) parent.push(randomJson(r));
+  else if (Array.isArray(parent)) (parent as Json[]).push(randomJson(r));
   else parent[randomKey(r)] = randomJson(r);
   return { value: root, what: `${['deleted', 'set', 'added beside'][op]} /${at.join('/')}` };
 }

@@ -153,9 +153,9 @@ export function breakManifest(r: Rand, valid: Manifest): BrokenManifest {
     },
     () => {
       m.digest = r.pick([
-        'sha256:' + 'A'.repeat(64),
-        'sha256:' + 'a'.repeat(63),
-        'md5:' + 'a'.repeat(32),
+        `sha256:${'A'.repeat(64)}`,
+        `sha256:${'a'.repeat(63)}`,
+        `md5:${'a'.repeat(32)}`,
         'a'.repeat(64),
         `${String(m.digest)} `,
       ]);

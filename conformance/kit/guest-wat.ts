@@ -63,10 +63,10 @@ export function fixedOutputModule(output: string | Uint8Array, extra = ''): stri
   ${extra})`;
 }
 
-/** A module that answers {"status":"ok","output":<input>} by copying bytes. */
-export function echoModule(extra = ''): string {
+/** A module that answers {"status":"ok","output":<input>} by copying bytes; `opts` shape its memory. */
+export function echoModule(extra = '', opts: PreludeOptions = {}): string {
   const prefix = '{"status":"ok","output":';
-  return `(module ${abiPrelude()}
+  return `(module ${abiPrelude(opts)}
   (data (i32.const 16) "${watString(prefix)}")
   (func (export "execute") (param $ptr i32) (param $len i32) (result i64)
     (local $out i32)
@@ -102,4 +102,20 @@ export function numberResultModule(
     (i64.or (i64.shl (i64.extend_i32_u (local.get $out)) (i64.const 32))
             (i64.extend_i32_u (i32.add (local.get $n) (i32.const ${prefix.length + 2})))))
 )`;
+}
+
+/** The ok envelope with an empty output. */
+const OK_EMPTY = '{"status":"ok","output":{}}';
+
+/**
+ * A module whose execute runs `body` (leaving nothing; `locals` first) and answers {} as its
+ * output; `extra` module fields, `pages` and `maxPages` of memory.
+ */
+export function runningModule(body: string, o: PreludeOptions & { locals?: string; extra?: string } = {}): string {
+  return `(module ${abiPrelude({ pages: o.pages ?? 1, ...(o.maxPages === undefined ? {} : { maxPages: o.maxPages }) })}
+  (data (i32.const 16) "${watString(OK_EMPTY)}")
+  ${o.extra ?? ''}
+  (func (export "execute") (param $ptr i32) (param $len i32) (result i64) ${o.locals ?? ''}
+    ${body}
+    (i64.or (i64.shl (i64.const 16) (i64.const 32)) (i64.const ${OK_EMPTY.length}))))`;
 }

@@ -105,12 +105,6 @@ ${KERNEL}
     ${send}))`;
 }
 
-/** The bytes toolpack for an engine: helix/v1 output or request module, or the extism/v1 plugin. */
-export function bytesPackModule(engine: string, mode: 'output' | 'error' | 'request'): string {
-  if (engine === 'extism') return bytesExtismModule(mode);
-  return mode === 'request' ? bytesRequestModule() : bytesOutputModule();
-}
-
 /** `n` nested objects `{"a":...}` around `leaf`: depth n. */
 export function nestedObjects(n: number, leaf = '0'): string {
   return `${'{"a":'.repeat(n)}${leaf}${'}'.repeat(n)}`;

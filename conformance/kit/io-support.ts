@@ -1,43 +1,39 @@
 // What the io and decisions checks share: toolpack specs for either engine, a look at a run's
-// record, journal and audit in the check's own LMDB store, and assertions on guest faults.
-import type { ResponseEnvelope } from '../../abi/index.js';
-import { readJournal } from '../../host/4-calls/broker/journal.js';
-import { hostStore } from '../../host/5-host/host.js';
-import { getRun } from '../../host/4-calls/runs/run-store.js';
-import { readAudit } from '../../host/3-store/audit.js';
-import { CheckFailure, expect, expectOutcome, type CheckContext, type Engine, type PackSpec } from '../check.js';
+// record, journal and audit through the check's host, and assertions on guest faults.
+import type { JournalEntry, ResponseEnvelope, RunRecord } from '../../abi/index.js';
+import type { AuditEntry } from '../../host/5-host/host-records.js';
+import { CheckFailure, expect, expectOutcome, type CheckContext, type EngineAdapter, type PackSpec } from '../check.js';
 import { DEFAULT_LIMITS } from './toolpack.js';
 
 /** Limits of the io and decisions toolpacks unless told: the kit's defaults and 10 capability calls. */
 export const IO_LIMITS = { ...DEFAULT_LIMITS, maxCapabilityCalls: 10 } as const;
 
-/** A toolpack for `engine`: an extism/v1 plugin (entry `run`) on extism, else helix/v1. */
+/** A toolpack for `engine` under the io limits (and `manifest`): an extism/v1 plugin (entry `run`) on extism, else helix/v1. */
 export function ioPack(
-  engine: Engine,
+  engine: EngineAdapter,
   id: string,
   module: string | Uint8Array,
   manifest: Record<string, unknown> = {},
   rest: Partial<PackSpec> = {},
 ): PackSpec {
-  const base = engine === 'extism' ? { abi: 'extism/v1', entrypoint: 'run' } : {};
-  return { id, module, ...rest, manifest: { limits: IO_LIMITS, ...base, ...manifest } };
+  return { id, module, ...rest, manifest: { limits: IO_LIMITS, ...engine.manifest, ...manifest } };
 }
 
 /** The run record of a response, from the check's own store. */
-export async function runOf(ctx: CheckContext, r: ResponseEnvelope): Promise<ReturnType<typeof getRun>> {
+export async function runOf(ctx: CheckContext, r: ResponseEnvelope): Promise<RunRecord | undefined> {
   expect(r.run_id !== null, `the call has no run_id (status ${r.status} ${r.error?.code ?? ''})`);
-  return getRun(hostStore(await ctx.host()), r.run_id);
+  return (await ctx.host()).runs.get(r.run_id);
 }
 
 /** The journal (capability calls) of a response's run. */
-export async function journalOf(ctx: CheckContext, r: ResponseEnvelope): Promise<ReturnType<typeof readJournal>> {
+export async function journalOf(ctx: CheckContext, r: ResponseEnvelope): Promise<JournalEntry[]> {
   expect(r.run_id !== null, 'the call has no run_id');
-  return readJournal(hostStore(await ctx.host()), r.run_id);
+  return (await ctx.host()).runs.journal(r.run_id);
 }
 
 /** The capability audit records of a response's run. */
-export async function capabilityAuditOf(ctx: CheckContext, r: ResponseEnvelope): Promise<ReturnType<typeof readAudit>> {
-  return readAudit(hostStore(await ctx.host())).filter((a) => a.run_id === r.run_id && a.kind === 'capability');
+export async function capabilityAuditOf(ctx: CheckContext, r: ResponseEnvelope): Promise<AuditEntry[]> {
+  return r.run_id === null ? [] : (await ctx.host()).audit.list({ runId: r.run_id, kind: 'capability' });
 }
 
 /** A terminal fault of the guest with `code` (and `details` matching), its run recorded `failed` with that code. */

@@ -78,15 +78,15 @@ export async function mountFuseDir(ctx: CheckContext): Promise<string> {
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new CheckFailure('the FUSE directory was not mounted within 10 s')), 10_000);
     child.stdout.on('data', (c: Buffer) => {
-      if (c.toString().includes('mounted')) clearTimeout(timer), resolve();
+      if (c.toString().includes('mounted')) {
+        clearTimeout(timer);
+        resolve();
+      }
     });
-    child.on(
-      'exit',
-      (code) => (
-        clearTimeout(timer),
-        reject(new CheckFailure(`a FUSE directory cannot be mounted here (needs root and /dev/fuse; exit ${code}): ${stderr.trim()}`))
-      ),
-    );
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new CheckFailure(`a FUSE directory cannot be mounted here (needs root and /dev/fuse; exit ${code}): ${stderr.trim()}`));
+    });
   });
   return mountpoint;
 }

@@ -44,7 +44,9 @@ export function scriptPack(id: string, allow: readonly string[], manifest: Recor
 /** A capability answer as script.ts hands it back. */
 export interface Answer {
   status: 'ok' | 'error';
+  // biome-ignore lint/suspicious/noExplicitAny: a capability's result is whatever that capability answers
   capability_result?: { name: string; result: any };
+  // biome-ignore lint/suspicious/noExplicitAny: error details differ by code
   error?: { code: string; message: string; details: any };
 }
 
@@ -124,14 +126,14 @@ export function slurmShims(ctx: CheckContext, sbatchExit = 1): { calls: () => Ar
   };
 }
 
-/** Writes a container toolpack `id` into the check's plugins directory (call before the host starts). */
+/** Writes a container toolpack `id` into the check's toolpacks directory (call before the host starts). */
 export async function writeContainerPack(
   ctx: CheckContext,
   id: string,
   manifest: Record<string, unknown>,
   inputSchema: unknown = { type: 'object' },
 ): Promise<Record<string, unknown>> {
-  const dir = path.join(await ctx.pluginsDir(), `container-${id}`);
+  const dir = path.join(await ctx.toolpacksDir(), `container-${id}`);
   mkdirSync(dir, { recursive: true });
   cpSync(path.join(packageRoot(), 'plugins', 'seqkit-stats', 'schemas'), path.join(dir, 'schemas'), { recursive: true });
   const full = {
@@ -206,7 +208,7 @@ export async function waitForJobEnd(jobId: string, boundMs = 90_000): Promise<Sl
   const bound = Date.now() + boundMs;
   for (;;) {
     const status = await jobStatus(jobId);
-    if (status !== undefined && status.state.terminal && status.tasks.every((t) => t.exitCode !== null)) return status;
+    if (status?.state.terminal && status.tasks.every((t) => t.exitCode !== null)) return status;
     if (Date.now() > bound) throw new CheckFailure(`Slurm job ${jobId} did not end within ${boundMs / 1000} s: ${JSON.stringify(status)}`);
     await new Promise((r) => setTimeout(r, 300));
   }

@@ -1,16 +1,16 @@
-// Helpers of the store checks (conformance/checks/store.ts): the built `helix` CLI as a child
+// Helpers of the store checks (conformance/checks/store/): the built `helix` CLI as a child
 // process with a bound on every wait, stores made by real hosts in homes of the check's own,
-// damage planted in the LMDB file or in its records (through the raw-access seam, as the tests
-// do), and the evidence a reviewer reads (exit codes, stderr, store check reports).
+// damage planted in the LMDB file or in its records (through the store's diagnostic face,
+// host/3-store/diagnostics.ts), and the evidence a reviewer reads (exit codes, stderr, store check
+// reports).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync, readSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { asBinary, type Database, type Key } from 'lmdb';
 import { packageRoot } from '../../host/1-base/paths.js';
-import type { CheckReport } from '../../host/3-store/check.js';
-import { openStore, type Store, type StoreDatabaseName } from '../../host/3-store/open-store.js';
-import { rawDatabases } from '../../host/3-store/raw-access.js';
+import { openRecords, type StoreRecords } from '../../host/5-host/host-records.js';
+import { openDiagnostics, type CheckReport, type StoreDiagnostics } from '../../host/5-host/store-upkeep.js';
+import { loadPolicy } from '../../host/5-host/toolpacks.js';
 import { CheckFailure, expect, type CheckContext } from '../check.js';
 import { checkDefaultPolicy } from '../runner.js';
 
@@ -219,9 +219,9 @@ export function namedDbRoot(file: string, name: string): { root: bigint; depth: 
   throw new CheckFailure(`no named database ${name} in the main tree`);
 }
 
-/** Opens the store under `home` (another handle, as another process would), runs `body`, closes it. */
-export async function withStore<T>(home: string, body: (store: Store) => Promise<T> | T): Promise<T> {
-  const store = openStore(home);
+/** Opens the diagnostic face of the store under `home` (another handle, as another process would), runs `body`, closes it. */
+export async function withDiagnostics<T>(home: string, body: (store: StoreDiagnostics) => Promise<T> | T): Promise<T> {
+  const store = openDiagnostics(home);
   try {
     return await body(store);
   } finally {
@@ -229,31 +229,13 @@ export async function withStore<T>(home: string, body: (store: Store) => Promise
   }
 }
 
-/** A raw view of a database of `store` (records unchecked). */
-export const raw = (store: Store, db: StoreDatabaseName): Database<unknown, Key> =>
-  rawDatabases(store)[db] as unknown as Database<unknown, Key>;
-
-/** What was under a key before damage was planted (undefined: absent). */
-export interface Saved {
-  readonly db: StoreDatabaseName;
-  readonly key: Key;
-  readonly bytes: Buffer | undefined;
-}
-
-/** Puts `value` (raw bytes, a record, or undefined to remove) under `key`; returns what was there. */
-export async function plant(store: Store, db: StoreDatabaseName, key: Key, value: Buffer | object | string | undefined): Promise<Saved> {
-  const before = raw(store, db).getBinary(key);
-  const saved = { db, key, bytes: before === undefined ? undefined : Buffer.from(before) };
-  if (value === undefined) await raw(store, db).remove(key);
-  else await raw(store, db).put(key, Buffer.isBuffer(value) ? asBinary(value) : value);
-  return saved;
-}
-
-/** Puts the saved bytes back (removing keys that were absent). */
-export async function restore(store: Store, saved: readonly Saved[]): Promise<void> {
-  for (const s of [...saved].reverse()) {
-    if (s.bytes === undefined) await raw(store, s.db).remove(s.key);
-    else await raw(store, s.db).put(s.key, asBinary(s.bytes));
+/** Opens the records of the store under `home` (the typed reads, no toolpacks), runs `body`, closes it. */
+export async function withRecords<T>(home: string, body: (records: StoreRecords) => Promise<T> | T): Promise<T> {
+  const records = openRecords({ home, policy: loadPolicy(undefined).policy });
+  try {
+    return await body(records);
+  } finally {
+    await records.close();
   }
 }
 

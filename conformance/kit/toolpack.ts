@@ -36,6 +36,29 @@ export interface ToolpackSpec {
   readonly dirName?: string;
 }
 
+/** A toolpack a check loads: the kit's spec, with the text of the module for the report. */
+export interface PackSpec extends ToolpackSpec {
+  /** AssemblyScript guest under conformance/assembly (instead of `module`'s WAT). */
+  readonly guest?: string;
+  /** Further files written into the pack's directory, by name. */
+  readonly extraFiles?: Readonly<Record<string, string | Uint8Array>>;
+}
+
+/**
+ * A toolpack of `module` whose manifest fields are `fields` (an ABI's own) and then `manifest`;
+ * without a manifest at all when both are empty, so the kit's defaults stand.
+ */
+export function packWith(
+  fields: Readonly<Record<string, unknown>>,
+  id: string,
+  module: string | Uint8Array,
+  manifest: Record<string, unknown> = {},
+  rest: Partial<PackSpec> = {},
+): PackSpec {
+  const all = { ...fields, ...manifest };
+  return Object.keys(all).length === 0 ? { id, module, ...rest } : { id, module, ...rest, manifest: all };
+}
+
 /** Writes one toolpack under `root`; returns the manifest path and the module bytes. */
 export async function writeToolpack(root: string, spec: ToolpackSpec): Promise<{ manifestPath: string; bytes: Uint8Array }> {
   const dir = path.join(root, spec.dirName ?? spec.id);
@@ -63,8 +86,8 @@ export async function writeToolpack(root: string, spec: ToolpackSpec): Promise<{
   return { manifestPath, bytes };
 }
 
-/** Writes several toolpacks into a new temporary plugins directory. */
-export async function pluginsDir(specs: readonly ToolpackSpec[]): Promise<{ dir: string; cleanup: () => void }> {
+/** Writes several toolpacks into a new temporary toolpacks directory. */
+export async function toolpacksDir(specs: readonly ToolpackSpec[]): Promise<{ dir: string; cleanup: () => void }> {
   const t = tempDir();
   for (const s of specs) await writeToolpack(t.dir, s);
   return t;

@@ -1,4 +1,4 @@
-// Locates the package root, so bundled plugins and the compiled worker are found the same way
+// Locates the package root, so the bundled toolpacks and the compiled worker are found the same way
 // from TypeScript sources (tests) and from dist/ (the installed CLI).
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -22,7 +22,10 @@ export function packageRoot(): string {
   }
 }
 
-/** The plugins bundled with Helix. */
-export function bundledPluginsDir(): string {
+/** The toolpacks bundled with Helix (the package's `plugins/` folder). */
+export function bundledToolpacksDir(): string {
   return path.join(packageRoot(), 'plugins');
 }
+
+/** @deprecated The former name of bundledToolpacksDir. */
+export const bundledPluginsDir = bundledToolpacksDir;

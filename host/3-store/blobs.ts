@@ -4,7 +4,7 @@
 // by a pending write (pending.ts), so gc never takes them from a live writer.
 import { createHash } from 'node:crypto';
 import { HelixError } from '../../abi/index.js';
-import { type BlobRecord } from './databases.js';
+import type { BlobRecord } from './databases.js';
 import { storeHandle, type Store } from './handle.js';
 import { endPending, newPendingWrite, putPendingChunks } from './pending.js';
 import { readFailure, readRecord } from './records.js';

@@ -1,7 +1,7 @@
 // The record half of `helix store check` (ABI-STORE-062..064): every record of every database
 // parsed against its schema, its key agreeing with it, every reference it holds followed, and
 // every run's journal re-chained. Each finding goes to the CheckLog with its database and key.
-import { z } from 'zod';
+import type { z } from 'zod';
 import {
   ArtifactRecordSchema,
   JournalEntrySchema,

@@ -7,7 +7,7 @@
 // (mdb_env_open2; LMDB's own code does that only when opening the previous snapshot). A commit another process makes in between is thereby forgotten: the next write
 // transaction, in any process, starts from the older meta, writes over the commit, and leaves the
 // free-page list describing a tree that is no longer there; pages in use are handed out again.
-// That is the damage several importing processes used to leave (issue 10): lost runs and chunks,
+// That is the damage several importing processes used to leave (ABI-STORE-007): lost runs and chunks,
 // free-page records with duplicate pages, one database's root inside another's tree.
 //
 // So the first thing each write transaction does, holding LMDB's write lock (no commit can happen

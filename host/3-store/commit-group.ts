@@ -62,7 +62,7 @@ export function commitGroup(store: Store): void {
       // Someone's action failed and LMDB aborted the whole group: each goes again alone below.
     }
     if (results !== undefined) {
-      queue.forEach((q, i) => q.resolve(results[i]));
+      for (const [i, q] of queue.entries()) q.resolve(results[i]);
       return;
     }
   }

@@ -25,7 +25,8 @@ beforeAll(async () => {
 let copies = 0;
 /** A copy of the sound file with `bytes` written at `offset`. */
 function damaged(offset: number, bytes: Buffer): string {
-  const file = path.join(t.dir, `copy-${(copies += 1)}.mdb`);
+  copies += 1;
+  const file = path.join(t.dir, `copy-${copies}.mdb`);
   copyFileSync(sound, file);
   const fd = openSync(file, 'r+');
   writeSync(fd, bytes, 0, bytes.length, offset);

@@ -80,7 +80,7 @@ function metaProblem(
 }
 
 /** One read of the header: the problem, or the header when it is sound. */
-function readHeader(file: string, fd: number): StoreHeader | { problem: string; details: Record<string, unknown> } {
+function readHeader(fd: number): StoreHeader | { problem: string; details: Record<string, unknown> } {
   const fileBytes = fstatSync(fd).size;
   const first = Buffer.alloc(PAGE_HEADER + META.size);
   const got = readSync(fd, first, 0, first.length, 0);
@@ -183,7 +183,7 @@ export function checkStoreHeader(file: string): StoreHeader | undefined {
     let last: { problem: string; details: Record<string, unknown> } | undefined;
     for (let i = 0; i < READS; i++) {
       if (i > 0) pause(10 * i);
-      const read = readHeader(file, fd);
+      const read = readHeader(fd);
       if (!('problem' in read)) return read;
       last = read;
     }

@@ -56,7 +56,7 @@ export function retryTransient<T>(attempt: () => T): T {
  * Makes `transaction`, `put` and `remove` of `root` and of the databases given to `adopt`
  * synchronous transactions: they keep their promise-returning shape but have committed when they
  * return. lmdb-js would otherwise hand them to a writer thread that commits batches while this
- * thread goes on; the crash reported at close (issue 10: exit 139 in LMDB's environment close,
+ * thread goes on; the crash once seen at close (exit 139 in LMDB's environment close,
  * after the writes had committed) needs another thread in the environment while it closes.
  * `beforeWrite` runs first in every transaction that is not nested in another (ABI-STORE-007).
  */

@@ -18,7 +18,6 @@ import {
   type ResponseEnvelope,
   type RunEvent,
   type RunLink,
-  type RunRecord,
   type RunResult,
   statusForCode,
   WASM_PAGE_BYTES,

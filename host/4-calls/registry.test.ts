@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HelixError } from '../../abi/index.js';
+import type { HelixError } from '../../abi/index.js';
 import type { Tool } from './tools/tool.js';
 import { ToolRegistry } from './registry.js';
 

@@ -1,8 +1,9 @@
-// What a store holds, as the Host offers it: artifacts (get, list, read, import, export) and runs
-// (get, list, show, events, refusals, verify, RO-Crate export), typed, so nothing above the Host
-// handles the store itself. `openRecords` gives the same reads over a store home without
-// toolpacks, for the CLI's artifact and runs commands.
-import type { ArtifactRecord, Policy, RunEvent, RunRecord, RunStatus } from '../../abi/index.js';
+// What a store holds, as the Host offers it: artifacts (get, list, read, import, export), runs
+// (get, list, show, events, journal, refusals, verify, RO-Crate export), the audit trail and the
+// records of loaded modules, typed, so nothing above the Host handles the store itself.
+// `openRecords` gives the same reads over a store home without toolpacks, for the CLI's artifact
+// and runs commands.
+import type { ArtifactRecord, JournalEntry, Policy, RunEvent, RunRecord, RunStatus } from '../../abi/index.js';
 import {
   exportArtifact,
   getArtifact,
@@ -17,11 +18,14 @@ import { refusedCalls, type RefusedCall } from '../4-calls/runs/refusals.js';
 import { exportRunCrate, type RunCrate, type RunCrateOptions } from '../4-calls/provenance/ro-crate.js';
 import { getRun, listRuns, requireRun, runEvents } from '../4-calls/runs/run-store.js';
 import { verifyRun, type VerifyReport } from '../4-calls/runs/verify.js';
+import { readAudit, type AuditRecord } from '../3-store/audit.js';
 import { readBlob, readBlobBytes } from '../3-store/blobs.js';
+import { readJournal } from '../3-store/journal.js';
+import { readModuleRecord } from '../3-store/modules.js';
 import { openStore, resolveHome, type Store } from '../3-store/open-store.js';
-import { readRecord } from '../3-store/records.js';
+import { readRecord, type RecordValue } from '../3-store/records.js';
 
-export type { ExportOptions, ListOptions, RefusedCall, RunCrate, RunCrateOptions, VerifyReport };
+export type { AuditRecord, ExportOptions, ListOptions, RefusedCall, RunCrate, RunCrateOptions, VerifyReport };
 
 /** The artifacts of a store. Reads refuse a damaged record or chunk with its D-DATA error. */
 export interface HostArtifacts {
@@ -54,6 +58,8 @@ export interface HostRuns {
   show(runId: string): RunShow;
   /** The run's lifecycle events in order. */
   events(runId: string): RunEvent[];
+  /** The run's capability journal in call order, each entry checked as it is read; empty for an unknown run (ABI-CAP-007). */
+  journal(runId: string): JournalEntry[];
   /** The capability calls the run's broker refused, and why (ABI-RUNID-009); none for an unknown run. */
   refusedCalls(runId: string): RefusedCall[];
   /** Runs the call again from its stored input and compares (`helix verify`). */
@@ -62,10 +68,30 @@ export interface HostRuns {
   exportCrate(runId: string, dir: string, options?: RunCrateOptions & { includeData?: boolean }): Promise<RunCrate & { dir: string }>;
 }
 
-/** A store's artifacts and runs, where it lives, and how to close it. */
+/** An audit record as stored, with the time it was made (ms since the epoch). */
+export type AuditEntry = AuditRecord & { readonly at: number };
+
+/** The audit trail of a store: the decisions an operator may have to account for. */
+export interface HostAudit {
+  /** Records in time order, those of one run and of one kind when asked (`capability`, `log`, `store.module_record_rebuilt`, ...). */
+  list(filter?: { readonly runId?: string; readonly kind?: string }): AuditEntry[];
+}
+
+/** What the store records of a module it loaded (size, ABI, exports, imports, the tools that use it). */
+export type ModuleRecord = RecordValue<'modules'>;
+
+/** The modules a store has loaded, by digest. */
+export interface HostModules {
+  /** The record of the module with this digest (`sha256:<hex>`), or undefined when it was never loaded here. */
+  get(digest: string): ModuleRecord | undefined;
+}
+
+/** A store's artifacts, runs, audit trail and modules, where it lives, and how to close it. */
 export interface StoreRecords {
   readonly artifacts: HostArtifacts;
   readonly runs: HostRuns;
+  readonly audit: HostAudit;
+  readonly modules: HostModules;
   /** The Helix home directory. */
   readonly home: string;
   /** The store's file. */
@@ -102,6 +128,7 @@ export function hostRuns(store: Store): HostRuns {
       };
     },
     events: (runId) => runEvents(store, runId),
+    journal: (runId) => readJournal(store, runId),
     refusedCalls(runId) {
       const run = getRun(store, runId);
       return run === undefined ? [] : refusedCalls(store, run);
@@ -109,6 +136,21 @@ export function hostRuns(store: Store): HostRuns {
     verify: (runId, timeoutMs) => verifyRun(store, runId, timeoutMs),
     exportCrate: (runId, dir, options) => exportRunCrate(store, runId, dir, options),
   };
+}
+
+/** The audit trail of `store`. */
+export function hostAudit(store: Store): HostAudit {
+  return {
+    list: (filter = {}) =>
+      readAudit(store).filter(
+        (a) => (filter.runId === undefined || a.run_id === filter.runId) && (filter.kind === undefined || a.kind === filter.kind),
+      ),
+  };
+}
+
+/** The module records of `store`. */
+export function hostModules(store: Store): HostModules {
+  return { get: (digest) => readModuleRecord(store, digest) };
 }
 
 /**
@@ -120,6 +162,8 @@ export function openRecords(options: { home?: string; policy: Policy }): StoreRe
   return {
     artifacts: hostArtifacts(store, options.policy),
     runs: hostRuns(store),
+    audit: hostAudit(store),
+    modules: hostModules(store),
     home: store.home,
     path: store.path,
     close: () => store.close(),

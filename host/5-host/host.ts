@@ -10,11 +10,20 @@ export type { EngineOptions, EngineStats } from '../2-sandbox/engine/engine.js';
 import { HelixError } from '../../abi/index.js';
 import { canonicalJson } from '../1-base/hashing.js';
 import { hostJobs, type HostJobs } from './host-jobs.js';
-import { hostArtifacts, hostRuns, type HostArtifacts, type HostRuns } from './host-records.js';
+import {
+  hostArtifacts,
+  hostAudit,
+  hostModules,
+  hostRuns,
+  type HostArtifacts,
+  type HostAudit,
+  type HostModules,
+  type HostRuns,
+} from './host-records.js';
 import { storeLoaderCache } from '../4-calls/loader/loader-cache.js';
 import type { LoadedContainer } from '../4-calls/loader/load-container.js';
-import { loadPluginsOrThrow, type LoadedTool } from '../4-calls/loader/load-toolpacks.js';
-import { bundledPluginsDir } from '../1-base/paths.js';
+import { loadEveryToolpackOrThrow, type LoadedTool } from '../4-calls/loader/load-toolpacks.js';
+import { bundledToolpacksDir } from '../1-base/paths.js';
 import { loadPolicy, type LoadedPolicy } from '../4-calls/policy/load-policy.js';
 import { ToolRegistry } from '../4-calls/registry.js';
 import { errorResponse, ZERO_METRICS } from '../1-base/response.js';
@@ -22,6 +31,7 @@ import { RunCoordinator } from '../4-calls/runs/coordinator.js';
 import { recoverInterrupted } from '../4-calls/runs/run-store.js';
 import { recordModules } from '../3-store/modules.js';
 import { sweepDockerLeftovers, type DockerSweep } from './docker-leftovers.js';
+import { storeDiagnostics, type StoreDiagnostics } from '../3-store/diagnostics.js';
 import { openStore, resolveHome, type Store } from '../3-store/open-store.js';
 import { builtinTools } from '../4-calls/tools/builtins.js';
 import type { Tool } from '../4-calls/tools/tool.js';
@@ -30,7 +40,9 @@ import { containerOffer, containerTool } from '../4-calls/tools/container-tool.j
 
 /** Options of createHost; everything has a default. */
 export interface HostOptions {
-  /** Directory searched for `*.tool.yaml`; default the bundled `plugins/`. */
+  /** Directory searched for `*.tool.yaml`; default the bundled toolpacks (`plugins/` of the package). */
+  readonly toolpacksDir?: string;
+  /** @deprecated The former name of `toolpacksDir`, still read when `toolpacksDir` is not given. */
   readonly pluginsDir?: string;
   /** Policy file; default the bundled default policy. Ignored when `policy` is given. */
   readonly policyFile?: string;
@@ -41,7 +53,7 @@ export interface HostOptions {
   readonly engine?: EngineOptions;
   /**
    * Toolpacks loaded under this policy, with their engine and tools (createHostParts); the
-   * caller closes the engine, `close` leaves it running. Default: load `pluginsDir`, start an
+   * caller closes the engine, `close` leaves it running. Default: load `toolpacksDir`, start an
    * engine. Lets `helix test` give each fixture a fresh store without loading and compiling again.
    */
   readonly shared?: HostParts;
@@ -56,6 +68,9 @@ export interface HostOptions {
 /** A running host. */
 export interface Host {
   readonly policy: LoadedPolicy;
+  /** The directory the host's toolpacks were loaded from. */
+  readonly toolpacksDir: string;
+  /** @deprecated The former name of `toolpacksDir`. */
   readonly pluginsDir: string;
   /** The Helix home holding the store. */
   readonly home: string;
@@ -63,8 +78,18 @@ export interface Host {
   readonly storePath: string;
   /** The store's artifacts: get, list, read, import, export. */
   readonly artifacts: HostArtifacts;
-  /** The store's runs: get, list, show, events, refused calls, verify, RO-Crate export. */
+  /** The store's runs: get, list, show, events, journal, refused calls, verify, RO-Crate export. */
   readonly runs: HostRuns;
+  /** The store's audit trail. */
+  readonly audit: HostAudit;
+  /** What the store records of the modules it has loaded. */
+  readonly modules: HostModules;
+  /**
+   * The store's diagnostic face (host/3-store/diagnostics.ts), for security reviewers' checks and
+   * repair tools: records as stored, planted damage, gc in process. It bypasses the typed
+   * operations on purpose; nothing that serves calls needs it.
+   */
+  readonly diagnostics: StoreDiagnostics;
   /** Fan-out on the store: job bundles written, checked and run, their results collected (abi/ABI.md, "Fan-out"). */
   readonly jobs: HostJobs;
   /** Runs found `running` from a dead process at startup, now marked interrupted. */
@@ -91,8 +116,8 @@ export interface HostParts {
 }
 
 /** Loads the toolpacks under `policy` and starts an engine, for hosts that share them; the caller closes `engine`. */
-export async function createHostParts(policy: LoadedPolicy, pluginsDir: string, engine?: EngineOptions): Promise<HostParts> {
-  const { tools, containers } = await loadPluginsOrThrow(pluginsDir, policy.policy);
+export async function createHostParts(policy: LoadedPolicy, toolpacksDir: string, engine?: EngineOptions): Promise<HostParts> {
+  const { tools, containers } = await loadEveryToolpackOrThrow(toolpacksDir, policy.policy);
   return bindTools(policy, tools, containers, createEngine(engine));
 }
 
@@ -118,7 +143,7 @@ function bindTools(
 /** Loads policy and toolpacks, opens the store and starts the engine. Throws HelixError if anything is invalid. */
 export async function createHost(options: HostOptions = {}): Promise<Host> {
   const policy = options.policy ?? loadPolicy(options.policyFile);
-  const pluginsDir = options.pluginsDir ?? bundledPluginsDir();
+  const toolpacksDir = options.toolpacksDir ?? options.pluginsDir ?? bundledToolpacksDir();
   const now = options.now ?? Date.now;
   // The store first: its load cache spares this start what an earlier one checked (ABI-LOAD-008).
   const store = openStore(resolveHome(options.home));
@@ -131,7 +156,7 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
   try {
     ({ tools: loaded, containers } =
       options.shared === undefined
-        ? await loadPluginsOrThrow(pluginsDir, policy.policy, { cache: storeLoaderCache(store, now) })
+        ? await loadEveryToolpackOrThrow(toolpacksDir, policy.policy, { cache: storeLoaderCache(store, now) })
         : { tools: options.shared.toolpacks, containers: options.shared.containers });
     interrupted = await recoverInterrupted(store, now());
     await recordModules(store, loaded, now());
@@ -158,14 +183,18 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
   let drained: (() => void) | undefined;
   const host: Host = {
     policy,
-    pluginsDir,
+    toolpacksDir,
+    pluginsDir: toolpacksDir,
     home: store.home,
     storePath: store.path,
     artifacts: hostArtifacts(store, policy.policy),
     runs: hostRuns(store),
+    audit: hostAudit(store),
+    modules: hostModules(store),
+    diagnostics: storeDiagnostics(store),
     jobs: hostJobs(store, {
       policy,
-      pluginsDir,
+      toolpacksDir,
       home: store.home,
       call: (request, callOptions) => host.call(request, callOptions),
       tools: () => registry.list(),

@@ -4,7 +4,7 @@
 // and through the Host itself.
 import type { Policy } from '../../abi/index.js';
 import type { LoadedContainer } from '../4-calls/loader/load-container.js';
-import { type LoadedTool, loadPluginsOrThrow } from '../4-calls/loader/load-toolpacks.js';
+import type { LoadedTool } from '../4-calls/loader/load-toolpacks.js';
 import { isToolAllowed, ungrantedCapabilities } from '../4-calls/policy/rules.js';
 import { builtinTools } from '../4-calls/tools/builtins.js';
 import { containerOffer } from '../4-calls/tools/container-tool.js';
@@ -17,6 +17,7 @@ export {
   type LoadedTool,
   type LoadOptions,
   type LoadResult,
+  loadEveryToolpackOrThrow,
   loadToolpacks,
   loadToolpacksOrThrow,
 } from '../4-calls/loader/load-toolpacks.js';
@@ -31,11 +32,6 @@ export type { WasmTool } from '../4-calls/tools/wasm-tool.js';
 export interface LoadedToolpacks {
   readonly tools: readonly LoadedTool[];
   readonly containers: readonly LoadedContainer[];
-}
-
-/** Loads every toolpack under `dir` (both kinds), fail-closed: throws P-PRECOND-MANIFEST-INVALID listing every violation. */
-export function loadEveryToolpackOrThrow(dir: string, policy: Policy): Promise<LoadedToolpacks> {
-  return loadPluginsOrThrow(dir, policy);
 }
 
 /** One callable tool as `helix tools` lists it. */

@@ -10,12 +10,12 @@ import type { CapabilityBroker, ExecuteResult } from '../../host/2-sandbox/engin
 import { createHost, type Host } from '../../host/index.js';
 import { loadToolpacks } from '../../host/4-calls/loader/load-toolpacks.js';
 import { loadPolicy } from '../../host/4-calls/policy/load-policy.js';
-import { pluginsDir, tempDir, type ToolpackSpec } from './toolpack.js';
+import { toolpacksDir, tempDir, type ToolpackSpec } from './toolpack.js';
 
 /** A host with the default policy over `specs`, in a temporary home. */
 export interface DecisionHost {
   readonly host: Host;
-  /** The plugins directory. */
+  /** The toolpacks directory. */
   readonly dir: string;
   /** One call through host.call, its envelope checked. */
   call(toolId: string, input?: Record<string, unknown>): Promise<ResponseEnvelope>;
@@ -30,9 +30,9 @@ export async function startDecisionHost(
   wellBehaved: string,
   engine: EngineOptions = {},
 ): Promise<DecisionHost> {
-  const plugins = await pluginsDir(specs);
+  const plugins = await toolpacksDir(specs);
   const home = tempDir('helix-home-');
-  const host = await createHost({ pluginsDir: plugins.dir, policy: loadPolicy(undefined), home: home.dir, engine });
+  const host = await createHost({ toolpacksDir: plugins.dir, policy: loadPolicy(undefined), home: home.dir, engine });
   const call = async (toolId: string, input: Record<string, unknown> = {}) =>
     ResponseEnvelopeSchema.parse(await host.call({ tool_id: toolId, input }));
   let probes = 0;
@@ -62,13 +62,13 @@ export const RACED_ABORT = {
   details: { max_capability_calls: 0 },
 } as const;
 
-/** Runs tool `id` (whose first act is a capability call) from `pluginsDir` once on `engine`, in that race. */
+/** Runs tool `id` (whose first act is a capability call) from `toolpacksDir` once on `engine`, in that race. */
 export async function abortThenCancel(
   engine: { execute(request: ExecuteRequest): Promise<ExecuteResult> },
-  pluginsDir: string,
+  toolpacksDir: string,
   id: string,
 ): Promise<ExecuteResult> {
-  const loaded = await loadToolpacks(pluginsDir, loadPolicy(undefined).policy);
+  const loaded = await loadToolpacks(toolpacksDir, loadPolicy(undefined).policy);
   const tool = loaded.tools.find((t) => t.manifest.id === id)!;
   const controller = new AbortController();
   const broker: CapabilityBroker = async () => {

@@ -32,8 +32,8 @@ export async function upDocker(): Promise<string> {
 /** A capability answer as the test guest script.ts hands it back. */
 export interface Answer {
   status: 'ok' | 'error';
-  capability_result?: { name: string; result: any };
-  error?: { code: string; message: string; details: any };
+  capability_result?: { name: string; result: Record<string, unknown> };
+  error?: { code: string; message: string; details: Record<string, unknown> };
 }
 
 /** The moment to count a call's containers from: fractional seconds, so a replay of a run made a moment ago does not see that run's create event. */

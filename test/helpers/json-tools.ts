@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect } from 'vitest';
 import { createHost, type Host } from '../../host/index.js';
 import { echoModule } from './guest-wat.js';
 import { bytesExtismModule, bytesOutputModule, bytesRequestModule } from './bytes-guest-wat.js';
-import { pluginsDir, tempDir, type ToolpackSpec } from './toolpack.js';
+import { toolpacksDir, tempDir, type ToolpackSpec } from './toolpack.js';
 
 const limits = { maxInputBytes: 2_000_000, maxOutputBytes: 1_000_000, fuel: 1_000_000_000, maxMemoryPages: 128, maxCapabilityCalls: 10 };
 const OPEN = { type: 'object' };
@@ -50,8 +50,8 @@ export interface JsonHost {
 /** Starts a JsonHost. */
 export async function startJsonHost(): Promise<JsonHost> {
   const home = tempDir('helix-json-home-');
-  const plugins = await pluginsDir(jsonToolpacks());
-  const host = await createHost({ pluginsDir: plugins.dir, home: home.dir });
+  const plugins = await toolpacksDir(jsonToolpacks());
+  const host = await createHost({ toolpacksDir: plugins.dir, home: home.dir });
   let served = 0;
   return {
     host,

@@ -8,7 +8,7 @@ import { cp, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ResponseEnvelope } from '../../abi/index.js';
+import type { ResponseEnvelope, WireError } from '../../abi/index.js';
 import { getArtifact, importInline } from '../../host/4-calls/artifacts/index.js';
 import { buildToolpack } from '../../host/6-faces/toolchain/build-toolpack.js';
 import { runFixtures, type FixtureResult } from '../../host/6-faces/devloop/run-fixtures.js';
@@ -30,13 +30,10 @@ export interface PackHost {
   bytes(id: string): Promise<Buffer>;
   /** One call through host.call. */
   call(toolId: string, input: Record<string, unknown>): Promise<ResponseEnvelope>;
-  /** The output of a call that must succeed. */
-  ok(toolId: string, input: Record<string, unknown>): Promise<Record<string, any>>;
+  /** The output of a call that must succeed, as the shape `T` its tool's output schema gives it. */
+  ok<T = Record<string, unknown>>(toolId: string, input: Record<string, unknown>): Promise<T>;
   /** The error of a call that must fail. */
-  error(
-    toolId: string,
-    input: Record<string, unknown>,
-  ): Promise<{ code: string; message: string; hint?: string; details: Record<string, any> }>;
+  error(toolId: string, input: Record<string, unknown>): Promise<WireError>;
   /** The pack's fixtures through the host's fixture runner. */
   fixtures(toolId: string): Promise<FixtureResult[]>;
   close(): Promise<void>;
@@ -54,7 +51,7 @@ export async function startPackHost(packs: readonly string[]): Promise<PackHost>
     });
     await buildToolpack(copy);
   }
-  const host = await createHost({ home: path.join(root, 'home'), pluginsDir: path.join(root, 'plugins') });
+  const host = await createHost({ home: path.join(root, 'home'), toolpacksDir: path.join(root, 'plugins') });
   const tool = (id: string): WasmTool => {
     const found = host.tools().find((t): t is WasmTool => t.kind === 'wasm' && t.id === id);
     if (found === undefined) throw new Error(`toolpack ${id} is not loaded`);
@@ -73,15 +70,16 @@ export async function startPackHost(packs: readonly string[]): Promise<PackHost>
       return readBlobBytes(hostStore(host), record.sha256, record.size + 1);
     },
     call,
-    async ok(toolId, input) {
+    async ok<T>(toolId: string, input: Record<string, unknown>) {
       const response = await call(toolId, input);
       if (response.status !== 'success') throw new Error(`expected success, got ${response.status}: ${JSON.stringify(response.error)}`);
-      return response.output as Record<string, any>;
+      return response.output as T;
     },
     async error(toolId, input) {
       const response = await call(toolId, input);
-      if (response.status === 'success') throw new Error(`expected an error, got ${JSON.stringify(response.output)}`);
-      return response.error as any;
+      if (response.status === 'success' || response.error === undefined)
+        throw new Error(`expected an error, got ${JSON.stringify(response.output)}`);
+      return response.error;
     },
     fixtures: (toolId) => runFixtures(host, tool(toolId)),
     async close() {

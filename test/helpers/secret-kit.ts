@@ -8,7 +8,7 @@ import { ResponseEnvelopeSchema, type ResponseEnvelope } from '../../abi/index.j
 import { createHost, type Host } from '../../host/index.js';
 import { compileGuest } from './as-guest.js';
 import { startServer, type TestServer } from './http-test-kit.js';
-import { pluginsDir, tempDir, type ToolpackSpec } from './toolpack.js';
+import { toolpacksDir, tempDir, type ToolpackSpec } from './toolpack.js';
 
 /** A secret with characters that every encoding treats differently: space, quotes, slash, plus, non-ASCII. */
 export const SECRET = 'hunter2 "s3cr3t"/ä+Ω-Kb9~x';
@@ -103,8 +103,8 @@ export const call = (name: string, args: Record<string, unknown> = {}): { name: 
 /** A guest's raw capability answer. */
 export interface Answer {
   status: 'ok' | 'error';
-  capability_result?: { name: string; result: any };
-  error?: { code: string; message: string; details: any };
+  capability_result?: { name: string; result: Record<string, unknown> };
+  error?: { code: string; message: string; details: Record<string, unknown> };
 }
 
 /** A real host over the test toolpacks, the secret in an env source, and an upstream that echoes what it was sent. */
@@ -124,11 +124,11 @@ export async function startSecretHost(secretWrites?: string): Promise<SecretHost
   const home = tempDir('helix-secret-home-');
   // The echo makes the answer of http.request carry the secret too.
   const upstream = await startServer((req, res) => res.end(`auth=${req.headers.authorization ?? ''} url=${req.url}`));
-  const plugins = await pluginsDir(secretToolpacks(await compileGuest('secret-paths.ts'), upstream.origin));
+  const plugins = await toolpacksDir(secretToolpacks(await compileGuest('secret-paths.ts'), upstream.origin));
   const policy = path.join(plugins.dir, 'policy.yaml');
   writeSecretPolicy(policy, upstream.origin, `{ env: ${SECRET_ENV} }`, secretWrites);
   process.env[SECRET_ENV] = SECRET;
-  const host = await createHost({ pluginsDir: plugins.dir, policyFile: policy, home: home.dir });
+  const host = await createHost({ toolpacksDir: plugins.dir, policyFile: policy, home: home.dir });
   const guest = async (tool: string, input: Record<string, unknown>) => {
     const r = ResponseEnvelopeSchema.parse(await host.call({ tool_id: tool, input }));
     return { ...r, answers: ((r.output as { answers?: Answer[] } | undefined)?.answers ?? []) as Answer[] };

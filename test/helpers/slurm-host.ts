@@ -10,7 +10,7 @@ import { runSlurmCommand } from '../../capabilities/slurm-commands.js';
 import { createHost, type Host } from '../../host/index.js';
 import { compileGuest } from './as-guest.js';
 import type { Answer } from './secret-kit.js';
-import { pluginsDir, tempDir } from './toolpack.js';
+import { toolpacksDir, tempDir } from './toolpack.js';
 
 /** Most a call of the script guest waits (sbatch, squeue, sacct answer in well under a second when idle). */
 export const CALL_BOUND_MS = 120_000;
@@ -49,7 +49,7 @@ export async function startSlurmHost(ceilings: Partial<PolicySlurmCeilings>): Pr
     deterministic: 'side_effectful',
     capabilities: { abiVersion: 1, allow: [...SLURM, 'log.emit'] },
   };
-  const plugins = await pluginsDir(['s.granted', 's.other', 's.wildcard'].map((id) => ({ id, module: script, manifest })));
+  const plugins = await toolpacksDir(['s.granted', 's.other', 's.wildcard'].map((id) => ({ id, module: script, manifest })));
   const policyFile = path.join(plugins.dir, 'policy.yaml');
   const policy = {
     version: 1,
@@ -64,7 +64,7 @@ export async function startSlurmHost(ceilings: Partial<PolicySlurmCeilings>): Pr
     },
   };
   writeFileSync(policyFile, JSON.stringify(policy));
-  const host = await createHost({ pluginsDir: plugins.dir, policyFile, home: home.dir });
+  const host = await createHost({ toolpacksDir: plugins.dir, policyFile, home: home.dir });
   // Every job a call submitted, cancelled at close whatever happened: a failed test must not hold the node.
   const jobs = new Set<string>();
   const call = async (tool: string, calls: readonly GuestCall[], extra: Record<string, unknown> = {}): Promise<ResponseEnvelope> => {

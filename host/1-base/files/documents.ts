@@ -72,7 +72,7 @@ function nonFinitePath(root: unknown): Array<string | number> | undefined {
   while (stack.length > 0) {
     const { value, path } = stack.pop()!;
     if (typeof value === 'number' && !Number.isFinite(value)) return path;
-    if (Array.isArray(value)) value.forEach((v, i) => stack.push({ value: v, path: [...path, i] }));
+    if (Array.isArray(value)) for (const [i, v] of value.entries()) stack.push({ value: v, path: [...path, i] });
     else if (typeof value === 'object' && value !== null)
       for (const [k, v] of Object.entries(value)) stack.push({ value: v, path: [...path, k] });
   }

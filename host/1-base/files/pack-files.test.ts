@@ -8,7 +8,9 @@ import { tempDir } from '../../../test/helpers/toolpack.js';
 import { readPackFile, readRegularFile, realDir, resolveInPack } from './pack-files.js';
 
 const cleanups: Array<() => void> = [];
-afterEach(() => cleanups.splice(0).forEach((c) => c()));
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
+});
 
 /** A toolpack directory `pack/` (real path) beside a file `outside.json` holding a marker. */
 function layout(): { pack: string; outside: string } {

@@ -65,9 +65,9 @@ describe('parseYamlText', () => {
 
   it('refuses 100,000 levels of flow, block and compact nesting with a line, without overflowing (ABI-FILE-007)', () => {
     for (const text of [
-      'a: ' + '['.repeat(100_000) + ']'.repeat(100_000),
-      '- '.repeat(100_000) + 'x',
-      Array.from({ length: 3000 }, (_, i) => `${' '.repeat(i)}k:`).join('\n') + ' 1',
+      `a: ${'['.repeat(100_000)}${']'.repeat(100_000)}`,
+      `${'- '.repeat(100_000)}x`,
+      `${Array.from({ length: 3000 }, (_, i) => `${' '.repeat(i)}k:`).join('\n')} 1`,
     ]) {
       expect(problem(parseYamlText(text))).toMatchObject({
         reason: expect.stringMatching(/nested deeper than 64 levels.*ABI-FILE-007/),

@@ -216,7 +216,7 @@ function walkDocument(root: Node | null, lineOf: (node: Node) => number | undefi
     if (depth + 1 > DOCUMENT_MAX_DEPTH) return fail(node, tooDeep, at);
     const children: Array<[string | number, Node | null]> = [];
     if (isSeq(node)) {
-      node.items.forEach((item, i) => children.push([i, item as Node | null]));
+      for (const [i, item] of node.items.entries()) children.push([i, item as Node | null]);
     } else {
       for (const pair of node.items) {
         const key = pair.key as Node | null;

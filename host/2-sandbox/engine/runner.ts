@@ -3,7 +3,7 @@
 // helix/v1 modules and extism/v1 plugins run on lanes (lane-runner.ts, extism.ts); nothing here
 // assumes WebAssembly. Queueing, deadlines, cancellation and worker
 // replacement belong to the scheduler alone.
-import { type AbiId, type EffectiveLimits, type ErrorCode } from '../../../abi/index.js';
+import type { AbiId, EffectiveLimits, ErrorCode } from '../../../abi/index.js';
 import type { InstrumentResult } from '../wasm/index.js';
 import type { CapabilityBroker, ExecuteFault, ExecuteResult } from './protocol.js';
 import type { VariantLease } from './variant-cache.js';

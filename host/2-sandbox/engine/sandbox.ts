@@ -32,7 +32,6 @@ interface Slot {
 
 type Fn = (...args: number[]) => unknown;
 
-const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });
 const lenientDecoder = new TextDecoder('utf-8');
 /** Fuel granted to `helix_panic` after a trap: enough to find a message, not to run away. */

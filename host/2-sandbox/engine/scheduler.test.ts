@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EffectiveLimits } from '../../../abi/index.js';
 import { stormGuest, stormPlugin } from '../../../test/helpers/catching-guests.js';
 import { extismWat } from '../../../test/helpers/extism-wat.js';
-import { pluginsDir } from '../../../test/helpers/toolpack.js';
+import { toolpacksDir } from '../../../test/helpers/toolpack.js';
 import { loadToolpacks, type LoadedTool } from '../../4-calls/loader/load-toolpacks.js';
 import { loadPolicy } from '../../4-calls/policy/load-policy.js';
 import { engineModule } from '../../4-calls/tools/wasm-tool.js';
@@ -22,7 +22,7 @@ let cleanup: () => void;
 const engines: Engine[] = [];
 
 beforeAll(async () => {
-  const dir = await pluginsDir([
+  const dir = await toolpacksDir([
     { id: 's.helix', module: stormGuest(1), manifest: { limits, capabilities } },
     {
       id: 's.extism',

@@ -96,7 +96,10 @@ export function createScheduler<V, W extends RunnerWorker<V>>(runner: Runner<V, 
   /** Starts `job` on `worker` once the worker's thread is up, with the deadline paused until then. */
   const startWhenUp = (job: Job<W>, worker: W): void => {
     const up = worker.up;
-    if (up === undefined) return start(job, worker);
+    if (up === undefined) {
+      start(job, worker);
+      return;
+    }
     clearTimeout(job.timer);
     job.left -= performance.now() - job.armedAt;
     job.starting = worker;
@@ -110,7 +113,10 @@ export function createScheduler<V, W extends RunnerWorker<V>>(runner: Runner<V, 
   };
   const release = (worker: W): void => {
     if (worker.state === 'dead' || closed) return;
-    if (worker.state === 'unfit') return retire(worker);
+    if (worker.state === 'unfit') {
+      retire(worker);
+      return;
+    }
     const next = queue.shift();
     if (next !== undefined) start(next, worker);
     else idle.push(worker);
@@ -132,7 +138,10 @@ export function createScheduler<V, W extends RunnerWorker<V>>(runner: Runner<V, 
       release(worker);
       return;
     }
-    if (lease.ready !== undefined) return runOn(job, worker, lease.ready, lease);
+    if (lease.ready !== undefined) {
+      runOn(job, worker, lease.ready, lease);
+      return;
+    }
     job.preparing = worker;
     lease.value.then(
       (variant) => {
@@ -158,7 +167,9 @@ export function createScheduler<V, W extends RunnerWorker<V>>(runner: Runner<V, 
       request: job.request,
       variant,
       broker: (request, bulk) => ask(job, request, bulk),
-      decide: (decision) => void (job.decision ??= decision),
+      decide: (decision) => {
+        job.decision ??= decision;
+      },
       // Only a lone call may spin: with others in flight the main thread has dispatching to do.
       alone: running === 1 && queue.length === 0,
     };
@@ -240,7 +251,16 @@ export function createScheduler<V, W extends RunnerWorker<V>>(runner: Runner<V, 
       return new Promise<ExecuteResult>((resolve) => {
         // Calls in flight are tracked only where close() must end them.
         const job: Job<W> = trackInFlight
-          ? { request, resolve: (result) => (inFlight.delete(job), resolve(result)), done: false, left: 0, armedAt: 0 }
+          ? {
+              request,
+              resolve: (result) => {
+                inFlight.delete(job);
+                resolve(result);
+              },
+              done: false,
+              left: 0,
+              armedAt: 0,
+            }
           : { request, resolve, done: false, left: 0, armedAt: 0 };
         if (trackInFlight) inFlight.add(job);
         arm(job, request.limits.timeoutMs);

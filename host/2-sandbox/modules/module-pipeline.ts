@@ -5,7 +5,7 @@
 // `helix verify` rebuilds the module of a recorded run here. What a module needs only to run (its
 // compiled form) is made on its first call (prepare); what was checked once is kept in a
 // ModuleCache (the store's load cache, ABI-LOAD-008).
-import { type AbiId, HelixError, MAX_MODULE_BYTES, type ToolManifest } from '../../../abi/index.js';
+import { HelixError, MAX_MODULE_BYTES, type ToolManifest } from '../../../abi/index.js';
 import { sha256Digest } from '../../1-base/hashing.js';
 import {
   decodeModule,

@@ -210,7 +210,9 @@ function checkExtism(info: ModuleInfo, entrypoint: string | undefined): ModulePr
 export function stubImports(info: ModuleInfo): WebAssembly.Imports {
   const imports: Record<string, Record<string, () => never>> = {};
   for (const imp of info.imports) {
-    (imports[imp.module] ??= {})[imp.name] = () => {
+    const fromModule = imports[imp.module] ?? {};
+    imports[imp.module] = fromModule;
+    fromModule[imp.name] = () => {
       throw new Error('not callable while loading');
     };
   }

@@ -122,7 +122,10 @@ export class BodyDecoder {
       if (op >= 0xc0) m.features |= Feature.signExt;
       return;
     }
-    if (op >= 0x28 && op <= 0x3e) return this.memarg();
+    if (op >= 0x28 && op <= 0x3e) {
+      this.memarg();
+      return;
+    }
     switch (op) {
       case 0x00:
       case 0x01:
@@ -131,18 +134,22 @@ export class BodyDecoder {
       case 0x1b:
         return;
       case 0x02:
-        return this.pushBlock(FrameKind.block);
+        this.pushBlock(FrameKind.block);
+        return;
       case 0x03:
-        return this.pushBlock(FrameKind.loop);
+        this.pushBlock(FrameKind.loop);
+        return;
       case 0x04:
-        return this.pushBlock(FrameKind.if);
+        this.pushBlock(FrameKind.if);
+        return;
       case 0x05:
         if (frames[frames.length - 1] !== FrameKind.if) r.fail('else without a matching if', this.start);
         frames[frames.length - 1] = FrameKind.else;
         return;
       case 0x06:
         m.features |= Feature.exceptions;
-        return this.pushBlock(FrameKind.try);
+        this.pushBlock(FrameKind.try);
+        return;
       case 0x07:
       case 0x19: {
         const top = frames[frames.length - 1]!;
@@ -157,7 +164,8 @@ export class BodyDecoder {
         this.index(m.tagCount, 'tag');
         return;
       case 0x09:
-        return this.label();
+        this.label();
+        return;
       case 0x0a:
         m.features |= Feature.exnref;
         return;
@@ -170,7 +178,8 @@ export class BodyDecoder {
         return;
       case 0x0c:
       case 0x0d:
-        return this.label();
+        this.label();
+        return;
       case 0x0e: {
         const count = r.u32();
         for (let i = 0; i <= count; i++) this.label();
@@ -195,7 +204,8 @@ export class BodyDecoder {
       case 0x18:
         if (frames[frames.length - 1] !== FrameKind.try) r.fail('delegate without a matching try', this.start);
         frames.pop();
-        return this.label();
+        this.label();
+        return;
       case 0x1c: {
         m.features |= Feature.referenceTypes;
         const at = r.pos;
@@ -260,33 +270,40 @@ export class BodyDecoder {
         this.index(m.funcTypes.length, 'function');
         return;
       case 0xd3:
-        return r.fail('unsupported opcode 0xd3 (ref.eq, GC proposal)', this.start);
+        r.fail('unsupported opcode 0xd3 (ref.eq, GC proposal)', this.start);
+        return;
       case 0xd4:
         m.features |= Feature.functionReferences;
         return;
       case 0xd5:
       case 0xd6:
         m.features |= Feature.functionReferences;
-        return this.label();
+        this.label();
+        return;
       case 0xfb: {
         const sub = r.u32();
         const proposal = sub >= 0x80 ? 'stringref proposal' : 'GC proposal';
-        return r.fail(`unsupported opcode 0xfb ${hex(sub)} (${proposal})`, this.start);
+        r.fail(`unsupported opcode 0xfb ${hex(sub)} (${proposal})`, this.start);
+        return;
       }
       case 0xfc:
-        return this.misc();
+        this.misc();
+        return;
       case 0xfd:
-        return this.simd();
+        this.simd();
+        return;
       case 0xfe:
-        return this.atomic();
+        this.atomic();
+        return;
       default:
-        return r.fail(`unknown opcode ${hex(op)}`, this.start);
+        r.fail(`unknown opcode ${hex(op)}`, this.start);
     }
   }
 
   private misc(): void {
     const m = this.m;
-    const sub = (this.sub = this.r.u32());
+    const sub = this.r.u32();
+    this.sub = sub;
     if (sub <= 7) {
       m.features |= Feature.satFloatToInt;
       return;
@@ -332,7 +349,8 @@ export class BodyDecoder {
 
   private simd(): void {
     const r = this.r;
-    const sub = (this.sub = r.u32());
+    const sub = r.u32();
+    this.sub = sub;
     const kind = simdImmediate(sub);
     if (kind === SimdImm.invalid) r.fail(`unknown opcode 0xfd ${hex(sub)}`, this.start);
     this.m.features |= sub >= RELAXED_SIMD_FIRST ? Feature.relaxedSimd : Feature.simd;
@@ -346,14 +364,18 @@ export class BodyDecoder {
 
   private atomic(): void {
     const r = this.r;
-    const sub = (this.sub = r.u32());
+    const sub = r.u32();
+    this.sub = sub;
     this.m.features |= Feature.threads;
     if (sub === 0x03) {
       const at = r.pos;
       if (r.u8() !== 0) r.fail('malformed atomic.fence immediate', at);
       return;
     }
-    if (sub <= 0x02 || (sub >= 0x10 && sub <= 0x4e)) return this.memarg();
+    if (sub <= 0x02 || (sub >= 0x10 && sub <= 0x4e)) {
+      this.memarg();
+      return;
+    }
     r.fail(`unknown opcode 0xfe ${hex(sub)}`, this.start);
   }
 }

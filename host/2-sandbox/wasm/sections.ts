@@ -9,7 +9,13 @@ import type { Reader } from './reader.js';
 import type { ExternKind, FuncType } from './types.js';
 import { readHeapType, readRefType, readValType } from './value-types.js';
 
-const gcTypeForms: Record<number, string> = { 0x4e: 'rec', 0x50: 'sub', 0x4f: 'sub final', 0x5e: 'array', 0x5f: 'struct' };
+const gcTypeForms = new Map<number, string>([
+  [0x4e, 'rec'],
+  [0x50, 'sub'],
+  [0x4f, 'sub final'],
+  [0x5e, 'array'],
+  [0x5f, 'struct'],
+]);
 
 /** The type section: function types only; GC type forms are refused. */
 export function readTypeSection(r: Reader, m: ParsedModule): void {
@@ -19,7 +25,7 @@ export function readTypeSection(r: Reader, m: ParsedModule): void {
     const at = r.pos;
     const form = r.u8();
     if (form !== 0x60) {
-      const gc = gcTypeForms[form];
+      const gc = gcTypeForms.get(form);
       if (gc) r.fail(`unsupported type form 0x${form.toString(16)} (${gc}, GC proposal)`, at);
       r.fail(`malformed type form 0x${form.toString(16)}`, at);
     }

@@ -11,7 +11,12 @@ export interface TypeScope {
   features: number;
 }
 
-const numeric: Record<number, ValType> = { 0x7f: 'i32', 0x7e: 'i64', 0x7d: 'f32', 0x7c: 'f64' };
+const numeric = new Map<number, ValType>([
+  [0x7f, 'i32'],
+  [0x7e, 'i64'],
+  [0x7d, 'f32'],
+  [0x7c, 'f64'],
+]);
 const gcCodes = new Set([0x6e, 0x6d, 0x6c, 0x6b, 0x6a, 0x71, 0x72, 0x73, 0x74, 0x78, 0x77]);
 const stringCodes = new Set([0x67, 0x66, 0x62, 0x61]);
 
@@ -75,7 +80,7 @@ export function readRefType(r: Reader, scope: TypeScope): ValType {
 export function readValType(r: Reader, scope: TypeScope): ValType {
   const at = r.pos;
   const code = r.u8();
-  const num = numeric[code];
+  const num = numeric.get(code);
   if (num) return num;
   if (code === 0x7b) {
     scope.features |= Feature.simd;

@@ -2,7 +2,7 @@
 // written to a temporary file beside it, hash-checked while streaming, synced, then renamed
 // into place, so the destination is either absent or complete and verified, never partial.
 import { createHash, randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
+import { constants, type Stats } from 'node:fs';
 import { link, lstat, open, realpath, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Policy } from '../../../abi/index.js';
@@ -45,7 +45,7 @@ async function checkDestination(policy: Policy, destPath: string, overwrite: boo
   }
   const dest = path.join(realParent, path.basename(abs));
   if (!insideRoots(dest, roots, 'real')) throw outsideRoots('export', abs, roots, dest);
-  let existing;
+  let existing: Stats;
   try {
     existing = await lstat(dest);
   } catch (err) {

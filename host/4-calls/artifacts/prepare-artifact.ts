@@ -1,7 +1,7 @@
 // Making artifacts in two steps: prepareArtifact streams the bytes into chunks and inspects them
 // (nothing is visible yet); commitArtifact, inside one transaction, records the blob, the
 // artifact and its index entry together, so an artifact exists only once all its bytes do.
-import { z } from 'zod';
+import type { z } from 'zod';
 import { type ArtifactRecord, ArtifactRecordSchema, ArtifactSourceSchema, HelixError } from '../../../abi/index.js';
 import { lastArtifactCreatedAt, putArtifactRecord } from '../../3-store/artifact-records.js';
 import { CHUNK_BYTES, commitBlob, writeChunks, type WrittenBlob } from '../../3-store/blobs.js';

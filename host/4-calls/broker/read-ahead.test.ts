@@ -23,7 +23,13 @@ const MiB = 1 << 20;
 function countedPort(): { read: ReturnType<typeof artifactPort>['read']; offsets: number[] } {
   const port = artifactPort(store, new RunOutputs(store, 'run_read_ahead', [], 0));
   const offsets: number[] = [];
-  return { offsets, read: (id, range) => (offsets.push(range.offset), port.read(id, range)) };
+  return {
+    offsets,
+    read: (id, range) => {
+      offsets.push(range.offset);
+      return port.read(id, range);
+    },
+  };
 }
 
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

@@ -24,8 +24,9 @@ describe('createReplayBroker departures', () => {
     expect(answer.kind).toBe('abort');
     const departure = broker.departure();
     expect(departure?.seq).toBe(0);
-    expect(typeof departure?.actual).toBe('string');
-    expect((departure?.actual as string).length).toBeLessThanOrEqual(JSON_REPORT_MAX_CHARS);
+    const actual = departure?.actual;
+    expect(typeof actual).toBe('string');
+    expect((actual as string).length).toBeLessThanOrEqual(JSON_REPORT_MAX_CHARS);
     // The report can be printed and recorded like any other value.
     expect(() => JSON.stringify(departure)).not.toThrow();
   });

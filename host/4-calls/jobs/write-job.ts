@@ -18,7 +18,7 @@ import { checkJobCall, type JobCall, type JobCaller } from './job-call.js';
 /** The submitting host a bundle is written from: its policy, toolpacks and store home. */
 export interface JobOrigin {
   readonly policy: LoadedPolicy;
-  readonly pluginsDir: string;
+  readonly toolpacksDir: string;
   readonly home: string;
 }
 
@@ -47,7 +47,7 @@ export async function writeJobBundle(
     params_hash: identity.params_hash,
     policy_hash: identity.policy_hash,
     request: { tool_id: tool.id, tool_version: tool.version, input: call.input, constraints: { ...call.constraints } },
-    plugins_dir: path.resolve(host.pluginsDir),
+    plugins_dir: path.resolve(host.toolpacksDir),
     submitted_from: { home: host.home, hostname: hostname() },
     inputs,
   });

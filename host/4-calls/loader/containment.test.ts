@@ -13,9 +13,11 @@ import { formatViolation } from '../../1-base/files/violation.js';
 const policy = PolicySchema.parse({ version: 1, tools: { allow: ['*'] } });
 const MARKER = 'OUTSIDE-MARKER-4c1e';
 const cleanups: Array<() => void> = [];
-afterEach(() => cleanups.splice(0).forEach((c) => c()));
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
+});
 
-/** A plugins directory beside `outside.json` (holding MARKER); returns paths and a loader. */
+/** A toolpacks directory beside `outside.json` (holding MARKER); returns paths and a loader. */
 async function world(spec: Partial<ToolpackSpec> = {}) {
   const t = tempDir();
   cleanups.push(t.cleanup);
@@ -198,7 +200,7 @@ describe('the loader bounds the manifest and the other paths it names', () => {
     expect(tools).toHaveLength(1);
     expect(lines).toEqual([
       expect.stringMatching(
-        /plugins\/d0\/.*\/d15: -: directories nested more than 16 levels below the plugins directory are not searched \(ABI-FILE-010\)/,
+        /plugins\/d0\/.*\/d15: -: directories nested more than 16 levels below the toolpacks directory are not searched \(ABI-FILE-010\)/,
       ),
       expect.stringMatching(/linked\.tool\.yaml: -: a manifest must be a regular file, and this is a symbolic link/),
       expect.stringMatching(/pipe\.tool\.yaml: -: a manifest must be a regular file, and this is a FIFO/),

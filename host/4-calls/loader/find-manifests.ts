@@ -1,4 +1,4 @@
-// The walk of a plugins directory for `*.tool.yaml` manifests (ABI-FILE-010). It never follows a
+// The walk of a toolpacks directory for `*.tool.yaml` manifests (ABI-FILE-010). It never follows a
 // symbolic link, so it cannot loop or leave the directory; it opens nothing, and what it cannot
 // search or will not read is a violation rather than a silent gap.
 import { readdirSync, type Dirent } from 'node:fs';
@@ -60,7 +60,7 @@ export function searchManifests(dir: string): ManifestSearch {
       violations.push({
         file: shown(d),
         field: '-',
-        reason: `directories nested more than ${PLUGINS_WALK_MAX_DEPTH} levels below the plugins directory are not searched (ABI-FILE-010)`,
+        reason: `directories nested more than ${PLUGINS_WALK_MAX_DEPTH} levels below the toolpacks directory are not searched (ABI-FILE-010)`,
       });
       continue;
     }

@@ -193,7 +193,7 @@ function compileProblems(err: unknown, schema: JsonSchema, ajv: Ajv2020): Schema
     const reason = `unknown keyword "${keyword}"${near === undefined ? '' : ` (did you mean "${near}"?)`}: Helix checks schemas strictly, so a misspelt keyword is not silently ignored`;
     const places = subschemas(schema)
       .filter(({ node }) => Object.hasOwn(node, keyword))
-      .map(({ pointer }) => `${pointer}/${escape(keyword)}`);
+      .map(({ pointer }) => `${pointer}/${escapePointerToken(keyword)}`);
     return (places.length > 0 ? places : ['']).map((pointer) => ({ pointer, reason }));
   }
   const format = /unknown format "(.+)" ignored in schema at path "#(.*)"/.exec(message);
@@ -300,11 +300,11 @@ function subschemas(schema: unknown): Array<{ pointer: string; node: Record<stri
     if (!isObject(node)) continue;
     out.push({ pointer, node });
     for (const [key, value] of Object.entries(node)) {
-      const here = `${pointer}/${escape(key)}`;
+      const here = `${pointer}/${escapePointerToken(key)}`;
       if (SCHEMA_MAPS.includes(key) && isObject(value))
-        for (const [name, sub] of Object.entries(value)) stack.push({ pointer: `${here}/${escape(name)}`, node: sub });
+        for (const [name, sub] of Object.entries(value)) stack.push({ pointer: `${here}/${escapePointerToken(name)}`, node: sub });
       else if (SCHEMA_LISTS.includes(key) && Array.isArray(value))
-        value.forEach((sub, i) => stack.push({ pointer: `${here}/${i}`, node: sub }));
+        for (const [i, sub] of value.entries()) stack.push({ pointer: `${here}/${i}`, node: sub });
       else if (ONE_SCHEMA.includes(key)) stack.push({ pointer: here, node: value });
     }
   }
@@ -326,6 +326,6 @@ function closeTo(a: string, b: string): boolean {
   return d[a.length]![b.length]! <= 2;
 }
 
-function escape(key: string): string {
+function escapePointerToken(key: string): string {
   return key.replace(/~/g, '~0').replace(/\//g, '~1');
 }

@@ -7,11 +7,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PolicySchema } from '../../../abi/index.js';
 import { tempDir } from '../../../test/helpers/toolpack.js';
 import { formatViolation } from '../../1-base/files/violation.js';
-import { loadPluginsOrThrow, loadToolpacks } from './load-toolpacks.js';
+import { loadEveryToolpackOrThrow, loadToolpacks } from './load-toolpacks.js';
 
 const policy = PolicySchema.parse({ version: 1, tools: { allow: ['*'] }, ceilings: { timeoutMs: 60_000 } });
 const cleanups: Array<() => void> = [];
-afterEach(() => cleanups.splice(0).forEach((c) => c()));
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
+});
 
 const INPUT = {
   type: 'object',
@@ -26,7 +28,7 @@ const INPUT = {
   },
 };
 
-/** A plugins directory holding one container toolpack per manifest (fields over a valid default). */
+/** A toolpacks directory holding one container toolpack per manifest (fields over a valid default). */
 function plugins(manifests: Array<Record<string, unknown>>): string {
   const t = tempDir();
   cleanups.push(t.cleanup);
@@ -145,7 +147,7 @@ describe('container toolpacks at load', () => {
   });
 
   it('fails closed: one bad container manifest stops the host from loading', async () => {
-    const err = await loadPluginsOrThrow(plugins([{}, { argv: ['{{params.missing}}'] }]), policy).catch((e: unknown) => e);
+    const err = await loadEveryToolpackOrThrow(plugins([{}, { argv: ['{{params.missing}}'] }]), policy).catch((e: unknown) => e);
     expect(err).toMatchObject({
       code: 'P-PRECOND-MANIFEST-INVALID',
       details: { violations: [expect.stringContaining('{{params.missing}}: the input schema has no property missing')] },

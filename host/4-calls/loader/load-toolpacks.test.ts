@@ -3,16 +3,18 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HelixError, PolicySchema } from '../../../abi/index.js';
 import { abiPrelude, echoModule, fixedOutputModule } from '../../../test/helpers/guest-wat.js';
-import { pluginsDir, tempDir, writeToolpack } from '../../../test/helpers/toolpack.js';
+import { toolpacksDir, tempDir, writeToolpack } from '../../../test/helpers/toolpack.js';
 import { loadToolpacks, loadToolpacksOrThrow } from './load-toolpacks.js';
 import { formatViolation } from '../../1-base/files/violation.js';
 
 const policy = PolicySchema.parse({ version: 1, tools: { allow: ['*'] }, ceilings: { maxMemoryPages: 64 } });
 const cleanups: Array<() => void> = [];
-afterEach(() => cleanups.splice(0).forEach((c) => c()));
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
+});
 
-async function load(specs: Parameters<typeof pluginsDir>[0]) {
-  const p = await pluginsDir(specs);
+async function load(specs: Parameters<typeof toolpacksDir>[0]) {
+  const p = await toolpacksDir(specs);
   cleanups.push(p.cleanup);
   const result = await loadToolpacks(p.dir, policy);
   return { ...result, dir: p.dir, lines: result.violations.map(formatViolation) };
@@ -90,7 +92,7 @@ describe('loadToolpacks', () => {
   });
 
   it('follows $ref schemas relative to the manifest', async () => {
-    const p = await pluginsDir([{ id: 'ref.tool', module: echoModule(), inputSchema: { $ref: 'schemas/in.json' } }]);
+    const p = await toolpacksDir([{ id: 'ref.tool', module: echoModule(), inputSchema: { $ref: 'schemas/in.json' } }]);
     cleanups.push(p.cleanup);
     mkdirSync(path.join(p.dir, 'ref.tool', 'schemas'));
     writeFileSync(
@@ -105,7 +107,7 @@ describe('loadToolpacks', () => {
   });
 
   it('reports a broken schema file against that file, not the manifest', async () => {
-    const p = await pluginsDir([{ id: 'ref.broken', module: echoModule(), inputSchema: { $ref: 'schemas/in.json' } }]);
+    const p = await toolpacksDir([{ id: 'ref.broken', module: echoModule(), inputSchema: { $ref: 'schemas/in.json' } }]);
     cleanups.push(p.cleanup);
     mkdirSync(path.join(p.dir, 'ref.broken', 'schemas'));
     writeFileSync(
@@ -118,7 +120,7 @@ describe('loadToolpacks', () => {
   });
 
   it('fails closed: loadToolpacksOrThrow throws P-PRECOND-MANIFEST-INVALID with every violation', async () => {
-    const p = await pluginsDir([
+    const p = await toolpacksDir([
       { id: 'ok.tool', module: echoModule() },
       { id: 'bad.tool', module: echoModule(), manifest: { abi: 'helix/v9', limits: {} } },
     ]);
@@ -129,7 +131,7 @@ describe('loadToolpacks', () => {
     expect(((err as HelixError).details.violations as string[]).length).toBeGreaterThanOrEqual(3);
   });
 
-  it('reports a missing plugins directory and an empty one', async () => {
+  it('reports a missing toolpacks directory and an empty one', async () => {
     const err = await loadToolpacks('/nonexistent/plugins', policy).catch((e: unknown) => e);
     expect((err as HelixError).code).toBe('P-PRECOND-PLUGINS-DIR');
     const t = tempDir();

@@ -44,7 +44,7 @@ export interface LoadedTool {
   readonly module: CheckedModule;
 }
 
-/** Everything found under a plugins directory: WebAssembly toolpacks, container toolpacks, violations. */
+/** Everything found under a toolpacks directory: WebAssembly toolpacks, container toolpacks, violations. */
 export interface LoadResult {
   readonly tools: LoadedTool[];
   readonly containers: LoadedContainer[];
@@ -67,7 +67,7 @@ export async function loadToolpacks(dir: string, policy: Policy, options: LoadOp
     if (!statSync(root).isDirectory()) throw new Error('not a directory');
   } catch (err) {
     throw new HelixError('P-PRECOND-PLUGINS-DIR', {
-      message: `The plugins directory ${dir} cannot be read: ${(err as Error).message}`,
+      message: `The toolpacks directory ${dir} cannot be read: ${(err as Error).message}`,
       details: { dir },
     });
   }
@@ -94,11 +94,15 @@ export async function loadToolpacks(dir: string, policy: Policy, options: LoadOp
 
 /** Loads like loadToolpacks, but throws P-PRECOND-MANIFEST-INVALID listing every violation (fail-closed). */
 export async function loadToolpacksOrThrow(dir: string, policy: Policy, options: LoadOptions = {}): Promise<LoadedTool[]> {
-  return (await loadPluginsOrThrow(dir, policy, options)).tools;
+  return (await loadEveryToolpackOrThrow(dir, policy, options)).tools;
 }
 
 /** Loads every toolpack of either kind like loadToolpacks, but throws P-PRECOND-MANIFEST-INVALID listing every violation (fail-closed). */
-export async function loadPluginsOrThrow(dir: string, policy: Policy, options: LoadOptions = {}): Promise<Omit<LoadResult, 'violations'>> {
+export async function loadEveryToolpackOrThrow(
+  dir: string,
+  policy: Policy,
+  options: LoadOptions = {},
+): Promise<Omit<LoadResult, 'violations'>> {
   const { tools, containers, violations } = await loadToolpacks(dir, policy, options);
   if (violations.length > 0) {
     throw new HelixError('P-PRECOND-MANIFEST-INVALID', {

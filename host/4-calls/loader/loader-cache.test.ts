@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PolicySchema } from '../../../abi/index.js';
 import { echoModule } from '../../../test/helpers/guest-wat.js';
-import { pluginsDir, tempDir } from '../../../test/helpers/toolpack.js';
+import { toolpacksDir, tempDir } from '../../../test/helpers/toolpack.js';
 import { readAudit } from '../../3-store/audit.js';
 import { writeLoadCache } from '../../3-store/load-cache.js';
 import { openStore, type Store } from '../../3-store/open-store.js';
@@ -23,7 +23,7 @@ afterEach(async () => {
 const INPUT = { type: 'object', properties: { n: { type: 'integer', minimum: 1 } }, required: ['n'] };
 
 async function setup(inputSchema: unknown = INPUT): Promise<{ dir: string; store: Store }> {
-  const plugins = await pluginsDir([{ id: 'cache.echo', module: echoModule(), inputSchema }]);
+  const plugins = await toolpacksDir([{ id: 'cache.echo', module: echoModule(), inputSchema }]);
   const home = tempDir();
   const store = openStore(home.dir);
   cleanups.push(plugins.cleanup, home.cleanup, () => store.close());
@@ -36,7 +36,13 @@ function counted(store: Store): { cache: LoaderCache; puts: string[] } {
   const puts: string[] = [];
   return {
     puts,
-    cache: { ...real, putModule: (d, cap, inst, problem) => (puts.push(problem ?? 'new'), real.putModule(d, cap, inst, problem)) },
+    cache: {
+      ...real,
+      putModule: (d, cap, inst, problem) => {
+        puts.push(problem ?? 'new');
+        return real.putModule(d, cap, inst, problem);
+      },
+    },
   };
 }
 
@@ -135,7 +141,14 @@ describe('the load cache of checked schemas', () => {
     const a = await loadWith(dir, storeLoaderCache(store, Date.now));
     let asked = 0;
     const real = storeLoaderCache(store, Date.now);
-    const b = await loadWith(dir, { ...real, schemaChecked: (key) => (real.schemaChecked(key) ? (asked += 1) > 0 : false) });
+    const b = await loadWith(dir, {
+      ...real,
+      schemaChecked: (key) => {
+        if (!real.schemaChecked(key)) return false;
+        asked += 1;
+        return true;
+      },
+    });
     expect(asked).toBe(2);
     for (const value of [{ n: 3 }, { n: 0 }, {}, { n: 'x' }]) expect(b.validateInputRefs(value)).toEqual(a.validateInputRefs(value));
     expect(b.validateInput({ n: 0 })).toEqual([{ path: '/n', keyword: 'minimum', message: expect.stringContaining('(found 0)') }]);

@@ -6,7 +6,9 @@ import { compileJsonSchema } from './json-schema.js';
 import { bundleSchema } from './schema-bundle.js';
 
 const cleanups: Array<() => void> = [];
-afterEach(() => cleanups.splice(0).forEach((c) => c()));
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
+});
 
 function files(tree: Record<string, unknown>): string {
   const t = tempDir();

@@ -5,14 +5,16 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PolicySchema } from '../../../abi/index.js';
 import { echoModule } from '../../../test/helpers/guest-wat.js';
-import { pluginsDir } from '../../../test/helpers/toolpack.js';
+import { toolpacksDir } from '../../../test/helpers/toolpack.js';
 import { compileJsonSchema } from './json-schema.js';
 import { loadToolpacks } from './load-toolpacks.js';
 import { formatViolation } from '../../1-base/files/violation.js';
 
 const policy = PolicySchema.parse({ version: 1, tools: { allow: ['*'] } });
 const cleanups: Array<() => void> = [];
-afterEach(() => cleanups.splice(0).forEach((c) => c()));
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
+});
 
 const TYPES = 'one of: array, boolean, integer, null, number, object, string';
 
@@ -22,7 +24,7 @@ async function linesFor(
   extra: Record<string, string> = {},
   inputSchema: unknown = { $ref: 'schemas/input.json' },
 ): Promise<string[]> {
-  const p = await pluginsDir([{ id: 'x.tool', module: echoModule(), inputSchema }]);
+  const p = await toolpacksDir([{ id: 'x.tool', module: echoModule(), inputSchema }]);
   cleanups.push(p.cleanup);
   const dir = path.join(p.dir, 'x.tool');
   for (const [name, content] of Object.entries({ 'schemas/input.json': text, ...extra })) {

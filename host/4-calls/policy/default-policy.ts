@@ -10,6 +10,7 @@ export function defaultPolicyDocument(): PolicyInput {
     tools: { allow: ['*'] },
     grants: { '*': ['clock.*', 'log.*', 'kv.*', 'artifact.*'] },
     ceilings: {},
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a policy's own placeholder, which loadPolicy expands from the environment
     paths: { importRoots: ['${PWD}'], exportRoots: ['${PWD}'] },
   };
 }

@@ -6,7 +6,9 @@ import { HelixError } from '../../../abi/index.js';
 import { loadPolicy } from './load-policy.js';
 
 const cleanups: Array<() => void> = [];
-afterEach(() => cleanups.splice(0).forEach((c) => c()));
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
+});
 
 function policyFile(text: string): string {
   const t = tempDir();
@@ -37,6 +39,7 @@ describe('loadPolicy', () => {
   });
 
   it('hashes the expanded policy, so the same file under another environment hashes differently', () => {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a policy's own placeholder, which loadPolicy expands from the environment
     const file = policyFile('version: 1\ntools: { allow: ["seq.*"] }\npaths: { importRoots: ["${DATA}"] }\n');
     const a = loadPolicy(file, { env: { DATA: '/data/a' } });
     const a2 = loadPolicy(file, { env: { DATA: '/data/a' } });
@@ -51,7 +54,9 @@ describe('loadPolicy', () => {
     expect(x.hash).toBe(y.hash);
   });
 
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the test's name shows a policy placeholder
   it('uses a default for an unset variable written ${NAME:-default}', () => {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a policy's own placeholder, which loadPolicy expands from the environment
     const p = loadPolicy(policyFile('version: 1\ntools: { allow: [] }\npaths: { exportRoots: ["${OUT:-/tmp/out}"] }\n'), { env: {} });
     expect(p.policy.paths.exportRoots).toEqual(['/tmp/out']);
   });
@@ -65,6 +70,7 @@ describe('loadPolicy', () => {
         'ceilings:',
         '  fuel: -1',
         'netwrk: []',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: a policy's own placeholder, which loadPolicy expands from the environment
         'paths: { importRoots: ["${MISSING}"] }',
         '',
       ].join('\n'),

@@ -97,7 +97,12 @@ describe('RunCoordinator commits', () => {
     const before = commits();
     let release: () => void = () => undefined;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    const runs = [3, 4, 5, 6].map((n) => coordinator.run(runStart(n), FAR, async () => (await gate, succeeded)));
+    const runs = [3, 4, 5, 6].map((n) =>
+      coordinator.run(runStart(n), FAR, async () => {
+        await gate;
+        return succeeded;
+      }),
+    );
     release();
     const outcomes = await Promise.all(runs);
     expect(outcomes.map((o) => o.record.status)).toEqual(['succeeded', 'succeeded', 'succeeded', 'succeeded']);

@@ -175,6 +175,7 @@ describe('run identity vectors', () => {
       const file = path.join(dir, 'policy.yaml');
       writeFileSync(
         file,
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: a policy's own placeholder, which loadPolicy expands from the environment
         'version: 1\ntools:\n  allow: [seq.*]\ngrants:\n  seq.stats: [artifact.read, log.emit]\nceilings:\n  fuel: 5000000\npaths:\n  importRoots: ["${DATA}"]\n  exportRoots: []\n',
       );
       expect(loadPolicy(file, { env: { DATA: '/data/in' } }).hash).toBe(

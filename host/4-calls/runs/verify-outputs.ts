@@ -88,7 +88,10 @@ export class WrittenOutputs {
     const req = parse(request) as
       | { name?: unknown; args?: { role?: unknown; data?: unknown; encoding?: unknown; final?: unknown } }
       | undefined;
-    if (req?.name === 'docker.run') return this.#noteContainer(parse(answer.response));
+    if (req?.name === 'docker.run') {
+      this.#noteContainer(parse(answer.response));
+      return;
+    }
     const data = bulk?.kind === 'write' ? bulk.data : typeof req?.args?.data === 'string' ? req.args.data : undefined;
     if (req?.name !== 'artifact.write' || typeof req.args?.role !== 'string' || data === undefined) return;
     if (parse(answer.response)?.status !== 'ok') return;

@@ -15,7 +15,7 @@ export interface BoundArgv {
 
 // A shell would read each of these; so might a tool that passes the value on to one.
 const SHELL_META = /[;&|$`<>(){}[\]*?!~#'"\\\s]/;
-// eslint-disable-next-line no-control-regex
+// biome-ignore lint/suspicious/noControlCharactersInRegex: this pattern exists to find the control characters a value may not carry
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /** Binds `manifest.argv` to `input` (already valid against the input schema); throws I-REQ-CONTAINER-ARG for a value it refuses. */

@@ -1,7 +1,7 @@
 // How a container tool's stdout becomes its output (ABI-CONTAINER-006): tsv rows with decimal
 // cells as numbers, one JSON object, or nothing; what does not read as the format refused.
 import { describe, expect, it } from 'vitest';
-import { HelixError } from '../../../abi/index.js';
+import type { HelixError } from '../../../abi/index.js';
 import { readStdout } from './container-stdout.js';
 
 function reason(format: 'tsv' | 'json', text: string, truncated = false): string {

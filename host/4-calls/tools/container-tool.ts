@@ -21,7 +21,7 @@ import { RunOutputs } from '../broker/outputs.js';
 import { canonicalJson, sha256Digest } from '../../1-base/hashing.js';
 import { isLogRole, outputFile, type LoadedContainer } from '../loader/load-container.js';
 import { ungrantedCapabilities } from '../policy/rules.js';
-import { bindArgv } from './container-argv.js';
+import { type BoundArgv, bindArgv } from './container-argv.js';
 import { readStdout } from './container-stdout.js';
 import type { Tool, ToolOutcome } from './tool.js';
 
@@ -92,7 +92,7 @@ export function containerTool(loaded: LoadedContainer, image: string): Container
     validateInput: loaded.validateInputRefs,
     validateOutput: loaded.validateOutput,
     async execute(ctx): Promise<ToolOutcome> {
-      let bound;
+      let bound: BoundArgv;
       try {
         bound = bindArgv(m, ctx.input);
       } catch (err) {

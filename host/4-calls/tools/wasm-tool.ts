@@ -83,7 +83,7 @@ export function wasmTool(loaded: LoadedTool, engine: Engine): WasmTool {
       }
       let output: GuestOutput = result.output;
       if (output.status === 'capability_call') {
-        // The seed-004 form: the host performs the call, under the same rules, as the tool's last act.
+        // A terminal capability_call (ABI-OUTPUT-002): the host performs the call, under the same rules, as the tool's last act.
         const call = await broker.terminal(output.capability_call.name, output.capability_call.args);
         output = call.ok ? { status: 'ok', output: call.result } : { status: 'error', error: call.error };
       }

@@ -15,7 +15,7 @@ import { runFixture, type FixtureResult } from './run-fixtures.js';
 /** Options of openFixtureSuite. */
 export interface FixtureSuiteOptions {
   /** A toolpack directory, or a directory holding toolpacks. */
-  readonly pluginsDir: string;
+  readonly toolpacksDir: string;
   readonly policyFile?: string;
   /** Keep each chain's store in `<keepUnder>/<tool id>/<first fixture>/`; default temporary stores, removed. */
   readonly keepUnder?: string;
@@ -41,7 +41,7 @@ export interface FixtureSuite {
 /** Loads the policy and the packs (throws HelixError as createHost does) and starts one engine. */
 export async function openFixtureSuite(o: FixtureSuiteOptions): Promise<FixtureSuite> {
   const policy = loadPolicy(o.policyFile);
-  const shared = await createHostParts(policy, o.pluginsDir);
+  const shared = await createHostParts(policy, o.toolpacksDir);
   const { toolpacks, engine } = shared;
   const temp = o.keepUnder === undefined ? mkdtempSync(path.join(tmpdir(), 'helix-test-')) : undefined;
   let stores = 0;
@@ -99,7 +99,7 @@ export async function openFixtureSuite(o: FixtureSuiteOptions): Promise<FixtureS
   };
 
   async function runChain(tool: LoadedTool, chain: FixtureChain, home: string): Promise<FixtureResult[]> {
-    const host = await createHost({ pluginsDir: o.pluginsDir, policy, home, shared });
+    const host = await createHost({ toolpacksDir: o.toolpacksDir, policy, home, shared });
     const results: FixtureResult[] = [];
     try {
       const wasm = host.tools().find((t): t is WasmTool => t.kind === 'wasm' && (t as WasmTool).loaded === tool)!;

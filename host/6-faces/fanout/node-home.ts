@@ -6,29 +6,29 @@ import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { HelixError } from '../../../abi/index.js';
 
-/** statfs f_type magic numbers of network and cluster filesystems (linux/magic.h and the filesystems' own). */
-const NETWORK_FS_TYPES: Readonly<Record<number, string>> = {
-  0x6969: 'nfs',
-  0x517b: 'smb',
-  0xff534d42: 'cifs',
-  0xfe534d42: 'smb2',
-  0x0bd00bd0: 'lustre',
-  0x47504653: 'gpfs',
-  0x00c36400: 'ceph',
-  0x19830326: 'beegfs',
-  0x01021997: '9p',
-  0x65735546: 'fuse',
-  0x6b414653: 'afs',
-  0x5346414f: 'afs',
-  0x013111a8: 'ibrix',
-  0x564c: 'ncp',
-  0x73757245: 'coda',
-  0xaad7aaea: 'panfs',
-};
+/** statfs f_type magic numbers of network and cluster filesystems (linux/magic.h and the filesystems' own), written in hex as they publish them. */
+const NETWORK_FS_TYPES: ReadonlyMap<number, string> = new Map([
+  [0x6969, 'nfs'],
+  [0x517b, 'smb'],
+  [0xff534d42, 'cifs'],
+  [0xfe534d42, 'smb2'],
+  [0x0bd00bd0, 'lustre'],
+  [0x47504653, 'gpfs'],
+  [0x00c36400, 'ceph'],
+  [0x19830326, 'beegfs'],
+  [0x01021997, '9p'],
+  [0x65735546, 'fuse'],
+  [0x6b414653, 'afs'],
+  [0x5346414f, 'afs'],
+  [0x013111a8, 'ibrix'],
+  [0x564c, 'ncp'],
+  [0x73757245, 'coda'],
+  [0xaad7aaea, 'panfs'],
+]);
 
 /** The network filesystem `dir` lies on, by its statfs type, or undefined for a local one. */
 export function networkFilesystem(dir: string, statfs: (p: string) => { type: number } = statfsSync): string | undefined {
-  return NETWORK_FS_TYPES[statfs(dir).type >>> 0];
+  return NETWORK_FS_TYPES.get(statfs(dir).type >>> 0);
 }
 
 /**

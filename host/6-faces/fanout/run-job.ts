@@ -29,7 +29,7 @@ export async function runJobBundle(bundleDir: string, options: RunJobOptions = {
   try {
     const policy = readJobPolicy(dir, job);
     home = nodeHome(options.home, job.submitted_from);
-    host = await createHost({ policy, pluginsDir: job.plugins_dir, home: home.home });
+    host = await createHost({ policy, toolpacksDir: job.plugins_dir, home: home.home });
     await host.jobs.importInputs(dir, job.inputs);
     const response = await host.jobs.call(job);
     await host.jobs.writeResult(dir, job.run_id, response);

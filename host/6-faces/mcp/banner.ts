@@ -9,8 +9,8 @@ import type { ExposedTool } from './tools.js';
 export interface Invocation {
   /** The CLI entry point (dist/cli/main.js). */
   readonly cliPath: string;
-  /** --plugins, when given. */
-  readonly plugins?: string;
+  /** --toolpacks, when given. */
+  readonly toolpacks?: string;
   /** --policy, when given. */
   readonly policy?: string;
   /** Any further serve options to repeat, e.g. ['--progress-interval-ms', '500']. */
@@ -22,7 +22,7 @@ export interface Invocation {
 /** The `mcpServers` entry that starts this server (absolute paths, the home as HELIX_HOME). */
 export function clientConfig(inv: Invocation, home: string): Record<string, unknown> {
   const args = [path.resolve(inv.cliPath), 'serve'];
-  if (inv.plugins !== undefined) args.push('--plugins', path.resolve(inv.plugins));
+  if (inv.toolpacks !== undefined) args.push('--toolpacks', path.resolve(inv.toolpacks));
   if (inv.policy !== undefined) args.push('--policy', path.resolve(inv.policy));
   args.push(...(inv.extraArgs ?? []));
   return { mcpServers: { helix: { command: process.execPath, args, env: { HELIX_HOME: path.resolve(home) } } } };
@@ -51,7 +51,7 @@ export function startupBanner(host: Host, tools: readonly ExposedTool[], inv: In
     'helix serve: an MCP server on stdin/stdout (this log is stderr; stdout carries only the protocol)',
     `  store:    ${host.storePath}`,
     `  policy:   ${host.policy.hash} (${host.policy.source === '(default)' ? 'the bundled default policy' : host.policy.source})`,
-    `  plugins:  ${host.pluginsDir}`,
+    `  toolpacks: ${host.toolpacksDir}`,
   ];
   if (inv.maxMessageBytes !== undefined)
     lines.push(

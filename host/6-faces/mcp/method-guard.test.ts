@@ -3,10 +3,10 @@
 // one McpError prefix, task metadata ignored, and the server serving on after each.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { CallToolResultSchema, EmptyResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, EmptyResultSchema, type McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { echoModule } from '../../../test/helpers/guest-wat.js';
-import { pluginsDir, tempDir } from '../../../test/helpers/toolpack.js';
+import { toolpacksDir, tempDir } from '../../../test/helpers/toolpack.js';
 import { createHost, type Host } from '../../5-host/host.js';
 import { REQUEST_SCHEMAS, requestError } from './method-guard.js';
 import { createMcpServer, type HelixMcpServer } from './server.js';
@@ -18,8 +18,8 @@ let mcp: HelixMcpServer;
 let client: Client;
 
 beforeAll(async () => {
-  plugins = await pluginsDir([{ id: 'guard.echo', module: echoModule() }]);
-  host = await createHost({ pluginsDir: plugins.dir, home: home.dir });
+  plugins = await toolpacksDir([{ id: 'guard.echo', module: echoModule() }]);
+  host = await createHost({ toolpacksDir: plugins.dir, home: home.dir });
   mcp = createMcpServer(host);
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await mcp.connect(serverSide);

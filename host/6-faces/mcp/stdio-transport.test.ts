@@ -32,7 +32,13 @@ async function open(options: { maxMessageBytes?: number; maxBacklogBytes?: numbe
   const stdin = new PassThrough();
   const out: string[] = [];
   const stdout =
-    options.stdout ?? new Writable({ write: (c: Buffer, _e, cb) => (out.push(...c.toString('utf8').split('\n').filter(Boolean)), cb()) });
+    options.stdout ??
+    new Writable({
+      write: (c: Buffer, _e, cb) => {
+        out.push(...c.toString('utf8').split('\n').filter(Boolean));
+        cb();
+      },
+    });
   const log: string[] = [];
   const t = new StdioTransport({
     stdin,

@@ -43,6 +43,7 @@ describe('buildToolpack', () => {
     expect(result.manifestPath).toBe(manifestPath);
     expect(result.modulePath).toBe(path.join(dir, 'build/echo.wasm'));
     expect(result.digest).toBe(sha256(await readFile(result.modulePath)));
+    expect(result.warnings).toBe('');
     const after = await readFile(manifestPath, 'utf8');
     expect(after).toBe(before.replace(/^digest: .*$/m, `digest: ${result.digest}`));
   }, 60_000);

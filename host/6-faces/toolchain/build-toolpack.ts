@@ -25,6 +25,11 @@ export interface BuildToolpackResult {
   digest: string;
   /** True when the manifest's digest was rewritten. */
   changed: boolean;
+  /**
+   * What the compiler printed for this build, which succeeded: its warnings (asc's WARNING
+   * diagnostics, clang's and wasm-ld's warnings), empty when there were none.
+   */
+  warnings: string;
 }
 
 /** A toolpack that could not be built; `message` says what and, where known, how to fix it. */
@@ -84,7 +89,8 @@ export async function buildToolpack(dir: string): Promise<BuildToolpackResult> {
 
   // Hashed before compiling: an edit made while the compiler runs then shows as stale, never hidden.
   const inputs = collectSourceInputs(packDir);
-  const outputs = configExists ? await compile(packDir) : new Map([[modulePath, await compileCPack(packDir, cSources)]]);
+  const compiled = configExists ? await compile(packDir) : await compileCPack(packDir, cSources, modulePath);
+  const outputs = compiled.outputs;
   const bytes = outputs.get(modulePath);
   if (!bytes) {
     const written = [...outputs.keys()].map((file) => path.relative(packDir, file)).join(', ') || 'nothing';
@@ -111,7 +117,7 @@ export async function buildToolpack(dir: string): Promise<BuildToolpackResult> {
   );
   const updated = wrap(packDir, () => withDigest(manifestText, digest, manifestPath));
   if (updated.changed) await writeFile(manifestPath, updated.text);
-  return { manifestPath, modulePath, digest, changed: updated.changed };
+  return { manifestPath, modulePath, digest, changed: updated.changed, warnings: compiled.diagnostics };
 }
 
 /**
@@ -160,16 +166,24 @@ async function findManifest(packDir: string): Promise<string> {
   return path.join(packDir, names[0]!);
 }
 
+/** The files a compile wrote (by absolute path) and what the compiler printed while it succeeded. */
+interface Compiled {
+  readonly outputs: Map<string, Uint8Array>;
+  readonly diagnostics: string;
+}
+
 // Runs asc on the pack's asconfig.json with the pack as base directory, so file names baked
 // into the module (panic locations) are relative and the bytes do not depend on where the
 // repository lives. Outputs are collected in memory and written by the caller.
-async function compile(packDir: string): Promise<Map<string, Uint8Array>> {
+async function compile(packDir: string): Promise<Compiled> {
   const asc = await loadAsc();
   const outputs = new Map<string, Uint8Array>();
   let diagnostics = '';
   const decoder = new TextDecoder();
   const stderr: AscOutputStream = {
-    write: (chunk) => void (diagnostics += typeof chunk === 'string' ? chunk : decoder.decode(chunk)),
+    write: (chunk) => {
+      diagnostics += typeof chunk === 'string' ? chunk : decoder.decode(chunk);
+    },
   };
   // A pack outside the repository finds @helix/sdk-as through Helix's own copy (sdk-path.ts).
   const sdkModules = bundledSdkModulesDir();
@@ -191,12 +205,14 @@ async function compile(packDir: string): Promise<Map<string, Uint8Array>> {
       : '';
     throw new ToolpackBuildError(`${packDir}: compile failed:\n${text}${hint}`, packDir, text);
   }
-  return outputs;
+  // A compile that succeeds writes to stderr only what asc warns about.
+  return { outputs, diagnostics: diagnostics.trim() };
 }
 
-async function compileCPack(packDir: string, sources: readonly string[]): Promise<Uint8Array> {
+async function compileCPack(packDir: string, sources: readonly string[], modulePath: string): Promise<Compiled> {
   try {
-    return await compileC(packDir, sources);
+    const { bytes, diagnostics } = await compileC(packDir, sources);
+    return { outputs: new Map([[modulePath, bytes]]), diagnostics };
   } catch (error) {
     if (error instanceof CCompileError)
       throw new ToolpackBuildError(`${packDir}: ${error.message}`, packDir, error.diagnostics, { cause: error });

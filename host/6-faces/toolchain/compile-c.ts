@@ -88,14 +88,22 @@ export function clangLinkArgs(objects: readonly string[], output: string): strin
   return ['--target=wasm32', '-nostdlib', '-Wl,--no-entry', '-Wl,--stack-first', '-Wl,--strip-debug', '-o', output, ...objects];
 }
 
+/** A compile that succeeded: the module, and what clang printed on the way (its warnings; empty when none). */
+export interface CCompiled {
+  readonly bytes: Uint8Array;
+  readonly diagnostics: string;
+}
+
 /** Compiles the pack's C sources to module bytes; throws CCompileError with the compiler's message. */
-export async function compileC(packDir: string, sources: readonly string[]): Promise<Uint8Array> {
+export async function compileC(packDir: string, sources: readonly string[]): Promise<CCompiled> {
   const clang = process.env[CLANG_ENV] || 'clang';
   const scratch = await mkdtemp(path.join(tmpdir(), 'helix-clang-'));
   try {
     const objects = sources.map((_, index) => path.join(scratch, `${index}.o`));
     const output = path.join(scratch, 'module.wasm');
     const steps = [...sources.map((source, index) => clangCompileArgs(source, objects[index]!, packDir)), clangLinkArgs(objects, output)];
+    // A step that succeeds prints nothing unless clang or wasm-ld warns.
+    const printed: string[] = [];
     for (const args of steps) {
       const { code, text, missing } = await run(clang, args, packDir);
       if (missing) {
@@ -111,8 +119,9 @@ export async function compileC(packDir: string, sources: readonly string[]): Pro
           text.trim(),
           linkerMissing(text) ? 'wasm-ld' : undefined,
         );
+      if (text.trim() !== '') printed.push(text.trim());
     }
-    return new Uint8Array(await readFile(output));
+    return { bytes: new Uint8Array(await readFile(output)), diagnostics: printed.join('\n') };
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }

@@ -8,7 +8,9 @@ import { sha256Digest } from '../../1-base/hashing.js';
 import { checkSourcesFresh, collectSourceInputs, staleLine, stampPath, stampText } from './source-stamp.js';
 
 const cleanups: Array<() => void> = [];
-afterEach(() => cleanups.splice(0).forEach((cleanup) => cleanup()));
+afterEach(() => {
+  for (const cleanup of cleanups.splice(0)) cleanup();
+});
 
 function pack(tree: Record<string, string>): string {
   const t = tempDir('helix-stamp-');

@@ -1,7 +1,7 @@
 // The source stamp `helix build` writes beside a module (`build/<name>.sources.json`): a hash of
 // every build input of the pack, so `helix test`, `helix call` and `helix serve` can tell that
 // the sources changed since the module was built (a stale module) and name `helix build`.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { type Dirent, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { sha256Digest } from '../../1-base/hashing.js';
 import type { LoadedTool } from '../../5-host/toolpacks.js';
@@ -209,7 +209,7 @@ function asconfigFiles(file: string): string[] {
 }
 
 function walk(packDir: string, relative: string, found: Set<string>): void {
-  let entries;
+  let entries: Dirent[];
   try {
     entries = readdirSync(path.join(packDir, relative), { withFileTypes: true });
   } catch {

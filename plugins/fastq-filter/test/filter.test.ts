@@ -7,6 +7,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WireError } from '../../../abi/index.js';
 import { hostStore } from '../../../host/5-host/host.js';
 import { startPackHost, type PackHost } from '../../../test/helpers/pack-host.js';
 import { fastqLargerThan, PLUGINS, randomFastq, runReference, scratchDir } from '../../seq-stats/test/sequences.js';
@@ -52,7 +53,7 @@ function parseFastq(text: string): Read[] {
 function errorProbabilityMean(quality: string): number {
   if (quality.length === 0) return 0;
   let sum = 0;
-  for (const c of quality) sum += Math.pow(10, (c.charCodeAt(0) - 33) / -10);
+  for (const c of quality) sum += 10 ** ((c.charCodeAt(0) - 33) / -10);
   return -10 * Math.log10(sum / quality.length);
 }
 
@@ -70,13 +71,22 @@ function serialise(reads: readonly Read[]): string {
 
 // ---- calling the tool -------------------------------------------------------------------
 
+/** fastq.filter's output (schemas/output.json). */
+interface FilterOutput {
+  filtered: string;
+  records_in: number;
+  records_out: number;
+  bases_in: number;
+  bases_out: number;
+}
+
 async function filter(
   data: string | Uint8Array,
   options: Record<string, unknown>,
-): Promise<{ output: any; fastq: string; fuel: number; pages: number }> {
+): Promise<{ output: FilterOutput; fastq: string; fuel: number; pages: number }> {
   const response = await packs.call(TOOL, { reads: await packs.put(data), ...options });
   if (response.status !== 'success') throw new Error(`expected success, got ${JSON.stringify(response.error)}`);
-  const output = response.output as any;
+  const output = response.output as FilterOutput;
   return {
     output,
     fastq: (await packs.bytes(output.filtered)).toString('utf8'),
@@ -85,7 +95,7 @@ async function filter(
   };
 }
 
-async function failure(data: string | Uint8Array, options: Record<string, unknown> = {}): Promise<any> {
+async function failure(data: string | Uint8Array, options: Record<string, unknown> = {}): Promise<WireError | undefined> {
   const response = await packs.call(TOOL, { reads: await packs.put(data), ...options });
   // The host classes I-REQ-* codes as invalid requests, every other tool error as terminal.
   expect(response.status).toBe(response.error?.code.startsWith('I-REQ-') ? 'invalid_request' : 'terminal_error');
@@ -188,10 +198,10 @@ describe('fastq.filter against seqkit seq', () => {
   it('writes a fastq artifact under its declared role, labelled, and an empty one for an empty input', async () => {
     const id = await packs.put('@a\nAC\n+\nII\n', 'run 7 reads');
     const response = await packs.call(TOOL, { reads: id, min_length: 1 });
-    const output = response.output as any;
+    const output = response.output as FilterOutput;
     const record = (await import('../../../host/4-calls/artifacts/index.js')).getArtifact(hostStore(packs.host), output.filtered);
     expect(record).toMatchObject({ type: 'fastq', label: 'filtered run 7 reads' });
-    const labelled = (await packs.call(TOOL, { reads: id, label: 'mine' })).output as any;
+    const labelled = (await packs.call(TOOL, { reads: id, label: 'mine' })).output as FilterOutput;
     expect((await import('../../../host/4-calls/artifacts/index.js')).getArtifact(hostStore(packs.host), labelled.filtered).label).toBe(
       'mine',
     );
@@ -238,7 +248,7 @@ describe('fastq.filter errors', () => {
   it('refuses FASTA with D-DATA-FORMAT: it has no qualities', async () => {
     const error = await failure('>r1\nACGT\n');
     expect(error).toMatchObject({ code: 'D-DATA-FORMAT', details: { format: 'FASTA' } });
-    expect(error.message).toContain('is FASTA; fastq.filter needs qualities');
+    expect(error?.message).toContain('is FASTA; fastq.filter needs qualities');
   });
 
   it('refuses broken FASTQ with D-DATA-FORMAT naming the line', async () => {

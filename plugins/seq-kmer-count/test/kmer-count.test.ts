@@ -131,8 +131,22 @@ function randomFasta(seed: number, records: number, { eol = '\n', maxLength = 20
   return out;
 }
 
-async function count(data: string | Uint8Array, input: Record<string, unknown>): Promise<{ output: Record<string, any>; table: string }> {
-  const output = await packs.ok(TOOL, { fasta: await packs.put(data), ...input });
+/** seq.kmer_count's output (schemas/output.json). */
+interface KmerOutput {
+  table: string;
+  k: number;
+  canonical: boolean;
+  records: number;
+  bases: number;
+  other_characters: number;
+  total_kmers: number;
+  distinct_kmers: number;
+  table_rows: number;
+  top: Array<{ kmer: string; count: number }>;
+}
+
+async function count(data: string | Uint8Array, input: Record<string, unknown>): Promise<{ output: KmerOutput; table: string }> {
+  const output = await packs.ok<KmerOutput>(TOOL, { fasta: await packs.put(data), ...input });
   return { output, table: (await packs.bytes(output.table)).toString('utf8') };
 }
 
@@ -272,7 +286,7 @@ describe('seq.kmer_count limits', () => {
     expect(response.status).toBe('success');
     const ref = reference(block, 21, true);
     for (const [kmer, n] of ref.counts) ref.counts.set(kmer, n * repeats);
-    const { table: id, ...rest } = response.output as Record<string, any>;
+    const { table: id, ...rest } = response.output as KmerOutput;
     expect(rest).toEqual(
       expectedOutput(
         { ...ref, records: ref.records * repeats, bases: ref.bases * repeats, other: ref.other * repeats, total: ref.total * repeats },

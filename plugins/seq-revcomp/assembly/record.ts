@@ -178,7 +178,7 @@ export function writeRecord(writer: ArtifactWriter, width: i32): bool {
     store<u8>(STAGE, 0x3e);
     memory.copy(STAGE + 1, HEADER, <usize>headerLength);
     staged = 1 + headerLength;
-    staged += String.UTF8.encodeUnsafe(changetype<usize>(HEADER_SUFFIX), HEADER_SUFFIX.length, STAGE + <usize>staged);
+    staged += <i32>String.UTF8.encodeUnsafe(changetype<usize>(HEADER_SUFFIX), HEADER_SUFFIX.length, STAGE + <usize>staged);
   } else if (!writer.write(">") || !writer.writeUtf8(HEADER, headerLength) || !writer.write(HEADER_SUFFIX)) {
     return false;
   }

@@ -6,13 +6,12 @@ import { cp, mkdtemp, readdir, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PolicySchema } from '../../../abi/index.js';
 import { buildToolpack } from '../../../host/6-faces/toolchain/build-toolpack.js';
 import { loadToolpacks, type LoadedTool } from '../../../host/4-calls/loader/load-toolpacks.js';
 import { FUEL_EXPORT, instrumentModule, START_EXPORT } from '../../../host/2-sandbox/wasm/index.js';
-import { callTool, type CallOutcome, type ToolExports } from '../../../sdk-guest/assemblyscript/test/harness.js';
+import { type CallOutcome, callTool, type GuestEnvelope } from '../../../sdk-guest/assemblyscript/test/harness.js';
 import { HostSim, type HostSimOptions } from '../../../sdk-guest/assemblyscript/test/host-sim.js';
 
 const PACK = fileURLToPath(new URL('..', import.meta.url));
@@ -88,7 +87,10 @@ function reference(text: string, lineWidth = 0): { fasta: string; records: numbe
 
 /** Random FASTA: several records of random widths, mixed case, N runs, IUPAC codes, blank lines, CRLF. */
 function randomFasta(seed: number, records: number): string {
-  const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+  const rand = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
   const codes = 'ACGTACGTACGTacgtacgtRYKMBDHVSWNryswkmbdhvn-.Uu';
   const eol = rand(2) === 0 ? '\n' : '\r\n';
   let out = '';
@@ -121,16 +123,23 @@ async function call(sim: HostSim, input: Record<string, unknown>): Promise<CallO
   return outcome;
 }
 
-async function revcomp(sim: HostSim, input: Record<string, unknown>): Promise<{ output: any; fasta: string }> {
+/** seq.revcomp's output (schemas/output.json). */
+interface RevcompOutput {
+  revcomp: string;
+  records: number;
+  bases: number;
+}
+
+async function revcomp(sim: HostSim, input: Record<string, unknown>): Promise<{ output: RevcompOutput; fasta: string }> {
   const outcome = await call(sim, input);
   if (outcome.kind !== 'output' || outcome.envelope.status !== 'ok') throw new Error(`expected ok, got ${JSON.stringify(outcome)}`);
-  const output = outcome.envelope.output;
+  const output = outcome.envelope.output as RevcompOutput;
   return { output, fasta: sim.artifactText(output.revcomp) };
 }
 
-async function failure(sim: HostSim, input: Record<string, unknown>): Promise<any> {
+async function failure(sim: HostSim, input: Record<string, unknown>): Promise<NonNullable<GuestEnvelope['error']>> {
   const outcome = await call(sim, input);
-  if (outcome.kind !== 'output' || outcome.envelope.status !== 'error')
+  if (outcome.kind !== 'output' || outcome.envelope.status !== 'error' || outcome.envelope.error === undefined)
     throw new Error(`expected an error, got ${JSON.stringify(outcome)}`);
   return outcome.envelope.error;
 }
@@ -343,9 +352,9 @@ describe('seq.revcomp fixtures', () => {
       }
       expect(outcome.envelope.status, name).toBe('ok');
       for (const [key, value] of Object.entries(fixture.expect.output)) {
-        const actual = outcome.envelope.output[key];
+        const actual = (outcome.envelope.output as Record<string, unknown>)[key];
         if (typeof value === 'string' && value.startsWith('@artifact:')) {
-          expect({ name, key, content: sim.artifactText(actual) }).toEqual({
+          expect({ name, key, content: sim.artifactText(actual as string) }).toEqual({
             name,
             key,
             content: await readFile(path.join(PACK, value.slice('@artifact:'.length)), 'utf8'),
@@ -368,12 +377,14 @@ describe('seq.revcomp limits', () => {
   /** One call of an instrumented build under the manifest's memory cap; returns fuel used. */
   async function metered(sim: HostSim, input: Record<string, unknown>): Promise<{ outcome: CallOutcome; fuel: number; pages: number }> {
     const instrumented = instrumentModule(bytes, { maxMemoryPages: tool.limits.maxMemoryPages });
-    const exports = (await sim.instantiate(new WebAssembly.Module(instrumented.bytes))) as ToolExports & Record<string, any>;
+    const exports = await sim.instantiate(new WebAssembly.Module(instrumented.bytes));
+    const added = exports as unknown as Record<string, unknown>;
+    const meter = added[FUEL_EXPORT] as WebAssembly.Global<'i64'>;
     const budget = BigInt(tool.limits.fuel);
-    exports[FUEL_EXPORT].value = budget;
-    exports[START_EXPORT]?.();
+    meter.value = budget;
+    (added[START_EXPORT] as (() => void) | undefined)?.();
     const outcome = callTool(exports, input);
-    return { outcome, fuel: Number(budget - (exports[FUEL_EXPORT].value as bigint)), pages: exports.memory.buffer.byteLength / 65536 };
+    return { outcome, fuel: Number(budget - meter.value), pages: exports.memory.buffer.byteLength / 65536 };
   }
 
   it('holds the largest record within maxMemoryPages, with CR LF lines', async () => {

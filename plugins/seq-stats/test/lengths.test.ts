@@ -12,11 +12,19 @@ beforeAll(async () => {
   probe = await compileProgram('../../plugins/seq-stats/test/assembly/lengths-probe.ts');
 }, 120_000);
 
-function call(input: Record<string, unknown>): any {
+/** What the lengths probe answers: the lengths sorted and their N50, or how far a fill got. */
+interface LengthsAnswer {
+  sorted: number[];
+  n50: number;
+  added: number;
+  max_long_records: number;
+}
+
+function call(input: Record<string, unknown>): LengthsAnswer {
   const exports = new WebAssembly.Instance(probe, { helix_v1: { capability_call: () => 0n } }).exports as unknown as ToolExports;
   const outcome = callTool(exports, input);
   if (outcome.kind !== 'output' || outcome.envelope.status !== 'ok') throw new Error(`probe failed: ${JSON.stringify(outcome)}`);
-  return outcome.envelope.output;
+  return outcome.envelope.output as LengthsAnswer;
 }
 
 /** N50 by its definition: from the longest down, the first length where the running sum reaches half the total. */

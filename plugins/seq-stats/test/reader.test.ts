@@ -47,12 +47,21 @@ function reference(text: string): { format: string; records: Rec[] } {
   return { format: 'FASTQ', records };
 }
 
-async function read(text: string | Uint8Array, mode: 'parts' | 'records', readPieceCap: number, gzip = false): Promise<any> {
+/** What the reader probe answers: the records read, and the error that stopped it, if one did. */
+interface ReadAnswer {
+  format: string;
+  records: Array<{ number: number; header: string; sequence: string; quality?: string }>;
+  error_code?: string;
+  error_message?: string;
+  error_details?: Record<string, unknown>;
+}
+
+async function read(text: string | Uint8Array, mode: 'parts' | 'records', readPieceCap: number, gzip = false): Promise<ReadAnswer> {
   const sim = new HostSim({ allow: ['artifact.read'], readPieceCap });
   const id = sim.addArtifact(text, gzip ? { gzip: true } : {});
   const outcome = callTool(await sim.instantiate(probe), { artifact: id, mode, gzip });
   if (outcome.kind !== 'output' || outcome.envelope.status !== 'ok') throw new Error(`probe failed: ${JSON.stringify(outcome)}`);
-  return outcome.envelope.output;
+  return outcome.envelope.output as ReadAnswer;
 }
 
 const PIECES = [5, 6, 7, 13, 64, 1 << 20];
@@ -72,9 +81,9 @@ describe('SeqReader', () => {
         for (const mode of ['parts', 'records'] as const) {
           const output = await read(text, mode, piece);
           expect(output.error_code).toBeUndefined();
-          const records = output.records.map((r: any) => ({ header: r.header, sequence: r.sequence, quality: r.quality }));
+          const records = output.records.map((r) => ({ header: r.header, sequence: r.sequence, quality: r.quality }));
           expect({ n, piece, mode, format: output.format, records }).toEqual({ n, piece, mode, ...expected });
-          expect(output.records.map((r: any) => r.number)).toEqual(expected.records.map((_, i) => i + 1));
+          expect(output.records.map((r) => r.number)).toEqual(expected.records.map((_, i) => i + 1));
         }
       }
     }
@@ -134,7 +143,7 @@ describe('SeqReader', () => {
 
   it('delivers the records before an error', async () => {
     const output = await read('@a\nAC\n+\nII\n@b\nACG\n+\nII\n', 'records', 6);
-    expect(output.records.map((r: any) => r.header)).toEqual(['a']);
+    expect(output.records.map((r) => r.header)).toEqual(['a']);
     expect(output.error_details).toMatchObject({ record: 2, line: 8, sequence_length: 3, quality_length: 2, format: 'FASTQ' });
   });
 });

@@ -7,6 +7,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WireError } from '../../../abi/index.js';
 import { startPackHost, type PackHost } from '../../../test/helpers/pack-host.js';
 import { fastqLargerThan, PLUGINS, randomFasta, randomFastq, runReference, scratchDir } from './sequences.js';
 
@@ -56,20 +57,39 @@ async function seqkitStats(name: string, data: string | Uint8Array): Promise<Rec
   return expected;
 }
 
-async function stats(data: string | Uint8Array): Promise<{ output: any; fuel: number; pages: number }> {
-  const response = await packs.call(TOOL, { sequences: await packs.put(data) });
-  if (response.status !== 'success') throw new Error(`expected success, got ${JSON.stringify(response.error)}`);
-  return { output: response.output, fuel: response.metrics.fuel_used, pages: response.metrics.memory_peak_pages };
+/** seq.stats's output (schemas/output.json): seqkit stats -a's columns. */
+interface StatsOutput {
+  format: string;
+  num_seqs: number;
+  sum_len: number;
+  min_len: number;
+  avg_len: number;
+  max_len: number;
+  q1: number;
+  q2: number;
+  q3: number;
+  sum_gap: number;
+  n50: number;
+  q20_pct: number | null;
+  q30_pct: number | null;
+  gc_pct: number | null;
 }
 
-async function failure(data: string | Uint8Array): Promise<any> {
+async function stats(data: string | Uint8Array): Promise<{ output: StatsOutput; fuel: number; pages: number }> {
+  const response = await packs.call(TOOL, { sequences: await packs.put(data) });
+  if (response.status !== 'success') throw new Error(`expected success, got ${JSON.stringify(response.error)}`);
+  return { output: response.output as StatsOutput, fuel: response.metrics.fuel_used, pages: response.metrics.memory_peak_pages };
+}
+
+async function failure(data: string | Uint8Array): Promise<WireError> {
   const response = await packs.call(TOOL, { sequences: await packs.put(data) });
   expect(response.status).toBe('terminal_error');
+  if (response.error === undefined) throw new Error('expected an error');
   return response.error;
 }
 
 /** Calls the tool and seqkit on the same bytes and compares every field. */
-async function agree(name: string, data: string | Uint8Array): Promise<any> {
+async function agree(name: string, data: string | Uint8Array): Promise<StatsOutput> {
   const expected = await seqkitStats(name, data);
   const { output } = await stats(data);
   expect({ name, ...output }).toEqual({ name, ...expected });
@@ -191,9 +211,7 @@ describe('seq.stats errors', () => {
     const error = await failure('\n  \nsample\tcount\nA1\t12\n');
     expect(error.code).toBe('D-DATA-FORMAT');
     expect(error.message).toBe(
-      'reading ' +
-        error.details.artifact_id +
-        ": not FASTA or FASTQ: line 3: expected a header line starting with '>' (FASTA) or '@' (FASTQ), found 's' at column 1",
+      `reading ${error.details.artifact_id}: not FASTA or FASTQ: line 3: expected a header line starting with '>' (FASTA) or '@' (FASTQ), found 's' at column 1`,
     );
     expect(error.details).toMatchObject({ line: 3, record: 0 });
     expect(error.hint).toMatch(/FASTQ \(4-line records/);

@@ -49,7 +49,10 @@ function randomFasta(
   options: { eol?: string; minLength?: number; maxLength?: number; codes?: string } = {},
 ): string {
   // The high bits of a linear congruential generator: its low bits repeat with short periods.
-  const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), Math.floor((seed / 2 ** 31) * n));
+  const rand = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return Math.floor((seed / 2 ** 31) * n);
+  };
   // Mostly plain bases, so seqkit's alphabet guess (first 10,000 bases) sees DNA.
   const { eol = '\n', minLength = 3, maxLength = 3000, codes = SELF_COMPLEMENTARY } = options;
   let out = '';
@@ -68,11 +71,19 @@ function randomFasta(
   return out;
 }
 
+/** seq.translate's output (schemas/output.json). */
+interface TranslateOutput {
+  protein: string;
+  records: number;
+  translations: number;
+  residues: number;
+}
+
 async function translate(
   data: string | Uint8Array,
   options: Record<string, unknown> = {},
-): Promise<{ output: Record<string, any>; protein: string }> {
-  const output = await packs.ok(TOOL, { fasta: await packs.put(data), ...options });
+): Promise<{ output: TranslateOutput; protein: string }> {
+  const output = await packs.ok<TranslateOutput>(TOOL, { fasta: await packs.put(data), ...options });
   return { output, protein: (await packs.bytes(output.protein)).toString('utf8') };
 }
 
@@ -112,7 +123,10 @@ describe('seq.translate against seqkit translate -x', () => {
   it('translates FASTQ records as seqkit does', async () => {
     let seed = 5;
     // The high bits of a linear congruential generator: its low bits repeat with short periods.
-    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), Math.floor((seed / 2 ** 31) * n));
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return Math.floor((seed / 2 ** 31) * n);
+    };
     let text = '';
     for (let r = 0; r < 30; r++) {
       const sequence = Array.from({ length: 3 + rand(150) }, () => 'ACGTN'[rand(5)]).join('');
@@ -172,11 +186,11 @@ describe('seq.translate options beyond seqkit and its own rules', () => {
 
   it('labels the artifact and writes it as fasta under the protein role', async () => {
     const id = await packs.put('>a\nATG\n', 'my genes');
-    const output = await packs.ok(TOOL, { fasta: id });
+    const output = await packs.ok<TranslateOutput>(TOOL, { fasta: id });
     const response = await packs.call(TOOL, { fasta: id, label: 'mine' });
     const { getArtifact } = await import('../../../host/4-calls/artifacts/index.js');
     expect(getArtifact(hostStore(packs.host), output.protein)).toMatchObject({ type: 'fasta', label: 'translation of my genes' });
-    expect(getArtifact(hostStore(packs.host), (response.output as any).protein)).toMatchObject({ label: 'mine' });
+    expect(getArtifact(hostStore(packs.host), (response.output as TranslateOutput).protein)).toMatchObject({ label: 'mine' });
   });
 });
 
@@ -253,7 +267,10 @@ describe('seq.translate limits', () => {
     // 12 Mi bases on 60-column lines and on one line: past the 8 Mi a record may hold.
     const rand = (() => {
       let seed = 9;
-      return (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), Math.floor((seed / 2 ** 31) * n));
+      return (n: number) => {
+        seed = (seed * 1103515245 + 12345) % 2 ** 31;
+        return Math.floor((seed / 2 ** 31) * n);
+      };
     })();
     const sequence = Array.from({ length: 12 * 1024 * 1024 + 2 }, () => 'ACGTACGTacgtNRY-'[rand(16)]).join('');
     const wrapped = `>chrBig assembled\n${sequence.match(/.{1,60}/g)!.join('\n')}\n>tail\nATGAAATAG\n`;
@@ -277,7 +294,7 @@ describe('seq.translate limits', () => {
     while (text.length <= ceiling) text += block;
     const response = await packs.call(TOOL, { fasta: await packs.put(text), frames: [1, -1], append_frame: true });
     expect(response.status).toBe('success');
-    const protein = (await packs.bytes((response.output as any).protein)).toString('utf8');
+    const protein = (await packs.bytes((response.output as TranslateOutput).protein)).toString('utf8');
     expect(protein === seqkit(text, ['-f', '1,-1', '-F'])).toBe(true);
     expect(response.metrics.memory_peak_pages).toBeLessThanOrEqual(manifest.limits.maxMemoryPages!);
     const perByte = response.metrics.fuel_used / text.length;

@@ -56,7 +56,29 @@ function classifyAllele(ref: string, alt: string): { kind: AlleleClass; bases?: 
 const TRANSITIONS = new Set(['AG', 'GA', 'CT', 'TC']);
 
 /** Everything vcf.summary reports for a well-formed VCF text. */
-function reference(text: string): Record<string, unknown> {
+/** vcf.summary's output (schemas/output.json). */
+interface VcfSummary {
+  fileformat: string;
+  records: number;
+  samples: number;
+  no_alts: number;
+  snvs: number;
+  mnps: number;
+  indels: number;
+  symbolic: number;
+  others: number;
+  multiallelic: number;
+  multiallelic_snvs: number;
+  alleles: Record<AlleleClass, number>;
+  transitions: number;
+  transversions: number;
+  ts_tv: number | null;
+  chromosomes: number;
+  per_chromosome: Array<{ chrom: string; records: number }>;
+  per_chromosome_truncated: boolean;
+}
+
+function reference(text: string): VcfSummary {
   const lines = text.split('\n').map((l) => l.replace(/\r$/, ''));
   const fileformat = lines[0]!.slice('##fileformat='.length);
   const header = lines.find((l) => l.startsWith('#CHROM'))!.split('\t');
@@ -125,7 +147,10 @@ interface VcfOptions {
 
 /** A random VCF with every allele shape the classifier distinguishes, sorted by chromosome. */
 function randomVcf({ records, samples = 3, chromosomes = 5, eol = '\n', seed = 1 }: VcfOptions): string {
-  const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+  const rand = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
   const base = () => 'ACGTacgtN'[rand(rand(4) === 0 ? 9 : 4)]!;
   const bases = (n: number) => Array.from({ length: n }, base).join('');
   const out: string[] = ['##fileformat=VCFv4.3', '##source=helix-test', '##INFO=<ID=DP,Number=1,Type=Integer,Description="Depth">'];
@@ -185,14 +210,14 @@ describe('vcf.summary against the JS reference', () => {
   it('agrees on random VCFs of every allele shape, with and without samples', async () => {
     for (let seed = 1; seed <= 6; seed++) {
       const text = randomVcf({ records: 300 * seed, samples: seed % 3 === 0 ? 0 : seed, chromosomes: seed, seed });
-      const output = await packs.ok(TOOL, { vcf: await packs.put(text) });
+      const output = await packs.ok<VcfSummary>(TOOL, { vcf: await packs.put(text) });
       expect({ seed, output }).toEqual({ seed, output: reference(text) });
     }
   });
 
   it('covers every class in those inputs (so the agreement means something)', () => {
-    const counts = reference(randomVcf({ records: 1800, seed: 6, chromosomes: 6 })) as any;
-    for (const kind of ['snv', 'mnp', 'indel', 'symbolic', 'other', 'overlap', 'ref'])
+    const counts = reference(randomVcf({ records: 1800, seed: 6, chromosomes: 6 }));
+    for (const kind of ['snv', 'mnp', 'indel', 'symbolic', 'other', 'overlap', 'ref'] as const)
       expect(counts.alleles[kind], kind).toBeGreaterThan(10);
     expect(counts.multiallelic_snvs).toBeGreaterThan(0);
     expect(counts.multiallelic).toBeGreaterThan(counts.multiallelic_snvs);
@@ -201,18 +226,18 @@ describe('vcf.summary against the JS reference', () => {
   it('reads gzip, multi-member gzip (as bgzip writes) and CR LF VCFs to the same counts', async () => {
     const text = randomVcf({ records: 2000, seed: 42, eol: '\r\n' });
     const expected = reference(text);
-    expect(await packs.ok(TOOL, { vcf: await packs.put(text) })).toEqual(expected);
-    expect(await packs.ok(TOOL, { vcf: await packs.put(gzipSync(text)) })).toEqual(expected);
+    expect(await packs.ok<VcfSummary>(TOOL, { vcf: await packs.put(text) })).toEqual(expected);
+    expect(await packs.ok<VcfSummary>(TOOL, { vcf: await packs.put(gzipSync(text)) })).toEqual(expected);
     // bgzip writes a series of gzip members; the host reads them all.
     const lines = text.split(/(?<=\n)/);
     const members = [0, 1, 2, 3].map((i) => gzipSync(lines.slice((i * lines.length) / 4, ((i + 1) * lines.length) / 4).join('')));
-    expect(await packs.ok(TOOL, { vcf: await packs.put(Buffer.concat(members)) })).toEqual(expected);
+    expect(await packs.ok<VcfSummary>(TOOL, { vcf: await packs.put(Buffer.concat(members)) })).toEqual(expected);
   });
 
   it('lists the first 1000 chromosomes and counts them all', async () => {
     let text = '##fileformat=VCFv4.2\n#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\n';
     for (let c = 0; c < 1200; c++) for (let r = 0; r <= c % 3; r++) text += `scaffold_${c}\t${r + 1}\t.\tA\tG\t.\t.\t.\n`;
-    const output = await packs.ok(TOOL, { vcf: await packs.put(text) });
+    const output = await packs.ok<VcfSummary>(TOOL, { vcf: await packs.put(text) });
     expect(output).toEqual(reference(text));
     expect(output).toMatchObject({ chromosomes: 1200, per_chromosome_truncated: true, samples: 0, transitions: 2400, ts_tv: null });
     expect(output.per_chromosome).toHaveLength(1000);
@@ -225,7 +250,7 @@ describe('vcf.summary against the JS reference', () => {
     const first = '##fileformat=VCFv4.2\n';
     const pad = (length: number) => `##pad=${'x'.repeat(length - 7)}\n`;
     const header = '#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\tFORMAT\tS1\tS2\n';
-    const headerCut = first + pad(piece - 1 - first.length) + header + 'chr1\t1\t.\tA\tG\t.\t.\t.\tGT\t0/1\t1/1\n';
+    const headerCut = `${first}${pad(piece - 1 - first.length)}${header}chr1\t1\t.\tA\tG\t.\t.\t.\tGT\t0/1\t1/1\n`;
     expect(headerCut.indexOf('#CHROM')).toBe(piece - 1);
     const records = 'chr1\t1\t.\tA\tG\t.\t.\t.\tGT\t0/1\t1/1\n'.repeat(100);
     const recordCut =
@@ -236,7 +261,7 @@ describe('vcf.summary against the JS reference', () => {
       'chr2\t7\t.\tC\tT\t.\t.\t.\tGT\t0/0\t0/1\n';
     expect(recordCut.lastIndexOf('chr2')).toBe(piece - 1);
     for (const text of [headerCut, recordCut]) {
-      const output = await packs.ok(TOOL, { vcf: await packs.put(text) });
+      const output = await packs.ok<VcfSummary>(TOOL, { vcf: await packs.put(text) });
       expect(output).toEqual(reference(text));
       expect(output.samples).toBe(2);
     }
@@ -245,7 +270,7 @@ describe('vcf.summary against the JS reference', () => {
 
 describe('vcf.summary on a hand-counted file', () => {
   it('counts each allele shape as bcftools stats does (see the README table)', async () => {
-    const output = await packs.ok(TOOL, { vcf: await packs.put(await readFile(path.join(PACK, 'data/small.vcf'))) });
+    const output = await packs.ok<VcfSummary>(TOOL, { vcf: await packs.put(await readFile(path.join(PACK, 'data/small.vcf'))) });
     // Counted by hand from data/small.vcf: 14 records; A>G, t>g, A>C,T, ACG>ATG (C>T), G>A,
     // T>*,C and C>T carry SNVs (8 SNV alleles: 5 transitions, 3 transversions).
     expect(output).toMatchObject({

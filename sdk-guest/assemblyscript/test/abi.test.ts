@@ -71,7 +71,7 @@ describe('Result', () => {
   it('error cuts a message or hint longer than 4096 characters without splitting a surrogate pair', async () => {
     const outcome = await callOnce(probe, { mode: 'long_error' });
     if (outcome.kind !== 'output') throw new Error('expected an envelope');
-    const { message, hint } = outcome.envelope.error;
+    const { message, hint } = outcome.envelope.error ?? {};
     expect(message).toBe(`${'m'.repeat(4094)}\u2026`);
     expect(hint).toBe(`${'h'.repeat(4095)}\u2026`);
   });

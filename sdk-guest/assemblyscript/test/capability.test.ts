@@ -1,7 +1,7 @@
 // The SDK's capability binding against a stand-in host that implements helix_v1.capability_call.
 
 import { beforeAll, describe, expect, it } from 'vitest';
-import { callTool, compileProgram, instantiate, okOutput, readText, ToolExports } from './harness.js';
+import { callTool, compileProgram, instantiate, okOutput, readText, type ToolExports } from './harness.js';
 
 let module: WebAssembly.Module;
 
@@ -9,15 +9,22 @@ beforeAll(async () => {
   module = await compileProgram('test/assembly/capability-probe.ts');
 }, 120_000);
 
+/** A capability request as the guest writes it (abi/ABI.md, capability_call). */
+interface CapabilityRequest {
+  abi_version: number;
+  name: string;
+  args?: unknown;
+}
+
 /** A stand-in broker: records each request and answers via the guest's own alloc, as the host does. */
-async function withHost(answer: (request: any) => unknown): Promise<{ tool: ToolExports; requests: any[] }> {
-  const requests: any[] = [];
+async function withHost(answer: (request: CapabilityRequest) => unknown): Promise<{ tool: ToolExports; requests: CapabilityRequest[] }> {
+  const requests: CapabilityRequest[] = [];
   let tool: ToolExports | undefined;
   const imports = {
     helix_v1: {
       capability_call(ptr: number, len: number): bigint {
         if (!tool) throw new Error('called before instantiation finished');
-        const request = JSON.parse(readText(tool.memory, ptr, len));
+        const request = JSON.parse(readText(tool.memory, ptr, len)) as CapabilityRequest;
         requests.push(request);
         const bytes = new TextEncoder().encode(JSON.stringify(answer(request)));
         const out = tool.alloc(bytes.length);
@@ -62,7 +69,7 @@ describe('capabilityCall', () => {
       abi_version: 1,
       capability_result: { name: request.name, result: 'é😀' },
     }));
-    const output = okOutput(callTool(tool, { name: 'log.emit', raw: true }));
+    const output = okOutput<{ response: { capability_result: { result: unknown } } }>(callTool(tool, { name: 'log.emit', raw: true }));
     expect(requests[0]).toEqual({ abi_version: 1, name: 'log.emit', args: { raw: true } });
     expect(output.response.capability_result.result).toBe('é😀');
   });

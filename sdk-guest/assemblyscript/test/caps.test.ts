@@ -3,7 +3,8 @@
 
 import { beforeAll, describe, expect, it } from 'vitest';
 import { callTool, compileProgram, okOutput } from './harness.js';
-import { HostSim, SimError, type HostSimOptions } from './host-sim.js';
+import { httpRequest } from '../../../capabilities/http.js';
+import { HostSim, type HostSimOptions, on, SimError } from './host-sim.js';
 
 let module: WebAssembly.Module;
 
@@ -11,9 +12,36 @@ beforeAll(async () => {
   module = await compileProgram('test/assembly/caps-probe.ts');
 }, 120_000);
 
+/**
+ * What caps-probe answers, as these tests read it: each mode fills its own fields (a failed
+ * capability call its code, message, hint and details), and a test reads those of the mode it ran.
+ */
+interface ProbeAnswer {
+  ok: boolean;
+  code: string;
+  message: string;
+  hint: string;
+  results: Array<{ ok: boolean; code?: string; details: { violations: string[] } }>;
+  put: unknown;
+  size: number;
+  sha256: string;
+  ids: string[];
+  lines: string[];
+  other_lines: string[];
+  line_number: number;
+  done: boolean;
+  parts: Array<[string, boolean]>;
+  pieces: number;
+  pieces_text: string[];
+  pieces_sent: number;
+  eof: boolean;
+  artifact_id: string;
+  decoded: string | null;
+}
+
 /** Runs one probe call against `sim` (a fresh instance each time). */
-async function probe(sim: HostSim, input: Record<string, unknown>): Promise<any> {
-  return okOutput(callTool(await sim.instantiate(module), input));
+async function probe(sim: HostSim, input: Record<string, unknown>): Promise<ProbeAnswer> {
+  return okOutput<ProbeAnswer>(callTool(await sim.instantiate(module), input));
 }
 
 /** The lines a reader should return: LF or CR LF ends a line, a CR at the very end too. */
@@ -89,7 +117,7 @@ describe('Log', () => {
     const out = await probe(sim, { mode: 'log', event: 'bad event!' });
     expect(out.results.slice(0, 3)).toEqual([{ ok: true }, { ok: true }, { ok: true }]);
     expect(out.results[3]).toMatchObject({ ok: false, code: 'I-REQ-CAPABILITY-ARGS' });
-    expect(out.results[3].details.violations[0]).toMatch(/^event: /);
+    expect(out.results[3]?.details.violations[0]).toMatch(/^event: /);
     expect(sim.logs).toHaveLength(3);
   });
 });
@@ -189,7 +217,10 @@ describe('ArtifactReader', () => {
     const id = sim.addArtifact('ACGTACG\r\nTT\r\n');
     expect((await probe(sim, { mode: 'lines', id, piece_length: 8 })).lines).toEqual(['ACGTACG', 'TT']);
     let seed = 11;
-    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
     const alphabet = ['A', 'c', '\n', '\r\n', '\r', 'é', '😀', '中', ' ', ''];
     for (let round = 0; round < 30; round++) {
       const text = Array.from({ length: rand(60) }, () => alphabet[rand(alphabet.length)]).join('');
@@ -239,7 +270,7 @@ describe('ArtifactReader', () => {
 
   it('fails with I-REQ-TOO-LARGE, naming the line, when a line exceeds maxLineLength', async () => {
     const sim = new HostSim();
-    const id = sim.addArtifact('short\n' + 'y'.repeat(50) + '\nafter\n');
+    const id = sim.addArtifact(`short\n${'y'.repeat(50)}\nafter\n`);
     const out = await probe(sim, { mode: 'lines', id, piece_length: 16, max_line_length: 20 });
     expect(out).toMatchObject({ ok: false, code: 'I-REQ-TOO-LARGE', lines: ['short'], details: { line: 2, max_line_length: 20 } });
   });
@@ -265,9 +296,9 @@ describe('ArtifactReader', () => {
     // next read (so no piece holds U+FFFD).
     for (const piece of out.pieces_text) expect(Buffer.byteLength(piece)).toBeLessThanOrEqual(7 + 3);
     expect(out.pieces_text.join('')).not.toContain('\ufffd');
-    const reads = sim.requests.filter((r) => r.name === 'artifact.read').map((r) => r.args.offset);
+    const reads = sim.requests.filter((r) => r.name === 'artifact.read').map((r) => r.args.offset as number);
     expect(reads[0]).toBe(0);
-    for (let i = 1; i < reads.length; i++) expect(reads[i]).toBeGreaterThan(reads[i - 1]);
+    for (let i = 1; i < reads.length; i++) expect(reads[i]).toBeGreaterThan(reads[i - 1]!);
     expect(reads.length).toBe(out.pieces);
   });
 
@@ -278,7 +309,10 @@ describe('ArtifactReader', () => {
     // characters arrive escaped, each splitting the piece's plain runs.
     const alphabet = ['A', 'c', 'G', '\t', '"', '\\', '\u0001', '\u001f', '¢', 'ܜ', 'Ü', '中', '😀', ' ', '\r'];
     let seed = 5;
-    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
     const lines: string[] = [];
     for (let length = 0; length < 40; length++) lines.push(Array.from({ length }, () => alphabet[rand(alphabet.length)]).join(''));
     lines.push('x'.repeat(3000), `${'ACGT'.repeat(500)}\tend`);
@@ -319,7 +353,7 @@ describe('ArtifactReader', () => {
   it('two readers in turns each get their own lines, though each fetch rewrites the shared LF list', async () => {
     const sim = new HostSim();
     const a = Array.from({ length: 300 }, (_, i) => `a${i}\t${'x'.repeat(i % 23)}`).join('\n');
-    const b = Array.from({ length: 200 }, (_, i) => `b${i} ${'é'.repeat(i % 7)}`).join('\r\n') + '\r\n';
+    const b = `${Array.from({ length: 200 }, (_, i) => `b${i} ${'é'.repeat(i % 7)}`).join('\r\n')}\r\n`;
     for (const pieceLength of [16, 97, 1 << 20]) {
       const out = await probe(sim, { mode: 'two_readers', id: sim.addArtifact(a), other: sim.addArtifact(b), piece_length: pieceLength });
       expect({ pieceLength, lines: out.lines, other: out.other_lines }).toEqual({
@@ -387,7 +421,7 @@ describe('Artifact.readBytes', () => {
 });
 
 describe('ArtifactWriter', () => {
-  function written(sim: HostSim, out: any): string {
+  function written(sim: HostSim, out: ProbeAnswer): string {
     return sim.artifactText(out.artifact_id);
   }
 
@@ -418,7 +452,7 @@ describe('ArtifactWriter', () => {
   it('never splits a character between pieces and keeps control characters, quotes and backslashes as they are', async () => {
     const sim = new HostSim();
     // 1023 ASCII bytes, then characters of 2, 3 and 4 bytes across the 1024-byte boundary.
-    const text = 'a'.repeat(1023) + 'é中😀' + '\u0001\u001f"\\\t\r\n\b\f' + 'ü'.repeat(700);
+    const text = `${'a'.repeat(1023)}é中😀\u0001\u001f"\\\t\r\n\b\f${'ü'.repeat(700)}`;
     const out = await probe(sim, { mode: 'write', role: 'out', piece_bytes: 1024, chunks: [text] });
     expect(written(sim, out)).toBe(text);
     expect(sim.pieces.length).toBeGreaterThan(1);
@@ -482,8 +516,15 @@ describe('Http', () => {
   };
 
   it('request sends method, url, headers and body, and returns status, headers and body', async () => {
-    const seen: any[] = [];
-    const sim = new HostSim({ handlers: { 'http.request': (args) => (seen.push(args), response) } });
+    const seen: unknown[] = [];
+    const sim = new HostSim({
+      handlers: {
+        'http.request': (args) => {
+          seen.push(args);
+          return response;
+        },
+      },
+    });
     const out = await probe(sim, {
       mode: 'http',
       method: 'POST',
@@ -517,10 +558,10 @@ describe('Http', () => {
   it('decodes a base64 body and reports refusals as errors', async () => {
     const sim = new HostSim({
       handlers: {
-        'http.request': (args) => {
+        'http.request': on(httpRequest, (args) => {
           if (args.url.includes('private')) throw new SimError('A-AUTH-HTTP-PRIVATE-ADDRESS', 'The host is private.', { host: '10.0.0.1' });
           return { status: 200, headers: {}, body: Buffer.from([0, 1, 2, 255]).toString('base64'), body_encoding: 'base64', url: args.url };
-        },
+        }),
       },
     });
     expect(await probe(sim, { mode: 'http', method: 'GET', url: 'https://example.org:443/' })).toMatchObject({

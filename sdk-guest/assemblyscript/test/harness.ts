@@ -16,8 +16,17 @@ export interface ToolExports {
   helix_panic(): bigint;
 }
 
+/** The envelope a module answers with, as the tests read it (abi/ABI.md, the guest envelopes). */
+export interface GuestEnvelope {
+  status: string;
+  output?: unknown;
+  error?: { code: string; message: string; details?: Record<string, unknown>; hint?: string };
+}
+
 /** What one call produced: the output text, or the trap and the message `helix_panic` recorded. */
-export type CallOutcome = { kind: 'output'; text: string; envelope: any } | { kind: 'trap'; error: unknown; panic: string | null };
+export type CallOutcome =
+  | { kind: 'output'; text: string; envelope: GuestEnvelope }
+  | { kind: 'trap'; error: unknown; panic: string | null };
 
 /**
  * Compiles `entry` (relative to the SDK directory) with the shared asconfig and returns the
@@ -36,7 +45,12 @@ export async function compileProgramBytes(entry: string): Promise<Uint8Array> {
       if (name.endsWith('.wasm') && typeof contents !== 'string') binary = contents;
     },
     stdout: { write: () => true } as never,
-    stderr: { write: (text: string) => (stderr.push(String(text)), true) } as never,
+    stderr: {
+      write: (text: string) => {
+        stderr.push(String(text));
+        return true;
+      },
+    } as never,
   });
   if (result.error || !binary) throw new Error(`asc failed for ${entry}:\n${stderr.join('')}`);
   return binary;
@@ -79,7 +93,7 @@ export function callTool(tool: ToolExports, input: unknown): CallOutcome {
   const text = readText(tool.memory, out.ptr, out.len);
   tool.dealloc(out.ptr, out.len);
   tool.dealloc(inPtr, bytes.length);
-  return { kind: 'output', text, envelope: JSON.parse(text) };
+  return { kind: 'output', text, envelope: JSON.parse(text) as GuestEnvelope };
 }
 
 /** Calls a fresh instance of `module` once. */
@@ -87,10 +101,13 @@ export async function callOnce(module: WebAssembly.Module, input: unknown, impor
   return callTool(await instantiate(module, imports), input);
 }
 
-/** The `output` of an ok envelope; fails the test with the whole outcome otherwise. */
-export function okOutput(outcome: CallOutcome): any {
+/**
+ * The `output` of an ok envelope, as the shape `T` the caller expects of it; fails the test with
+ * the whole outcome when the envelope is not ok.
+ */
+export function okOutput<T = unknown>(outcome: CallOutcome): T {
   if (outcome.kind !== 'output' || outcome.envelope.status !== 'ok') {
     throw new Error(`expected an ok envelope, got ${JSON.stringify(outcome, (_k, v) => (v instanceof Error ? v.message : v))}`);
   }
-  return outcome.envelope.output;
+  return outcome.envelope.output as T;
 }

@@ -8,8 +8,13 @@
 import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { BULK_MAX_PIECE, CapabilityRequestSchema, ERROR_CODES } from '../../../abi/index.js';
-import { utf8Cut } from '../../../capabilities/artifact.js';
-import { CAPABILITIES, parseBulkArgs } from '../../../capabilities/index.js';
+import { artifactList, artifactRead, artifactStat, artifactWrite, utf8Cut } from '../../../capabilities/artifact.js';
+import type { BulkReadArgs, BulkWriteArgs } from '../../../capabilities/artifact-bulk.js';
+import { clockNowUnix } from '../../../capabilities/clock.js';
+import { CAPABILITIES, type CapabilityDefinition, parseBulkArgs } from '../../../capabilities/index.js';
+import { kvDelete, kvGet, kvList, kvPut } from '../../../capabilities/kv.js';
+import { logEmit } from '../../../capabilities/log.js';
+import { secretsGet } from '../../../capabilities/secrets.js';
 import { FUEL_EXPORT } from '../../../host/2-sandbox/wasm/index.js';
 import { instantiate, readText, type ToolExports } from './harness.js';
 
@@ -46,7 +51,21 @@ export interface SimPiece {
 }
 
 /** A capability of the table: plain arguments in, a result out, or a SimError thrown. */
-export type SimHandler = (args: any) => unknown;
+export type SimHandler = (args: unknown) => unknown;
+
+/** A capability request's arguments as the simulation received them. */
+export type SimArgs = Record<string, unknown>;
+
+/** What an `artifact.write` piece says of itself, through either import. */
+type PieceArgs = Pick<BulkWriteArgs, 'role' | 'final' | 'type' | 'label'>;
+
+/**
+ * The handler of capability `definition`, typed by its arguments: `answer` hands each handler
+ * the arguments its definition's schema produced.
+ */
+export function on<A>(_definition: CapabilityDefinition<A, unknown>, handle: (args: A) => unknown): SimHandler {
+  return (args) => handle(args as A);
+}
 
 /** Options of the simulation. */
 export interface HostSimOptions {
@@ -81,7 +100,7 @@ export class HostSim {
   readonly kv = new Map<string, unknown>();
   readonly logs: Array<{ level: string; event: string; fields: Record<string, unknown> }> = [];
   /** Every request as parsed, in order. */
-  readonly requests: Array<{ name: string; args: any }> = [];
+  readonly requests: Array<{ name: string; args: SimArgs }> = [];
   readonly pieces: SimPiece[] = [];
   nowMs: number;
   private readonly handlers = new Map<string, SimHandler>();
@@ -186,9 +205,9 @@ export class HostSim {
    * artifact.write takes the buffer as its piece; any other name is an error envelope.
    */
   answerBulk(requestText: string, memory: WebAssembly.Memory, buf: number, bufLen: number): { text: string; moved: number } {
-    let request: any;
+    let request: { name?: unknown; args?: SimArgs } | null;
     try {
-      request = JSON.parse(requestText);
+      request = JSON.parse(requestText) as { name?: unknown; args?: SimArgs } | null;
     } catch (error) {
       return {
         text: errorText('I-REQ-ENVELOPE', `The capability request is not UTF-8 JSON: ${(error as Error).message}`, {}, '', 2),
@@ -205,8 +224,8 @@ export class HostSim {
     // The host traps here (S-TOOL-BULK-BUFFER, S-TOOL-BAD-POINTER): a guest bug, not an answer.
     if (bufLen > BULK_MAX_PIECE || buf + bufLen > memory.buffer.byteLength)
       throw new Error(`capability_call_bulk: bad buffer [${buf}, ${buf + bufLen})`);
-    const checked = parseBulkArgs(name, request.args, bufLen);
-    this.requests.push({ name, args: request.args });
+    const checked = parseBulkArgs(name, request?.args, bufLen);
+    this.requests.push({ name, args: request?.args ?? {} });
     if (!checked.ok)
       return {
         text: errorText(
@@ -219,25 +238,26 @@ export class HostSim {
         moved: 0,
       };
     if (!this.allowed(name, checked.args)) return { text: FORBIDDEN, moved: 0 };
-    const args = checked.args as any;
+    const args = checked.args;
     try {
       let result: unknown;
       let moved = 0;
       if (name === 'artifact.read') {
-        const content = this.content(args.artifact_id, args.decompress);
-        const data = content.subarray(args.offset, args.offset + Math.min(args.length ?? bufLen, this.readPieceCap));
+        const read = args as BulkReadArgs;
+        const content = this.content(read.artifact_id, read.decompress);
+        const data = content.subarray(read.offset, read.offset + Math.min(read.length ?? bufLen, this.readPieceCap));
         new Uint8Array(memory.buffer, buf, data.length).set(data);
         moved = data.length;
         result = {
           bytes: data.length,
-          offset: args.offset,
-          next_offset: args.offset + data.length,
-          eof: args.offset + data.length >= content.length,
+          offset: read.offset,
+          next_offset: read.offset + data.length,
+          eof: read.offset + data.length >= content.length,
         };
       } else {
         const data = Buffer.from(new Uint8Array(memory.buffer, buf, bufLen));
         moved = data.length;
-        result = this.appendPiece(args, data, 'bulk');
+        result = this.appendPiece(args as BulkWriteArgs, data, 'bulk');
       }
       return { text: JSON.stringify({ status: 'ok', abi_version: 2, capability_result: { name, result } }), moved };
     } catch (error) {
@@ -270,10 +290,10 @@ export class HostSim {
     return (BigInt(out) << 32n) | BigInt(bytes.length);
   }
 
-  private allowed(name: string, args: any): boolean {
+  private allowed(name: string, args: SimArgs): boolean {
     if (this.allow === undefined) return true;
     // Scoped: secrets.get needs secrets.get.<name>; its bare name grants nothing.
-    if (name === 'secrets.get') return typeof args?.name === 'string' && this.allow.has(`secrets.get.${args.name}`);
+    if (name === 'secrets.get') return typeof args.name === 'string' && this.allow.has(`secrets.get.${args.name}`);
     return this.allow.has(name);
   }
 
@@ -312,31 +332,31 @@ export class HostSim {
 
   private defaultHandlers(): Record<string, SimHandler> {
     return {
-      'clock.now_unix': () => ({ unix_ms: this.nowMs, unix_s: Math.floor(this.nowMs / 1000) }),
-      'log.emit': (args) => {
+      'clock.now_unix': on(clockNowUnix, () => ({ unix_ms: this.nowMs, unix_s: Math.floor(this.nowMs / 1000) })),
+      'log.emit': on(logEmit, (args) => {
         this.logs.push({ level: args.level, event: args.event, fields: args.fields });
         return { ok: true };
-      },
-      'kv.get': (args) => (this.kv.has(args.key) ? { found: true, value: this.kv.get(args.key) } : { found: false }),
-      'kv.put': (args) => {
+      }),
+      'kv.get': on(kvGet, (args) => (this.kv.has(args.key) ? { found: true, value: this.kv.get(args.key) } : { found: false })),
+      'kv.put': on(kvPut, (args) => {
         this.kv.set(args.key, structuredClone(args.value));
         return { ok: true };
-      },
-      'kv.delete': (args) => ({ deleted: this.kv.delete(args.key) }),
-      'kv.list': (args) => ({
+      }),
+      'kv.delete': on(kvDelete, (args) => ({ deleted: this.kv.delete(args.key) })),
+      'kv.list': on(kvList, (args) => ({
         keys: [...this.kv.keys()]
           .filter((k) => k.startsWith(args.prefix))
           .sort()
           .slice(0, args.limit),
-      }),
-      'artifact.stat': (args) => this.summary(this.artifact(args.artifact_id)),
-      'artifact.list': (args) => ({
+      })),
+      'artifact.stat': on(artifactStat, (args) => this.summary(this.artifact(args.artifact_id))),
+      'artifact.list': on(artifactList, (args) => ({
         artifacts: [...this.artifacts.values()]
           .filter((a) => args.type === undefined || a.type === args.type)
           .slice(0, args.limit)
           .map((a) => this.summary(a)),
-      }),
-      'artifact.read': (args) => {
+      })),
+      'artifact.read': on(artifactRead, (args) => {
         const content = this.content(args.artifact_id, args.decompress);
         const length = Math.min(args.length, this.readPieceCap);
         const data = content.subarray(args.offset, args.offset + length);
@@ -352,19 +372,20 @@ export class HostSim {
         const end = utf8Cut(data, eof);
         const text = new TextDecoder('utf-8', { fatal: false }).decode(data.subarray(0, end));
         return { data: text, encoding: 'utf8', offset: args.offset, next_offset: args.offset + end, eof: eof && end === data.length };
-      },
-      'artifact.write': (args) =>
+      }),
+      'artifact.write': on(artifactWrite, (args) =>
         this.appendPiece(
           args,
           args.encoding === 'base64' ? Buffer.from(args.data, 'base64') : Buffer.from(args.data, 'utf8'),
           args.encoding,
         ),
-      'secrets.get': (args) => {
+      ),
+      'secrets.get': on(secretsGet, (args) => {
         const value = this.secrets[args.name];
         if (value === undefined)
           throw new SimError('P-PRECOND-SECRET-MISSING', `The secret ${args.name} is not configured.`, { name: args.name });
         return { value };
-      },
+      }),
     };
   }
 
@@ -380,7 +401,7 @@ export class HostSim {
   }
 
   // One artifact.write piece (text or bulk) appended to its role; the final one seals it.
-  private appendPiece(args: any, bytes: Buffer, encoding: string): unknown {
+  private appendPiece(args: PieceArgs, bytes: Buffer, encoding: string): unknown {
     if (this.roles !== undefined && !this.roles.has(args.role)) {
       throw new SimError('C-CONTRACT-OUTPUT-ROLE', `The role ${args.role} is not declared.`, { role: args.role });
     }

@@ -17,8 +17,11 @@ async function echoText(valueJson: string): Promise<string> {
   return outcome.text;
 }
 
-async function parseResult(text: string, maxDepth = 128): Promise<any> {
-  return okOutput(await callOnce(probe, { mode: 'parse', text, max_depth: maxDepth }));
+/** What the probe's parse mode answers: the value parsed, or the error and where it was found. */
+type ParseResult = { ok: true; value: unknown } | { ok: false; error: string; position: number };
+
+async function parseResult(text: string, maxDepth = 128): Promise<ParseResult> {
+  return okOutput<ParseResult>(await callOnce(probe, { mode: 'parse', text, max_depth: maxDepth }));
 }
 
 describe('the JSON round trip', () => {
@@ -191,7 +194,7 @@ describe('JSONObject accessors', () => {
 describe('JSONWriter', () => {
   it('writes compact JSON with correct commas, escapes and number forms', async () => {
     const outcome = await callOnce(probe, { mode: 'writer' });
-    const output = okOutput(outcome);
+    const output = okOutput<{ written: unknown; buffer_length: number }>(outcome);
     expect(output.written).toEqual({
       empty_object: {},
       empty_array: [],

@@ -10,7 +10,7 @@
 
 import { beforeAll, describe, expect, it } from 'vitest';
 import { FUEL_EXPORT, instrumentModule, START_EXPORT } from '../../../host/2-sandbox/wasm/index.js';
-import { callTool, compileProgramBytes, okOutput, type ToolExports } from './harness.js';
+import { callTool, compileProgramBytes, okOutput } from './harness.js';
 import { HostSim } from './host-sim.js';
 
 const SIZE = 10_000_000;
@@ -95,16 +95,29 @@ function edgeSum(strings: string[]): number {
   return sum;
 }
 
+/** What the read-cost probe counts: each mode fills its own fields. */
+interface ReadCount {
+  lines?: number;
+  bytes?: number;
+  sum?: number;
+  tabs?: number;
+  records?: number;
+  sequence?: number;
+  quality?: number;
+}
+
 /** One probe call on an instrumented instance; returns its output and the fuel it used. */
-async function metered(text: string, mode: string): Promise<{ output: any; perByte: number }> {
+async function metered(text: string, mode: string): Promise<{ output: ReadCount; perByte: number }> {
   const sim = new HostSim({ allow: ['artifact.read'] });
   const id = sim.addArtifact(text);
-  const exports = (await sim.instantiate(probe)) as ToolExports & Record<string, any>;
+  const exports = await sim.instantiate(probe);
+  const added = exports as unknown as Record<string, unknown>;
+  const meter = added[FUEL_EXPORT] as WebAssembly.Global<'i64'>;
   const budget = 10_000_000_000n;
-  exports[FUEL_EXPORT].value = budget;
-  exports[START_EXPORT]?.();
-  const output = okOutput(callTool(exports, { artifact: id, mode }));
-  const fuel = Number(budget - (exports[FUEL_EXPORT].value as bigint));
+  meter.value = budget;
+  (added[START_EXPORT] as (() => void) | undefined)?.();
+  const output = okOutput<ReadCount>(callTool(exports, { artifact: id, mode }));
+  const fuel = Number(budget - meter.value);
   if (process.env.HELIX_READ_COST_PAGES) console.log(`${mode}: ${exports.memory.buffer.byteLength / 65536} pages`);
   return { output, perByte: fuel / Buffer.byteLength(text) };
 }

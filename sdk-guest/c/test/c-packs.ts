@@ -1,5 +1,5 @@
 // Test helpers for the C SDK: writes C toolpacks (a program from programs/, a manifest and
-// schemas) into a temporary plugins directory, builds them with the real build (clang against
+// schemas) into a temporary toolpacks directory, builds them with the real build (clang against
 // helix.h), and starts a real host on them.
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -51,7 +51,7 @@ export function writeCPack(root: string, spec: CPackSpec): string {
   return dir;
 }
 
-/** A temporary plugins directory with `specs` built, and a host serving them (under `policyYaml`, else the default policy). */
+/** A temporary toolpacks directory with `specs` built, and a host serving them (under `policyYaml`, else the default policy). */
 export async function startCHost(
   specs: readonly CPackSpec[],
   policyYaml?: string,
@@ -60,9 +60,12 @@ export async function startCHost(
   const plugins = path.join(root, 'plugins');
   for (const spec of specs) await buildToolpack(writeCPack(plugins, spec));
   let policyFile: string | undefined;
-  if (policyYaml !== undefined) writeFileSync((policyFile = path.join(root, 'policy.yaml')), policyYaml);
+  if (policyYaml !== undefined) {
+    policyFile = path.join(root, 'policy.yaml');
+    writeFileSync(policyFile, policyYaml);
+  }
   const host = await createHost({
-    pluginsDir: plugins,
+    toolpacksDir: plugins,
     home: path.join(root, 'home'),
     ...(policyFile === undefined ? {} : { policyFile }),
   });

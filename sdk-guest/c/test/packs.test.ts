@@ -42,8 +42,8 @@ function instantiate(template: string, target: string, tokens: Record<string, st
   }
 }
 
-async function withHost<T>(pluginsDir: string, run: (host: Host) => Promise<T>): Promise<T> {
-  const host = await createHost({ pluginsDir, home: path.join(path.dirname(pluginsDir), `home-${Date.now()}`) });
+async function withHost<T>(toolpacksDir: string, run: (host: Host) => Promise<T>): Promise<T> {
+  const host = await createHost({ toolpacksDir, home: path.join(path.dirname(toolpacksDir), `home-${Date.now()}`) });
   try {
     return await run(host);
   } finally {
@@ -142,7 +142,10 @@ function reference(fasta: string, window: number): { tsv: string; records: numbe
 /** A FASTA file with the cases real files have: wrapped lines, lowercase, N runs, empty records, CRLF. */
 function generatedFasta(bases: number, crlf: boolean): string {
   let seed = 4242;
-  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const random = () => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed / 2 ** 31;
+  };
   const eol = crlf ? '\r\n' : '\n';
   let out = '';
   for (let record = 0, left = bases; left > 0; record++) {

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WireError } from '../../../abi/index.js';
 import { importInline } from '../../../host/4-calls/artifacts/prepare-artifact.js';
 import { buildToolpack } from '../../../host/6-faces/toolchain/build-toolpack.js';
 import { hostStore } from '../../../host/5-host/host.js';
@@ -24,7 +25,7 @@ beforeAll(async () => {
   await buildToolpack(writeCPack(plugins, { id: 'c.seq', program: 'seq.c' }));
   // The AssemblyScript reader, as the bundled seq.stats uses it (built by npm run build).
   cpSync(path.join(REPO, 'plugins', 'seq-stats'), path.join(plugins, 'seq-stats'), { recursive: true });
-  host = await createHost({ pluginsDir: plugins, home: path.join(root, 'home') });
+  host = await createHost({ toolpacksDir: plugins, home: path.join(root, 'home') });
 }, 120_000);
 
 afterAll(async () => {
@@ -45,9 +46,30 @@ async function store(data: string | Uint8Array, label: string): Promise<string> 
   return (await importInline(hostStore(host), data, { label })).id;
 }
 
-async function readC(id: string, piece: number, keep = true): Promise<any> {
+/** One record as c.seq reports it. */
+interface CRecord extends Rec {
+  description?: string;
+  line?: number;
+}
+
+/** What c.seq answers: its records and totals, or (and then only) the call's error. */
+interface CSeqAnswer {
+  records: CRecord[];
+  format: string;
+  total_length: number;
+  error?: WireError;
+}
+
+/** The fields of seq.stats's output that c.seq is compared with. */
+interface SeqStats {
+  format: string;
+  num_seqs: number;
+  sum_len: number;
+}
+
+async function readC(id: string, piece: number, keep = true): Promise<CSeqAnswer> {
   const r = await host.call({ tool_id: 'c.seq', input: { artifact: id, piece, keep } });
-  return r.error ? { error: r.error } : r.output;
+  return (r.error ? { error: r.error } : r.output) as CSeqAnswer;
 }
 
 /** seqkit's view of a file: header, id, sequence and (FASTQ) quality of every record. */
@@ -91,7 +113,7 @@ describe('helix_seq_reader', () => {
       for (const piece of [4, 7, 64, 1 << 20]) {
         const out = await readC(id, piece);
         expect(out.error, `${file} piece ${piece}`).toBeUndefined();
-        const records = out.records.map((r: any) => ({
+        const records = out.records.map((r) => ({
           id: r.id,
           header: r.header,
           length: r.length,
@@ -123,18 +145,18 @@ describe('helix_seq_reader', () => {
           for (const keep of [true, false]) {
             const out = await readC(id, piece, keep);
             expect(out.error).toBeUndefined();
-            expect(out.records.map((r: any) => [r.id, r.length])).toEqual(expected.map((r) => [r.id, r.length]));
+            expect(out.records.map((r) => [r.id, r.length])).toEqual(expected.map((r) => [r.id, r.length]));
             expect({ n, label, piece, keep, format: out.format, records: out.records.length, total: out.total_length }).toEqual({
               n,
               label,
               piece,
               keep,
-              format: (stats.output as any).format,
-              records: (stats.output as any).num_seqs,
-              total: (stats.output as any).sum_len,
+              format: (stats.output as SeqStats).format,
+              records: (stats.output as SeqStats).num_seqs,
+              total: (stats.output as SeqStats).sum_len,
             });
-            if (keep) expect(out.records.map((r: any) => r.sequence)).toEqual(expected.map((r) => r.sequence));
-            else expect(out.records.every((r: any) => r.sequence === undefined && r.quality === undefined)).toBe(true);
+            if (keep) expect(out.records.map((r) => r.sequence)).toEqual(expected.map((r) => r.sequence));
+            else expect(out.records.every((r) => r.sequence === undefined && r.quality === undefined)).toBe(true);
           }
         }
       }
@@ -146,12 +168,12 @@ describe('helix_seq_reader', () => {
     const id = await store(`\n \t\r\n>${long} x\r\nac GT\tn\r\n\r\n  \r\n>empty\r\n>last \t two words\r\nNN`, 'odd.fa');
     for (const piece of [4, 7, 100]) {
       const out = await readC(id, piece);
-      expect(out.records.map(({ line, ...r }: any) => r)).toEqual([
+      expect(out.records.map(({ line: _line, ...r }) => r)).toEqual([
         { id: long, header: `${long} x`, description: 'x', length: 9, sequence: 'ac GT\tn  ' },
         { id: 'empty', header: 'empty', description: '', length: 0, sequence: '' },
         { id: 'last', header: 'last \t two words', description: 'two words', length: 2, sequence: 'NN' },
       ]);
-      expect(out.records.map((r: any) => r.line)).toEqual([3, 7, 8]);
+      expect(out.records.map((r) => r.line)).toEqual([3, 7, 8]);
     }
     for (const text of ['', '\n', '\r\n \t\n\n'])
       expect(await readC(await store(text, 'blank.txt'), 4)).toEqual({ records: [], format: '', total_length: 0 });
@@ -164,14 +186,14 @@ describe('helix_seq_reader', () => {
     expect(stats.error).toBeUndefined();
     for (const piece of [3, 4, 5, 6, 1 << 20]) {
       const out = await readC(id, piece);
-      expect({ piece, records: out.records.map((r: any) => [r.header, r.sequence]) }).toEqual({
+      expect({ piece, records: out.records.map((r) => [r.header, r.sequence]) }).toEqual({
         piece,
         records: [
           ['a', 'AC\rGTA\r'],
           ['b x', 'GG'],
         ],
       });
-      expect(out.total_length).toBe((stats.output as any).sum_len);
+      expect(out.total_length).toBe((stats.output as SeqStats).sum_len);
     }
   });
 
@@ -202,9 +224,9 @@ describe('helix_seq_reader', () => {
       for (const piece of [4, 6, 1 << 20]) {
         const out = await readC(id, piece);
         expect({ text, piece, code: out.error?.code, line: out.error?.details.line }).toEqual({ text, piece, code: 'D-DATA-FORMAT', line });
-        expect(out.error.message).toMatch(message);
-        expect(out.error.hint).toContain("pass FASTA ('>' header lines");
-        expect(out.error.details).toEqual({ ...stats.error?.details, artifact_id: id });
+        expect(out.error?.message).toMatch(message);
+        expect(out.error?.hint).toContain("pass FASTA ('>' header lines");
+        expect(out.error?.details).toEqual({ ...stats.error?.details, artifact_id: id });
       }
     }
   });
