@@ -3,12 +3,8 @@
 //   node dist/scripts/coverage-table.js [coverage/coverage-summary.json]
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { COVERAGE_MODULES, floorOf, inModule } from './coverage-modules.js';
+import { COVERAGE_MODULES, type Count, floorFor, inModule } from './coverage-modules.js';
 
-interface Count {
-  total: number;
-  covered: number;
-}
 type Summary = Record<string, { lines: Count; branches: Count }>;
 
 /** Percent covered; a module without branches (or lines) is fully covered. */
@@ -42,7 +38,7 @@ export function coverageRows(summary: Summary, root: string): string[][] {
       shown(lines),
       shown(branches),
       `${m.floor.lines} / ${m.floor.branches}`,
-      `${floorOf(percent(lines))} / ${floorOf(percent(branches))}`,
+      `${floorFor(lines)} / ${floorFor(branches)}`,
     ];
   });
 }

@@ -6,7 +6,7 @@ import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { COVERAGE_MODULES, inModule } from '../scripts/coverage-modules.js';
+import { COVERAGE_MODULES, floorFor, inModule } from '../scripts/coverage-modules.js';
 import { SLOW } from '../vitest.config.js';
 import { sourceFiles } from './helpers/import-graph.js';
 
@@ -60,5 +60,16 @@ describe('the coverage modules', () => {
     const modulesOf = (f: string) => COVERAGE_MODULES.filter((m) => inModule(f, m.glob)).map((m) => m.name);
     expect(sources.filter((f) => modulesOf(f).length !== 1).map((f) => `${f}: ${modulesOf(f).join(', ') || 'none'}`)).toEqual([]);
     expect(COVERAGE_MODULES.filter((m) => !sources.some((f) => inModule(f, m.glob))).map((m) => m.name)).toEqual([]);
+  });
+});
+
+describe('floorFor', () => {
+  it('leaves room for three lines or branches, or 1% of a large module, and rounds down', () => {
+    expect(floorFor({ total: 0, covered: 0 })).toBe(100);
+    expect(floorFor({ total: 21, covered: 14 })).toBe(52); // 11/21 = 52.4
+    expect(floorFor({ total: 100, covered: 100 })).toBe(97);
+    expect(floorFor({ total: 1000, covered: 900 })).toBe(89); // slack 10: 890/1000
+    expect(floorFor({ total: 1001, covered: 900 })).toBe(88); // slack 11: 889/1001 = 88.8
+    expect(floorFor({ total: 5, covered: 2 })).toBe(0);
   });
 });
