@@ -1,13 +1,16 @@
 // `npm run build:wasm`: builds every toolpack under plugins/ and bench/fixtures/, one line per
 // pack. A pack whose compiler is missing keeps its shipped module when that matches the manifest
 // digest, else is skipped; a compiler's warnings are printed under the pack's line. With --strict
-// (the test command) a missing compiler fails the build, and so does any warning.
+// (the test command) a missing compiler fails the build, and so does any warning. With --changed
+// (the fast test tier) a pack whose inputs are those of its last build here is not compiled
+// again (build-inputs.ts).
 
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { buildToolpack, findToolpackDirs, MANIFEST_SUFFIX, ToolpackBuildError } from '../host/6-faces/toolchain/build-toolpack.js';
 import { CCompileError, type CToolchainPart } from '../host/6-faces/toolchain/compile-c.js';
 import { type ManifestBuildFields, moduleDigest, readManifestFields } from '../host/6-faces/toolchain/manifest-digest.js';
+import { BuildRecord, packInputs, sharedInputs } from './build-inputs.js';
 
 /** Folders searched for toolpacks, relative to the repository root. */
 export const TOOLPACK_ROOTS = ['plugins', 'bench/fixtures'];
@@ -20,7 +23,7 @@ const TOOLCHAIN_PACKAGES: Record<CToolchainPart, string> = { clang: 'clang lld',
 const out = (line: string) => process.stdout.write(`${line}\n`);
 const err = (line: string) => process.stderr.write(`${line}\n`);
 
-async function main(root: string, strict: boolean): Promise<number> {
+async function main(root: string, strict: boolean, changed: boolean): Promise<number> {
   const dirs: string[] = [];
   for (const folder of TOOLPACK_ROOTS) {
     const absolute = path.join(root, folder);
@@ -37,15 +40,27 @@ async function main(root: string, strict: boolean): Promise<number> {
     return 1;
   }
   let failures = 0;
+  const record = changed ? BuildRecord.open(root) : undefined;
+  const shared = changed ? sharedInputs() : '';
   for (const dir of dirs) {
     const name = path.relative(root, dir);
     try {
+      // Hashed before compiling, as the source stamp is: an edit made meanwhile is built next time.
+      const inputs = record === undefined ? undefined : await currentInputs(dir, shared);
+      if (record !== undefined && inputs !== undefined && record.isCurrent(name, inputs.digest, inputs.modulePath, inputs.manifestDigest)) {
+        const size = (await stat(inputs.modulePath)).size;
+        out(`ok    ${name}: ${path.relative(root, inputs.modulePath)} ${size} bytes ${inputs.manifestDigest?.slice(0, 19)}… (current)`);
+        continue;
+      }
       const built = await buildToolpack(dir);
       const size = (await stat(built.modulePath)).size;
       const state = built.changed ? 'digest updated' : 'unchanged';
       const what = `${path.relative(root, built.modulePath)} ${size} bytes ${built.digest.slice(0, 19)}… (${state})`;
       if (built.warnings === '') {
         out(`ok    ${name}: ${what}`);
+        // A rewritten manifest is an input of the next build: it is noted once a build leaves it as it
+        // is. A build that warned is never noted, so its warnings show on every build.
+        if (record !== undefined && !built.changed) record.note(name, inputs?.digest, built.digest);
         continue;
       }
       if (strict) {
@@ -62,8 +77,25 @@ async function main(root: string, strict: boolean): Promise<number> {
       err(`FAIL  ${name}: ${(error as Error).message}`);
     }
   }
+  record?.save();
   if (failures > 0) err(`${failures} of ${dirs.length} toolpacks failed to build`);
   return failures > 0 ? 1 : 0;
+}
+
+/** A pack's inputs as --changed compares them, with its module and the digest its manifest pins; undefined without a readable manifest. */
+async function currentInputs(
+  dir: string,
+  shared: string,
+): Promise<{ digest: string | undefined; modulePath: string; manifestDigest: string | null } | undefined> {
+  const manifestName = (await readdir(dir)).find((entry) => entry.endsWith(MANIFEST_SUFFIX));
+  if (manifestName === undefined) return undefined;
+  const manifestPath = path.join(dir, manifestName);
+  try {
+    const fields = readManifestFields(await readFile(manifestPath, 'utf8'), manifestName);
+    return { digest: packInputs(dir, manifestPath, shared), modulePath: path.resolve(dir, fields.module), manifestDigest: fields.digest };
+  } catch {
+    return undefined;
+  }
 }
 
 /** The compiler's text, set in under the pack's line. */
@@ -118,4 +150,4 @@ async function shippedModule(dir: string): Promise<ShippedModule> {
 // npm runs scripts from the package root; a root may also be given as an argument.
 const args = process.argv.slice(2);
 const rootArg = args.find((arg) => !arg.startsWith('--'));
-process.exitCode = await main(path.resolve(rootArg ?? process.cwd()), args.includes('--strict'));
+process.exitCode = await main(path.resolve(rootArg ?? process.cwd()), args.includes('--strict'), args.includes('--changed'));

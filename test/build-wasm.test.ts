@@ -1,7 +1,8 @@
 // The built `build:wasm` script on a copy of the bundled C pack: without clang the install keeps
 // the shipped module when it matches the manifest digest and skips a pack it cannot build, each
 // with one line and exit 0; `--strict` (the test command's build) fails instead. A compiler's
-// warning (clang's, asc's) is printed under its pack, and `--strict` refuses it.
+// warning (clang's, asc's) is printed under its pack, and `--strict` refuses it. `--changed` (the
+// fast test tier's build) compiles a pack again only when what its build reads changed.
 
 import { spawnSync } from 'node:child_process';
 import { cp, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
@@ -147,5 +148,34 @@ describe('build:wasm and compiler warnings', () => {
     expect(result.stdout).toMatch(/^ok {4}plugins\/seq-gc-skew: /);
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
+  }, 120_000);
+});
+
+describe('build:wasm --changed', () => {
+  it('compiles a pack once, then again only when its sources or the compiler change', async () => {
+    const dir = await makeRoot();
+    await rm(path.join(dir, 'bench'), { recursive: true });
+    const clang = process.env.HELIX_CLANG || 'clang';
+    const line = (state: string) =>
+      new RegExp(`^ok {4}plugins/seq-gc-skew: plugins/seq-gc-skew/build/gc-skew\\.wasm \\d+ bytes sha256:[0-9a-f]{12}… \\(${state}\\)$`);
+    const changed = () => {
+      const r = buildWasm(dir, ['--changed'], clang);
+      expect(r.status).toBe(0);
+      return r.stdout.trim();
+    };
+    expect(changed()).toMatch(line('unchanged'));
+    expect(changed()).toMatch(line('current'));
+    expect(JSON.parse(await readFile(path.join(dir, 'dist', '.build-wasm.json'), 'utf8')).packs).toHaveProperty(['plugins/seq-gc-skew']);
+    // Without the flag every pack is compiled, as the install and the test command's build do.
+    expect(buildWasm(dir, [], clang).stdout.trim()).toMatch(line('unchanged'));
+
+    const source = path.join(dir, 'plugins/seq-gc-skew/src/gc_skew.c');
+    await writeFile(source, `${await readFile(source, 'utf8')}\n/* an edit */\n`);
+    expect(changed()).toMatch(line('unchanged'));
+    expect(changed()).toMatch(line('current'));
+
+    // Another clang (here none at all) is another input: the pack is not taken as current.
+    const none = buildWasm(dir, ['--changed'], path.join(dir, 'no-clang'));
+    expect(none.stdout).toMatch(/^kept {2}plugins\/seq-gc-skew: clang not found/m);
   }, 120_000);
 });

@@ -80,7 +80,7 @@ describe('the guide, followed literally', () => {
       expect(created.stdout).toContain(`  ${file}\n`);
     }
     expect(created.stdout).toMatch(
-      /helix build\b[\s\S]*helix test\b[\s\S]*helix artifact import data\/example\.fa\b[\s\S]*helix call hello\.tool --plugins \. --input '\{"sequences":"art_\.\.\."\}'/,
+      /helix build\b[\s\S]*helix test\b[\s\S]*helix artifact import data\/example\.fa\b[\s\S]*helix call hello\.tool --toolpacks \. --input '\{"sequences":"art_\.\.\."\}'/,
     );
     expect(existsSync(path.join(pack, 'node_modules'))).toBe(false);
     // No placeholder survives, in names or contents.
