@@ -11,3 +11,4 @@ export * from './policy.js';
 export * from './policy-slurm.js';
 export * from './records.js';
 export * from './container-manifest.js';
+export * from './violation-lines.js';

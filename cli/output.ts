@@ -1,6 +1,6 @@
 // How the CLI reports: JSON on stdout, human messages on stderr, stable exit codes.
 import type { ResponseEnvelope } from '../abi/index.js';
-import { HelixError } from '../abi/index.js';
+import { HelixError, violationLines } from '../abi/index.js';
 import { EXIT } from './exit-codes.js';
 
 export { EXIT };
@@ -15,8 +15,7 @@ export function exitCodeFor(response: ResponseEnvelope): number {
 export function printError(err: unknown, stderr: NodeJS.WritableStream = process.stderr): void {
   if (err instanceof HelixError) {
     stderr.write(`helix: ${err.code}: ${err.message}\n`);
-    const violations = err.details.violations;
-    if (Array.isArray(violations)) for (const v of violations) stderr.write(`  ${typeof v === 'string' ? v : JSON.stringify(v)}\n`);
+    for (const line of violationLines(err.details).lines) stderr.write(`  ${line}\n`);
     stderr.write(`hint: ${err.hint}\n`);
     return;
   }

@@ -108,7 +108,10 @@ export async function runTests(dir: string, opts: TestOptions = {}): Promise<num
 /** The line of one fixture: ok or FAIL, what differed, and its fuel or the run it replayed. */
 export function fixtureLine(r: FixtureResult): string {
   const cost = r.replayed === true ? ` (replayed ${r.run_id}, fuel 0)` : r.fuel_used === undefined ? '' : ` (fuel ${r.fuel_used})`;
-  return r.ok ? `ok    ${r.tool} ${r.fixture}${cost}` : `FAIL  ${r.tool} ${r.fixture}: ${r.problem}${cost}`;
+  if (r.ok) return `ok    ${r.tool} ${r.fixture}${cost}`;
+  // A problem may go on below its first line (the violations of a contract error): the cost ends the first.
+  const [first, ...below] = (r.problem ?? '').split('\n');
+  return [`FAIL  ${r.tool} ${r.fixture}: ${first}${cost}`, ...below].join('\n');
 }
 
 function printFixture(r: FixtureResult): void {

@@ -11,7 +11,7 @@
 // artifact whose bytes equal the file's). Every file is read as the loader reads: inside the
 // toolpack, regular files only, within a bound (ABI-FILE-011).
 import path from 'node:path';
-import { FIXTURE_DATA_MAX_BYTES, type ResponseEnvelope } from '../../../abi/index.js';
+import { FIXTURE_DATA_MAX_BYTES, type ResponseEnvelope, violationLines, type WireError } from '../../../abi/index.js';
 import type { Host } from '../../5-host/host.js';
 import { readPackFile } from '../../1-base/files/pack-files.js';
 import type { WasmTool } from '../../5-host/toolpacks.js';
@@ -107,13 +107,27 @@ function forbiddenProblem(got: readonly RefusedCapability[], expected: readonly 
 async function check(host: Host, packDir: string, expect: Fixture['expect'], r: ResponseEnvelope): Promise<string | undefined> {
   if (expect.error_code !== undefined) {
     if (r.error?.code !== expect.error_code)
-      return `expected error ${expect.error_code}, got ${r.status}${r.error ? ` ${r.error.code}: ${r.error.message}` : ''}`;
+      return `expected error ${expect.error_code}, got ${r.status}${r.error ? ` ${r.error.code}: ${r.error.message}${violationsBelow(r.error)}` : ''}`;
     return expect.error_details === undefined ? undefined : compare(host, packDir, expect.error_details, r.error.details, '/details', true);
   }
-  if (r.status !== 'success') return `expected success, got ${r.error?.code}: ${r.error?.message}`;
+  if (r.status !== 'success')
+    return `expected success, got ${r.error?.code}: ${r.error?.message}${r.error ? violationsBelow(r.error) : ''}`;
   return 'output' in expect
     ? compare(host, packDir, expect.output, r.output, '', false)
     : compare(host, packDir, expect.output_contains, r.output, '', true);
+}
+
+/** The most violations listed under a fixture's line. */
+const VIOLATIONS_SHOWN = 10;
+
+/**
+ * The violations an error lists (a contract error's JSON pointers, with what the schema wanted
+ * and what came), each on a line of its own under the fixture's line; empty when it lists none.
+ */
+function violationsBelow(error: WireError): string {
+  const { lines, more } = violationLines(error.details, VIOLATIONS_SHOWN);
+  const all = more > 0 ? [...lines, `... and ${more} more`] : lines;
+  return all.map((l) => `\n      ${l}`).join('');
 }
 
 /** Replaces `"@data/<file>"` strings by the ids of freshly imported artifacts. */

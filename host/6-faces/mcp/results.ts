@@ -1,7 +1,7 @@
 // A response envelope as an MCP tool result: success carries the output as structuredContent,
 // any failure the whole envelope with isError (a tool failure is never a protocol error).
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { ResponseEnvelope } from '../../../abi/index.js';
+import { type ResponseEnvelope, violationLines } from '../../../abi/index.js';
 
 /** Longest text rendering of a result, in UTF-16 code units; structuredContent is never cut. */
 export const RESULT_TEXT_MAX_CHARS = 16 * 1024;
@@ -36,16 +36,9 @@ function resultMeta(r: ResponseEnvelope): Record<string, unknown> {
 export function errorText(r: ResponseEnvelope): string {
   const e = r.error;
   const lines = [`${r.status} ${e?.code ?? '(no code)'}: ${e?.message ?? 'the call failed without an error'}`];
-  const violations = e?.details.violations;
-  if (Array.isArray(violations)) {
-    for (const v of violations.slice(0, MAX_VIOLATION_LINES)) {
-      lines.push(
-        `  ${isRecord(v) && typeof v.path === 'string' ? `${v.path || '(input)'}: ${String(v.message)}` : typeof v === 'string' ? v : JSON.stringify(v)}`,
-      );
-    }
-    if (violations.length > MAX_VIOLATION_LINES)
-      lines.push(`  … ${violations.length - MAX_VIOLATION_LINES} more in structuredContent.error.details.violations`);
-  }
+  const shown = violationLines(e?.details, MAX_VIOLATION_LINES);
+  for (const line of shown.lines) lines.push(`  ${line}`);
+  if (shown.more > 0) lines.push(`  … ${shown.more} more in structuredContent.error.details.violations`);
   if (e?.hint) lines.push(`hint: ${e.hint}`);
   if (r.run_id !== null) lines.push(`run: ${r.run_id}`);
   return truncateText(lines.join('\n'), RESULT_TEXT_MAX_CHARS, 'the whole envelope is in structuredContent');
