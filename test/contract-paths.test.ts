@@ -59,10 +59,7 @@ describe('an output that breaks its schema', () => {
         .slice(1)
         .map((l) => l.trim())
         .sort(),
-    ).toEqual([
-      '(root): is missing required property "checksum"',
-      '/gc_count: must be a string (found an integer, 4)',
-    ]);
+    ).toEqual(['(root): is missing required property "checksum"', '/gc_count: must be a string (found an integer, 4)']);
     // A fixture that expects the tool's own error still passes: the output is never checked.
     const invalid = results.find((x) => x.fixture === 'invalid-character.json');
     expect(invalid?.ok).toBe(true);
