@@ -3,8 +3,8 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { ArtifactRecord } from '../abi/index.js';
 import { HelixError } from '../abi/index.js';
-import { printJson } from './output.js';
-import { withRecords, type StoreCommandOptions } from './with-store.js';
+import { printError, printJson } from './output.js';
+import { exitCodeOf, withRecords, type StoreCommandOptions } from './with-store.js';
 
 /** Options every artifact command takes. */
 export type ArtifactCommonOptions = StoreCommandOptions;
@@ -70,22 +70,30 @@ export function registerArtifactCommands(program: Command): void {
     .option('--text <text>', 'import this text instead of a file')
     .option('--label <label>', 'a short label for people')
     .option('--type <type>', 'the type, overriding detection (a lowercase word such as fasta)')
-    .action(async (file: string | undefined, opts: ArtifactCommonOptions & { label?: string; type?: string; text?: string }) => {
-      await withRecords(opts, async ({ artifacts }, policy) => {
+    .option('-q, --quiet', 'print only the artifact id (for scripts)')
+    .action(
+      async (file: string | undefined, opts: ArtifactCommonOptions & { label?: string; type?: string; text?: string; quiet?: boolean }) => {
+        // Checked before the store is opened, so a wrong command line leaves no store behind.
         if ((file === undefined) === (opts.text === undefined)) {
-          throw new HelixError('I-REQ-ENVELOPE', {
+          const err = new HelixError('I-REQ-ENVELOPE', {
             message: 'Give exactly one of a path or --text.',
             hint: 'helix artifact import reads.fastq, or helix artifact import --text ">r1\nACGT"',
           });
+          printError(err);
+          process.exitCode = exitCodeOf(err);
+          return;
         }
-        const meta = { label: opts.label ?? null, ...(opts.type === undefined ? {} : { type: opts.type }) };
-        printJson(
-          opts.text !== undefined
-            ? await artifacts.importInline(opts.text, { ...meta, maxBytes: policy.ceilings.maxImportBytes })
-            : await artifacts.importFile(file!, meta),
-        );
-      });
-    });
+        await withRecords(opts, async ({ artifacts }, policy) => {
+          const meta = { label: opts.label ?? null, ...(opts.type === undefined ? {} : { type: opts.type }) };
+          const record =
+            opts.text !== undefined
+              ? await artifacts.importInline(opts.text, { ...meta, maxBytes: policy.ceilings.maxImportBytes })
+              : await artifacts.importFile(file!, meta);
+          if (opts.quiet === true) process.stdout.write(`${record.id}\n`);
+          else printJson(record);
+        });
+      },
+    );
 
   common(
     artifact

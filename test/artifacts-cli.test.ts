@@ -171,4 +171,22 @@ describe('helix artifact', () => {
     expect(both.code).toBe(2);
     expect(both.stderr).toMatch(/exactly one of a path or --text/);
   });
+
+  it('helix artifact import --quiet prints only the id of the artifact it stored', async () => {
+    const quiet = await helix(withStore(['artifact', 'import', '--quiet', '--text', '>q1\nGATTACA\n', '--label', 'quiet']));
+    expect(quiet.code).toBe(0);
+    expect(quiet.stdout).toMatch(/^art_[0-9A-HJKMNP-TV-Z]{26}\n$/);
+    const shown = await helix(withStore(['artifact', 'show', quiet.stdout.trim()]));
+    expect(JSON.parse(shown.stdout)).toMatchObject({ id: quiet.stdout.trim(), type: 'fasta', size: 12, label: 'quiet' });
+    const short = await helix(withStore(['artifact', 'import', '-q', path.join(data, 'genome.fa')]));
+    expect(short.stdout.trim()).toMatch(/^art_/);
+  });
+
+  it('a command line refused before the store is needed leaves no store behind', async () => {
+    const fresh = path.join(root, 'never-made');
+    const r = await helix(['artifact', 'import', '--home', fresh, '--policy', policyFile]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^helix: I-REQ-ENVELOPE: Give exactly one of a path or --text\./);
+    expect(existsSync(fresh)).toBe(false);
+  });
 });
