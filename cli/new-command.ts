@@ -23,6 +23,19 @@ const LANG_NAMES: Record<TemplateLang, string> = { as: 'AssemblyScript', c: 'C',
 export const DEFAULT_DESCRIPTION =
   'Counts the records of a FASTA or FASTQ artifact (plain or gzip) and their total length, and writes the id and length of each record as a TSV artifact.';
 
+/**
+ * The `.gitignore` of every new pack. It is written here rather than kept in the templates,
+ * because npm leaves files named `.gitignore` out of a packed tarball. The module in `build/` is
+ * not ignored: the manifest's digest names it, and a pack is shipped with it.
+ */
+export const PACK_GITIGNORE = [
+  '# The store of the runs and artifacts helix test, call and dev make here (./.helix unless --home or HELIX_HOME)',
+  '.helix/',
+  '# Packages installed next to the pack',
+  'node_modules/',
+  '',
+].join('\n');
+
 /** Options of `helix new`. */
 export interface NewOptions {
   readonly lang: TemplateLang;
@@ -128,6 +141,8 @@ export function createToolpack(name: string, opts: NewOptions): CreatedToolpack 
       writeFileSync(path.join(target, out), contents, { flag: 'wx' });
       files.push(out);
     });
+    writeFileSync(path.join(target, '.gitignore'), PACK_GITIGNORE, { flag: 'wx' });
+    files.push('.gitignore');
   } catch (err) {
     // Leave nothing half made behind.
     if (existed) for (const entry of readdirSync(target)) rmSync(path.join(target, entry), { recursive: true, force: true });

@@ -11,6 +11,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { ResponseEnvelopeSchema } from '../abi/index.js';
+import { PACK_GITIGNORE } from '../cli/new-command.js';
 import { packageRoot } from '../host/1-base/paths.js';
 import { tempDir } from './helpers/toolpack.js';
 
@@ -83,6 +84,9 @@ describe('the guide, followed literally', () => {
       /helix build\b[\s\S]*helix test\b[\s\S]*helix artifact import data\/example\.fa\b[\s\S]*helix call hello\.tool --toolpacks \. --input '\{"sequences":"art_\.\.\."\}'/,
     );
     expect(existsSync(path.join(pack, 'node_modules'))).toBe(false);
+    // Every new pack keeps its store (and installed packages) out of git, whatever the template.
+    expect(readFileSync(path.join(pack, '.gitignore'), 'utf8')).toBe(PACK_GITIGNORE);
+    expect(created.stdout).toContain('  .gitignore\n');
     // No placeholder survives, in names or contents.
     const all = (dir: string): string[] =>
       readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? all(path.join(dir, e.name)) : [path.join(dir, e.name)]));
