@@ -25,6 +25,13 @@ const MANIFEST = {
   limits: { maxInputBytes: 4096, maxOutputBytes: 4096, fuel: 1_000_000, maxMemoryPages: 4 },
   capabilities: { abiVersion: 1, allow: [] },
 };
+/** An input schema with a default, spelled out here for the same reason. */
+const DEFAULTED_SCHEMA = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  type: 'object',
+  required: ['q'],
+  properties: { q: { type: 'string' }, bin_width: { type: 'integer', default: 10 } },
+};
 // No path in it depends on where the test runs: the policy hash is part of every run_id.
 const POLICY = 'version: 1\ntools:\n  allow: [vec.*, helix.*]\npaths:\n  importRoots: []\n  exportRoots: []\n';
 
@@ -49,6 +56,13 @@ beforeAll(async () => {
     manifest: MANIFEST,
   });
   expect(bytes.length).toBeGreaterThan(0);
+  // The same module under an input schema with a default (ABI-RUNID-010).
+  await writeToolpack(path.join(root, 'plugins'), {
+    id: 'vec.defaulted',
+    module: fixedOutputModule('{"status":"ok","output":{"n":1}}'),
+    manifest: { ...MANIFEST, id: 'vec.defaulted' },
+    inputSchema: DEFAULTED_SCHEMA,
+  });
 }, 60_000);
 afterAll(() => t?.cleanup());
 
@@ -57,6 +71,7 @@ afterAll(() => t?.cleanup());
 // ABI-RUNID-001, to be made on purpose or not at all.
 describe('run ids of real calls through helix call', () => {
   const TOOLPACK_RUN = 'run_6ea01dc5b1aae5fa2e4da4dce6a3e8ca';
+  const DEFAULTED_RUN = 'run_0aaf159016d522a87f323af4ad8bc3a7';
 
   it('a toolpack call has its fixed run_id, and an idempotency key does not enter it', async () => {
     const first = await call('vec.fixed', { q: 'x', k: [1, 2] });
@@ -65,6 +80,16 @@ describe('run ids of real calls through helix call', () => {
     // The key dedupes retries of a request; the work, and so the run, is the same.
     const keyed = await call('vec.fixed', { k: [1, 2], q: 'x' }, ['--idempotency-key', 'vector-key-000000000001']);
     expect(keyed).toMatchObject({ status: 'success', replayed: true, run_id: TOOLPACK_RUN });
+  }, 60_000);
+
+  it('a field its schema defaults, left out or spelled out, gives one fixed run_id; another value another', async () => {
+    const left = await call('vec.defaulted', { q: 'x' });
+    expect(left).toMatchObject({ status: 'success', replayed: false });
+    expect(left.run_id).toBe(DEFAULTED_RUN);
+    const spelled = await call('vec.defaulted', { bin_width: 10, q: 'x' });
+    expect(spelled).toMatchObject({ status: 'success', replayed: true, run_id: DEFAULTED_RUN });
+    const other = await call('vec.defaulted', { q: 'x', bin_width: 11 });
+    expect(other.run_id).not.toBe(DEFAULTED_RUN);
   }, 60_000);
 
   it('a host built-in over an inline artifact has its fixed run_id, by the artifact content', async () => {

@@ -156,7 +156,7 @@ export async function performCall(ctx: CallContext, raw: unknown, options: CallO
     const t = tool;
     options.onRunStarted?.(runId);
     const outcome = await ctx.coordinator.run(prepared.start, ctx.now() + prepared.limits.timeoutMs, (unstoredEvents) =>
-      execute(ctx, t, req, prepared, callId, elapsed, options, unstoredEvents),
+      execute(ctx, t, prepared, callId, elapsed, options, unstoredEvents),
     );
     const r = outcome.record.result;
     const run = { run_id: outcome.record.run_id, replayed: outcome.replayed };
@@ -188,7 +188,6 @@ export async function performCall(ctx: CallContext, raw: unknown, options: CallO
 async function execute(
   ctx: CallContext,
   tool: Tool,
-  req: RequestEnvelope,
   prepared: Prepared,
   callId: string,
   elapsed: () => number,
@@ -209,7 +208,7 @@ async function execute(
   let result: ToolOutcome;
   try {
     result = await tool.execute({
-      input: req.input,
+      input: prepared.input,
       inputBytes: prepared.inputBytes,
       limits: prepared.limits,
       store: ctx.store,
@@ -248,6 +247,8 @@ async function execute(
 interface Prepared {
   readonly start: RunStart;
   readonly limits: EffectiveLimits;
+  /** The request's input with its schema's defaults filled in. */
+  readonly input: RequestEnvelope['input'];
   readonly inputBytes: Uint8Array;
   readonly boundary: Record<string, unknown> | undefined;
 }
@@ -267,20 +268,20 @@ function prepare(ctx: CallContext, tool: Tool, req: RequestEnvelope): Prepared {
   };
   const now = ctx.now();
   checkRequested(tool, callLimits(tool.limits, requested, now), req);
-  const inputBytes = encoder.encode(JSON.stringify(req.input));
-  if (inputBytes.length > tool.limits.maxInputBytes) {
-    throw new HelixError('I-REQ-INPUT-SIZE', {
-      message: `The input is ${inputBytes.length} bytes; "${tool.id}" accepts at most ${tool.limits.maxInputBytes}.`,
-      details: { input_bytes: inputBytes.length, max_input_bytes: tool.limits.maxInputBytes },
-    });
-  }
-  const { violations, artifacts } = tool.validateInput(req.input);
+  checkInputSize(tool, encoder.encode(JSON.stringify(req.input)).length);
+  // The canonical input: the request's, with the defaults of the input schema filled in
+  // (ABI-RUNID-010). The identity, the guest and the run's record all see this one.
+  const { violations, artifacts, value } = tool.validateInput(req.input);
   if (violations.length > 0) {
     throw new HelixError('I-REQ-INPUT', {
       message: `The input has ${violations.length} schema violation${violations.length === 1 ? '' : 's'}.`,
       details: { violations },
     });
   }
+  // A copy of the request's object input, with members added: an object still.
+  const input = value as RequestEnvelope['input'];
+  const inputBytes = encoder.encode(JSON.stringify(input));
+  if (input !== req.input) checkInputSize(tool, inputBytes.length);
   // Input linking: every referenced artifact must exist; its content hash enters
   // the run's identity, so identical bytes identify identical work, and its size the budget.
   const records = artifacts.map((ref) => getArtifact(ctx.store, ref.artifact_id));
@@ -291,7 +292,7 @@ function prepare(ctx: CallContext, tool: Tool, req: RequestEnvelope): Prepared {
   }));
   const scaled = scaledLimits(tool.limits, ctx.policy.policy, ctx.policy.source, tool.id, inputBytesOf(records));
   const limits = callLimits(scaled, requested, now);
-  const boundary = tool.snapshotBoundary?.(ctx.store, req.input);
+  const boundary = tool.snapshotBoundary?.(ctx.store, input);
   const identity = runIdentity(
     {
       tool_id: tool.id,
@@ -300,7 +301,7 @@ function prepare(ctx: CallContext, tool: Tool, req: RequestEnvelope): Prepared {
       module_digest: tool.moduleDigest,
       ...(tool.contractDigest === undefined ? {} : { contract_digest: tool.contractDigest }),
       entrypoint: tool.entrypoint,
-      input: req.input,
+      input,
       input_artifacts: artifacts.map((ref, i) => ({ path: ref.path, artifact_id: ref.artifact_id, sha256: inputs[i]!.sha256 })),
       ...(boundary === undefined ? {} : { boundary }),
       limits: { fuel: limits.fuel, max_memory_pages: limits.maxMemoryPages, max_output_bytes: limits.maxOutputBytes },
@@ -321,7 +322,17 @@ function prepare(ctx: CallContext, tool: Tool, req: RequestEnvelope): Prepared {
     idempotency_key: req.constraints.idempotency_key ?? null,
     call_id: req.call_id ?? '',
   };
-  return { start, limits, inputBytes, boundary };
+  return { start, limits, input, inputBytes, boundary };
+}
+
+/** Refuses an input longer than the tool accepts. */
+function checkInputSize(tool: Tool, bytes: number): void {
+  if (bytes > tool.limits.maxInputBytes) {
+    throw new HelixError('I-REQ-INPUT-SIZE', {
+      message: `The input is ${bytes} bytes; "${tool.id}" accepts at most ${tool.limits.maxInputBytes}.`,
+      details: { input_bytes: bytes, max_input_bytes: tool.limits.maxInputBytes },
+    });
+  }
 }
 
 /** Refuses a request whose deadline has passed or whose memory cap is below what the module needs to start. */

@@ -46,8 +46,22 @@ export interface ArtifactRef {
   readonly artifact_id: string;
 }
 
-/** A validator that also reports the artifact references it met (for input linking). */
-export type RefValidator = (value: unknown) => { violations: SchemaViolation[]; artifacts: ArtifactRef[] };
+/**
+ * A validator that also reports the artifact references it met (for input linking) and gives the
+ * value as the call goes on with it: for a schema compiled with `applyDefaults`, a copy with
+ * every default the schema states filled in where the value leaves the property out (the
+ * canonical input: one identity for one request in meaning); otherwise the value itself.
+ */
+export type RefValidator = (value: unknown) => { violations: SchemaViolation[]; artifacts: ArtifactRef[]; value: unknown };
+
+/** How a schema is compiled for calls. */
+export interface SchemaUse {
+  /**
+   * Fill in the schema's `default`s (ajv's useDefaults: under `properties` and `items`, not
+   * inside `anyOf`, `oneOf` or `not`, where JSON Schema leaves a default an annotation).
+   */
+  readonly applyDefaults?: boolean;
+}
 
 /** The schema keyword marking a string as an artifact id: `{ "type": "string", "x-helix-artifact": true }`. */
 export const ARTIFACT_KEYWORD = 'x-helix-artifact';
@@ -60,10 +74,13 @@ let collected: ArtifactRef[] | undefined;
 const DRAFT_2020 = 'https://json-schema.org/draft/2020-12/schema';
 const DRAFT_07 = /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/;
 
-function makeAjv(draft7: boolean, validateSchema = true): Ajv2020 {
+function makeAjv(draft7: boolean, validateSchema = true, applyDefaults = false): Ajv2020 {
   const options = {
     allErrors: true,
     strict: true,
+    // Filling defaults, a default ajv would leave out (inside anyOf, oneOf, not) is an annotation,
+    // not an error: the strict check of the schema itself is done without defaults.
+    ...(applyDefaults ? { useDefaults: true, strictSchema: false } : {}),
     strictTypes: false,
     strictTuples: false,
     strictRequired: false,
@@ -107,6 +124,7 @@ export interface SchemaProblem {
  */
 export function compileJsonSchema(
   schema: JsonSchema,
+  use: SchemaUse = {},
 ): { ok: true; validate: Validator; validateWithRefs: RefValidator } | { ok: false; problems: string[]; issues: SchemaProblem[] } {
   const refuse = (issues: SchemaProblem[]) => ({
     ok: false as const,
@@ -126,23 +144,43 @@ export function compileJsonSchema(
   } catch (err) {
     return refuse(compileProblems(err, schema, ajv));
   }
-  return { ok: true, ...validators(() => fn) };
+  return { ok: true, ...validators(() => fn, defaulting(schema, use)) };
 }
 
-/** The validators over a compiled function, which `compiled` gives on first use. */
-function validators(compiled: () => ValidateFunction): { validate: Validator; validateWithRefs: RefValidator } {
-  const validate: Validator = (value) => {
-    const fn = compiled();
-    return fn(value) ? [] : describeErrors(fn.errors ?? [], value).map((f) => ({ path: f.pointer, message: f.reason, keyword: f.keyword }));
+/**
+ * The function that validates a copy of a value and fills in its defaults, compiled on first
+ * use; undefined when `use` does not ask for defaults or the schema states none.
+ */
+function defaulting(schema: JsonSchema, use: SchemaUse): (() => ValidateFunction) | undefined {
+  if (use.applyDefaults !== true || !subschemas(schema).some(({ node }) => Object.hasOwn(node, 'default'))) return undefined;
+  let fn: ValidateFunction | undefined;
+  return () => {
+    fn ??= makeAjv(typeof schema.$schema === 'string' && DRAFT_07.test(schema.$schema), false, true).compile(schema);
+    return fn;
   };
-  const validateWithRefs: RefValidator = (value) => {
+}
+
+/**
+ * The validators over a compiled function, which `compiled` gives on first use; with
+ * `withDefaults`, validateWithRefs checks a copy of the value and fills in its defaults.
+ */
+function validators(
+  compiled: () => ValidateFunction,
+  withDefaults?: () => ValidateFunction,
+): { validate: Validator; validateWithRefs: RefValidator } {
+  const check = (fn: ValidateFunction, value: unknown): SchemaViolation[] =>
+    fn(value) ? [] : describeErrors(fn.errors ?? [], value).map((f) => ({ path: f.pointer, message: f.reason, keyword: f.keyword }));
+  const validate: Validator = (value) => check(compiled(), value);
+  const validateWithRefs: RefValidator = (input) => {
+    // The caller's value is never changed: the defaults go into a copy (a call's input is JSON).
+    const value = withDefaults === undefined ? input : structuredClone(input);
     collected = [];
     try {
-      const violations = validate(value);
+      const violations = check(withDefaults?.() ?? compiled(), value);
       // Keep one reference per place: a oneOf/anyOf may visit the same value twice.
       const seen = new Set<string>();
       const artifacts = collected.filter((r) => !seen.has(r.path) && seen.add(r.path) !== undefined);
-      return { violations, artifacts };
+      return { violations, artifacts, value };
     } finally {
       collected = undefined;
     }
@@ -165,21 +203,24 @@ let ajvVersion: string | undefined;
  * Validators for a schema that already passed compileJsonSchema (the load cache says so):
  * compiled on first use, without checking it against the meta-schema again.
  */
-export function lazyJsonSchema(schema: JsonSchema): { validate: Validator; validateWithRefs: RefValidator } {
+export function lazyJsonSchema(schema: JsonSchema, use: SchemaUse = {}): { validate: Validator; validateWithRefs: RefValidator } {
   let fn: ValidateFunction | undefined;
-  return validators(() => {
-    if (fn !== undefined) return fn;
-    const declared = schema.$schema;
-    try {
-      fn = makeAjv(typeof declared === 'string' && DRAFT_07.test(declared), false).compile(schema);
-    } catch (err) {
-      throw new HelixError('P-PRECOND-MANIFEST-INVALID', {
-        message: `A tool schema checked at an earlier start no longer compiles: ${(err as Error).message}. Run \`helix validate\`.`,
-        details: { reason: (err as Error).message },
-      });
-    }
-    return fn;
-  });
+  return validators(
+    () => {
+      if (fn !== undefined) return fn;
+      const declared = schema.$schema;
+      try {
+        fn = makeAjv(typeof declared === 'string' && DRAFT_07.test(declared), false).compile(schema);
+      } catch (err) {
+        throw new HelixError('P-PRECOND-MANIFEST-INVALID', {
+          message: `A tool schema checked at an earlier start no longer compiles: ${(err as Error).message}. Run \`helix validate\`.`,
+          details: { reason: (err as Error).message },
+        });
+      }
+      return fn;
+    },
+    defaulting(schema, use),
+  );
 }
 
 // Ajv's compile errors carry no place (unknown keyword), or one in its own form: each is found

@@ -66,10 +66,12 @@ export function loadManifestSchemas(
     }
     // A schema this checker passed at an earlier start is compiled on its first use (ABI-LOAD-008).
     const checkKey = cache === undefined ? undefined : schemaCheckKey(bundled.schema);
+    // A call's input gets its schema's defaults before anything else sees it (ABI-RUNID-010).
+    const use = { applyDefaults: key === 'inputSchema' };
     const compiled =
       checkKey !== undefined && cache!.schemaChecked(checkKey)
-        ? { ok: true as const, ...lazyJsonSchema(bundled.schema) }
-        : compileJsonSchema(bundled.schema);
+        ? { ok: true as const, ...lazyJsonSchema(bundled.schema, use) }
+        : compileJsonSchema(bundled.schema, use);
     if (compiled.ok && checkKey !== undefined) cache!.putSchema(checkKey);
     if (!compiled.ok) {
       // Each problem at its place: in the manifest's schema, or in the schema file it came from.
