@@ -1,6 +1,7 @@
 // `helix call TOOL`: build a request envelope from the options, call the tool, print the
 // response envelope on stdout, exit with the code of its status. A module built from sources
-// that have since changed gets one warning line on stderr.
+// that have since changed gets one warning line on stderr; `"@file:PATH"` in an artifact field
+// is imported first (file-inputs.ts), one line on stderr for each.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { cutReportText, type ErrorCode, HelixError, scanJsonText } from '../abi/index.js';
@@ -9,6 +10,7 @@ import { jsonRefusal } from '../host/1-base/json-entry.js';
 import { createHost, type Host } from '../host/5-host/host.js';
 import type { WasmTool } from '../host/5-host/toolpacks.js';
 import { errorResponse, ZERO_METRICS } from '../host/1-base/response.js';
+import { importFileFields } from './file-inputs.js';
 import { EXIT, exitCodeFor, printError, printJson } from './output.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -83,6 +85,18 @@ export async function callCommand(toolId: string, opts: CallCommandOptions): Pro
   }
   warnStale(host, toolId);
   try {
+    // "@file:PATH" in an artifact field: imported first; a refused import calls nothing.
+    try {
+      const resolved = await importFileFields(host, toolId, opts.versionRange, input);
+      input = resolved.input;
+      for (const i of resolved.imports) process.stderr.write(`helix: imported ${i.path} as ${i.artifact_id} for ${i.field}\n`);
+    } catch (err) {
+      if (!(err instanceof HelixError)) throw err;
+      const response = errorResponse(callId, err.toWire(), ZERO_METRICS, provenance);
+      printJson(response, opts.compact);
+      process.exitCode = exitCodeFor(response);
+      return;
+    }
     const constraints: Record<string, number | string> = {};
     if (opts.timeoutMs !== undefined) constraints.timeout_ms = opts.timeoutMs;
     if (opts.memoryMb !== undefined) constraints.memory_mb_limit = opts.memoryMb;

@@ -67,7 +67,10 @@ callOptions(
       )
       .argument('<tool>', 'tool id, e.g. seq.gc_content'),
   )
-    .option('--input <json>', 'the input, a JSON object')
+    .option(
+      '--input <json>',
+      'the input, a JSON object; "@file:PATH" in a field the input schema marks as an artifact imports PATH under the policy\'s import roots (as helix artifact import) and passes its id; in any other field it stays the literal string',
+    )
     .option('--input-file <file>', 'read the input JSON from a file (- for stdin)'),
 )
   .option('--dry-run', 'validate and authorize without executing')
