@@ -56,6 +56,7 @@ export const SLOW: readonly string[] = [
   'host/6-faces/toolchain/build-toolpack.test.ts',
   'test/author-journey.test.ts',
   'test/devloop.test.ts',
+  'test/new-bare.test.ts',
   'test/dev-watch.test.ts',
   'test/fixture-loop.test.ts',
   'test/stale-build.test.ts',

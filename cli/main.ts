@@ -127,6 +127,10 @@ program
   .option('--id <id>', 'tool id (default from the name: hello-tool gives hello.tool)')
   .option('--dir <parent>', 'directory to create the pack in', '.')
   .option('--description <text>', "the manifest's description, which agents read to choose the tool")
+  .option(
+    '--bare',
+    "the skeleton without the worked example: one handler that counts an artifact's bytes and lines, one passing fixture, limits that grow with the input",
+  )
   .action(
     lazy(
       () => import('./new-command.js'),

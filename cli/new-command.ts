@@ -1,5 +1,5 @@
-// `helix new NAME`: creates a toolpack from a template in sdk-guest/templates/<lang>/. Every file
-// of the template is copied; in contents and in file names `__NAME__` becomes the pack's
+// `helix new NAME`: creates a toolpack from a template in sdk-guest/templates/<lang>/ (with
+// --bare, <lang>-bare/: the skeleton without the worked example). Every file of the template is copied; in contents and in file names `__NAME__` becomes the pack's
 // directory name, `__ID__` the tool id and `__DESCRIPTION__` the description. The description is
 // free text, so outside Markdown files it is written JSON-escaped: templates put it between
 // double quotes, where it is valid in JSON, in YAML and in C.
@@ -23,6 +23,9 @@ const LANG_NAMES: Record<TemplateLang, string> = { as: 'AssemblyScript', c: 'C',
 export const DEFAULT_DESCRIPTION =
   'Counts the records of a FASTA or FASTQ artifact (plain or gzip) and their total length, and writes the id and length of each record as a TSV artifact.';
 
+/** What every bare skeleton's tool does, as its manifest says it when --description is not given. */
+export const BARE_DESCRIPTION = 'Counts the bytes and lines of a text artifact (plain or gzip).';
+
 /**
  * The `.gitignore` of every new pack. It is written here rather than kept in the templates,
  * because npm leaves files named `.gitignore` out of a packed tarball. The module in `build/` is
@@ -42,6 +45,8 @@ export interface NewOptions {
   readonly id?: string;
   readonly dir: string;
   readonly description?: string;
+  /** The bare skeleton (sdk-guest/templates/<lang>-bare): one handler that counts an artifact's bytes and lines. */
+  readonly bare?: boolean;
 }
 
 /** A pack directory name: letters and digits, single `-` or `_` between them. */
@@ -80,6 +85,7 @@ export interface CreatedToolpack {
   readonly dir: string;
   readonly id: string;
   readonly lang: TemplateLang;
+  readonly bare: boolean;
   /** Files written, relative to `dir`, sorted. */
   readonly files: string[];
 }
@@ -106,7 +112,7 @@ export function createToolpack(name: string, opts: NewOptions): CreatedToolpack 
       details: { id, name },
     });
   }
-  const description = (opts.description ?? DEFAULT_DESCRIPTION).replace(/\s+/g, ' ').trim();
+  const description = (opts.description ?? (opts.bare === true ? BARE_DESCRIPTION : DEFAULT_DESCRIPTION)).replace(/\s+/g, ' ').trim();
   if (description.length === 0 || description.length > MAX_DESCRIPTION_LENGTH) {
     throw new HelixError('I-REQ-TOO-LARGE', {
       message: `The description has ${description.length} characters; a manifest's description has 1 to ${MAX_DESCRIPTION_LENGTH}.`,
@@ -121,9 +127,12 @@ export function createToolpack(name: string, opts: NewOptions): CreatedToolpack 
       details: { target },
     });
   }
-  const template = path.join(packageRoot(), 'sdk-guest', 'templates', opts.lang);
+  const bare = opts.bare === true;
+  const template = path.join(packageRoot(), 'sdk-guest', 'templates', bare ? `${opts.lang}-bare` : opts.lang);
   if (!existsSync(template))
-    throw new TemplateMissingError(`the ${LANG_NAMES[opts.lang]} template is missing from this Helix installation: ${template}`);
+    throw new TemplateMissingError(
+      `the ${LANG_NAMES[opts.lang]}${bare ? ' bare' : ''} template is missing from this Helix installation: ${template}`,
+    );
 
   const replace = (text: string, markdown: boolean): string =>
     text
@@ -149,7 +158,7 @@ export function createToolpack(name: string, opts: NewOptions): CreatedToolpack 
     else rmSync(target, { recursive: true, force: true });
     throw err;
   }
-  return { dir: target, id, lang: opts.lang, files: files.sort() };
+  return { dir: target, id, lang: opts.lang, bare, files: files.sort() };
 }
 
 function copyTree(root: string, target: string, relative: string, write: (relative: string, bytes: Buffer) => void): void {
@@ -166,7 +175,7 @@ function copyTree(root: string, target: string, relative: string, write: (relati
 function printNextSteps(created: CreatedToolpack): void {
   const where = displayPath(created.dir);
   const out = (line = '') => process.stdout.write(`${line}\n`);
-  out(`created ${where}/ (${LANG_NAMES[created.lang]} template, tool ${created.id})`);
+  out(`created ${where}/ (${LANG_NAMES[created.lang]} ${created.bare ? 'bare skeleton' : 'template'}, tool ${created.id})`);
   for (const file of created.files) out(`  ${file}`);
   out();
   out('next:');
