@@ -79,6 +79,7 @@ export const SLOW: readonly string[] = [
   'test/mcp-transport.test.ts',
   'test/ro-crate-validation.test.ts',
   'test/runs-show-refusals.test.ts',
+  'test/no-store-on-refusal.test.ts',
   'test/secret-cli.test.ts',
   'test/store-check.test.ts',
   'test/store-damage.test.ts',

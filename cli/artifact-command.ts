@@ -4,7 +4,8 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { ArtifactRecord } from '../abi/index.js';
 import { HelixError } from '../abi/index.js';
 import { printError, printJson } from './output.js';
-import { exitCodeOf, withRecords, type StoreCommandOptions } from './with-store.js';
+import { argumentsPass, checkArtifactIdArgument, exitCodeOf, noArtifactHere, withRecords, type StoreCommandOptions } from './with-store.js';
+import { loadPolicy } from '../host/5-host/toolpacks.js';
 
 /** Options every artifact command takes. */
 export type ArtifactCommonOptions = StoreCommandOptions;
@@ -83,8 +84,17 @@ export function registerArtifactCommands(program: Command): void {
           process.exitCode = exitCodeOf(err);
           return;
         }
+        const meta = { label: opts.label ?? null, ...(opts.type === undefined ? {} : { type: opts.type }) };
+        // The label, the type and the file (roots, kind, size) too: a refused import makes no store.
+        try {
+          const { checkFileImport } = await import('../host/5-host/host-records.js');
+          await checkFileImport(loadPolicy(opts.policy).policy, file, meta);
+        } catch (err) {
+          printError(err);
+          process.exitCode = exitCodeOf(err);
+          return;
+        }
         await withRecords(opts, async ({ artifacts }, policy) => {
-          const meta = { label: opts.label ?? null, ...(opts.type === undefined ? {} : { type: opts.type }) };
           const record =
             opts.text !== undefined
               ? await artifacts.importInline(opts.text, { ...meta, maxBytes: policy.ceilings.maxImportBytes })
@@ -104,10 +114,15 @@ export function registerArtifactCommands(program: Command): void {
   )
     .option('--overwrite', 'replace an existing file')
     .action(async (id: string, dest: string, opts: ArtifactCommonOptions & { overwrite?: boolean }) => {
-      await withRecords(opts, async ({ artifacts }) => {
-        const written = await artifacts.export(id, dest, { overwrite: opts.overwrite === true });
-        printJson({ id, ...written });
-      });
+      if (!argumentsPass(() => checkArtifactIdArgument(id))) return;
+      await withRecords(
+        opts,
+        async ({ artifacts }) => {
+          const written = await artifacts.export(id, dest, { overwrite: opts.overwrite === true });
+          printJson({ id, ...written });
+        },
+        noArtifactHere(id),
+      );
     });
 
   common(artifact.command('list').description('list artifacts in creation order'))
@@ -123,9 +138,14 @@ export function registerArtifactCommands(program: Command): void {
 
   common(artifact.command('show').description('print the record of an artifact as JSON').argument('<id>', 'artifact id')).action(
     async (id: string, opts: ArtifactCommonOptions) => {
-      await withRecords(opts, async ({ artifacts }) => {
-        printJson(artifacts.get(id));
-      });
+      if (!argumentsPass(() => checkArtifactIdArgument(id))) return;
+      await withRecords(
+        opts,
+        async ({ artifacts }) => {
+          printJson(artifacts.get(id));
+        },
+        noArtifactHere(id),
+      );
     },
   );
 }

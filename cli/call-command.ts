@@ -4,10 +4,11 @@
 // is imported first (file-inputs.ts), one line on stderr for each.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { cutReportText, type ErrorCode, HelixError, scanJsonText } from '../abi/index.js';
+import { cutReportText, type ErrorCode, HelixError, RequestEnvelopeSchema, scanJsonText } from '../abi/index.js';
 import { staleBuild } from '../host/6-faces/toolchain/source-stamp.js';
 import { jsonRefusal } from '../host/1-base/json-entry.js';
-import { createHost, type Host } from '../host/5-host/host.js';
+import type { Host } from '../host/5-host/host.js';
+import { checkVersionRange, openHost, toolOffered } from './open-host.js';
 import type { WasmTool } from '../host/5-host/toolpacks.js';
 import { errorResponse, ZERO_METRICS } from '../host/1-base/response.js';
 import { importFileFields } from './file-inputs.js';
@@ -75,10 +76,38 @@ export async function callCommand(toolId: string, opts: CallCommandOptions): Pro
     refuse(`The input is not valid JSON: ${(err as Error).message}`, 'Pass a JSON object, e.g. --input \'{"sequence":"ACGT"}\'.');
     return;
   }
+  const constraints: Record<string, number | string> = {};
+  if (opts.timeoutMs !== undefined) constraints.timeout_ms = opts.timeoutMs;
+  if (opts.memoryMb !== undefined) constraints.memory_mb_limit = opts.memoryMb;
+  if (opts.idempotencyKey !== undefined) constraints.idempotency_key = opts.idempotencyKey;
+  const request = { call_id: callId, tool_id: toolId, tool_version: opts.versionRange, input, constraints, dry_run: opts.dryRun ?? false };
+  // The request is checked as the host would check it before a host (and a store) is made.
+  const parsed = RequestEnvelopeSchema.safeParse(request);
+  if (!parsed.success) {
+    const violations = parsed.error.issues.map((i) => ({ path: `/${i.path.join('/')}`, message: i.message }));
+    const message = `The request envelope has ${violations.length} violation${violations.length === 1 ? '' : 's'}.`;
+    refuse(message, undefined, 'I-REQ-ENVELOPE', { violations });
+    return;
+  }
+  let refused: HelixError | undefined;
   let host: Host;
   try {
-    host = await createHost({ toolpacksDir: opts.toolpacks, policyFile: opts.policy, home: opts.home });
+    host = await openHost(opts, (tools) => {
+      try {
+        checkVersionRange(opts.versionRange);
+        toolOffered(toolId, opts.versionRange)(tools);
+      } catch (err) {
+        if (err instanceof HelixError) refused = err;
+        throw err;
+      }
+    });
   } catch (err) {
+    if (refused !== undefined && err === refused) {
+      const response = errorResponse(callId, refused.toWire(), ZERO_METRICS, provenance);
+      printJson(response, opts.compact);
+      process.exitCode = exitCodeFor(response);
+      return;
+    }
     printError(err);
     process.exitCode = EXIT.startup;
     return;
@@ -88,7 +117,7 @@ export async function callCommand(toolId: string, opts: CallCommandOptions): Pro
     // "@file:PATH" in an artifact field: imported first; a refused import calls nothing.
     try {
       const resolved = await importFileFields(host, toolId, opts.versionRange, input);
-      input = resolved.input;
+      request.input = resolved.input;
       for (const i of resolved.imports) process.stderr.write(`helix: imported ${i.path} as ${i.artifact_id} for ${i.field}\n`);
     } catch (err) {
       if (!(err instanceof HelixError)) throw err;
@@ -97,18 +126,7 @@ export async function callCommand(toolId: string, opts: CallCommandOptions): Pro
       process.exitCode = exitCodeFor(response);
       return;
     }
-    const constraints: Record<string, number | string> = {};
-    if (opts.timeoutMs !== undefined) constraints.timeout_ms = opts.timeoutMs;
-    if (opts.memoryMb !== undefined) constraints.memory_mb_limit = opts.memoryMb;
-    if (opts.idempotencyKey !== undefined) constraints.idempotency_key = opts.idempotencyKey;
-    const response = await host.call({
-      call_id: callId,
-      tool_id: toolId,
-      tool_version: opts.versionRange,
-      input,
-      constraints,
-      dry_run: opts.dryRun ?? false,
-    });
+    const response = await host.call(request);
     printJson(response, opts.compact);
     process.exitCode = exitCodeFor(response);
   } finally {

@@ -10,7 +10,8 @@ import type { Host } from '../host/5-host/host.js';
 import type { JobCall } from '../host/5-host/host-jobs.js';
 import { callOptions, hostOptions, positiveInt } from './options.js';
 import { EXIT, exitCodeFor, printError, printJson } from './output.js';
-import { exitCodeOf } from './with-store.js';
+import { checkVersionRange, openHost, toolOffered } from './open-host.js';
+import { checkNewDirectory, exitCodeOf } from './with-store.js';
 
 /** Options of the commands that make job bundles. */
 interface MakeOptions {
@@ -55,10 +56,15 @@ async function withHost(
   opts: MakeOptions,
   body: (host: Host, call: JobCall & { readonly tool_version: string }) => Promise<void>,
   toolId: string,
+  what: 'job bundle' | 'job array' = 'job bundle',
 ): Promise<void> {
   const input = inputOf(opts.input);
-  const { createHost } = await import('../host/5-host/host.js');
-  const host = await createHost({ toolpacksDir: opts.toolpacks, policyFile: opts.policy, home: opts.home });
+  // Checked before the store is opened (or, in a home without one, made).
+  checkNewDirectory(opts.dir, what);
+  const host = await openHost(opts, (tools) => {
+    checkVersionRange(opts.versionRange);
+    toolOffered(toolId, opts.versionRange)(tools);
+  });
   try {
     const constraints = {
       ...(opts.timeoutMs === undefined ? {} : { timeout_ms: opts.timeoutMs }),
@@ -119,6 +125,11 @@ export function registerJobCommands(program: Command): void {
             .split(',')
             .map((a) => a.trim())
             .filter((a) => a !== '');
+          if (artifacts.length === 0)
+            throw new HelixError('I-REQ-JOB-ARRAY', {
+              message: 'No artifacts to fan out over were given.',
+              details: { over: opts.over, artifacts: [] },
+            });
           const { partition, account, qos, timeMinutes, cpusPerTask, memoryMib } = opts;
           const resources = Object.fromEntries(
             Object.entries({ partition, account, qos, timeMinutes, cpusPerTask, memoryMiB: memoryMib }).filter(([, v]) => v !== undefined),
@@ -128,6 +139,7 @@ export function registerJobCommands(program: Command): void {
             async (host, call) =>
               printJson(await submitJobArray(host, call, opts.over, artifacts, opts.dir, { submit: opts.submit, resources })),
             toolId,
+            'job array',
           );
         }),
     );
@@ -162,7 +174,10 @@ export function registerJobCommands(program: Command): void {
         const { existsSync } = await import('node:fs');
         const path = await import('node:path');
         const { ARRAY_FILE, collectJobArray } = await import('../host/6-faces/fanout/job-array.js');
+        const { readBundleText } = await import('../host/1-base/files/bundle-files.js');
         const { openJobs } = await import('../host/5-host/host-jobs.js');
+        // A directory that is neither a job array nor a job bundle is refused before the store is opened.
+        if (!existsSync(path.join(dir, ARRAY_FILE))) readBundleText(path.join(dir, 'job.json'));
         const jobs = openJobs(opts.home);
         try {
           if (!existsSync(path.join(dir, ARRAY_FILE))) return printJson(await jobs.collect(dir, { verify: opts.verify === true }));

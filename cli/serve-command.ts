@@ -4,7 +4,8 @@
 import { fileURLToPath } from 'node:url';
 import { InvalidArgumentError } from 'commander';
 import { staleBuild } from '../host/6-faces/toolchain/source-stamp.js';
-import { createHost, type Host } from '../host/5-host/host.js';
+import type { Host } from '../host/5-host/host.js';
+import { openHost } from './open-host.js';
 import { startupBanner } from '../host/6-faces/mcp/banner.js';
 import { createMcpServer, type HelixMcpServer } from '../host/6-faces/mcp/server.js';
 import { checkMaxMessageBytes } from '../host/6-faces/mcp/stdio-transport.js';
@@ -75,12 +76,8 @@ function consoleToStderr(): void {
 async function start(opts: ServeOptions): Promise<{ host: Host; mcp: HelixMcpServer } | undefined> {
   let host: Host;
   try {
-    host = await createHost({
-      toolpacksDir: opts.toolpacks,
-      policyFile: opts.policy,
-      home: opts.home,
-      progressIntervalMs: opts.progressIntervalMs,
-    });
+    // A home without a store gets one only once the toolpacks and policy have loaded.
+    host = await openHost(opts);
   } catch (err) {
     printError(err);
     process.exitCode = EXIT.startup;

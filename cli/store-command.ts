@@ -5,7 +5,7 @@ import { HelixError } from '../abi/index.js';
 import type { CheckReport, CompactReport, GcReport } from '../host/5-host/store-upkeep.js';
 import { humanSize } from './artifact-command.js';
 import { EXIT, printError, printJson } from './output.js';
-import { withUpkeep } from './with-store.js';
+import { argumentsPass, withUpkeep } from './with-store.js';
 
 const HOME = 'Helix home holding the store (default: $HELIX_HOME or ./.helix)';
 
@@ -44,13 +44,17 @@ export function checkText(r: CheckReport): string {
 }
 
 async function gcCommand(opts: GcOptions): Promise<void> {
-  let report: GcReport | undefined;
-  await withUpkeep(opts, async (upkeep) => {
+  // Checked before the store is opened, so a wrong command line makes no store.
+  const conflict = () => {
     if (opts.dryRun && opts.compact)
       throw new HelixError('I-REQ-ENVELOPE', {
         message: '--dry-run removes and compacts nothing; it cannot go with --compact.',
         hint: 'Run `helix gc --dry-run` to see what gc would remove, then `helix gc --compact`.',
       });
+  };
+  if (!argumentsPass(conflict)) return;
+  let report: GcReport | undefined;
+  await withUpkeep(opts, async (upkeep) => {
     report = await upkeep.gc({ dryRun: opts.dryRun === true });
   });
   if (report === undefined) return;

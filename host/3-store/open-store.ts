@@ -1,7 +1,7 @@
 // The embedded LMDB store (README "Runs, artifacts and provenance"): one environment under the
 // Helix home, with a named database per kind of record. Every state change that belongs together is
 // one transaction; LMDB makes it atomic and durable, across processes too.
-import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { open, type RootDatabase } from 'lmdb';
 import { HelixError, isHelixError } from '../../abi/index.js';
@@ -26,6 +26,14 @@ export type { Store } from './handle.js';
  * the file read-only, and the file grows only as data is written.
  */
 export const STORE_MAP_BYTES = 2 ** 40;
+
+/** The store's file in its Helix home. */
+export const STORE_FILE_NAME = 'helix.mdb';
+
+/** Whether the Helix home `home` (absolute, as resolveHome gives it) holds a store: its file exists. */
+export function storeExists(home: string): boolean {
+  return existsSync(path.join(home, STORE_FILE_NAME));
+}
 
 /** The Helix home: `--home`, else `HELIX_HOME`, else `./.helix`, as an absolute path. */
 export function resolveHome(flag?: string, env: Readonly<Record<string, string | undefined>> = process.env): string {
@@ -64,7 +72,7 @@ function checkAccess(home: string, file: string): void {
  * (P-PRECOND-STORE) and the file's header (D-DATA-STORE-HEADER).
  */
 export function openStore(home: string): Store {
-  const file = path.join(home, 'helix.mdb');
+  const file = path.join(home, STORE_FILE_NAME);
   try {
     mkdirSync(home, { recursive: true });
   } catch (err) {

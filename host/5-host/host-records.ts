@@ -5,6 +5,7 @@
 // and runs commands.
 import type { ArtifactRecord, JournalEntry, Policy, RunEvent, RunRecord, RunStatus } from '../../abi/index.js';
 import {
+  checkImport,
   exportArtifact,
   getArtifact,
   importFile,
@@ -22,7 +23,7 @@ import { readAudit, type AuditRecord } from '../3-store/audit.js';
 import { readBlob, readBlobBytes } from '../3-store/blobs.js';
 import { readJournal } from '../3-store/journal.js';
 import { readModuleRecord } from '../3-store/modules.js';
-import { openStore, resolveHome, type Store } from '../3-store/open-store.js';
+import { openStore, resolveHome, storeExists, type Store } from '../3-store/open-store.js';
 import { readRecord, type RecordValue } from '../3-store/records.js';
 
 export type { AuditRecord, ExportOptions, ListOptions, RefusedCall, RunCrate, RunCrateOptions, VerifyReport };
@@ -168,4 +169,21 @@ export function openRecords(options: { home?: string; policy: Policy }): StoreRe
     path: store.path,
     close: () => store.close(),
   };
+}
+
+/**
+ * Whether the Helix home `home` (default `HELIX_HOME`, else `./.helix`) holds a store, and
+ * where: a command that only reads can fail without making one.
+ */
+export function storeAt(home?: string): { home: string; exists: boolean } {
+  const resolved = resolveHome(home);
+  return { home: resolved, exists: storeExists(resolved) };
+}
+
+/**
+ * The checks an import of `file` under `policy` makes before it stores anything (label, type,
+ * roots, file kind, size; without a file, label and type); throws its HelixError.
+ */
+export function checkFileImport(policy: Policy, file: string | undefined, meta?: ArtifactMeta): Promise<void> {
+  return checkImport(policy, file, meta);
 }

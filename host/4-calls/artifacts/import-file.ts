@@ -63,6 +63,20 @@ function tooLarge(p: string, size: number | null, maxBytes: number): HelixError 
 }
 
 /**
+ * The checks importFile makes before it stores anything (the label, the type, the roots,
+ * symbolic links, the file kind, the size ceiling), without a store: a command line refuses a
+ * bad import with the same error before it opens or makes one. importFile checks again.
+ * Without a file (an inline import), the label and the type.
+ */
+export async function checkImport(policy: Policy, filePath: string | undefined, meta: ArtifactMeta = {}): Promise<void> {
+  checkLabel(meta.label);
+  checkTypeName(meta.type);
+  if (filePath === undefined) return;
+  const { real, stats } = await checkImportPath(policy, filePath);
+  if (stats.size > policy.ceilings.maxImportBytes) throw tooLarge(real, stats.size, policy.ceilings.maxImportBytes);
+}
+
+/**
  * Imports a file as an artifact after the boundary checks (roots, symbolic links, file kind,
  * readability, policy.ceilings.maxImportBytes). Streams in constant memory; the artifact
  * becomes visible in one transaction at the end, and until then a pending write of this process

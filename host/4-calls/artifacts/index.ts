@@ -12,7 +12,7 @@ export {
   type PrepareOptions,
   type PreparedArtifact,
 } from './prepare-artifact.js';
-export { importFile, importStream, type StreamImport } from './import-file.js';
+export { checkImport, importFile, importStream, type StreamImport } from './import-file.js';
 export { exportArtifact, type ExportOptions } from './export-artifact.js';
 export { getArtifact, listArtifacts, snapshotBoundary, type ListOptions, type SnapshotBoundary } from './query.js';
 export { importRecordedArtifact, keepCollectedArtifact } from './recorded-artifacts.js';
