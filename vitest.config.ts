@@ -51,6 +51,7 @@ export const SLOW: readonly string[] = [
   // `helix new` and built outside the repository through the CLI, and a second MCP client run through npx.
   'test/fresh-machine.test.ts',
   'test/install-outside.test.ts',
+  'test/pack-reuse.test.ts',
   'test/build-wasm.test.ts',
   'host/6-faces/toolchain/bundled-toolpacks.test.ts',
   'host/6-faces/toolchain/build-toolpack.test.ts',

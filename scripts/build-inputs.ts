@@ -2,7 +2,7 @@
 // the pack's own build inputs and manifest, and what every build reads besides them (the guest
 // SDKs, the toolchain's code, the compilers' versions), as recorded after its last build here.
 import { execFileSync } from 'node:child_process';
-import { type Dirent, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { type Dirent, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { sha256Digest } from '../host/1-base/hashing.js';
@@ -57,10 +57,12 @@ export class BuildRecord {
     else this.packs[name] = { inputs, module };
   }
 
-  /** Writes the record. */
+  /** Writes the record, unless it is already what the file holds: a build with nothing to do changes nothing in dist/. */
   save(): void {
+    const text = `${JSON.stringify({ version: 1, packs: this.packs }, null, 2)}\n`;
+    if (existsSync(this.file) && readFileSync(this.file, 'utf8') === text) return;
     mkdirSync(path.dirname(this.file), { recursive: true });
-    writeFileSync(this.file, `${JSON.stringify({ version: 1, packs: this.packs }, null, 2)}\n`);
+    writeFileSync(this.file, text);
   }
 }
 
