@@ -10,7 +10,7 @@ import type { Host } from '../host/5-host/host.js';
 import type { JobCall } from '../host/5-host/host-jobs.js';
 import { callOptions, hostOptions, positiveInt } from './options.js';
 import { EXIT, exitCodeFor, printError, printJson } from './output.js';
-import { checkVersionRange, openHost, toolOffered } from './open-host.js';
+import { checkVersionRange, type OfferedTools, openHost, toolOffered } from './open-host.js';
 import { checkNewDirectory, exitCodeOf } from './with-store.js';
 
 /** Options of the commands that make job bundles. */
@@ -57,6 +57,7 @@ async function withHost(
   body: (host: Host, call: JobCall & { readonly tool_version: string }) => Promise<void>,
   toolId: string,
   what: 'job bundle' | 'job array' = 'job bundle',
+  checkTools?: (tools: OfferedTools, call: JobCall) => void,
 ): Promise<void> {
   const input = inputOf(opts.input);
   // Checked before the store is opened (or, in a home without one, made).
@@ -64,6 +65,7 @@ async function withHost(
   const host = await openHost(opts, (tools) => {
     checkVersionRange(opts.versionRange);
     toolOffered(toolId, opts.versionRange)(tools);
+    checkTools?.(tools, { tool_id: toolId, input });
   });
   try {
     const constraints = {
@@ -120,16 +122,11 @@ export function registerJobCommands(program: Command): void {
         opts: MakeOptions & Omit<ArrayResources, 'memoryMiB'> & { memoryMib?: number; over: string; artifacts: string; submit: boolean },
       ) =>
         reporting(async () => {
-          const { submitJobArray } = await import('../host/6-faces/fanout/job-array.js');
+          const { checkOver, submitJobArray } = await import('../host/6-faces/fanout/job-array.js');
           const artifacts = opts.artifacts
             .split(',')
             .map((a) => a.trim())
             .filter((a) => a !== '');
-          if (artifacts.length === 0)
-            throw new HelixError('I-REQ-JOB-ARRAY', {
-              message: 'No artifacts to fan out over were given.',
-              details: { over: opts.over, artifacts: [] },
-            });
           const { partition, account, qos, timeMinutes, cpusPerTask, memoryMib } = opts;
           const resources = Object.fromEntries(
             Object.entries({ partition, account, qos, timeMinutes, cpusPerTask, memoryMiB: memoryMib }).filter(([, v]) => v !== undefined),
@@ -140,6 +137,7 @@ export function registerJobCommands(program: Command): void {
               printJson(await submitJobArray(host, call, opts.over, artifacts, opts.dir, { submit: opts.submit, resources })),
             toolId,
             'job array',
+            (tools, call) => checkOver(() => tools, call, opts.over, artifacts),
           );
         }),
     );

@@ -16,7 +16,7 @@ export interface OpenHostOptions {
 }
 
 /** The tools the Host would offer, as the check sees them. */
-export type OfferedTools = readonly { readonly id: string; readonly version: string }[];
+export type OfferedTools = ReturnType<Host['tools']>;
 
 /**
  * Opens the Host; `check` sees the tools it offers before a new store is made, and a HelixError

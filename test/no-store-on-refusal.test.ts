@@ -50,6 +50,10 @@ const REFUSED: readonly [string[], string][] = [
     ['job', 'submit', 'seq.gc_content', '--input', GC, '--dir', 'out', '--over', '/sequence', '--artifacts', '', '--no-submit'],
     'I-REQ-JOB-ARRAY',
   ],
+  [
+    ['job', 'submit', 'seq.gc_content', '--input', GC, '--dir', 'out', '--over', '/sequence', '--artifacts', ART, '--no-submit'],
+    'I-REQ-JOB-ARRAY',
+  ],
   [['job', 'collect', 'missing'], 'I-REQ-JOB-BUNDLE'],
 ];
 

@@ -34,7 +34,17 @@ function withArtifact(input: Record<string, unknown>, over: string, artifactId: 
 }
 
 /** Refuses a pointer that is not an artifact field of the tool's input, or artifacts missing or repeated (I-REQ-JOB-ARRAY). */
-function checkOver(host: Host, call: JobCall, over: string, artifacts: readonly string[]): void {
+/**
+ * Checks a job array's --over and --artifacts against the tools `tools` lists (the Host's, or
+ * the toolpacks loaded before a store is made): I-REQ-JOB-ARRAY when no artifact is given, one
+ * is given twice, or `over` is not a top-level artifact field of the tool's input.
+ */
+export function checkOver(
+  tools: () => readonly Pick<ReturnType<Host['tools']>[number], 'id' | 'validateInput'>[],
+  call: JobCall,
+  over: string,
+  artifacts: readonly string[],
+): void {
   const refuse = (message: string, details: Record<string, unknown>): HelixError =>
     new HelixError('I-REQ-JOB-ARRAY', { message, details: { over, ...details } });
   if (artifacts.length === 0) throw refuse('No artifacts to fan out over were given.', { artifacts: [] });
@@ -48,7 +58,7 @@ function checkOver(host: Host, call: JobCall, over: string, artifacts: readonly 
   // Every loaded version of the tool is asked, so the call's own refusal (an unknown tool, a
   // version no version matches) comes from the dry runs that follow, with its own code.
   const input = withArtifact(call.input, over, artifacts[0]!);
-  const versions = host.tools().filter((t) => t.id === call.tool_id);
+  const versions = tools().filter((t) => t.id === call.tool_id);
   if (versions.length > 0 && !versions.some((t) => t.validateInput(input).artifacts.some((ref) => ref.path === over))) {
     throw refuse(`${over} is not an artifact field (x-helix-artifact) of the input of "${call.tool_id}".`, { tool_id: call.tool_id });
   }
@@ -73,7 +83,7 @@ export async function submitJobArray(
   dir: string,
   options: { submit?: boolean; resources?: ArrayResources } = {},
 ): Promise<JobArray> {
-  checkOver(host, call, over, artifacts);
+  checkOver(() => host.tools(), call, over, artifacts);
   const target = path.resolve(dir);
   const jobName = options.submit === false ? null : arrayJobName(call.tool_id, target);
   const script =
