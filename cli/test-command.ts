@@ -105,9 +105,10 @@ export async function runTests(dir: string, opts: TestOptions = {}): Promise<num
   }
 }
 
-/** The line of one fixture: ok or FAIL, what differed, and its fuel or the run it replayed. */
+/** The line of one fixture: ok or FAIL, what differed, and its fuel (per input MiB too, for a call on artifacts) or the run it replayed. */
 export function fixtureLine(r: FixtureResult): string {
-  const cost = r.replayed === true ? ` (replayed ${r.run_id}, fuel 0)` : r.fuel_used === undefined ? '' : ` (fuel ${r.fuel_used})`;
+  const perMiB = r.fuel_per_input_mib === undefined ? '' : `, ${r.fuel_per_input_mib} per input MiB`;
+  const cost = r.replayed === true ? ` (replayed ${r.run_id}, fuel 0)` : r.fuel_used === undefined ? '' : ` (fuel ${r.fuel_used}${perMiB})`;
   if (r.ok) return `ok    ${r.tool} ${r.fixture}${cost}`;
   // A problem may go on below its first line (the violations of a contract error): the cost ends the first.
   const [first, ...below] = (r.problem ?? '').split('\n');
