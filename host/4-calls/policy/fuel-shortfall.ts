@@ -98,8 +98,8 @@ export function explainFuelShortfall(error: WireError, ctx: ShortfallContext): W
       : `; the manifest declares limits.perInputMiB.fuel ${n(declared)}.`);
   const raiseCeiling =
     suggested > ceilingRate
-      ? ` and raise ceilings.perInputMiB.fuel in the policy (now ${n(ceilingRate)}, pass the file with --policy) to at least that`
-      : ` (the policy ${ctx.policySource} allows up to ${n(ceilingRate)} per MiB in ceilings.perInputMiB.fuel)`;
+      ? `; that is above the policy's ceilings.perInputMiB.fuel, ${n(ceilingRate)}: raise it too (and pass the policy file with --policy)`
+      : `; the policy ${ctx.policySource} allows up to ${n(ceilingRate)} per MiB (ceilings.perInputMiB.fuel)`;
   return {
     ...error,
     message,
@@ -114,6 +114,6 @@ export function explainFuelShortfall(error: WireError, ctx: ShortfallContext): W
       policy_field: 'ceilings.perInputMiB.fuel',
       policy_ceiling_per_input_mib: ceilingRate,
     },
-    hint: `Set limits.perInputMiB.fuel in the manifest to about ${n(suggested)} (this call's rate and a quarter more)${raiseCeiling}; \`helix test\` prints each fixture's fuel per input MiB.`,
+    hint: `Set limits.perInputMiB.fuel in the manifest to about ${n(suggested)}, this call's rate and a quarter more${raiseCeiling}. \`helix test\` prints the rate of each fixture on a MiB of data or more.`,
   };
 }
