@@ -7,8 +7,8 @@ import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { MIB } from '../abi/index.js';
-import { inputBytesRead, roundRateUp } from '../host/4-calls/policy/fuel-shortfall.js';
+import { MIB, PolicySchema } from '../abi/index.js';
+import { explainFuelShortfall, inputBytesRead, roundRateUp } from '../host/4-calls/policy/fuel-shortfall.js';
 import { fixtureLine } from '../cli/test-command.js';
 import { runFixtures } from '../host/6-faces/devloop/run-fixtures.js';
 import { createHost, type Host, type WasmTool } from '../host/index.js';
@@ -119,6 +119,36 @@ describe('the figures', () => {
     expect(roundRateUp(35_000_000)).toBe(35_000_000);
     expect(roundRateUp(7.2)).toBe(8);
     expect(roundRateUp(0)).toBe(0);
+  });
+
+  it('name the policy ceiling to raise when the rate to declare is above it', () => {
+    const error = {
+      code: 'S-TOOL-FUEL-EXHAUSTED',
+      message: 'The tool used up its fuel budget of 1000.',
+      details: { fuel_limit: 1000, fuel_used: 1000 },
+    };
+    const ctx = (ceiling: number) => ({
+      limits: {
+        fuel: 1000,
+        maxMemoryPages: 16,
+        timeoutMs: 1000,
+        maxInputBytes: 4096,
+        maxOutputBytes: 4096,
+        maxCapabilityCalls: 0,
+        perInputMiB: { fuel: 10 },
+      },
+      policy: PolicySchema.parse({ version: 1, tools: { allow: ['*'] }, ceilings: { perInputMiB: { fuel: ceiling } } }),
+      policySource: 'p.yaml',
+      inputs: [{ id: 'a', size: 1024, compression: null }],
+      journal: [],
+    });
+    // 1000 fuel on 1 KiB: 1,024,000 per MiB, and a quarter more rounded up to two digits.
+    const over = explainFuelShortfall(error, ctx(1_000_000));
+    expect(over.details).toMatchObject({ fuel_per_input_mib: 1_024_000, suggested_per_input_mib: 1_300_000, per_input_mib: 10 });
+    expect(over.hint).toContain("that is above the policy's ceilings.perInputMiB.fuel, 1,000,000: raise it too");
+    const under = explainFuelShortfall(error, ctx(2_000_000));
+    expect(under.hint).toContain('the policy p.yaml allows up to 2,000,000 per MiB (ceilings.perInputMiB.fuel)');
+    expect(under.message).toContain('the manifest declares limits.perInputMiB.fuel 10.');
   });
 
   it('count the furthest read of each input, capped at what it counts for', () => {
