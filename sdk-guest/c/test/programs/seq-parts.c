@@ -20,10 +20,12 @@ static void add(text *t, const char *data, size_t length) {
   t->length += length;
 }
 
+/* One record's members; `id` only for whole records (NULL for parts). */
 static void record(helix_writer *w, const char *header, size_t header_length, const char *sequence, size_t sequence_length, const char *quality,
-                   size_t quality_length, const helix_seq_reader *r) {
+                   size_t quality_length, const helix_seq_reader *r, const char *id) {
   helix_w_begin_object(w);
   helix_w_key(w, "header"), helix_w_string_n(w, header, header_length);
+  if (id) helix_w_key(w, "id"), helix_w_string_n(w, id, r->id_length);
   helix_w_key(w, "sequence"), helix_w_string_n(w, sequence, sequence_length);
   helix_w_key(w, "quality"), helix_w_string_n(w, quality, quality_length);
   helix_w_key(w, "length"), helix_w_int(w, r->sequence_length);
@@ -45,13 +47,13 @@ static helix_result handle(const helix_value *input) {
   if (mode && helix_strcmp(mode, "records") == 0) {
     while (helix_seq_next(&r)) {
       size_t q = r.quality ? (size_t)r.quality_length : 0;
-      record(&w, r.header, r.header_length, r.sequence, (size_t)r.sequence_length, r.quality ? r.quality : "", q, &r);
+      record(&w, r.header, r.header_length, r.sequence, (size_t)r.sequence_length, r.quality ? r.quality : "", q, &r, r.id);
     }
   } else {
     text parts[3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
     for (helix_seq_part part = helix_seq_next_part(&r); part != HELIX_SEQ_END; part = helix_seq_next_part(&r)) {
       if (part == HELIX_SEQ_RECORD_END) {
-        record(&w, parts[0].data, parts[0].length, parts[1].data, parts[1].length, parts[2].data, parts[2].length, &r);
+        record(&w, parts[0].data, parts[0].length, parts[1].data, parts[1].length, parts[2].data, parts[2].length, &r, 0);
         parts[0].length = parts[1].length = parts[2].length = 0;
       } else add(&parts[part - HELIX_SEQ_HEADER], r.part_ptr, r.part_len);
     }
