@@ -346,8 +346,8 @@ bool helix_base64_decode(const char *text, size_t length, void *out, size_t *out
 /* Longest line helix_reader_next_line returns (longer lines fail with I-REQ-TOO-LARGE). */
 #define HELIX_DEFAULT_MAX_LINE_LENGTH (1024 * 1024)
 
-/* Streams an artifact piece by piece (1 MiB reads on the bulk path: the manifest must say
- * capabilities.abiVersion: 2); lines end at LF, a CR before it is dropped. */
+/* Streams an artifact piece by piece (reads of 1 MiB less 72 bytes on the bulk path: the
+ * manifest must say capabilities.abiVersion: 2); lines end at LF, a CR before it is dropped. */
 typedef struct helix_artifact_reader {
   helix_status status;
   char artifact_id[40];
@@ -461,8 +461,9 @@ typedef enum helix_seq_part {
  * appear. Errors stop the reader: D-DATA-FORMAT with details artifact_id, line (1-based), record
  * and format; I-REQ-TOO-LARGE for a record over max_record_bytes (helix_seq_next only); a failed
  * read keeps the capability's code. The data is read in pieces of source.piece_length bytes
- * (1 MiB) on the bulk path (capabilities.abiVersion 2); gzip is decompressed by the host (pass
- * info.is_gzip as `decompress`).
+ * (1 MiB less 72 bytes, so the buffer fills one 1 MiB block) on the bulk path
+ * (capabilities.abiVersion 2); gzip is decompressed by the host (pass info.is_gzip as
+ * `decompress`).
  *
  * Two ways to read, not to be mixed within a record:
  *   parts   helix_seq_next_part: the header, sequence and quality a line (or a piece of a long
@@ -712,8 +713,10 @@ typedef struct helix__buf {
 
 static void helix__reserve(helix__buf *b, size_t extra) {
   if (b->length + extra + 1 <= b->capacity) return;
-  size_t capacity = b->capacity < 64 ? 64 : b->capacity;
-  while (capacity < b->length + extra + 1) capacity *= 2;
+  /* Capacities a block header short of a power of two: helix_malloc rounds a request and its
+   * header up to a power of two, so a power-of-two capacity would take a block twice its size. */
+  size_t capacity = b->capacity < 64 - HELIX__HEADER ? 64 - HELIX__HEADER : b->capacity;
+  while (capacity < b->length + extra + 1) capacity = capacity * 2 + HELIX__HEADER;
   b->data = (char *)helix_realloc(b->data, capacity);
   b->capacity = capacity;
 }
@@ -1793,10 +1796,13 @@ helix_result helix_error(const char *code, const char *message, const char *hint
 /* `prefix`, then `"<name>","args":<args_json>`: what a terminal call and a request share. */
 static helix__buf helix__call_body(const char *prefix, const char *name, const char *args_json) {
   helix__buf b = {0, 0, 0};
+  /* One block for the whole request (an artifact.write piece makes it half a megabyte). */
+  size_t args_length = helix_strlen(args_json);
+  helix__reserve(&b, helix_strlen(prefix) + 2 * helix_strlen(name) + args_length + 32);
   helix__append(&b, prefix, helix_strlen(prefix));
   helix__append_quoted(&b, name, helix_strlen(name));
   helix__append_literal(&b, ",\"args\":");
-  helix__append(&b, args_json, helix_strlen(args_json));
+  helix__append(&b, args_json, args_length);
   return b;
 }
 
@@ -2310,12 +2316,19 @@ helix_status helix_artifact_write_from(const char *role, const void *buf, size_t
 
 /* ---- streaming reader ---------------------------------------------------------------------------- */
 
+/* Bytes the read buffer has past its piece: scans may read whole blocks past the piece's end
+ * (helix__seq_find_lf), never the bytes of another allocation. */
+#define HELIX__READ_SLACK 64
+/* The default read: 1 MiB less the slack and the block header, so the buffer fills one 1 MiB
+ * block of helix_malloc (a full MiB would take a 2 MiB block). */
+#define HELIX__READ_PIECE (HELIX_ARTIFACT_MAX_PIECE - HELIX__READ_SLACK - HELIX__HEADER)
+
 void helix_reader_init(helix_artifact_reader *r, const char *artifact_id, bool decompress) {
   __builtin_memset(r, 0, sizeof *r);
   r->status = helix__ok();
   helix__copy_field(r->artifact_id, sizeof r->artifact_id, artifact_id);
   r->decompress = decompress;
-  r->piece_length = HELIX_ARTIFACT_MAX_PIECE;
+  r->piece_length = HELIX__READ_PIECE;
   r->max_line_length = HELIX_DEFAULT_MAX_LINE_LENGTH;
 }
 
@@ -2326,15 +2339,11 @@ static void helix__reader_drop_piece(helix_artifact_reader *r) {
   r->piece.length = 0; /* no bytes left: helix_seq_next_part's fast paths take none */
 }
 
-/* Bytes the read buffer has past its piece: scans may read whole blocks past the piece's end
- * (helix__seq_find_lf), never the bytes of another allocation. */
-#define HELIX__READ_SLACK 64
-
 /* Fetches the next piece into r->piece; false at the end or on failure. */
 static bool helix__reader_fetch(helix_artifact_reader *r) {
   helix__reader_drop_piece(r);
   if (!r->status.ok || r->eof) return false;
-  int32_t length = r->piece_length > 0 && r->piece_length <= HELIX_BULK_MAX_PIECE ? r->piece_length : HELIX_ARTIFACT_MAX_PIECE;
+  int32_t length = r->piece_length > 0 && r->piece_length <= HELIX_BULK_MAX_PIECE ? r->piece_length : HELIX__READ_PIECE;
   /* One buffer for the reader's life: the host copies each piece into it, raw (the bulk path). */
   if (r->buffer_length != length) {
     helix_free(r->buffer);

@@ -34,6 +34,7 @@ describe('helix_seq_reader cost per byte next to SeqReader (10 MB, host instrume
     for (const name of ['fasta', 'fastq'] as const) {
       const expected = expectedRecords(inputs[name]);
       const cost: Record<string, number> = {};
+      const pages: string[] = [];
       for (const [probe, mode] of [
         ['as', 'seq'],
         ['as', 'records'],
@@ -49,11 +50,12 @@ describe('helix_seq_reader cost per byte next to SeqReader (10 MB, host instrume
           sum: mode === 'records' && probe === 'c' ? 0 : expected.sum,
         });
         cost[`${probe} ${mode}`] = run.perByte;
+        pages.push(`${probe} ${mode} ${run.pages}`);
       }
       console.log(
         `fuel per byte on ${name}: SeqReader.next ${cost['as seq']!.toFixed(2)}, helix_seq_next_part ${cost['c parts']!.toFixed(2)}; ` +
           `SeqReader.nextRecord ${cost['as records']!.toFixed(2)}, helix_seq_next ${cost['c keep']!.toFixed(2)} ` +
-          `(${cost['c records']!.toFixed(2)} with keep_sequence false)`,
+          `(${cost['c records']!.toFixed(2)} with keep_sequence false); memory pages at the end: ${pages.join(', ')}`,
       );
       expect({ name, parts: cost['c parts']! <= cost['as seq']!, records: cost['c keep']! <= cost['as records']! }).toEqual({
         name,
