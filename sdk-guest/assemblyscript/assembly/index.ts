@@ -25,7 +25,7 @@ export { ArtifactWriter, WRITE_PIECE_BYTES } from "./caps/artifact-writer";
 export { Http, HttpResponse } from "./caps/http";
 export { Secrets, SecretValue } from "./caps/secrets";
 export {
-  clipText, DEFAULT_MAX_RECORD_BYTES, MAX_ARTIFACT_LABEL_LENGTH, MAX_SEQ_HEADER_BYTES, outputLabel, SEQ_FASTA_HINT, SEQ_FASTQ_HINT, SEQ_FORMAT_HINT, SeqFormat, SeqPart, SeqReader,
+  clipText, DEFAULT_MAX_RECORD_BYTES, MAX_ARTIFACT_LABEL_LENGTH, MAX_SEQ_HEADER_BYTES, outputLabel, SEQ_FORMAT_HINT, SeqFormat, SeqPart, SeqReader,
 } from "./bio/index";
 export { CodeUnitBuffer, OffsetList } from "./json/buffer";
 export {

@@ -38,11 +38,6 @@ export const MAX_SEQ_HEADER_BYTES: i32 = 1024 * 1024;
 /** Hint of the reader's format errors. */
 export const SEQ_FORMAT_HINT =
   "pass FASTA ('>' header lines, each followed by sequence lines) or FASTQ (4-line records: '@' header, sequence, '+' line, quality of the same length, phred+33 '!'..'~'), plain or gzip";
-/** Hint of the format errors of a reader restricted to FASTA. */
-export const SEQ_FASTA_HINT = "pass FASTA ('>' header lines, each followed by sequence lines), plain or gzip";
-/** Hint of the format errors of a reader restricted to FASTQ. */
-export const SEQ_FASTQ_HINT =
-  "pass FASTQ (4-line records: '@' header, sequence, '+' line, quality of the same length, phred+33 '!'..'~'), plain or gzip";
 
 // Parser states.
 const S_START: i32 = 0; // before the first record: blank lines, then '>' or '@'
@@ -407,9 +402,14 @@ export class SeqReader extends CapabilityStatus {
     return this.format != SeqFormat.NONE ? this.format : this.only;
   }
 
-  // The hint of format errors: the formats this reader takes.
+  // The hint of format errors: the formats this reader takes. The one-format hints are literals
+  // here rather than exported constants, which every module built with the SDK would carry.
   private get formatHint(): string {
-    return this.only == SeqFormat.FASTQ ? SEQ_FASTQ_HINT : this.only == SeqFormat.FASTA ? SEQ_FASTA_HINT : SEQ_FORMAT_HINT;
+    if (this.only == SeqFormat.FASTQ) {
+      return "pass FASTQ (4-line records: '@' header, sequence, '+' line, quality of the same length, phred+33 '!'..'~'), plain or gzip";
+    }
+    if (this.only == SeqFormat.FASTA) return "pass FASTA ('>' header lines, each followed by sequence lines), plain or gzip";
+    return SEQ_FORMAT_HINT;
   }
 
   private formatError(reason: string): SeqPart {
