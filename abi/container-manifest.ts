@@ -2,7 +2,7 @@
 // abi/schemas/container-manifest.json): a tool that runs a command in a pinned image through
 // docker.run instead of a WebAssembly module (ABI-CONTAINER-*).
 import { z } from 'zod';
-import { DeclaredOutputSchema, ToolManifestSchema } from './manifest.js';
+import { DeclaredOutputSchema, ManifestPerInputMiBSchema, ToolManifestSchema } from './manifest.js';
 import { DOCKER_IMAGE_NAME, DOCKER_IMAGE_REF } from './policy.js';
 
 /** A file name in the workspace (as docker.run's WORKSPACE_NAME): no separator, no leading dot or dash. */
@@ -64,6 +64,12 @@ export const ContainerManifestSchema = z.strictObject({
       cpus: z.number().min(0.01).optional().describe("CPUs; default the policy's docker ceiling."),
       pids: z.number().int().positive().optional().describe("Processes and threads; default the policy's docker ceiling."),
       tmpfsBytes: z.number().int().positive().optional().describe("Size of /tmp; default the policy's docker ceiling."),
+      perInputMiB: z
+        .strictObject({ timeoutMs: ManifestPerInputMiBSchema.shape.timeoutMs })
+        .optional()
+        .describe(
+          'The deadline grows with the data: milliseconds added to timeoutMs per MiB of the input artifacts (ABI-BUDGET-001), under the policy ceiling that grows too. A container has no fuel and makes one docker.run call.',
+        ),
     })
     .describe("Each at most the policy's docker.ceilings (a call over them is refused with A-AUTH-DOCKER-LIMIT)."),
   stdout: z

@@ -405,7 +405,7 @@ export const ERROR_CODES = {
   },
   'S-TOOL-FUEL-EXHAUSTED': {
     message: 'The tool used up its fuel (instruction budget).',
-    hint: 'Send less work, or raise limits.fuel in the manifest (the policy ceiling caps it).',
+    hint: 'Send less work, or raise the budget: limits.perInputMiB.fuel for a tool on data, limits.fuel otherwise (the policy ceilings cap both).',
   },
   'S-TOOL-BAD-POINTER': {
     message: 'The tool returned a pointer or length outside its memory.',

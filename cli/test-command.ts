@@ -3,6 +3,7 @@
 // printing one line per fixture (its fuel, or the run it replayed) and a summary. Exit 0 when
 // every fixture passed, 1 when one failed or a pack has none, 2 when --only names no fixture,
 // 3 when the host refuses to start (as every command that loads toolpacks).
+import { MIB } from '../abi/index.js';
 import { staleBuild } from '../host/6-faces/toolchain/source-stamp.js';
 import { asFixtureName } from '../host/6-faces/devloop/fixture-plan.js';
 import { openFixtureSuite, type FixtureSuite } from '../host/6-faces/devloop/run-suite.js';
@@ -105,9 +106,11 @@ export async function runTests(dir: string, opts: TestOptions = {}): Promise<num
   }
 }
 
-/** The line of one fixture: ok or FAIL, what differed, and its fuel or the run it replayed. */
+/** The line of one fixture: ok or FAIL, what differed, and its fuel (per input MiB too, for a call on at least a MiB of artifacts) or the run it replayed. */
 export function fixtureLine(r: FixtureResult): string {
-  const cost = r.replayed === true ? ` (replayed ${r.run_id}, fuel 0)` : r.fuel_used === undefined ? '' : ` (fuel ${r.fuel_used})`;
+  // Below a MiB the call's fixed cost would swamp the rate: the JSON result still has it.
+  const perMiB = r.fuel_per_input_mib === undefined || (r.input_bytes ?? 0) < MIB ? '' : `, ${r.fuel_per_input_mib} per input MiB`;
+  const cost = r.replayed === true ? ` (replayed ${r.run_id}, fuel 0)` : r.fuel_used === undefined ? '' : ` (fuel ${r.fuel_used}${perMiB})`;
   if (r.ok) return `ok    ${r.tool} ${r.fixture}${cost}`;
   // A problem may go on below its first line (the violations of a contract error): the cost ends the first.
   const [first, ...below] = (r.problem ?? '').split('\n');

@@ -128,8 +128,14 @@ beforeAll(async () => {
     { type: 'object' },
   );
   containerPack('c.sleep', { argv: ['/bin/busybox', 'sleep', '600'] }, { type: 'object' });
+  // A deadline that grows with the data (ABI-BUDGET-001): 800 ms and 1500 per MiB of input.
+  containerPack('c.grow', {
+    argv: ['/bin/busybox', 'sleep', '600'],
+    timeoutMs: 800,
+    limits: { maxInputBytes: 4096, maxOutputBytes: 65536, perInputMiB: { timeoutMs: 1500 } },
+  });
   containerPack('c.probe', { argv: ['/bin/busybox', 'sh', '-c', PROBE], stdout: { format: 'tsv' } }, { type: 'object' });
-  const tools = ['seqkit.stats', 'c.revcomp', 'c.grep', 'c.fail', 'c.hog', 'c.sleep', 'c.probe'];
+  const tools = ['seqkit.stats', 'c.revcomp', 'c.grep', 'c.fail', 'c.hog', 'c.sleep', 'c.grow', 'c.probe'];
   policyFile = path.join(home.dir, 'policy.yaml');
   writeFileSync(
     policyFile,
@@ -413,6 +419,29 @@ describe('container toolpacks', () => {
       expect(late.created).toBe(1);
       for (const { r } of [fail, hog, late])
         expect(await new Docker().listContainers({ all: true, filters: { label: [`${LABEL_RUN}=${r.run_id}`] } })).toEqual([]);
+    },
+    CALL_BOUND_MS,
+  );
+
+  it(
+    'grows the deadline of a container tool with its input, as its manifest states',
+    async () => {
+      const small = (await host.artifacts.importInline('ACGT')).id;
+      const mib = (await host.artifacts.importInline(Buffer.alloc(1024 * 1024, 0x41))).id;
+      // The container is stopped at the call's deadline: its distance from the call's start is
+      // 800 + 1500 x 4 bytes / MiB (801) on 4 bytes, 800 + 1500 on a MiB, plus dispatch.
+      const deadlineAfter = async (sequences: string) => {
+        const before = Date.now();
+        const { r } = await call('c.grow', { sequences });
+        expect(r.error?.code).toBe('R-TIMEOUT-001');
+        return (r.error?.details.deadline_ms as number) - before;
+      };
+      const onSmall = await deadlineAfter(small);
+      const onMiB = await deadlineAfter(mib);
+      expect(onSmall).toBeGreaterThanOrEqual(801);
+      expect(onSmall).toBeLessThan(2300);
+      expect(onMiB).toBeGreaterThanOrEqual(2300);
+      expect(onMiB).toBeLessThan(2300 + 1500);
     },
     CALL_BOUND_MS,
   );

@@ -27,6 +27,7 @@ import { getArtifact } from './artifacts/index.js';
 import { jsonRefusal } from '../1-base/json-entry.js';
 import type { LoadedPolicy } from './policy/load-policy.js';
 import { scaledLimits } from './policy/budgets.js';
+import { explainFuelShortfall, type ShortfallInput } from './policy/fuel-shortfall.js';
 import { callLimits, isToolAllowed, ungrantedCapabilities } from './policy/rules.js';
 import type { ToolRegistry } from './registry.js';
 import { errorResponse, successResponse, ZERO_METRICS, type Provenance } from '../1-base/response.js';
@@ -234,7 +235,7 @@ async function execute(
     callId,
     toolId: tool.id,
     toolVersion: tool.version,
-    result: toRunResult(tool, result),
+    result: toRunResult(tool, explained(ctx, tool, prepared, result)),
     metrics,
     effects: result.effects,
     guestInput: tool.kind === 'wasm' ? prepared.inputBytes : undefined,
@@ -251,6 +252,8 @@ interface Prepared {
   readonly input: RequestEnvelope['input'];
   readonly inputBytes: Uint8Array;
   readonly boundary: Record<string, unknown> | undefined;
+  /** The input artifacts with the sizes budgets count, for a fuel-exhausted call's figures. */
+  readonly inputArtifacts: readonly ShortfallInput[];
 }
 
 /** Everything checked and computed before policy: limits, input, artifacts, identity. */
@@ -322,7 +325,8 @@ function prepare(ctx: CallContext, tool: Tool, req: RequestEnvelope): Prepared {
     idempotency_key: req.constraints.idempotency_key ?? null,
     call_id: req.call_id ?? '',
   };
-  return { start, limits, input, inputBytes, boundary };
+  const inputArtifacts = records.map((r, i) => ({ id: artifacts[i]!.artifact_id, size: r.size, compression: r.compression }));
+  return { start, limits, input, inputBytes, boundary, inputArtifacts };
 }
 
 /** Refuses an input longer than the tool accepts. */
@@ -368,6 +372,19 @@ function authorize(policy: LoadedPolicy, tool: Tool): HelixError | undefined {
     });
   }
   return undefined;
+}
+
+/** A fuel-exhausted outcome with the figures to size a budget from (ABI-BUDGET-006); any other as it is. */
+function explained(ctx: CallContext, tool: Tool, prepared: Prepared, outcome: ToolOutcome): ToolOutcome {
+  if (outcome.kind !== 'fault' || outcome.error.code !== 'S-TOOL-FUEL-EXHAUSTED') return outcome;
+  const error = explainFuelShortfall(outcome.error, {
+    limits: tool.limits,
+    policy: ctx.policy.policy,
+    policySource: ctx.policy.source,
+    inputs: prepared.inputArtifacts,
+    journal: outcome.effects?.journal ?? [],
+  });
+  return { ...outcome, error };
 }
 
 /** How a tool's outcome reads as a run result: output validated, guest errors classed. */

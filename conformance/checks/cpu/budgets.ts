@@ -9,15 +9,39 @@ import { DEFAULT_LIMITS } from '../../kit/toolpack.js';
 import { checkDefaultPolicy } from '../../runner.js';
 import { ARTIFACT_INPUT, BASE, details, importArtifacts, pack, RATE, SPIN } from './shared.js';
 
+/** The sizing figures of a fuel-exhausted call of the spinning tool, which reads nothing (ABI-BUDGET-006). */
+function expectShortfall(what: string, d: Record<string, unknown>, input: Record<string, unknown>): void {
+  const withData = Object.keys(input).some((k) => k === 'data' || k === 'extra');
+  if (!withData) {
+    expect(
+      d.manifest_field === 'limits.fuel' && d.policy_field === 'ceilings.fuel' && typeof d.policy_ceiling === 'number',
+      `${what}: details name ${String(d.manifest_field)} and ${String(d.policy_field)}, not limits.fuel and ceilings.fuel`,
+    );
+    return;
+  }
+  const inputBytes = d.input_bytes as number;
+  const want = Math.ceil((d.fuel_used as number) / (inputBytes / MIB));
+  expect(
+    d.manifest_field === 'limits.perInputMiB.fuel' && d.per_input_mib === RATE && d.policy_field === 'ceilings.perInputMiB.fuel',
+    `${what}: details name ${String(d.manifest_field)} (${String(d.per_input_mib)}) and ${String(d.policy_field)}`,
+  );
+  expect(d.input_bytes_read === 0, `${what}: a tool that reads nothing read ${String(d.input_bytes_read)} bytes`);
+  expect(d.fuel_per_input_mib === want, `${what}: fuel per input MiB ${String(d.fuel_per_input_mib)}, not ${want}`);
+  expect(
+    typeof d.suggested_per_input_mib === 'number' && d.suggested_per_input_mib >= want * 1.25,
+    `${what}: suggested ${String(d.suggested_per_input_mib)} is not a quarter above ${want}`,
+  );
+}
+
 /** The checks of this file, in the report's order. */
 export const budgetChecks: readonly Check[] = [
   {
     id: 'cpu.budget-per-input-mib',
     title: 'Fuel grows with the input artifacts as the manifest states: per MiB, each reference, gzip eight times, inline params nothing',
     category: 'cpu',
-    abi: ['ABI-BUDGET-001', 'ABI-BUDGET-002', 'ABI-FUEL-001'],
+    abi: ['ABI-BUDGET-001', 'ABI-BUDGET-002', 'ABI-BUDGET-006', 'ABI-FUEL-001'],
     engines: ['helix', 'extism'],
-    expected: `an endless loop with limits.fuel ${BASE} and perInputMiB.fuel ${RATE} runs out at ${BASE} without artifacts (and with 60 KB of inline params), ${BASE + RATE} with 1 MiB, ${BASE + 3 * RATE} with 3 MiB, ${BASE + 4 * RATE} with both referenced, and base + rate x 8 x stored size of a gzip artifact, rounded up`,
+    expected: `an endless loop with limits.fuel ${BASE} and perInputMiB.fuel ${RATE} runs out at ${BASE} without artifacts (and with 60 KB of inline params), ${BASE + RATE} with 1 MiB, ${BASE + 3 * RATE} with 3 MiB, ${BASE + 4 * RATE} with both referenced, and base + rate x 8 x stored size of a gzip artifact, rounded up; each error names the field to raise (limits.fuel and ceilings.fuel without artifacts; with them limits.perInputMiB.fuel ${RATE}, ceilings.perInputMiB.fuel, and the fuel per input MiB, nothing having been read: fuel_used / input MiB)`,
     packs: (engine) => [
       pack(engine, 'cpu.scaled', SPIN, {
         limits: { fuel: BASE, perInputMiB: { fuel: RATE } },
@@ -42,6 +66,7 @@ export const budgetChecks: readonly Check[] = [
         seen[what] = details(r).fuel_limit;
         expectOutcome(r, 'terminal_error', 'S-TOOL-FUEL-EXHAUSTED');
         expect(details(r).fuel_limit === want, `${what}: ran under ${String(details(r).fuel_limit)} units, not ${want}`);
+        expectShortfall(what, details(r), input);
       }
       ctx.observe('fuel_limit', seen);
       ctx.observe('gzip_stored_bytes', a.gzSize);

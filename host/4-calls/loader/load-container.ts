@@ -58,7 +58,8 @@ export function loadContainerManifest(
   if (violations.length > 0 || schemas.inputSchema === undefined || schemas.outputSchema === undefined) return { violations };
   const c = policy.ceilings;
   const limits: ToolLimits = {
-    perInputMiB: null,
+    // Only the deadline grows: a container has no fuel, and its one docker.run call is all it makes.
+    perInputMiB: manifest.limits.perInputMiB === undefined ? null : { timeoutMs: manifest.limits.perInputMiB.timeoutMs },
     fuel: 0,
     maxMemoryPages: 0,
     timeoutMs: Math.min(manifest.timeoutMs, c.timeoutMs),

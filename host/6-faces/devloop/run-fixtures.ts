@@ -11,7 +11,7 @@
 // artifact whose bytes equal the file's). Every file is read as the loader reads: inside the
 // toolpack, regular files only, within a bound (ABI-FILE-011).
 import path from 'node:path';
-import { FIXTURE_DATA_MAX_BYTES, type ResponseEnvelope, violationLines, type WireError } from '../../../abi/index.js';
+import { FIXTURE_DATA_MAX_BYTES, inputBytesOf, MIB, type ResponseEnvelope, violationLines, type WireError } from '../../../abi/index.js';
 import type { Host } from '../../5-host/host.js';
 import { readPackFile } from '../../1-base/files/pack-files.js';
 import type { WasmTool } from '../../5-host/toolpacks.js';
@@ -31,6 +31,13 @@ export interface FixtureResult {
   readonly status?: string;
   /** Fuel the call used: what the manifest's `limits.fuel` is sized from (0 when replayed). */
   readonly fuel_used?: number;
+  /** The bytes of the call's input artifacts as budgets count them (ABI-BUDGET-002), when it had any. */
+  readonly input_bytes?: number;
+  /**
+   * Fuel per MiB of that input: what `limits.perInputMiB.fuel` is sized from. It includes the
+   * call's fixed cost, so a fixture of a few KB overstates it; read it off a fixture of a few MB.
+   */
+  readonly fuel_per_input_mib?: number;
   /** The recorded run, for `helix runs show`. */
   readonly run_id?: string | null;
   /** True when the call replayed a run recorded earlier in the same store instead of executing. */
@@ -68,10 +75,12 @@ export async function runFixture(host: Host, tool: WasmTool, file: string | Fixt
   }
   const r = await host.call({ tool_id: tool.id, tool_version: tool.version, input });
   const forbidden = r.run_id === null ? [] : forbiddenCalls(host.runs, r.run_id);
+  const inputBytes = r.run_id === null || r.replayed ? 0 : runInputBytes(host, r.run_id);
   const ran = {
     ...base,
     status: r.status,
     fuel_used: r.metrics.fuel_used,
+    ...(inputBytes === 0 ? {} : { input_bytes: inputBytes, fuel_per_input_mib: Math.ceil(r.metrics.fuel_used / (inputBytes / MIB)) }),
     run_id: r.run_id,
     replayed: r.replayed,
     ...(forbidden.length === 0 ? {} : { forbidden }),
@@ -84,6 +93,12 @@ export async function runFixture(host: Host, tool: WasmTool, file: string | Fixt
     problem = (err as Error).message;
   }
   return { ...ran, ok: problem === undefined, ...(problem === undefined ? {} : { problem }) };
+}
+
+/** The input bytes of a recorded run, as its budgets counted them. */
+function runInputBytes(host: Host, runId: string): number {
+  const inputs = host.runs.get(runId)?.inputs ?? [];
+  return inputBytesOf(inputs.map((i) => host.artifacts.get(i.artifact_id)));
 }
 
 /** How the refusals the run received differ from the ones the fixture expects, or undefined. */

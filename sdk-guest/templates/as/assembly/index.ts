@@ -27,18 +27,30 @@ function handle(input: JSONObject): Result {
   // The output is written under the role declared in the manifest's declaredOutputs.
   const out = new ArtifactWriter("lengths", "tsv", "record lengths");
   out.writeLine("id\tlength");
-  let header = "";
   let records: i64 = 0;
   let total: i64 = 0;
-  // Parts, not whole records: a record's sequence is never held, only counted.
+  // A record's id is its header up to the first space or tab. The header comes in one or more
+  // HEADER parts; `inId` is true while the id is still being copied.
+  let newRecord = true;
+  let inId = false;
+  // Parts, not whole records: a record's header and sequence are never held, only counted, and
+  // the id goes byte for byte from the reader's buffer to the writer's (no strings per record).
   for (let part = reader.next(); part != SeqPart.END; part = reader.next()) {
     if (part == SeqPart.HEADER) {
-      header += String.UTF8.decodeUnsafe(reader.partPointer, <usize>reader.partLength);
+      if (newRecord) inId = true;
+      newRecord = false;
+      if (inId) {
+        const cut = idLength(reader.partPointer, reader.partLength);
+        out.writeUtf8(reader.partPointer, cut);
+        if (cut < reader.partLength) inId = false;
+      }
     } else if (part == SeqPart.RECORD_END) {
       records++;
       total += reader.sequenceLength;
-      out.writeLine(recordId(header) + "\t" + reader.sequenceLength.toString());
-      header = "";
+      out.writeByte(0x09);
+      writeDecimal(out, reader.sequenceLength);
+      out.writeByte(0x0a);
+      newRecord = true;
     }
   }
   // A file that is not FASTA or FASTQ stops the reader with D-DATA-FORMAT naming the line.
@@ -55,11 +67,25 @@ function handle(input: JSONObject): Result {
   );
 }
 
-// A record's id: its header up to the first space or tab.
-function recordId(header: string): string {
-  for (let i = 0; i < header.length; i++) {
-    const c = header.charCodeAt(i);
-    if (c == 0x20 || c == 0x09) return header.substring(0, i);
+// How many of the `length` header bytes at `p` belong to the id: those before the first space or tab.
+function idLength(p: usize, length: i32): i32 {
+  for (let i = 0; i < length; i++) {
+    const c = load<u8>(p + <usize>i);
+    if (c == 0x20 || c == 0x09) return i;
   }
-  return header;
+  return length;
+}
+
+// Room for the digits of any i64.
+const DIGITS = memory.data(20);
+
+// Writes `value` (not negative) in decimal without making a string.
+function writeDecimal(out: ArtifactWriter, value: i64): void {
+  let at: i32 = 20;
+  do {
+    at--;
+    store<u8>(DIGITS + <usize>at, <u8>(0x30 + value % 10));
+    value /= 10;
+  } while (value > 0);
+  out.writeUtf8(DIGITS + <usize>at, 20 - at);
 }
