@@ -391,8 +391,16 @@ typedef struct helix_artifact_writer {
   bool bytes;     /* set before the first write: any bytes, sent base64-encoded, for binary data */
   bool finished;
   helix_artifact_written written; /* after finish: artifact_id, sha256, size */
+  /* helix_artifact_write_from when made by helix_awriter_init_bulk (internal). */
+  helix_status (*bulk_send)(const char *, const void *, size_t, bool, const char *, const char *, helix_artifact_written *);
 } helix_artifact_writer;
 void helix_awriter_init(helix_artifact_writer *w, const char *role, const char *type, const char *label);
+/* The same writer on the bulk path (the manifest must say capabilities.abiVersion: 2): each piece
+ * goes as raw bytes straight from the writer's buffer, neither escaped into JSON text nor
+ * copied into a request, so writing costs a copy of the bytes and the writer holds its buffer
+ * alone. Text pieces still never split a character. A module links the bulk import only when
+ * it calls this. */
+void helix_awriter_init_bulk(helix_artifact_writer *w, const char *role, const char *type, const char *label);
 bool helix_awriter_write(helix_artifact_writer *w, const char *data, size_t length);
 bool helix_awriter_write_string(helix_artifact_writer *w, const char *text);
 /* `data` then a LF. */
@@ -1578,6 +1586,20 @@ void helix_w_begin_array(helix_writer *w) { helix__begin(w, false); }
 void helix_w_end_array(helix_writer *w) { helix__end(w, false); }
 
 /* Appends `text` as a JSON string: escapes as JSON.stringify, invalid UTF-8 as U+FFFD. */
+/* Bytes each byte takes in a JSON string: 1 as it is, 2 for the short escapes, 6 for \u00XX,
+ * and 3 for a byte of 0x80 and up (U+FFFD at most, when it is not valid UTF-8). A table, so
+ * measuring and copying plain text costs a load per byte rather than a chain of comparisons. */
+static const unsigned char helix__quoted_widths[256] = {
+    6, 6, 6, 6, 6, 6, 6, 6, 2, 2, 2, 6, 2, 2, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, /* 0x00-0x1f */
+    1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x20-0x3f: '"' */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1, /* 0x40-0x5f: '\\' */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x60-0x7f */
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+};
+
 static void helix__append_quoted(helix__buf *b, const char *text, size_t length) {
   static const char hex[] = "0123456789abcdef";
   helix__reserve(b, length + 2);
@@ -1585,7 +1607,7 @@ static void helix__append_quoted(helix__buf *b, const char *text, size_t length)
   size_t run = 0; /* start of bytes copied as they are */
   for (size_t i = 0; i < length;) {
     unsigned char c = (unsigned char)text[i];
-    if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
+    if (helix__quoted_widths[c] == 1) {
       i++;
       continue;
     }
@@ -1622,10 +1644,7 @@ static void helix__append_quoted(helix__buf *b, const char *text, size_t length)
 /* Bytes `text` takes once escaped by helix__append_quoted, without the quotes. */
 static size_t helix__quoted_size(const unsigned char *text, size_t length) {
   size_t n = 0;
-  for (size_t i = 0; i < length; i++) {
-    unsigned char c = text[i];
-    n += c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t' ? 2 : c < 0x20 ? 6 : c >= 0x80 ? 3 : 1;
-  }
+  for (size_t i = 0; i < length; i++) n += helix__quoted_widths[text[i]];
   return n;
 }
 
@@ -3014,6 +3033,11 @@ void helix_awriter_init(helix_artifact_writer *w, const char *role, const char *
   helix__copy_field(w->label, sizeof w->label, label);
 }
 
+void helix_awriter_init_bulk(helix_artifact_writer *w, const char *role, const char *type, const char *label) {
+  helix_awriter_init(w, role, type, label);
+  w->bulk_send = helix_artifact_write_from;
+}
+
 /* Sends `length` buffered bytes (not splitting a character) as one piece. */
 static bool helix__awriter_send(helix_artifact_writer *w, bool final) {
   size_t cut = w->length;
@@ -3028,8 +3052,13 @@ static bool helix__awriter_send(helix_artifact_writer *w, bool final) {
     }
   }
   if (cut == 0 && !final) return true;
-  size_t escaped = w->bytes ? (cut + 2) / 3 * 4 : helix__quoted_size((const unsigned char *)w->buffer, cut);
-  helix_status s = helix__write_piece(w->role, w->buffer ? w->buffer : "", cut, escaped, w->bytes, final, w->type, w->label, &w->written);
+  helix_status s;
+  if (w->bulk_send) {
+    s = w->bulk_send(w->role, w->buffer, cut, final, w->type, w->label, &w->written);
+  } else {
+    size_t escaped = w->bytes ? (cut + 2) / 3 * 4 : helix__quoted_size((const unsigned char *)w->buffer, cut);
+    s = helix__write_piece(w->role, w->buffer ? w->buffer : "", cut, escaped, w->bytes, final, w->type, w->label, &w->written);
+  }
   if (!s.ok) {
     w->status = s;
     return false;
@@ -3037,7 +3066,7 @@ static bool helix__awriter_send(helix_artifact_writer *w, bool final) {
   w->pieces_sent++;
   __builtin_memmove(w->buffer, w->buffer + cut, w->length - cut);
   w->length -= cut;
-  w->escaped = w->bytes ? 0 : helix__quoted_size((const unsigned char *)w->buffer, w->length);
+  w->escaped = w->bytes || w->bulk_send ? 0 : helix__quoted_size((const unsigned char *)w->buffer, w->length);
   return true;
 }
 
@@ -3051,8 +3080,9 @@ bool helix_awriter_write(helix_artifact_writer *w, const char *data, size_t leng
   while (length > 0) {
     size_t room = HELIX_WRITE_PIECE_BYTES - w->length;
     size_t n = length < room ? length : room;
-    /* Bytes go as base64 (4/3 of their size, well under the bound); text is measured escaped. */
-    size_t escaped = w->bytes ? 0 : helix__quoted_size((const unsigned char *)data, n);
+    /* Bytes go as base64 (4/3 of their size, well under the bound), and anything on the bulk
+     * path raw; text on the JSON path is measured escaped. */
+    size_t escaped = w->bytes || w->bulk_send ? 0 : helix__quoted_size((const unsigned char *)data, n);
     /* Text that escapes badly (control characters) is sent in smaller pieces. */
     while (n > 1 && w->escaped + escaped > HELIX__WRITE_ESCAPED_LIMIT) n /= 2, escaped = helix__quoted_size((const unsigned char *)data, n);
     __builtin_memcpy(w->buffer + w->length, data, n);
