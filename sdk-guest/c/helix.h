@@ -346,8 +346,8 @@ bool helix_base64_decode(const char *text, size_t length, void *out, size_t *out
 /* Longest line helix_reader_next_line returns (longer lines fail with I-REQ-TOO-LARGE). */
 #define HELIX_DEFAULT_MAX_LINE_LENGTH (1024 * 1024)
 
-/* Streams an artifact piece by piece (reads of 1 MiB less 72 bytes on the bulk path: the
- * manifest must say capabilities.abiVersion: 2); lines end at LF, a CR before it is dropped. */
+/* Streams an artifact piece by piece (1 MiB reads on the bulk path: the manifest must say
+ * capabilities.abiVersion: 2); lines end at LF, a CR before it is dropped. */
 typedef struct helix_artifact_reader {
   helix_status status;
   char artifact_id[40];
@@ -469,9 +469,8 @@ typedef enum helix_seq_part {
  * appear. Errors stop the reader: D-DATA-FORMAT with details artifact_id, line (1-based), record
  * and format; I-REQ-TOO-LARGE for a record over max_record_bytes (helix_seq_next only); a failed
  * read keeps the capability's code. The data is read in pieces of source.piece_length bytes
- * (1 MiB less 72 bytes, so the buffer fills one 1 MiB block) on the bulk path
- * (capabilities.abiVersion 2); gzip is decompressed by the host (pass info.is_gzip as
- * `decompress`).
+ * (1 MiB) on the bulk path (capabilities.abiVersion 2); gzip is decompressed by the host (pass
+ * info.is_gzip as `decompress`).
  *
  * Two ways to read, not to be mixed within a record:
  *   parts   helix_seq_next_part: the header, sequence and quality a line (or a piece of a long
@@ -2338,9 +2337,10 @@ helix_status helix_artifact_write_from(const char *role, const void *buf, size_t
 /* Bytes the read buffer has past its piece: scans may read whole blocks past the piece's end
  * (helix__seq_find_lf), never the bytes of another allocation. */
 #define HELIX__READ_SLACK 64
-/* The default read: 1 MiB less the slack and the block header, so the buffer fills one 1 MiB
- * block of helix_malloc (a full MiB would take a 2 MiB block). */
-#define HELIX__READ_PIECE (HELIX_ARTIFACT_MAX_PIECE - HELIX__READ_SLACK - HELIX__HEADER)
+/* The default read: 1 MiB, at offsets the host's store reads whole (it keeps content in 1 MiB
+ * chunks; reads of 1 MiB less a few bytes cut across two chunks each and ran slower). The
+ * buffer, with its slack, takes a 2 MiB block of helix_malloc. */
+#define HELIX__READ_PIECE HELIX_ARTIFACT_MAX_PIECE
 
 void helix_reader_init(helix_artifact_reader *r, const char *artifact_id, bool decompress) {
   __builtin_memset(r, 0, sizeof *r);
