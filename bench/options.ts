@@ -9,7 +9,7 @@ export interface BenchConfig {
   readonly mode: 'quick' | 'full' | 'big';
   /** Where results.json is written. */
   readonly out: string;
-  /** The sections to run (all when null): call, recorded, fuel, start, import, seq, big. */
+  /** The sections to run (all when null): call, recorded, fuel, start, reader, import, seq, big. */
   readonly only: ReadonlySet<string> | null;
   /** The FASTQ of the sequence rows, and the larger one import's peak RSS is compared at. */
   readonly fastqBytes: number;
@@ -35,7 +35,7 @@ export interface BenchConfig {
 }
 
 /** The sections of a run, in the order they run. */
-export const SECTIONS = ['call', 'recorded', 'fuel', 'start', 'import', 'seq', 'big'] as const;
+export const SECTIONS = ['call', 'recorded', 'fuel', 'start', 'reader', 'import', 'seq', 'big'] as const;
 
 const USAGE = `usage: npm run bench [-- --quick | --big] [--only SECTION,...] [--out FILE]   (or BENCH_QUICK=1, BENCH_BIG=1, BENCH_ONLY=..., BENCH_OUT=FILE)
 sections: ${SECTIONS.join(', ')}`;

@@ -11,6 +11,7 @@ import { fuelRows } from './fuel-overhead.js';
 import { measureImport } from './import.js';
 import { benchConfig, sizeText, type BenchConfig } from './options.js';
 import { requireCommand } from './processes.js';
+import { readerRows } from './reader-rows.js';
 import { recordedRows } from './recorded-rows.js';
 import { failedRow, formatTable, loadAverage, makeRow, thisMachine, writeResults, type Row } from './rows.js';
 import { sequenceRows } from './sequence-rows.js';
@@ -74,6 +75,7 @@ async function main(): Promise<number> {
     await section(config, rows, 'recorded', 'the recorded call', () => recordedRows(config));
     await section(config, rows, 'fuel', 'fuel overhead', () => fuelRows(config));
     await section(config, rows, 'start', 'start', () => startRows(config));
+    await section(config, rows, 'reader', 'the C and AssemblyScript sequence readers', () => readerRows(config));
     const file = path.join(data, 'reads.fq');
     if (config.only === null || config.only.has('import') || config.only.has('seq'))
       await generateFastq(file, { bytes: config.fastqBytes, seed: 1 });

@@ -391,8 +391,16 @@ typedef struct helix_artifact_writer {
   bool bytes;     /* set before the first write: any bytes, sent base64-encoded, for binary data */
   bool finished;
   helix_artifact_written written; /* after finish: artifact_id, sha256, size */
+  /* helix_artifact_write_from when made by helix_awriter_init_bulk (internal). */
+  helix_status (*bulk_send)(const char *, const void *, size_t, bool, const char *, const char *, helix_artifact_written *);
 } helix_artifact_writer;
 void helix_awriter_init(helix_artifact_writer *w, const char *role, const char *type, const char *label);
+/* The same writer on the bulk path (the manifest must say capabilities.abiVersion: 2): each piece
+ * goes as raw bytes straight from the writer's buffer, neither escaped into JSON text nor
+ * copied into a request, so writing costs a copy of the bytes and the writer holds its buffer
+ * alone. Text pieces still never split a character. A module links the bulk import only when
+ * it calls this. */
+void helix_awriter_init_bulk(helix_artifact_writer *w, const char *role, const char *type, const char *label);
 bool helix_awriter_write(helix_artifact_writer *w, const char *data, size_t length);
 bool helix_awriter_write_string(helix_artifact_writer *w, const char *text);
 /* `data` then a LF. */
@@ -427,30 +435,51 @@ helix_status helix_secrets_get(const char *name, helix_secret *out);
 
 /* ---- FASTA/FASTQ records ------------------------------------------------------------------ */
 
-/* The format a helix_seq_reader detected: NONE until the first record (and for data without one). */
+/* The format a helix_seq_reader detected (NONE until the first record, and for data without
+ * one), or the one format it is restricted to (helix_seq_init_format). */
 typedef enum helix_seq_format { HELIX_SEQ_NONE, HELIX_SEQ_FASTA, HELIX_SEQ_FASTQ } helix_seq_format;
-/* Longest sequence (and quality) a record may have when the reader keeps it: 64 MiB. */
+/* What helix_seq_next_part delivered, as the AssemblyScript SDK's SeqPart. */
+typedef enum helix_seq_part {
+  HELIX_SEQ_END,        /* no more records, or an error (check status.ok) */
+  HELIX_SEQ_HEADER,     /* a piece of the header line after '>' or '@'; the first piece starts a record */
+  HELIX_SEQ_SEQUENCE,   /* a piece of a sequence line, without its line end (never empty) */
+  HELIX_SEQ_QUALITY,    /* FASTQ: a piece of the quality line (never empty) */
+  HELIX_SEQ_RECORD_END, /* the record is complete: sequence_length and quality_length are its totals */
+} helix_seq_part;
+/* Longest sequence (and quality) a record may have when helix_seq_next keeps it: 64 MiB. */
 #define HELIX_SEQ_DEFAULT_MAX_RECORD_BYTES (64 * 1024 * 1024)
-/* Longest header (bytes after '>' or '@'). */
+/* Longest header helix_seq_next keeps (bytes after '>' or '@'). */
 #define HELIX_SEQ_MAX_HEADER_BYTES (1024 * 1024)
-/* Hint of the reader's D-DATA-FORMAT errors. */
+/* Hints of the reader's D-DATA-FORMAT errors: either format, FASTA only, FASTQ only. */
 #define HELIX_SEQ_FORMAT_HINT                                                                                      \
   "pass FASTA ('>' header lines, each followed by sequence lines) or FASTQ (4-line records: '@' header, sequence, " \
   "'+' line, quality of the same length, phred+33 '!'..'~'), plain or gzip"
+#define HELIX_SEQ_FASTA_HINT "pass FASTA ('>' header lines, each followed by sequence lines), plain or gzip"
+#define HELIX_SEQ_FASTQ_HINT \
+  "pass FASTQ (4-line records: '@' header, sequence, '+' line, quality of the same length, phred+33 '!'..'~'), plain or gzip"
 
-/* Reads FASTA or FASTQ records from an artifact, streaming: the same semantics as the
- * AssemblyScript SDK's SeqReader. The format is detected from the first non-blank byte ('>'
- * FASTA, '@' FASTQ). FASTA: a record is a '>' line and the lines up to the next '>' line; its
- * sequence is those lines joined without line ends (LF or CR LF), kept byte for byte as seqkit
- * keeps it (case, gaps, spaces inside lines; blank lines add nothing); a record may have no
- * sequence. FASTQ: 4-line records ('@' header, sequence, '+' line, quality as long as the
- * sequence and made of '!'..'~'); blank lines between records are skipped; multi-line FASTQ is
- * refused. Before the first record only blank lines may appear. Errors stop the reader:
- * D-DATA-FORMAT with details artifact_id, line (1-based), record and format; I-REQ-TOO-LARGE
- * for a record over max_record_bytes; a failed read keeps the capability's code. The data is
- * read in pieces of source.piece_length bytes (1 MiB), and lines of any length are taken a
- * piece at a time, so with keep_sequence false a record of any length is counted while one
- * piece is held. Gzip is decompressed by the host (pass info.is_gzip as `decompress`). */
+/* Reads FASTA or FASTQ records from an artifact, streaming: the same semantics, parts and error
+ * texts as the AssemblyScript SDK's SeqReader. The format is detected from the first non-blank
+ * byte ('>' FASTA, '@' FASTQ), or fixed with helix_seq_init_format. FASTA: a record is a '>'
+ * line and the lines up to the next '>' line; its sequence is those lines joined without line
+ * ends (LF or CR LF), kept byte for byte as seqkit keeps it (case, gaps, spaces inside lines;
+ * blank lines add nothing); a record may have no sequence. FASTQ: 4-line records ('@' header,
+ * sequence, '+' line, quality as long as the sequence and made of '!'..'~'); blank lines between
+ * records are skipped; multi-line FASTQ is refused. Before the first record only blank lines may
+ * appear. Errors stop the reader: D-DATA-FORMAT with details artifact_id, line (1-based), record
+ * and format; I-REQ-TOO-LARGE for a record over max_record_bytes (helix_seq_next only); a failed
+ * read keeps the capability's code. The data is read in pieces of source.piece_length bytes
+ * (1 MiB) on the bulk path (capabilities.abiVersion 2); gzip is decompressed by the host (pass
+ * info.is_gzip as `decompress`).
+ *
+ * Two ways to read, not to be mixed within a record:
+ *   parts   helix_seq_next_part: the header, sequence and quality a line (or a piece of a long
+ *           line) at a time, as pointers into the read buffer (part_ptr, part_len), valid until
+ *           the next call. Nothing is copied or held, so a record of any length is read while
+ *           one piece is held, at the lowest cost per byte.
+ *   records helix_seq_next: one whole record at a time (header, id, sequence, quality), copied
+ *           into the reader's buffers, or pointing into the read buffer when a FASTQ record is
+ *           whole in it. */
 /* A growable byte buffer of the reader (internal). */
 typedef struct helix__seq_buf {
   char *data;
@@ -460,33 +489,47 @@ typedef struct helix__seq_buf {
 typedef struct helix_seq_reader {
   helix_status status;          /* ok, or why the reader stopped */
   helix_artifact_reader source; /* set source.piece_length before the first record to read smaller pieces */
-  helix_seq_format format;
+  helix_seq_format format;      /* FASTA or FASTQ once the first record has started */
+  helix_seq_format only;        /* the one format accepted (helix_seq_init_format), or NONE for either */
   int64_t records;              /* records started: the number (1-based) of the current one */
+  /* The part helix_seq_next_part delivered: its bytes (not NUL-terminated), valid until the next call. */
+  const char *part_ptr;
+  size_t part_len;
+  bool part_ends_line;          /* the part ends its line (for HEADER: the end of the header) */
+  int64_t sequence_length;      /* sequence bytes of the current record so far; its total at RECORD_END and after helix_seq_next */
+  int64_t quality_length;       /* FASTQ: quality bytes so far */
+  int64_t record_line;          /* line of the current record's header */
+  /* helix_seq_next: what it keeps, and the record (valid until the next call). */
   bool keep_sequence;           /* default true; false: sequence and quality are counted, not kept (NULL) */
   size_t max_record_bytes;      /* longest kept sequence or quality (default 64 MiB) */
-  /* The current record after helix_seq_next (valid until the next call). */
   const char *header;           /* the header line after '>' or '@', NUL-terminated */
   size_t header_length;
   const char *id;               /* the header up to the first space or tab (id_length bytes, not NUL-terminated) */
   size_t id_length;
   const char *description;      /* the rest of the header after the blanks that follow the id, NUL-terminated */
   const char *sequence;         /* NUL-terminated; NULL when keep_sequence is false */
-  int64_t sequence_length;
   const char *quality;          /* FASTQ; NUL-terminated; NULL for FASTA or when keep_sequence is false */
-  int64_t quality_length;
-  int64_t record_line;          /* line of the current record's header */
   /* Internal state. */
   int state, blank_return;
   int64_t lines_done;           /* lines fully read */
-  int64_t column;               /* bytes of the current line before the current part */
-  bool line_start, cr_pending, line_open, held, own_error;
-  const char *part;
-  size_t part_length;
-  bool part_ends, part_starts;
+  int64_t column;               /* bytes of the current line before the current line piece */
+  bool line_start, cr_pending, line_open, held, own_error, end_pending;
+  const char *line_ptr;         /* the current line piece from the source */
+  size_t line_len;
+  bool line_ends, line_starts;
+  const char *queued_sequence, *queued_quality; /* a FASTQ record taken whole from the read buffer */
+  size_t queued_length;
   helix__seq_buf header_buf, sequence_buf, quality_buf;
 } helix_seq_reader;
+/* A reader of either format. */
 void helix_seq_init(helix_seq_reader *r, const char *artifact_id, bool decompress);
-/* The next record: true with the record's fields set; false at the end or on error (check r->status.ok). */
+/* A reader of one format (HELIX_SEQ_FASTA or HELIX_SEQ_FASTQ): data in the other is refused with
+ * D-DATA-FORMAT at its first header ("not FASTQ: line 1: expected a '@' header line, found '>'
+ * ..."), and every error's hint names that format only. HELIX_SEQ_NONE: either. */
+void helix_seq_init_format(helix_seq_reader *r, const char *artifact_id, bool decompress, helix_seq_format only);
+/* The next part; HELIX_SEQ_END at the end or on error (check status.ok). */
+helix_seq_part helix_seq_next_part(helix_seq_reader *r);
+/* The next whole record: true with the record's fields set; false at the end or on error (check r->status.ok). */
 bool helix_seq_next(helix_seq_reader *r);
 /* "FASTA", "FASTQ", or "" before the first record. */
 const char *helix_seq_format_name(const helix_seq_reader *r);
@@ -677,8 +720,10 @@ typedef struct helix__buf {
 
 static void helix__reserve(helix__buf *b, size_t extra) {
   if (b->length + extra + 1 <= b->capacity) return;
-  size_t capacity = b->capacity < 64 ? 64 : b->capacity;
-  while (capacity < b->length + extra + 1) capacity *= 2;
+  /* Capacities a block header short of a power of two: helix_malloc rounds a request and its
+   * header up to a power of two, so a power-of-two capacity would take a block twice its size. */
+  size_t capacity = b->capacity < 64 - HELIX__HEADER ? 64 - HELIX__HEADER : b->capacity;
+  while (capacity < b->length + extra + 1) capacity = capacity * 2 + HELIX__HEADER;
   b->data = (char *)helix_realloc(b->data, capacity);
   b->capacity = capacity;
 }
@@ -1540,6 +1585,20 @@ void helix_w_begin_array(helix_writer *w) { helix__begin(w, false); }
 void helix_w_end_array(helix_writer *w) { helix__end(w, false); }
 
 /* Appends `text` as a JSON string: escapes as JSON.stringify, invalid UTF-8 as U+FFFD. */
+/* Bytes each byte takes in a JSON string: 1 as it is, 2 for the short escapes, 6 for \u00XX,
+ * and 3 for a byte of 0x80 and up (U+FFFD at most, when it is not valid UTF-8). A table, so
+ * measuring and copying plain text costs a load per byte rather than a chain of comparisons. */
+static const unsigned char helix__quoted_widths[256] = {
+    6, 6, 6, 6, 6, 6, 6, 6, 2, 2, 2, 6, 2, 2, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, /* 0x00-0x1f */
+    1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x20-0x3f: '"' */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1, /* 0x40-0x5f: '\\' */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x60-0x7f */
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+};
+
 static void helix__append_quoted(helix__buf *b, const char *text, size_t length) {
   static const char hex[] = "0123456789abcdef";
   helix__reserve(b, length + 2);
@@ -1547,7 +1606,7 @@ static void helix__append_quoted(helix__buf *b, const char *text, size_t length)
   size_t run = 0; /* start of bytes copied as they are */
   for (size_t i = 0; i < length;) {
     unsigned char c = (unsigned char)text[i];
-    if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
+    if (helix__quoted_widths[c] == 1) {
       i++;
       continue;
     }
@@ -1584,10 +1643,7 @@ static void helix__append_quoted(helix__buf *b, const char *text, size_t length)
 /* Bytes `text` takes once escaped by helix__append_quoted, without the quotes. */
 static size_t helix__quoted_size(const unsigned char *text, size_t length) {
   size_t n = 0;
-  for (size_t i = 0; i < length; i++) {
-    unsigned char c = text[i];
-    n += c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t' ? 2 : c < 0x20 ? 6 : c >= 0x80 ? 3 : 1;
-  }
+  for (size_t i = 0; i < length; i++) n += helix__quoted_widths[text[i]];
   return n;
 }
 
@@ -1758,10 +1814,13 @@ helix_result helix_error(const char *code, const char *message, const char *hint
 /* `prefix`, then `"<name>","args":<args_json>`: what a terminal call and a request share. */
 static helix__buf helix__call_body(const char *prefix, const char *name, const char *args_json) {
   helix__buf b = {0, 0, 0};
+  /* One block for the whole request (an artifact.write piece makes it half a megabyte). */
+  size_t args_length = helix_strlen(args_json);
+  helix__reserve(&b, helix_strlen(prefix) + 2 * helix_strlen(name) + args_length + 32);
   helix__append(&b, prefix, helix_strlen(prefix));
   helix__append_quoted(&b, name, helix_strlen(name));
   helix__append_literal(&b, ",\"args\":");
-  helix__append(&b, args_json, helix_strlen(args_json));
+  helix__append(&b, args_json, args_length);
   return b;
 }
 
@@ -2275,12 +2334,20 @@ helix_status helix_artifact_write_from(const char *role, const void *buf, size_t
 
 /* ---- streaming reader ---------------------------------------------------------------------------- */
 
+/* Bytes the read buffer has past its piece: scans may read whole blocks past the piece's end
+ * (helix__seq_find_lf), never the bytes of another allocation. */
+#define HELIX__READ_SLACK 64
+/* The default read: 1 MiB, at offsets the host's store reads whole (it keeps content in 1 MiB
+ * chunks; reads of 1 MiB less a few bytes cut across two chunks each and ran slower). The
+ * buffer, with its slack, takes a 2 MiB block of helix_malloc. */
+#define HELIX__READ_PIECE HELIX_ARTIFACT_MAX_PIECE
+
 void helix_reader_init(helix_artifact_reader *r, const char *artifact_id, bool decompress) {
   __builtin_memset(r, 0, sizeof *r);
   r->status = helix__ok();
   helix__copy_field(r->artifact_id, sizeof r->artifact_id, artifact_id);
   r->decompress = decompress;
-  r->piece_length = HELIX_ARTIFACT_MAX_PIECE;
+  r->piece_length = HELIX__READ_PIECE;
   r->max_line_length = HELIX_DEFAULT_MAX_LINE_LENGTH;
 }
 
@@ -2288,17 +2355,18 @@ static void helix__reader_drop_piece(helix_artifact_reader *r) {
   if (r->have_piece) helix_reply_free(&r->piece.reply);
   r->have_piece = false;
   r->position = 0;
+  r->piece.length = 0; /* no bytes left: helix_seq_next_part's fast paths take none */
 }
 
 /* Fetches the next piece into r->piece; false at the end or on failure. */
 static bool helix__reader_fetch(helix_artifact_reader *r) {
   helix__reader_drop_piece(r);
   if (!r->status.ok || r->eof) return false;
-  int32_t length = r->piece_length > 0 && r->piece_length <= HELIX_BULK_MAX_PIECE ? r->piece_length : HELIX_ARTIFACT_MAX_PIECE;
+  int32_t length = r->piece_length > 0 && r->piece_length <= HELIX_BULK_MAX_PIECE ? r->piece_length : HELIX__READ_PIECE;
   /* One buffer for the reader's life: the host copies each piece into it, raw (the bulk path). */
   if (r->buffer_length != length) {
     helix_free(r->buffer);
-    r->buffer = (char *)helix_malloc((size_t)length);
+    r->buffer = (char *)helix_malloc((size_t)length + HELIX__READ_SLACK);
     r->buffer_length = length;
   }
   helix_bulk_read got;
@@ -2410,6 +2478,12 @@ void helix_reader_close(helix_artifact_reader *r) {
 
 /* ---- FASTA/FASTQ records ------------------------------------------------------------------ */
 
+/* The scans of the reader use 128-bit SIMD (one fuel unit per instruction like any other, 16
+ * bytes at a time), whatever flags the tool is compiled with: these functions alone are
+ * compiled for simd128, which every Helix engine runs. */
+#include <wasm_simd128.h>
+#define HELIX__SIMD __attribute__((target("simd128")))
+
 /* Parser states, as in the AssemblyScript SDK's SeqReader. */
 #define HELIX__SEQ_START 0    /* before the first record: blank lines, then '>' or '@' */
 #define HELIX__SEQ_BETWEEN 1  /* FASTQ between records; FASTA: a held '>' line */
@@ -2419,25 +2493,34 @@ void helix_reader_close(helix_artifact_reader *r) {
 #define HELIX__SEQ_QUALITY 5  /* FASTQ quality line */
 #define HELIX__SEQ_BLANK 6    /* the rest of a blank line between records */
 #define HELIX__SEQ_DONE 7
+/* A FASTQ record taken whole from the read buffer (helix__seq_take_fastq): its sequence, then
+ * its quality, are the next parts. */
+#define HELIX__SEQ_QUEUED_SEQUENCE 8
+#define HELIX__SEQ_QUEUED_QUALITY 9
 
-void helix_seq_init(helix_seq_reader *r, const char *artifact_id, bool decompress) {
+void helix_seq_init_format(helix_seq_reader *r, const char *artifact_id, bool decompress, helix_seq_format only) {
   __builtin_memset(r, 0, sizeof *r);
   r->status = helix__ok();
   helix_reader_init(&r->source, artifact_id, decompress);
+  r->only = only;
   r->keep_sequence = true;
   r->max_record_bytes = HELIX_SEQ_DEFAULT_MAX_RECORD_BYTES;
   r->line_start = true;
 }
 
+void helix_seq_init(helix_seq_reader *r, const char *artifact_id, bool decompress) { helix_seq_init_format(r, artifact_id, decompress, HELIX_SEQ_NONE); }
+
 const char *helix_seq_format_name(const helix_seq_reader *r) {
   return r->format == HELIX_SEQ_FASTA ? "FASTA" : r->format == HELIX_SEQ_FASTQ ? "FASTQ" : "";
 }
 
+/* Appends to a kept buffer, NUL-terminated, with room for a 16-byte read past the end
+ * (helix__seq_split_header). */
 static bool helix__seq_append(helix__seq_buf *b, const char *data, size_t length) {
   if (b->length + length + 1 > b->capacity) {
     size_t capacity = b->capacity < 256 ? 256 : b->capacity;
     while (capacity < b->length + length + 1) capacity *= 2;
-    char *grown = (char *)helix_realloc(b->data, capacity);
+    char *grown = (char *)helix_realloc(b->data, capacity + 16);
     b->data = grown, b->capacity = capacity;
   }
   __builtin_memcpy(b->data + b->length, data, length);
@@ -2451,12 +2534,55 @@ static void helix__seq_buf_free(helix__seq_buf *b) {
   b->data = 0, b->length = b->capacity = 0;
 }
 
-/* The next part of a line from the source: its bytes up to the LF or the end of the piece,
- * without the line end (a CR at the end of a piece is held until the next byte shows whether
- * an LF follows). Sets r->part*; false at the end of the data or on a failed read. */
-static bool helix__seq_fetch(helix_seq_reader *r) {
+/* The first LF in [at, end), or `end`. It reads whole 64-byte blocks, up to 63 bytes past
+ * `end`: the read buffer has HELIX__READ_SLACK bytes after its piece for this. */
+static inline __attribute__((always_inline)) HELIX__SIMD const char *helix__seq_find_lf(const char *at, const char *end) {
+  const v128_t lf = wasm_i8x16_splat('\n');
+  for (; at < end; at += 64) {
+    v128_t a = wasm_i8x16_eq(wasm_v128_load(at), lf), b = wasm_i8x16_eq(wasm_v128_load(at + 16), lf);
+    v128_t c = wasm_i8x16_eq(wasm_v128_load(at + 32), lf), d = wasm_i8x16_eq(wasm_v128_load(at + 48), lf);
+    if (wasm_v128_any_true(wasm_v128_or(wasm_v128_or(a, b), wasm_v128_or(c, d)))) {
+      uint64_t low = wasm_i8x16_bitmask(a) | wasm_i8x16_bitmask(b) << 16;
+      uint64_t high = wasm_i8x16_bitmask(c) | wasm_i8x16_bitmask(d) << 16;
+      const char *found = at + __builtin_ctzll(low | high << 32);
+      return found < end ? found : end;
+    }
+  }
+  return end;
+}
+
+/* Index of the first byte of p[0..n) outside '!'..'~', or n. Sixteen bytes a step: b - 0x21
+ * (mod 256) is above 0x5d exactly for the bytes outside the range; the last step overlaps the
+ * one before so no byte past p[n) is read. */
+static inline __attribute__((always_inline)) HELIX__SIMD size_t helix__seq_bad_quality(const char *p, size_t n) {
+  size_t i = 0;
+  if (n >= 16) {
+    const v128_t low = wasm_i8x16_splat(0x21), span = wasm_i8x16_splat(0x5d);
+#define HELIX__BAD16(at) wasm_u8x16_gt(wasm_i8x16_sub(wasm_v128_load(at), low), span)
+    for (; i + 64 <= n; i += 64)
+      if (wasm_v128_any_true(wasm_v128_or(wasm_v128_or(HELIX__BAD16(p + i), HELIX__BAD16(p + i + 16)),
+                                          wasm_v128_or(HELIX__BAD16(p + i + 32), HELIX__BAD16(p + i + 48)))))
+        break;
+    for (; i + 16 <= n; i += 16)
+      if (wasm_v128_any_true(HELIX__BAD16(p + i))) break;
+    if (i + 16 > n && !wasm_v128_any_true(HELIX__BAD16(p + n - 16))) return n;
+#undef HELIX__BAD16
+  }
+  for (; i < n; i++)
+    if ((unsigned char)(p[i] - 0x21) > 0x5d) return i;
+  return n;
+}
+
+/* The next piece of a line from the source: its bytes up to the LF or the end of the read
+ * buffer, without the line end (a CR at the end of the buffer is held until the next byte shows
+ * whether an LF follows). Sets r->line_*; false at the end of the data or on a failed read. */
+static HELIX__SIMD bool helix__seq_fetch(helix_seq_reader *r) {
+  /* The line the previous piece ended counts as read; the column moves on inside a line. */
+  if (r->line_ptr && r->line_ends) r->lines_done++;
+  r->column = r->line_ends || !r->line_ptr ? 0 : r->column + (int64_t)r->line_len;
+  r->line_ptr = 0;
   helix_artifact_reader *s = &r->source;
-  r->part_starts = r->line_start;
+  r->line_starts = r->line_start;
   for (;;) {
     if (!s->have_piece || s->position >= s->piece.length) {
       if (s->eof || !helix__reader_fetch(s)) {
@@ -2466,37 +2592,72 @@ static bool helix__seq_fetch(helix_seq_reader *r) {
         r->cr_pending = false;
         if (!r->line_open) return false;
         r->line_open = false;
-        r->part = "", r->part_length = 0, r->part_ends = true;
+        r->line_ptr = "", r->line_len = 0, r->line_ends = true;
         r->line_start = true;
         return true;
       }
       continue;
     }
     const char *start = s->piece.data + s->position;
-    size_t available = s->piece.length - s->position;
+    const char *end = s->piece.data + s->piece.length;
     if (r->cr_pending) {
       r->cr_pending = false;
       if (start[0] != '\n') {
         /* The CR was a byte of the line, not the start of its line end. */
-        r->part = "\r", r->part_length = 1, r->part_ends = false;
+        r->line_ptr = "\r", r->line_len = 1, r->line_ends = false;
         r->line_start = false, r->line_open = true;
         return true;
       }
     }
-    size_t n = helix__scan_byte(start, 0, available, '\n');
-    bool newline = n < available;
-    s->position += newline ? n + 1 : n;
-    size_t length = n;
+    const char *feed = helix__seq_find_lf(start, end);
+    bool newline = feed < end;
+    s->position = (size_t)(feed - s->piece.data) + (newline ? 1 : 0);
+    size_t length = (size_t)(feed - start);
     if (length > 0 && start[length - 1] == '\r') {
       length--;
       if (!newline) r->cr_pending = true;
     }
     r->line_open = !newline;
     if (length == 0 && !newline) continue; /* only a CR so far */
-    r->part = start, r->part_length = length, r->part_ends = newline;
+    r->line_ptr = start, r->line_len = length, r->line_ends = newline;
     r->line_start = newline;
     return true;
   }
+}
+
+/* After a FASTQ header line that ended inside the read buffer: takes the rest of the record
+ * (sequence, '+' and quality lines) in one step when all three lines are there and valid (a
+ * non-empty sequence, a '+' line, a quality of '!'..'~' as long as the sequence); the source
+ * moves past them and the parts are queued. False, with nothing moved, in every other case: the
+ * line-by-line path then reads the record and reports what is wrong with it. Only the sequence
+ * line is searched for its LF: a bare '+' line is one byte, and the quality's line end must
+ * follow exactly as many quality bytes. */
+static inline __attribute__((always_inline)) HELIX__SIMD bool helix__seq_take_fastq(helix_seq_reader *r) {
+  helix_artifact_reader *s = &r->source;
+  if (!s->have_piece || r->cr_pending) return false;
+  const char *buffer = s->piece.data, *end = buffer + s->piece.length;
+  const char *sequence = buffer + s->position;
+  const char *sequence_feed = helix__seq_find_lf(sequence, end);
+  if (end - sequence_feed < 3 || sequence_feed[1] != '+') return false;
+  const char *plus_feed = sequence_feed + 2;
+  if (*plus_feed != '\n') {
+    plus_feed = helix__seq_find_lf(plus_feed, end);
+    if (plus_feed >= end) return false;
+  }
+  const char *sequence_end = sequence_feed > sequence && sequence_feed[-1] == '\r' ? sequence_feed - 1 : sequence_feed;
+  size_t length = (size_t)(sequence_end - sequence);
+  const char *quality = plus_feed + 1;
+  if (length == 0 || end - quality < (ptrdiff_t)length + 2) return false;
+  const char *quality_feed = quality + length;
+  if (*quality_feed == '\r') quality_feed++;
+  if (*quality_feed != '\n' || helix__seq_bad_quality(quality, length) < length) return false;
+  s->position = (size_t)(quality_feed + 1 - buffer);
+  /* The header, sequence and '+' lines are read; the quality line is the current line, counted
+   * at the next fetch as any line is. */
+  r->lines_done += 3;
+  r->queued_sequence = sequence, r->queued_quality = quality, r->queued_length = length;
+  r->line_ptr = quality, r->line_len = length, r->line_ends = true, r->line_starts = true;
+  return true;
 }
 
 static size_t helix__seq_first_non_blank(const char *p, size_t n) {
@@ -2510,8 +2671,11 @@ static char *helix__seq_printable(unsigned char byte) {
   return byte >= 0x20 && byte < 0x7f ? helix_format("%c", byte) : helix_format("U+00%c%c", "0123456789ABCDEF"[byte >> 4], "0123456789ABCDEF"[byte & 15]);
 }
 
+/* The format named in messages: the one detected, else the one the reader is restricted to. */
+static helix_seq_format helix__seq_named(const helix_seq_reader *r) { return r->format != HELIX_SEQ_NONE ? r->format : r->only; }
+
 /* Stops the reader with its own error; `message` is consumed. */
-static bool helix__seq_fail(helix_seq_reader *r, const char *code, char *message, const char *hint, int64_t line, const char *extra) {
+static helix_seq_part helix__seq_fail(helix_seq_reader *r, const char *code, char *message, const char *hint, int64_t line, const char *extra) {
   helix__buf details = {0, 0, 0};
   helix__append_literal(&details, "{\"artifact_id\":");
   helix__append_quoted(&details, r->source.artifact_id, helix_strlen(r->source.artifact_id));
@@ -2528,126 +2692,155 @@ static bool helix__seq_fail(helix_seq_reader *r, const char *code, char *message
   helix_free(message);
   r->own_error = true;
   r->state = HELIX__SEQ_DONE;
+  r->end_pending = false;
   helix_reader_close(&r->source);
-  return false;
+  return HELIX_SEQ_END;
 }
 
-/* `extra`: more details members (",\"key\":value"), or NULL. */
-static bool helix__seq_format_error(helix_seq_reader *r, char *reason, const char *extra) {
+/* `reason` is consumed; `extra`: more details members (",\"key\":value"), or NULL. */
+static helix_seq_part helix__seq_format_error(helix_seq_reader *r, char *reason, const char *extra) {
   int64_t line = r->lines_done + 1;
-  const char *name = r->format == HELIX_SEQ_FASTQ ? "FASTQ" : r->format == HELIX_SEQ_FASTA ? "FASTA" : "FASTA or FASTQ";
+  helix_seq_format named = helix__seq_named(r);
+  const char *name = named == HELIX_SEQ_FASTQ ? "FASTQ" : named == HELIX_SEQ_FASTA ? "FASTA" : "FASTA or FASTQ";
+  const char *hint = r->only == HELIX_SEQ_FASTQ ? HELIX_SEQ_FASTQ_HINT : r->only == HELIX_SEQ_FASTA ? HELIX_SEQ_FASTA_HINT : HELIX_SEQ_FORMAT_HINT;
   char *message = helix_format("not %s: line %lld: %s", name, (long long)line, reason);
   helix_free(reason);
-  return helix__seq_fail(r, HELIX_DATA_FORMAT, message, HELIX_SEQ_FORMAT_HINT, line, extra);
+  return helix__seq_fail(r, HELIX_DATA_FORMAT, message, hint, line, extra);
 }
 
-/* "found 'c' at column N" for byte `at` of the current part (N counts from the line start). */
+/* "found 'c' at column N" for byte `at` of the current line piece (N counts from the line start). */
 static char *helix__seq_found(helix_seq_reader *r, size_t at) {
-  char *c = helix__seq_printable((unsigned char)r->part[at]);
+  char *c = helix__seq_printable((unsigned char)r->line_ptr[at]);
   char *text = helix_format("found '%s' at column %lld", c, (long long)(r->column + (int64_t)at + 1));
   helix_free(c);
   return text;
 }
 
-/* Appends a part to a kept buffer, or fails with I-REQ-TOO-LARGE past `limit`. */
-static bool helix__seq_keep(helix_seq_reader *r, helix__seq_buf *b, size_t limit, const char *what) {
-  if (b->length + r->part_length > limit) {
-    char *message = helix_format("the %s of record %lld (line %lld) is longer than %zu bytes, the most this tool holds in memory", what,
-                                 (long long)r->records, (long long)r->record_line, limit);
-    char *extra = helix_format(",\"max_bytes\":%zu", limit);
-    helix__seq_fail(r, "I-REQ-TOO-LARGE", message, "split the record into shorter ones before calling this tool", r->record_line, extra);
-    helix_free(extra);
-    return false;
+static helix_seq_part helix__seq_deliver(helix_seq_reader *r, helix_seq_part part, const char *p, size_t n, bool ends) {
+  r->part_ptr = p, r->part_len = n, r->part_ends_line = ends;
+  return part;
+}
+
+/* The source ran out (or failed): close the last record, or report a truncated one. */
+static helix_seq_part helix__seq_at_end(helix_seq_reader *r) {
+  helix_artifact_reader *s = &r->source;
+  if (!s->status.ok) {
+    helix_status_free(&r->status);
+    r->status = s->status;
+    s->status = helix__ok();
+    r->state = HELIX__SEQ_DONE;
+    helix_reader_close(s);
+    return HELIX_SEQ_END;
   }
-  return helix__seq_append(b, r->part, r->part_length);
+  int state = r->state;
+  r->state = HELIX__SEQ_DONE;
+  if (r->format == HELIX_SEQ_FASTA && (state == HELIX__SEQ_HEADER || state == HELIX__SEQ_SEQUENCE)) return HELIX_SEQ_RECORD_END;
+  if (r->format == HELIX_SEQ_FASTQ && state != HELIX__SEQ_BETWEEN && state != HELIX__SEQ_BLANK) {
+    const char *missing = state == HELIX__SEQ_HEADER || state == HELIX__SEQ_SEQUENCE ? "its sequence, '+' and quality lines"
+                          : state == HELIX__SEQ_PLUS                                ? "its '+' and quality lines"
+                                                                                    : "its quality line";
+    r->lines_done--; /* the message names the last line */
+    return helix__seq_format_error(
+        r, helix_format("the data ends inside record %lld (header on line %lld), before %s", (long long)r->records, (long long)r->record_line, missing), 0);
+  }
+  helix_reader_close(s);
+  return HELIX_SEQ_END;
 }
 
-/* Sets the record's public fields from the buffers. */
-static bool helix__seq_record(helix_seq_reader *r) {
-  static const char empty[1] = {0};
-  r->header = r->header_buf.data ? r->header_buf.data : empty;
-  r->header_length = r->header_buf.length;
-  size_t cut = 0;
-  while (cut < r->header_length && r->header[cut] != ' ' && r->header[cut] != '\t') cut++;
-  r->id = r->header, r->id_length = cut;
-  while (cut < r->header_length && (r->header[cut] == ' ' || r->header[cut] == '\t')) cut++;
-  r->description = r->header + cut;
-  bool fastq = r->format == HELIX_SEQ_FASTQ;
-  r->sequence = !r->keep_sequence ? 0 : r->sequence_buf.data ? r->sequence_buf.data : empty;
-  r->quality = !r->keep_sequence || !fastq ? 0 : r->quality_buf.data ? r->quality_buf.data : empty;
-  return true;
-}
-
-static void helix__seq_begin(helix_seq_reader *r) {
+/* A line that starts with '>' or '@' where a record may start. */
+static HELIX__SIMD helix_seq_part helix__seq_header(helix_seq_reader *r, int first) {
+  helix_seq_format format = first == '>' ? HELIX_SEQ_FASTA : HELIX_SEQ_FASTQ;
+  if (r->format == HELIX_SEQ_NONE && r->only != HELIX_SEQ_NONE && r->only != format) {
+    return helix__seq_format_error(r,
+                                   helix_format("expected a '%c' header line, found '%c' (%s; this tool reads %s only)", r->only == HELIX_SEQ_FASTQ ? '@' : '>', first,
+                                                format == HELIX_SEQ_FASTQ ? "FASTQ" : "FASTA", r->only == HELIX_SEQ_FASTQ ? "FASTQ" : "FASTA"),
+                                   0);
+  }
+  if (r->format == HELIX_SEQ_NONE) r->format = format;
+  else if (r->format != format) return helix__seq_format_error(r, helix_format("expected a '@' header line, found '%c'", first), 0);
   r->records++;
   r->sequence_length = r->quality_length = 0;
-  r->header_buf.length = r->sequence_buf.length = r->quality_buf.length = 0;
-  if (r->header_buf.data) r->header_buf.data[0] = 0;
-  if (r->sequence_buf.data) r->sequence_buf.data[0] = 0;
-  if (r->quality_buf.data) r->quality_buf.data[0] = 0;
   r->record_line = r->lines_done + 1;
+  const char *p = r->line_ptr;
+  size_t n = r->line_len;
+  bool ends = r->line_ends;
+  r->state = !ends ? HELIX__SEQ_HEADER : format == HELIX_SEQ_FASTQ && helix__seq_take_fastq(r) ? HELIX__SEQ_QUEUED_SEQUENCE : HELIX__SEQ_SEQUENCE;
+  return helix__seq_deliver(r, HELIX_SEQ_HEADER, p + 1, n - 1, ends);
 }
 
-bool helix_seq_next(helix_seq_reader *r) {
-  if (!r->status.ok || r->state == HELIX__SEQ_DONE) return false;
+/* A piece of the quality line: the part to deliver, or -1 when there is none (an empty piece). */
+static HELIX__SIMD int helix__seq_quality(helix_seq_reader *r) {
+  const char *p = r->line_ptr;
+  size_t n = r->line_len;
+  size_t bad = helix__seq_bad_quality(p, n);
+  if (bad < n) {
+    char *c = helix__seq_printable((unsigned char)p[bad]);
+    char *reason = helix_format("'%s' at column %lld is not a quality character (phred+33 uses '!'..'~')", c, (long long)(r->column + (int64_t)bad + 1));
+    helix_free(c);
+    return helix__seq_format_error(r, reason, 0);
+  }
+  r->quality_length += (int64_t)n;
+  if (r->quality_length > r->sequence_length || (r->line_ends && r->quality_length != r->sequence_length)) {
+    bool longer = r->quality_length > r->sequence_length;
+    char *extra = helix_format(",\"sequence_length\":%lld,\"quality_length\":%lld", (long long)r->sequence_length, (long long)r->quality_length);
+    helix__seq_format_error(r,
+                            helix_format("the quality of record %lld (header on line %lld) is %s its sequence (%s%lld vs %lld)", (long long)r->records,
+                                         (long long)r->record_line, longer ? "longer than" : "shorter than", longer ? "more than " : "",
+                                         (long long)r->quality_length, (long long)r->sequence_length),
+                            extra);
+    helix_free(extra);
+    return HELIX_SEQ_END;
+  }
+  if (r->line_ends) {
+    r->state = HELIX__SEQ_BETWEEN;
+    if (n == 0) return HELIX_SEQ_RECORD_END;
+    r->end_pending = true;
+  }
+  return n == 0 ? -1 : (int)helix__seq_deliver(r, HELIX_SEQ_QUALITY, p, n, r->line_ends);
+}
+
+/* The line-by-line path of helix_seq_next_part: every case its fast paths leave. Out of line on
+ * purpose: the host charges a straight run of code in full when it starts, so the rare cases
+ * stay out of the common ones' runs. */
+static __attribute__((noinline)) HELIX__SIMD helix_seq_part helix__seq_next_slow(helix_seq_reader *r) {
+  if (r->end_pending) {
+    r->end_pending = false;
+    return HELIX_SEQ_RECORD_END;
+  }
+  if (!r->status.ok || r->state == HELIX__SEQ_DONE) return HELIX_SEQ_END;
   for (;;) {
     if (r->held) r->held = false;
-    else {
-      /* Lines ended by the previous part count as read. */
-      if (r->part_ends && r->part) r->lines_done++;
-      r->column = r->part_ends || !r->part ? 0 : r->column + (int64_t)r->part_length;
-      r->part = 0;
-      if (!helix__seq_fetch(r)) {
-        helix_artifact_reader *s = &r->source;
-        if (!s->status.ok) {
-          helix_status_free(&r->status);
-          r->status = s->status;
-          s->status = helix__ok();
-          r->state = HELIX__SEQ_DONE;
-          helix_reader_close(s);
-          return false;
-        }
-        int state = r->state;
-        r->state = HELIX__SEQ_DONE;
-        if (r->format == HELIX_SEQ_FASTA && (state == HELIX__SEQ_HEADER || state == HELIX__SEQ_SEQUENCE)) return helix__seq_record(r);
-        if (r->format == HELIX_SEQ_FASTQ && state != HELIX__SEQ_BETWEEN && state != HELIX__SEQ_BLANK) {
-          const char *missing = state == HELIX__SEQ_HEADER || state == HELIX__SEQ_SEQUENCE ? "its sequence, '+' and quality lines"
-                                : state == HELIX__SEQ_PLUS                                ? "its '+' and quality lines"
-                                                                                          : "its quality line";
-          r->lines_done--; /* the message names the last line */
-          return helix__seq_format_error(r, helix_format("the data ends inside record %lld (header on line %lld), before %s", (long long)r->records,
-                                                         (long long)r->record_line, missing), 0);
-        }
-        helix_reader_close(s);
-        return false;
-      }
-    }
-    const char *p = r->part;
-    size_t n = r->part_length;
+    else if (!helix__seq_fetch(r)) return helix__seq_at_end(r);
+    const char *p = r->line_ptr;
+    size_t n = r->line_len;
     int first = n > 0 ? (unsigned char)p[0] : -1;
     switch (r->state) {
+    case HELIX__SEQ_SEQUENCE:
+      if (r->format == HELIX_SEQ_FASTA) {
+        if (r->line_starts && first == '>') {
+          r->held = true;
+          r->state = HELIX__SEQ_BETWEEN;
+          return HELIX_SEQ_RECORD_END;
+        }
+      } else if (r->line_ends) r->state = HELIX__SEQ_PLUS;
+      if (n == 0) continue;
+      r->sequence_length += (int64_t)n;
+      return helix__seq_deliver(r, HELIX_SEQ_SEQUENCE, p, n, r->line_ends);
     case HELIX__SEQ_START:
     case HELIX__SEQ_BETWEEN: {
-      if (r->part_starts && (first == '>' || first == '@')) {
-        helix_seq_format format = first == '>' ? HELIX_SEQ_FASTA : HELIX_SEQ_FASTQ;
-        if (r->format == HELIX_SEQ_NONE) r->format = format;
-        else if (r->format != format) return helix__seq_format_error(r, helix_format("expected a '@' header line, found '%c'", first), 0);
-        helix__seq_begin(r);
-        r->state = r->part_ends ? HELIX__SEQ_SEQUENCE : HELIX__SEQ_HEADER;
-        r->part++, r->part_length--;
-        if (!helix__seq_keep(r, &r->header_buf, HELIX_SEQ_MAX_HEADER_BYTES, "header")) return false;
-        r->part--, r->part_length++;
-        continue;
-      }
+      if (r->line_starts && (first == '>' || first == '@')) return helix__seq_header(r, first);
       size_t at = helix__seq_first_non_blank(p, n);
       if (at < n) {
-        const char *expected = r->format == HELIX_SEQ_FASTQ ? "a '@' header line" : "a header line starting with '>' (FASTA) or '@' (FASTQ)";
+        helix_seq_format named = helix__seq_named(r);
+        const char *expected = named == HELIX_SEQ_FASTQ ? "a '@' header line"
+                               : named == HELIX_SEQ_FASTA ? "a '>' header line"
+                                                          : "a header line starting with '>' (FASTA) or '@' (FASTQ)";
         char *found = helix__seq_found(r, at);
         char *reason = helix_format("expected %s, %s", expected, found);
         helix_free(found);
         return helix__seq_format_error(r, reason, 0);
       }
-      if (!r->part_ends) r->blank_return = r->state, r->state = HELIX__SEQ_BLANK;
+      if (!r->line_ends) r->blank_return = r->state, r->state = HELIX__SEQ_BLANK;
       continue;
     }
     case HELIX__SEQ_BLANK: {
@@ -2658,65 +2851,154 @@ bool helix_seq_next(helix_seq_reader *r) {
         helix_free(found);
         return helix__seq_format_error(r, reason, 0);
       }
-      if (r->part_ends) r->state = r->blank_return;
+      if (r->line_ends) r->state = r->blank_return;
       continue;
     }
     case HELIX__SEQ_HEADER:
-      if (r->part_ends) r->state = HELIX__SEQ_SEQUENCE;
-      if (!helix__seq_keep(r, &r->header_buf, HELIX_SEQ_MAX_HEADER_BYTES, "header")) return false;
-      continue;
-    case HELIX__SEQ_SEQUENCE:
-      if (r->format == HELIX_SEQ_FASTA) {
-        if (r->part_starts && first == '>') {
-          r->held = true;
-          r->state = HELIX__SEQ_BETWEEN;
-          return helix__seq_record(r);
-        }
-      } else if (r->part_ends) r->state = HELIX__SEQ_PLUS;
-      r->sequence_length += (int64_t)n;
-      if (n > 0 && r->keep_sequence && !helix__seq_keep(r, &r->sequence_buf, r->max_record_bytes, "sequence")) return false;
-      continue;
+      if (r->line_ends) r->state = HELIX__SEQ_SEQUENCE;
+      return helix__seq_deliver(r, HELIX_SEQ_HEADER, p, n, r->line_ends);
     case HELIX__SEQ_PLUS:
-      if (r->part_starts && first != '+') {
+      if (r->line_starts && first != '+') {
         char *c = first < 0 ? 0 : helix__seq_printable((unsigned char)first);
         char *reason = first < 0 ? helix_format("expected the '+' line of record %lld, found an empty line (multi-line FASTQ is not supported)", (long long)r->records)
                                  : helix_format("expected the '+' line of record %lld, found '%s' (multi-line FASTQ is not supported)", (long long)r->records, c);
         helix_free(c);
         return helix__seq_format_error(r, reason, 0);
       }
-      if (r->part_ends) r->state = HELIX__SEQ_QUALITY;
+      if (r->line_ends) r->state = HELIX__SEQ_QUALITY;
       continue;
     case HELIX__SEQ_QUALITY: {
-      for (size_t i = 0; i < n; i++) {
-        unsigned char byte = (unsigned char)p[i];
-        if (byte < '!' || byte > '~') {
-          char *c = helix__seq_printable(byte);
-          char *reason = helix_format("'%s' at column %lld is not a quality character (phred+33 uses '!'..'~')", c, (long long)(r->column + (int64_t)i + 1));
-          helix_free(c);
-          return helix__seq_format_error(r, reason, 0);
-        }
-      }
-      r->quality_length += (int64_t)n;
-      if (r->quality_length > r->sequence_length || (r->part_ends && r->quality_length != r->sequence_length)) {
-        bool longer = r->quality_length > r->sequence_length;
-        char *extra = helix_format(",\"sequence_length\":%lld,\"quality_length\":%lld", (long long)r->sequence_length, (long long)r->quality_length);
-        helix__seq_format_error(r,
-                                helix_format("the quality of record %lld (header on line %lld) is %s its sequence (%s%lld vs %lld)", (long long)r->records,
-                                             (long long)r->record_line, longer ? "longer than" : "shorter than", longer ? "more than " : "",
-                                             (long long)r->quality_length, (long long)r->sequence_length),
-                                extra);
-        helix_free(extra);
-        return false;
-      }
-      if (n > 0 && r->keep_sequence && !helix__seq_keep(r, &r->quality_buf, r->max_record_bytes, "quality")) return false;
-      if (r->part_ends) {
-        r->state = HELIX__SEQ_BETWEEN;
-        return helix__seq_record(r);
-      }
+      int part = helix__seq_quality(r);
+      if (part >= 0) return (helix_seq_part)part;
       continue;
     }
     default:
+      return HELIX_SEQ_END;
+    }
+  }
+}
+
+/* The common cases, each a few straight runs of code: a FASTA sequence line, a FASTQ record
+ * whole in the read buffer (its header now, its sequence and quality queued), each line ending
+ * inside the read buffer. They leave the reader as the line-by-line path would have. */
+HELIX__SIMD helix_seq_part helix_seq_next_part(helix_seq_reader *r) {
+  int state = r->state;
+  if (state == HELIX__SEQ_QUEUED_SEQUENCE) {
+    r->sequence_length = (int64_t)r->queued_length;
+    r->state = HELIX__SEQ_QUEUED_QUALITY;
+    return helix__seq_deliver(r, HELIX_SEQ_SEQUENCE, r->queued_sequence, r->queued_length, true);
+  }
+  if (state == HELIX__SEQ_QUEUED_QUALITY) {
+    r->quality_length = (int64_t)r->queued_length;
+    r->state = HELIX__SEQ_BETWEEN;
+    r->end_pending = true;
+    return helix__seq_deliver(r, HELIX_SEQ_QUALITY, r->queued_quality, r->queued_length, true);
+  }
+  /* A line start with nothing held or pending (cr_pending implies a line is open; held and
+   * end_pending come with BETWEEN, checked below), in a known format. */
+  helix_seq_format format = r->format;
+  if (r->line_start && !r->end_pending && !r->held && format != HELIX_SEQ_NONE) {
+    bool fasta = format == HELIX_SEQ_FASTA;
+    if (fasta ? state == HELIX__SEQ_SEQUENCE : state == HELIX__SEQ_BETWEEN) {
+      helix_artifact_reader *s = &r->source;
+      const char *buffer = s->piece.data, *p = buffer + s->position, *end = buffer + s->piece.length;
+      const char *feed = helix__seq_find_lf(p, end);
+      size_t length = (size_t)(feed - p);
+      length -= length > 0 && feed[-1] == '\r';
+      /* FASTA: a non-empty line that does not start a record; FASTQ: a header line. */
+      if (feed < end && (fasta ? length > 0 && *p != '>' : *p == '@')) {
+        s->position = (size_t)(feed + 1 - buffer);
+        r->lines_done++; /* the line before, which ended (line_start) */
+        r->column = 0;
+        r->line_ptr = p, r->line_len = length, r->line_ends = true, r->line_starts = true;
+        if (fasta) {
+          r->sequence_length += (int64_t)length;
+          return helix__seq_deliver(r, HELIX_SEQ_SEQUENCE, p, length, true);
+        }
+        r->records++;
+        r->sequence_length = r->quality_length = 0;
+        r->record_line = r->lines_done + 1;
+        r->state = helix__seq_take_fastq(r) ? HELIX__SEQ_QUEUED_SEQUENCE : HELIX__SEQ_SEQUENCE;
+        return helix__seq_deliver(r, HELIX_SEQ_HEADER, p + 1, length - 1, true);
+      }
+    }
+  }
+  return helix__seq_next_slow(r);
+}
+
+/* Appends the current part to a kept buffer, or fails with I-REQ-TOO-LARGE past `limit`. */
+static bool helix__seq_keep(helix_seq_reader *r, helix__seq_buf *b, size_t limit, const char *what) {
+  if (b->length + r->part_len > limit) {
+    char *message = helix_format("the %s of record %lld (line %lld) is longer than %zu bytes, the most this tool holds in memory", what,
+                                 (long long)r->records, (long long)r->record_line, limit);
+    char *extra = helix_format(",\"max_bytes\":%zu", limit);
+    helix__seq_fail(r, "I-REQ-TOO-LARGE", message, "split the record into shorter ones before calling this tool", r->record_line, extra);
+    helix_free(extra);
+    return false;
+  }
+  return helix__seq_append(b, r->part_ptr, r->part_len);
+}
+
+/* Sets the record's id and description from its header: the id ends at the first space or tab,
+ * found sixteen bytes a step. The header is in the read buffer or in header_buf, both with
+ * room for a 16-byte read past its end. */
+static HELIX__SIMD bool helix__seq_split_header(helix_seq_reader *r) {
+  const char *h = r->header;
+  size_t n = r->header_length, cut = 0;
+  const v128_t space = wasm_i8x16_splat(' '), tab = wasm_i8x16_splat('\t');
+  for (;; cut += 16) {
+    v128_t v = wasm_v128_load(h + cut);
+    uint32_t mask = wasm_i8x16_bitmask(wasm_v128_or(wasm_i8x16_eq(v, space), wasm_i8x16_eq(v, tab)));
+    if (mask || cut + 16 >= n) {
+      cut += mask ? __builtin_ctz(mask) : 16;
+      break;
+    }
+  }
+  if (cut > n) cut = n;
+  r->id = h, r->id_length = cut;
+  while (cut < n && (h[cut] == ' ' || h[cut] == '\t')) cut++;
+  r->description = h + cut;
+  return true;
+}
+
+bool helix_seq_next(helix_seq_reader *r) {
+  static const char empty[16] = {0}; /* room for helix__seq_split_header's read */
+  r->header_buf.length = r->sequence_buf.length = r->quality_buf.length = 0;
+  for (;;) {
+    helix_seq_part part = helix_seq_next_part(r);
+    switch (part) {
+    case HELIX_SEQ_END:
       return false;
+    case HELIX_SEQ_HEADER:
+      if (r->state == HELIX__SEQ_QUEUED_SEQUENCE) {
+        /* A FASTQ record whole in the read buffer: point into it, no copy. The byte after each
+         * line (its CR or LF, already read past) becomes its NUL. */
+        char *header = (char *)r->part_ptr, *sequence = (char *)r->queued_sequence, *quality = (char *)r->queued_quality;
+        size_t length = r->queued_length;
+        header[r->part_len] = 0, sequence[length] = 0, quality[length] = 0;
+        r->header = header, r->header_length = r->part_len;
+        r->sequence = r->keep_sequence ? sequence : 0;
+        r->quality = r->keep_sequence ? quality : 0;
+        r->sequence_length = r->quality_length = (int64_t)length;
+        r->state = HELIX__SEQ_BETWEEN;
+        return helix__seq_split_header(r);
+      }
+      if (!helix__seq_keep(r, &r->header_buf, HELIX_SEQ_MAX_HEADER_BYTES, "header")) return false;
+      continue;
+    case HELIX_SEQ_SEQUENCE:
+      if (r->keep_sequence && !helix__seq_keep(r, &r->sequence_buf, r->max_record_bytes, "sequence")) return false;
+      continue;
+    case HELIX_SEQ_QUALITY:
+      if (r->keep_sequence && !helix__seq_keep(r, &r->quality_buf, r->max_record_bytes, "quality")) return false;
+      continue;
+    case HELIX_SEQ_RECORD_END: {
+      r->header = r->header_buf.length ? r->header_buf.data : empty;
+      r->header_length = r->header_buf.length;
+      bool fastq = r->format == HELIX_SEQ_FASTQ;
+      r->sequence = !r->keep_sequence ? 0 : r->sequence_buf.length ? r->sequence_buf.data : empty;
+      r->quality = !r->keep_sequence || !fastq ? 0 : r->quality_buf.length ? r->quality_buf.data : empty;
+      return helix__seq_split_header(r);
+    }
     }
   }
 }
@@ -2735,6 +3017,7 @@ void helix_seq_close(helix_seq_reader *r) {
   helix__seq_buf_free(&r->sequence_buf);
   helix__seq_buf_free(&r->quality_buf);
   r->state = HELIX__SEQ_DONE;
+  r->end_pending = false;
 }
 
 /* ---- streaming writer ------------------------------------------------------------------------------ */
@@ -2748,6 +3031,11 @@ void helix_awriter_init(helix_artifact_writer *w, const char *role, const char *
   helix__copy_field(w->role, sizeof w->role, role);
   helix__copy_field(w->type, sizeof w->type, type);
   helix__copy_field(w->label, sizeof w->label, label);
+}
+
+void helix_awriter_init_bulk(helix_artifact_writer *w, const char *role, const char *type, const char *label) {
+  helix_awriter_init(w, role, type, label);
+  w->bulk_send = helix_artifact_write_from;
 }
 
 /* Sends `length` buffered bytes (not splitting a character) as one piece. */
@@ -2764,8 +3052,13 @@ static bool helix__awriter_send(helix_artifact_writer *w, bool final) {
     }
   }
   if (cut == 0 && !final) return true;
-  size_t escaped = w->bytes ? (cut + 2) / 3 * 4 : helix__quoted_size((const unsigned char *)w->buffer, cut);
-  helix_status s = helix__write_piece(w->role, w->buffer ? w->buffer : "", cut, escaped, w->bytes, final, w->type, w->label, &w->written);
+  helix_status s;
+  if (w->bulk_send) {
+    s = w->bulk_send(w->role, w->buffer, cut, final, w->type, w->label, &w->written);
+  } else {
+    size_t escaped = w->bytes ? (cut + 2) / 3 * 4 : helix__quoted_size((const unsigned char *)w->buffer, cut);
+    s = helix__write_piece(w->role, w->buffer ? w->buffer : "", cut, escaped, w->bytes, final, w->type, w->label, &w->written);
+  }
   if (!s.ok) {
     w->status = s;
     return false;
@@ -2773,7 +3066,7 @@ static bool helix__awriter_send(helix_artifact_writer *w, bool final) {
   w->pieces_sent++;
   __builtin_memmove(w->buffer, w->buffer + cut, w->length - cut);
   w->length -= cut;
-  w->escaped = w->bytes ? 0 : helix__quoted_size((const unsigned char *)w->buffer, w->length);
+  w->escaped = w->bytes || w->bulk_send ? 0 : helix__quoted_size((const unsigned char *)w->buffer, w->length);
   return true;
 }
 
@@ -2787,8 +3080,9 @@ bool helix_awriter_write(helix_artifact_writer *w, const char *data, size_t leng
   while (length > 0) {
     size_t room = HELIX_WRITE_PIECE_BYTES - w->length;
     size_t n = length < room ? length : room;
-    /* Bytes go as base64 (4/3 of their size, well under the bound); text is measured escaped. */
-    size_t escaped = w->bytes ? 0 : helix__quoted_size((const unsigned char *)data, n);
+    /* Bytes go as base64 (4/3 of their size, well under the bound), and anything on the bulk
+     * path raw; text on the JSON path is measured escaped. */
+    size_t escaped = w->bytes || w->bulk_send ? 0 : helix__quoted_size((const unsigned char *)data, n);
     /* Text that escapes badly (control characters) is sent in smaller pieces. */
     while (n > 1 && w->escaped + escaped > HELIX__WRITE_ESCAPED_LIMIT) n /= 2, escaped = helix__quoted_size((const unsigned char *)data, n);
     __builtin_memcpy(w->buffer + w->length, data, n);

@@ -389,11 +389,16 @@ describe('capability wrappers against the real host', () => {
     const text = `${lines.join('\n')}\n`;
     const expected = Buffer.from(text.replace(/\r\n/g, '\n'));
     const record = await importInline(hostStore(host), text, { label: 'big.txt' });
-    for (const [piece, flushEvery] of [
-      [1 << 20, 0],
-      [65_537, 997],
+    for (const [piece, flushEvery, bulkWriter] of [
+      [1 << 20, 0, false],
+      [65_537, 997, false],
+      [1 << 20, 0, true],
+      [65_537, 997, true],
     ] as const) {
-      const r = await host.call({ tool_id: 'c.copy', input: { artifact: record.id, piece, flush_every: flushEvery } });
+      const r = await host.call({
+        tool_id: 'c.copy',
+        input: { artifact: record.id, piece, flush_every: flushEvery, bulk_writer: bulkWriter },
+      });
       expect(r.error, JSON.stringify(r.error)).toBeUndefined();
       const out = r.output as { copy: string; lines: number; pieces: number; size: number };
       expect(out.lines).toBe(lines.length);

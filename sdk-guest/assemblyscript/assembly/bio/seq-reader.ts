@@ -83,6 +83,11 @@ const S_QUEUED_QUALITY: i32 = 9;
  *     if (!reader.ok) return reader.toResult("reading " + id);
  *
  * Do not mix the two styles within a record.
+ *
+ * A tool that takes one format only says so (`new SeqReader(source, SeqFormat.FASTQ)`): data in
+ * the other format is refused at its first header ("not FASTQ: line 1: expected a '@' header
+ * line, found '>' (FASTA; this tool reads FASTQ only)"), and every error's hint names that
+ * format alone.
  */
 export class SeqReader extends CapabilityStatus {
   /** FASTA or FASTQ once the first record has started. */
@@ -134,7 +139,14 @@ export class SeqReader extends CapabilityStatus {
   private readonly sequenceBuffer: ByteBuffer = new ByteBuffer();
   private readonly qualityBuffer: ByteBuffer = new ByteBuffer();
 
-  constructor(public readonly source: ArtifactReader) {
+  /**
+   * `only`: the one format the reader accepts (FASTA or FASTQ), or NONE for either, detected
+   * from the first record.
+   */
+  constructor(
+    public readonly source: ArtifactReader,
+    public readonly only: SeqFormat = SeqFormat.NONE,
+  ) {
     super();
   }
 
@@ -168,6 +180,13 @@ export class SeqReader extends CapabilityStatus {
         case S_BETWEEN: {
           if (this.startsLine && (first == 0x3e || first == 0x40)) {
             const format = first == 0x3e ? SeqFormat.FASTA : SeqFormat.FASTQ;
+            if (this.format == SeqFormat.NONE && this.only != SeqFormat.NONE && this.only != format) {
+              const fastq = this.only == SeqFormat.FASTQ;
+              return this.formatError(
+                "expected a '" + (fastq ? "@" : ">") + "' header line, found '" + printable(first) + "' (" + (fastq ? "FASTA" : "FASTQ") +
+                  "; this tool reads " + (fastq ? "FASTQ" : "FASTA") + " only)",
+              );
+            }
             if (this.format == SeqFormat.NONE) this.format = format;
             else if (this.format != format) {
               return this.formatError("expected a '@' header line, found '" + printable(first) + "'");
@@ -181,7 +200,8 @@ export class SeqReader extends CapabilityStatus {
           }
           const at = firstNonBlank(p, n);
           if (at >= 0) {
-            const expected = this.format == SeqFormat.FASTQ ? "a '@' header line" : "a header line starting with '>' (FASTA) or '@' (FASTQ)";
+            const named = this.namedFormat;
+            const expected = named == SeqFormat.FASTQ ? "a '@' header line" : named == SeqFormat.FASTA ? "a '>' header line" : "a header line starting with '>' (FASTA) or '@' (FASTQ)";
             return this.formatError("expected " + expected + ", found '" + printable(<i32>load<u8>(p + <usize>at)) + "'" + this.where(at));
           }
           if (!this.ends) {
@@ -377,15 +397,31 @@ export class SeqReader extends CapabilityStatus {
     return " at column " + (this.column + <i64>at + 1).toString();
   }
 
+  // The format named in messages: the one detected, else the one the reader is restricted to.
+  private get namedFormat(): SeqFormat {
+    return this.format != SeqFormat.NONE ? this.format : this.only;
+  }
+
+  // The hint of format errors: the formats this reader takes. The one-format hints are literals
+  // here rather than exported constants, which every module built with the SDK would carry.
+  private get formatHint(): string {
+    if (this.only == SeqFormat.FASTQ) {
+      return "pass FASTQ (4-line records: '@' header, sequence, '+' line, quality of the same length, phred+33 '!'..'~'), plain or gzip";
+    }
+    if (this.only == SeqFormat.FASTA) return "pass FASTA ('>' header lines, each followed by sequence lines), plain or gzip";
+    return SEQ_FORMAT_HINT;
+  }
+
   private formatError(reason: string): SeqPart {
     const line = this.lineNumber;
-    const name = this.format == SeqFormat.FASTQ ? "FASTQ" : this.format == SeqFormat.FASTA ? "FASTA" : "FASTA or FASTQ";
+    const named = this.namedFormat;
+    const name = named == SeqFormat.FASTQ ? "FASTQ" : named == SeqFormat.FASTA ? "FASTA" : "FASTA or FASTQ";
     const details = new JSONObject()
       .setString("artifact_id", this.source.artifactId)
       .setInteger("line", line)
       .setInteger("record", this.records)
       .setString("format", this.formatName);
-    this.fail(ErrorCode.DATA_FORMAT, "not " + name + ": line " + line.toString() + ": " + reason, SEQ_FORMAT_HINT, details);
+    this.fail(ErrorCode.DATA_FORMAT, "not " + name + ": line " + line.toString() + ": " + reason, this.formatHint, details);
     this.own = true;
     this.state = S_DONE;
     this.source.close();
@@ -403,7 +439,7 @@ export class SeqReader extends CapabilityStatus {
     const longer = this.qualityLength > this.sequenceLength;
     const message = "not FASTQ: line " + this.lineNumber.toString() + ": the quality of record " + this.records.toString() + " (header on line " + this.recordLine.toString() + ") is " +
       (longer ? "longer than" : "shorter than") + " its sequence (" + (longer ? "more than " : "") + this.qualityLength.toString() + " vs " + this.sequenceLength.toString() + ")";
-    this.fail(ErrorCode.DATA_FORMAT, message, SEQ_FORMAT_HINT, details);
+    this.fail(ErrorCode.DATA_FORMAT, message, this.formatHint, details);
     this.own = true;
     this.state = S_DONE;
     this.source.close();

@@ -1,7 +1,7 @@
 // A test tool that reads an artifact the way the bundled tools do and does almost nothing
 // else, so the fuel it spends is the reading's: `mode` "count" only counts lines, "parts" walks ArtifactReader line
 // parts (bytes), "lines" takes whole lines as strings, "tabs" walks line parts and counts
-// tabs, "seq" walks SeqReader parts. It returns counts and `sum`, the first plus the last
+// tabs, "seq" walks SeqReader parts, "records" takes SeqReader's whole records. It returns counts and `sum`, the first plus the last
 // byte of every non-empty line (FASTA/FASTQ: of every record's sequence), for checking against
 // a JS reference: cheap next to the reading, yet it moves when a part's bounds are off, and it
 // does not depend on where the pieces split.
@@ -51,6 +51,22 @@ function handle(input: JSONObject): Result {
       lines++;
       bytes += line.length;
     }
+  } else if (mode == "records") {
+    // Whole records, sequence and quality kept.
+    const reader = new SeqReader(source);
+    let records: i64 = 0;
+    let sequence: i64 = 0;
+    let quality: i64 = 0;
+    while (reader.nextRecord()) {
+      records++;
+      sequence += reader.sequenceLength;
+      quality += reader.qualityLength;
+      if (reader.sequenceLength > 0) {
+        sum += <i64>load<u8>(reader.sequencePointer) + <i64>load<u8>(reader.sequencePointer + <usize>(reader.sequenceLength - 1));
+      }
+    }
+    if (!reader.ok) return reader.toResult("reading " + id);
+    out.setInteger("records", records).setInteger("sequence", sequence).setInteger("quality", quality);
   } else {
     const reader = new SeqReader(source);
     let records: i64 = 0;

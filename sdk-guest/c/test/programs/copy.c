@@ -2,7 +2,7 @@
  * line into the declared output `copy` through helix.h's streaming reader and writer, with
  * small pieces on both sides so every boundary case is crossed; with "bytes", piece by piece
  * as raw bytes; with "bulk", piece by piece through helix_artifact_write_from (the bulk path both
- * ways). */
+ * ways); with "bulk_writer", line by line into a writer made by helix_awriter_init_bulk. */
 #define HELIX_IMPLEMENTATION
 #include "helix.h"
 
@@ -42,7 +42,8 @@ static helix_result handle(const helix_value *input) {
   r.piece_length = (int32_t)helix_get_int(input, "piece", HELIX_ARTIFACT_MAX_PIECE);
   if (helix_get_bool(input, "bulk", false)) return copy_bulk(&r);
   helix_artifact_writer w;
-  helix_awriter_init(&w, "copy", "text", "copied");
+  if (helix_get_bool(input, "bulk_writer", false)) helix_awriter_init_bulk(&w, "copy", "text", "copied");
+  else helix_awriter_init(&w, "copy", "text", "copied");
   if (helix_get_bool(input, "bytes", false)) {
     /* Binary: pieces as they come, base64 both ways. */
     r.bytes = w.bytes = true;
