@@ -86,8 +86,12 @@ export const SLOW: readonly string[] = [
   'test/store-damage.test.ts',
   // Fan-out without a cluster: `helix job run` processes, each on a store of its own.
   'test/job-bundle.test.ts',
-  // Big data: a 4 GiB FASTQ through the CLI.
+  // Big data: a 4 GiB FASTQ through the CLI; a 10 GB one through each template's tool; the
+  // templates measured on 16 MiB files for the guide's table; the guide's walk to a 3 GB file.
   'test/big-data.test.ts',
+  'test/template-big-data.test.ts',
+  'test/template-costs.test.ts',
+  'test/guide-walk.test.ts',
   // Fuzz: property tests on random programs, manifests, envelopes and JSON (`npm run fuzz` runs them longer).
   'test/fuzz-capability-args.test.ts',
   'test/fuzz-envelopes.test.ts',
