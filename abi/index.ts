@@ -12,3 +12,4 @@ export * from './policy-slurm.js';
 export * from './records.js';
 export * from './container-manifest.js';
 export * from './violation-lines.js';
+export { fromPointer } from './json-pointer.js';

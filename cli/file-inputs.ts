@@ -4,7 +4,7 @@
 // replaced by the new artifact's id before the call. Any other field keeps the string as it is.
 import path from 'node:path';
 import semver from 'semver';
-import { HelixError, isHelixError } from '../abi/index.js';
+import { fromPointer, HelixError, isHelixError } from '../abi/index.js';
 import type { Host } from '../host/5-host/host.js';
 
 /** The prefix that names a file to import in an artifact field. */
@@ -30,19 +30,9 @@ function mentionsFile(value: unknown): boolean {
   return false;
 }
 
-/** The segments of a JSON pointer (RFC 6901). */
-function segments(pointer: string): string[] {
-  return pointer === ''
-    ? []
-    : pointer
-        .slice(1)
-        .split('/')
-        .map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'));
-}
-
 function at(value: unknown, pointer: string): unknown {
   let here = value;
-  for (const s of segments(pointer)) {
+  for (const s of fromPointer(pointer)) {
     if (typeof here !== 'object' || here === null) return undefined;
     here = (here as Record<string, unknown>)[s];
   }
@@ -50,7 +40,7 @@ function at(value: unknown, pointer: string): unknown {
 }
 
 function setAt(value: unknown, pointer: string, replacement: string): void {
-  const steps = segments(pointer);
+  const steps = fromPointer(pointer);
   let here = value as Record<string, unknown>;
   for (const s of steps.slice(0, -1)) here = here[s] as Record<string, unknown>;
   here[steps[steps.length - 1]!] = replacement;

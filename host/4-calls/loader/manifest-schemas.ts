@@ -4,11 +4,12 @@
 // once per schema and checker version (ABI-LOAD-008), each problem reported at its place
 // (ABI-LOAD-006).
 import type { z } from 'zod';
+import { fromPointer } from '../../../abi/index.js';
 import { issueReason, type Violation } from '../../1-base/files/violation.js';
 import { shown as display } from '../../1-base/files/pack-files.js';
 import { compileJsonSchema, lazyJsonSchema, schemaCheckKey, type RefValidator, type Validator } from './json-schema.js';
 import type { LoaderCache } from './loader-cache.js';
-import { bundleSchema, fromPointer, schemaFiles, type JsonSchema } from './schema-bundle.js';
+import { bundleSchema, schemaFiles, type JsonSchema } from './schema-bundle.js';
 
 /** One schema, bundled and compiled. */
 export interface LoadedSchema {

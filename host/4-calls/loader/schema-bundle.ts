@@ -3,7 +3,7 @@
 // so validators and MCP clients see a single document. Nested and cyclic refs are supported;
 // only files inside the toolpack are read, within the bounds of ABI-FILE-001..009.
 import path from 'node:path';
-import { SCHEMA_FILE_MAX_BYTES, SCHEMA_FILES_MAX_COUNT, SCHEMA_FILES_MAX_TOTAL_BYTES } from '../../../abi/index.js';
+import { fromPointer, SCHEMA_FILE_MAX_BYTES, SCHEMA_FILES_MAX_COUNT, SCHEMA_FILES_MAX_TOTAL_BYTES } from '../../../abi/index.js';
 import { parseDocumentText } from '../../1-base/files/documents.js';
 import { readRegularFile, realDir, resolveInPack } from '../../1-base/files/pack-files.js';
 import { at } from './schema-words.js';
@@ -271,16 +271,6 @@ function parseSchemaFile(text: string, file: string, problems: BundleProblem[]):
 
 function toPointer(p: ReadonlyArray<string | number>): string {
   return p.map((s) => `/${escapePointer(String(s))}`).join('');
-}
-
-/** The keys of a JSON pointer (`/a/b~1c` is a, b/c). */
-export function fromPointer(pointer: string): string[] {
-  return pointer === ''
-    ? []
-    : pointer
-        .slice(1)
-        .split('/')
-        .map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'));
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
